@@ -1,0 +1,193 @@
+"""ContractEval (Lim et al., "ContractEval: A Benchmark for Evaluating
+Contract-Satisfying Assertions in Code Generation", arXiv:2510.12047).
+
+Each task is a HumanEval+/MBPP+ task with contract-violating tests (CVTs). A
+sample is checked twice:
+
+* ``functional``: EvalPlus "base + extra" correctness on valid inputs
+  (see :mod:`.evalplus`);
+* ``contract``: every CVT is called; a CVT is *rejected* iff the call raises
+  ``AssertionError`` (upstream's rule, §3.4).  ``--contract-rejection=assert-or-raise``
+  also counts a ``ValueError``/``TypeError`` raised by a ``raise`` statement (not
+  one raised by a failing operation such as ``None + 1``).  A hang is not a rejection.
+
+Prompts (§4.2): ``standard`` is the original HumanEval+/MBPP+ prompt; ``cs``
+(contract specification) and ``eas`` (CS plus example CVTs) are the prompts the
+data carries.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..data.jsonl import file_digest, read_jsonl
+from ..errors import DataError, OptionError
+from ..models.base import Completion
+from .base import CheckResult, Message, Prompt, Task, TaskSet
+from ..data.evalplus import canonical_program
+from .evalplus import EvalPlusData, bundled_folder, functional_check, pass_at_k_metrics, sample_code
+from ..metrics.contract import contract_satisfaction
+
+CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
+CONDITIONS = ("standard", "cs", "eas")
+REJECTION_RULES = ("assert", "assert-or-raise")
+STANDARD_INSTRUCTION = ("Complete the following Python function. Answer with the whole function "
+                        "in one ```python code block.\n\n")
+
+
+class ContractBenchmark:
+    name = "contract"
+    checks = ("functional", "contract")
+
+    def addoption(self, group, addini) -> None:
+        group.addoption("--contract-condition", default=None, choices=CONDITIONS,
+                        help="ContractEval prompt (paper §4.2): standard (original prompt), cs (contract "
+                             "specification), eas (cs + example violations). Default: standard.")
+        addini("contract_condition", "default for --contract-condition", default="standard")
+        group.addoption("--contract-rejection", default=None, choices=REJECTION_RULES,
+                        help="what rejects a contract-violating input: assert (AssertionError, upstream's "
+                             "rule, default) or assert-or-raise (also a raised ValueError/TypeError)")
+        addini("contract_rejection", "default for --contract-rejection", default="assert")
+
+    # ------------------------------------------------------------------ data
+    def load(self, data_root: Path | None, settings) -> TaskSet:
+        root = data_root if data_root else bundled_folder("contract")
+        path = root / "contracteval" / "contracteval_rebuilt.jsonl"
+        if not path.is_file():
+            raise DataError(path, None, "ContractEval file not found (expected DATA/contracteval/contracteval_rebuilt.jsonl)")
+        evalplus = EvalPlusData.load(root / "evalplus")
+        tasks, missing = [], []
+        for lineno, row in read_jsonl(path, required=CONTRACT_FIELDS):
+            if not isinstance(row["cvts"], list):
+                raise DataError(path, lineno, "'cvts' must be a list")
+            for k, cvt in enumerate(row["cvts"]):
+                if not isinstance(cvt, dict) or not isinstance(cvt.get("input"), dict):
+                    raise DataError(path, lineno, f"cvts[{k}] needs an 'input' object of parameter values")
+            if row["task_id"] not in evalplus.tasks:
+                missing.append(row["task_id"])
+                continue
+            tasks.append(Task(row["task_id"], row, path, lineno))
+        warnings = ()
+        if missing:
+            warnings = (f"{len(missing)} ContractEval tasks have no HumanEval+/MBPP+ entry and are left out: "
+                        + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),)
+        return TaskSet(tuple(tasks), (path, *evalplus.files), bundled=data_root is None, warnings=warnings)
+
+    def prompt(self, task: Task, settings) -> Prompt:
+        row, condition = task.data, settings.option("contract_condition")
+        if condition == "cs":
+            messages = (Message("system", row["cs_system"]), Message("user", row["cs_user"]))
+        elif condition == "eas":
+            messages = (Message("system", row["eas_system"]), Message("user", row["eas_user"]))
+        else:
+            messages = (Message("user", STANDARD_INSTRUCTION + row["original_prompt"]),)
+        return Prompt(messages, completion_prefix=row["original_prompt"])
+
+    def reference(self, task: Task, check: str) -> str:
+        """The canonical solution for ``functional`` (it defines the expected outputs),
+        the reference with its contracts for ``contract``.
+
+        Each is the benchmark's own answer to that check.  A few upstream contracts
+        reject inputs that HumanEval+/MBPP+ count as valid, so
+        ``reference_with_contracts`` alone would fail ``functional`` there
+        (``specbench contract check-data`` lists them).
+        """
+        if check == "functional":
+            evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+            return canonical_program(evalplus.tasks[task.task_id])
+        return task.data["reference_with_contracts"]
+
+    def skip_reason(self, check: str, task: Task) -> str | None:
+        if check == "contract" and not task.data["cvts"]:
+            return "task has no contract-violating tests"
+        return None
+
+    # ---------------------------------------------------------------- checks
+    def run_check(self, check: str, task: Task, sample: Completion, ctx) -> CheckResult:
+        evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+        if check == "functional":
+            return functional_check(evalplus.tasks[task.task_id], evalplus.digest[task.task_id], sample, ctx)
+        if check == "contract":
+            return self._contract_check(task, sample, ctx)
+        raise OptionError("--specbench-checks", f"contract has no check {check!r}")
+
+    def _contract_check(self, task: Task, sample: Completion, ctx) -> CheckResult:
+        row = task.data
+        calls = cvt_calls(row)
+        also_raise = ctx.settings.option("contract_rejection") == "assert-or-raise"
+        code = sample_code(sample, row["entry_point"])
+        key = f"{task.task_id}@{file_digest_cached(task.source)[:12]}:cvts"
+        result = ctx.python_executor().run(code, row["entry_point"], key, lambda: calls, range(len(calls)))
+        rejected = []
+        for i in range(len(calls)):
+            outcome = result.outcomes.get(i)
+            if outcome is not None and outcome.status == "raise" and (
+                    outcome.assertion or (also_raise and outcome.value_or_type_error)):
+                rejected.append(i)
+        total = len(calls)
+        details: dict[str, Any] = {"passed": len(rejected) == total, "rejected": len(rejected), "total": total}
+        message = ""
+        if len(rejected) < total:
+            first = next(i for i in range(total) if i not in set(rejected))
+            outcome = result.outcomes.get(first)
+            what = (result.failure_reason() if outcome is None else
+                    "returned normally" if outcome.status == "ok" else
+                    "timed out" if outcome.status == "timeout" else f"raised {outcome.exc_type}")
+            message = (f"{total - len(rejected)} of {total} contract-violating inputs accepted; "
+                       f"first: {row['entry_point']}(**{_short(row['cvts'][first]['input'])}) {what}")
+            details["accepted"] = [i for i in range(total) if i not in set(rejected)][:50]
+        return CheckResult(details["passed"], details, message)
+
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], settings) -> dict[str, Any]:
+        metrics = pass_at_k_metrics(results, settings.ks)
+        metrics.update(contract_satisfaction(results))
+        return metrics
+
+
+def entry_parameters(row: Mapping[str, Any]) -> list[str] | None:
+    """Parameter names of the entry point in the reference solution, in order."""
+    try:
+        tree = ast.parse(row["reference_with_contracts"])
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == row["entry_point"]:
+            return [a.arg for a in node.args.posonlyargs + node.args.args]
+    return None
+
+
+def cvt_calls(row: Mapping[str, Any]) -> list[tuple[tuple, dict]]:
+    """The calls of a task's CVTs, positional in the reference's parameter order.
+
+    Upstream CVT inputs name the reference's parameters and sometimes carry the
+    solver's auxiliary variables too (``{"INF": -1.0, "number": -1.0}``); only the
+    parameters are passed, by position, so a sample that names them differently
+    is judged on what it does, not on its parameter names.
+    """
+    params = entry_parameters(row)
+    calls = []
+    for cvt in row["cvts"]:
+        values = cvt["input"]
+        if params and all(p in values for p in params):
+            calls.append((tuple(values[p] for p in params), {}))
+        else:
+            calls.append(((), dict(values)))
+    return calls
+
+
+_digests: dict[Path, str] = {}
+
+
+def file_digest_cached(path: Path) -> str:
+    if path not in _digests:
+        _digests[path] = file_digest(path)
+    return _digests[path]
+
+
+def _short(value: Any, width: int = 100) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+ADAPTER = ContractBenchmark()

@@ -1,0 +1,238 @@
+"""EvalPlus (HumanEval+ / MBPP+): the functional check, and a benchmark of its own.
+
+``--specbench=evalplus`` runs every HumanEval+ and MBPP+ task with the
+``functional`` check only (EvalPlus's "base + extra" verdict; Liu et al. 2023,
+§2).  The same check is ContractEval's ``functional`` check
+(:mod:`.contract`), which imports it from here.
+
+How a verdict is reached: the canonical solution's outputs are computed once,
+in the sandbox, and cached (keyed by the data file's sha256 and the Python
+version); the sample runs in the sandbox on ``base_input`` then ``plus_input``
+and streams its outputs back; the harness compares each with
+:func:`~pytest_specbench.data.evalplus.outputs_match` and stops the sample at
+its first wrong answer unless ``--specbench-details`` asks for all.
+
+Time limits are CPU seconds per input: ``--specbench-call-cpu`` (default 1 s, the
+floor EvalPlus also uses), or ``--specbench-reference-factor`` (default 4, as
+EvalPlus) times the reference's cost on that input where that is more.  The
+cost is stored in units of a fixed calibration workload
+(:func:`~pytest_specbench.execution.limits.machine_speed`), so a limit means the
+same work on any machine; EvalPlus stores raw wall seconds from whichever
+machine first built its cache.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..data.evalplus import canonical_program, expected_from_canonical, load_evalplus, outputs_match
+from ..data.jsonl import file_digest
+from ..data.sanitize import clean_sample
+from ..errors import DataError, InfrastructureError
+from ..execution import wire
+from ..execution.limits import machine_speed
+from ..metrics.passk import pass_at_k_table
+from ..models.base import Completion
+from .base import CheckResult, Message, Prompt, Task, TaskSet
+
+CANONICAL_CPU_FACTOR = 20  # the reference may take this many call limits per input
+
+
+@dataclass(frozen=True)
+class EvalPlusFiles:
+    humaneval: Path | None
+    mbpp: Path | None
+
+    @classmethod
+    def find(cls, folder: Path) -> "EvalPlusFiles":
+        def one(pattern: str) -> Path | None:
+            hits = sorted(folder.glob(pattern))
+            return hits[-1] if hits else None
+
+        return cls(one("HumanEvalPlus*.jsonl*"), one("MbppPlus*.jsonl*"))
+
+
+class EvalPlusData:
+    """HumanEval+ and MBPP+ tasks of one data folder, loaded once per process."""
+
+    _cache: dict[Path, "EvalPlusData"] = {}
+
+    def __init__(self, folder: Path):
+        files = EvalPlusFiles.find(folder)
+        if not files.humaneval and not files.mbpp:
+            raise DataError(folder, None, "no HumanEvalPlus*.jsonl[.gz] or MbppPlus*.jsonl[.gz] here")
+        self.tasks: dict[str, dict[str, Any]] = {}
+        self.digest: dict[str, str] = {}  # task id -> sha256 of its file
+        self.source: dict[str, Path] = {}  # task id -> its file
+        self.files = [f for f in (files.humaneval, files.mbpp) if f]
+        for f in self.files:
+            digest = file_digest(f)
+            for task_id, task in load_evalplus(f).items():
+                self.tasks[task_id] = task
+                self.digest[task_id] = digest
+                self.source[task_id] = f
+
+    @classmethod
+    def load(cls, folder: Path) -> "EvalPlusData":
+        folder = folder.resolve()
+        if folder not in cls._cache:
+            cls._cache[folder] = cls(folder)
+        return cls._cache[folder]
+
+
+def functional_calls(task: Mapping[str, Any]) -> list[tuple[tuple, dict]]:
+    return [(tuple(inp), {}) for inp in list(task["base_input"]) + list(task["plus_input"])]
+
+
+def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> tuple[list[Any], list[float]]:
+    """Canonical outputs for base + plus inputs and the reference's cost on each
+    (CPU seconds over :func:`machine_speed`), computed once in the sandbox and cached."""
+    from filelock import FileLock
+
+    folder = ctx.cache_dir("expected", f"{digest[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}")
+    path = folder / (task["task_id"].replace("/", "_") + ".json")
+    if not path.exists():
+        with FileLock(str(path) + ".lock"):
+            if not path.exists():
+                outputs = _run_canonical(task, digest, ctx)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(wire.dumps(outputs))
+                os.replace(tmp, path)
+    outputs, work = wire.loads(path.read_text())
+    return outputs, work
+
+
+def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> list[list]:
+    calls = functional_calls(task)
+    limit = ctx.settings.limits.call_cpu * CANONICAL_CPU_FACTOR
+    result = ctx.python_executor().run(canonical_program(task), task["entry_point"], _calls_key(task, digest),
+                                       lambda: calls, range(len(calls)), call_cpu=[limit] * len(calls))
+    outputs, work, speed = [], [], machine_speed()
+    for i in range(len(calls)):
+        outcome = result.outcomes.get(i)
+        if outcome is None or outcome.status != "ok":
+            why = result.failure_reason() if outcome is None else (outcome.exc_type or outcome.status)
+            raise InfrastructureError(f"{task['task_id']}: canonical solution failed on input #{i}: {why}")
+        outputs.append(expected_from_canonical(task, outcome.value))
+        work.append(round(outcome.cpu / speed, 3))
+    return [outputs, work]
+
+
+def _calls_key(task: Mapping[str, Any], digest: str) -> str:
+    return f"{task['task_id']}@{digest[:12]}:functional"
+
+
+def _short(value: Any, width: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def sample_code(sample: Completion, entry_point: str) -> str:
+    """The program to run: model answers are sanitized, the benchmark's own code is not."""
+    if sample.meta.get("trusted_reference"):
+        return sample.text
+    return clean_sample(sample.text, entry_point)
+
+
+def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, ctx) -> CheckResult:
+    """EvalPlus "base + extra": every base and plus input gives the canonical output."""
+    expected, work = _expected_outputs(task, digest, ctx)
+    limits = ctx.settings.limits
+    call_cpu = [max(limits.call_cpu, limits.reference_factor * w * machine_speed()) for w in work]
+    calls = functional_calls(task)
+    inputs = list(task["base_input"]) + list(task["plus_input"])
+    n_base, details_mode = len(task["base_input"]), ctx.settings.details
+    failures: list[tuple[int, str]] = []
+
+    def judge(outcome) -> bool:
+        i = outcome.index
+        if outcome.status == "ok" and outputs_match(task, inputs[i], outcome.value, expected[i]):
+            return True
+        if outcome.status == "ok":
+            why = f"expected {_short(expected[i])}, got {_short(outcome.value)}"
+        elif outcome.status == "timeout":
+            why = f"over its {call_cpu[i]:.3g} s CPU limit"
+        else:
+            why = f"raised {outcome.exc_type}: {outcome.message[:100]}"
+        failures.append((i, why))
+        return details_mode
+
+    code = sample_code(sample, task["entry_point"])
+    result = ctx.python_executor().run(code, task["entry_point"], _calls_key(task, digest), lambda: calls,
+                                       range(len(calls)), call_cpu=call_cpu, on_outcome=judge)
+    answered = len(result.outcomes)
+    if not failures and answered < len(calls):
+        failures.append((answered, result.failure_reason() or "no answer"))
+    first = min(failures)[0] if failures else None
+    passed = first is None
+    base_passed = passed or (first >= n_base and all(i in result.outcomes for i in range(n_base)))
+    details = {"passed": passed, "base_passed": base_passed, "inputs": len(calls)}
+    message = ""
+    if not passed:
+        i, why = min(failures)
+        where = f"base input #{i}" if i < n_base else f"plus input #{i - n_base}"
+        message = result.load_error or f"{where}: {why}"
+        details.update(failed_input=i, reason=message[:300])
+        if details_mode:
+            details["failed_inputs"] = sorted(i for i, _ in failures)
+    return CheckResult(passed, details, message)
+
+
+def pass_at_k_metrics(results: Mapping[str, Sequence[Mapping[str, Any]]], ks: Sequence[int]) -> dict[str, Any]:
+    """pass@k (Chen et al. 2021, §2.1, unbiased estimator) on "base + extra" and "base"."""
+    plus, base = {}, {}
+    for task_id, samples in results.items():
+        verdicts = [s["checks"]["functional"] for s in samples if "functional" in s["checks"]]
+        if verdicts:
+            plus[task_id] = (len(verdicts), sum(1 for v in verdicts if v.get("passed")))
+            base[task_id] = (len(verdicts), sum(1 for v in verdicts if v.get("base_passed")))
+    metrics = pass_at_k_table(plus, ks)
+    metrics.update({f"{name}_base": value for name, value in pass_at_k_table(base, ks).items()})
+    return metrics
+
+
+class EvalPlusBenchmark:
+    """HumanEval+ and MBPP+ functional correctness (Liu et al. 2023)."""
+
+    name = "evalplus"
+    checks = ("functional",)
+
+    def addoption(self, group, addini) -> None:
+        return None
+
+    def load(self, data_root: Path | None, settings) -> TaskSet:
+        folder = (data_root / "evalplus") if data_root else bundled_folder("contract") / "evalplus"
+        data = EvalPlusData.load(folder)
+        tasks = tuple(Task(tid, task, data.source[tid]) for tid, task in data.tasks.items())
+        return TaskSet(tasks, tuple(data.files), bundled=data_root is None)
+
+    def prompt(self, task: Task, settings) -> Prompt:
+        text = task.data["prompt"]
+        return Prompt((Message("user", "Complete the following Python function. Answer with the whole "
+                                       "function in one ```python code block.\n\n" + text),), completion_prefix=text)
+
+    def reference(self, task: Task, check: str) -> str:
+        return canonical_program(task.data)
+
+    def run_check(self, check: str, task: Task, sample: Completion, ctx) -> CheckResult:
+        digest = EvalPlusData.load(task.source.parent).digest[task.task_id]
+        return functional_check(task.data, digest, sample, ctx)
+
+    def aggregate(self, results, settings) -> dict[str, Any]:
+        return pass_at_k_metrics(results, settings.ks)
+
+
+def bundled_folder(benchmark: str) -> Path:
+    """The sample suite shipped in the repository's ``benchmarks/`` folder."""
+    here = Path(__file__).resolve().parents[2] / "benchmarks" / benchmark
+    if not here.is_dir():
+        raise DataError(here, None, "bundled sample suite not found (installed without the repository?); "
+                                    "pass --specbench-data=DIR")
+    return here
+
+
+ADAPTER = EvalPlusBenchmark()

@@ -1,0 +1,1 @@
+"""Readers for upstream data formats."""

@@ -1,0 +1,121 @@
+"""Plain-data codec between an untrusted child and the harness.
+
+The child encodes what a call returned; the harness decodes it into nothing but
+builtin values (None, bool, int, float, str, bytes, complex, list, tuple, dict,
+set, frozenset) and compares those itself.  No pickle, no objects with their
+own ``__eq__``: a sample can only *claim* a value, never a verdict.
+
+JSON carries the scalars and lists; every other container is a one-key object
+whose key is a type tag, so a JSON object is never ambiguous:
+``{"t": [...]}`` tuple, ``{"d": [[k, v], ...]}`` dict, ``{"s": [...]}`` set,
+``{"f": [...]}`` frozenset, ``{"b": "hex"}`` bytes, ``{"i": "0x..."}`` an int
+too long for decimal, ``{"c": [re, im]}``
+complex, ``{"o": "typename", "r": "repr"}`` anything else (never equal to a
+plain value).
+
+This module is imported by the sandbox child before any sample code runs, so it
+must stay standard-library only.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_PLAIN = (type(None), bool, int, float, str)
+_BIG = 10 ** 1000
+
+
+class Opaque:
+    """A value the child could not express as plain data; equal only to itself."""
+
+    __slots__ = ("type_name", "text")
+
+    def __init__(self, type_name: str, text: str):
+        self.type_name, self.text = type_name, text
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} {self.text}>"
+
+
+def to_plain(value: Any) -> Any:
+    """JSON-able form of ``value`` (child side).  Raises RecursionError on cycles."""
+    t = type(value)
+    if t is int and not -_BIG < value < _BIG:
+        # Huge ints go as hex: linear to convert, and exempt from Python's
+        # 4300-digit limit on decimal conversion.
+        return {"i": hex(value)}
+    if t in _PLAIN:
+        return value
+    if t is list:
+        return [to_plain(v) for v in value]
+    if t is tuple:
+        return {"t": [to_plain(v) for v in value]}
+    if t is dict:
+        return {"d": [[to_plain(k), to_plain(v)] for k, v in value.items()]}
+    if t is set:
+        return {"s": [to_plain(v) for v in value]}
+    if t is frozenset:
+        return {"f": [to_plain(v) for v in value]}
+    if t is bytes:
+        return {"b": value.hex()}
+    if t is complex:
+        return {"c": [value.real, value.imag]}
+    # Subclasses of builtins (IntEnum, namedtuple, str subclasses) count as their
+    # base value, read through the base type's own slots rather than theirs.
+    if isinstance(value, int):
+        return to_plain(int.__int__(value))
+    if isinstance(value, dict):  # Counter, defaultdict, OrderedDict compare as dicts
+        return {"d": [[to_plain(k), to_plain(v)] for k, v in dict.items(value)]}
+    if isinstance(value, frozenset):
+        return {"f": [to_plain(v) for v in frozenset.__iter__(value)]}
+    if isinstance(value, set):
+        return {"s": [to_plain(v) for v in set.__iter__(value)]}
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, tuple):
+        return {"t": [to_plain(v) for v in tuple.__iter__(value)]}
+    if isinstance(value, list):
+        return [to_plain(v) for v in list.__iter__(value)]
+    # numpy scalars compare equal to Python numbers in EvalPlus; keep that.
+    if t.__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        item = value.item()
+        if type(item) in _PLAIN or type(item) is complex:
+            return to_plain(item)
+    try:
+        text = repr(value)[:200]
+    except BaseException:  # noqa: BLE001 - a hostile __repr__ must not break encoding
+        text = "?"
+    return {"o": f"{t.__module__}.{t.__qualname__}", "r": text}
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(to_plain(value), allow_nan=True, separators=(",", ":"))
+
+
+def _from_tagged(obj: dict) -> Any:
+    if len(obj) == 1:
+        (tag, body), = obj.items()
+        if tag == "t":
+            return tuple(body)
+        if tag == "d":
+            return {k if not isinstance(k, list) else tuple(k): v for k, v in body}
+        if tag == "s":
+            return set(body)
+        if tag == "f":
+            return frozenset(body)
+        if tag == "b":
+            return bytes.fromhex(body)
+        if tag == "c":
+            return complex(body[0], body[1])
+        if tag == "i":
+            return int(body, 16)
+    if set(obj) == {"o", "r"}:
+        return Opaque(str(obj["o"]), str(obj["r"]))
+    raise ValueError(f"unknown tag {sorted(obj)!r}")
+
+
+def loads(text: str | bytes) -> Any:
+    """Decode (harness side).  Raises ValueError/RecursionError/TypeError on garbage."""
+    return json.loads(text, object_hook=_from_tagged)

@@ -1,0 +1,1 @@
+"""Metric definitions, each citing the paper section it follows."""

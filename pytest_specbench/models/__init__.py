@@ -1,0 +1,83 @@
+"""Model adapters: ``--model=SPEC`` parsing and the registry of model kinds.
+
+Built in: ``reference``, ``replay:PATH``.  Other kinds register a factory in
+:data:`MODEL_KINDS` (``openai:MODEL``) or, from another package, under the
+``specbench.models`` entry-point group; ``python:module:callable`` loads any
+factory by import path.  A factory takes the text after the first ``:`` and the
+settings object and returns a :class:`~.base.Model`.
+"""
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any, Callable
+
+from ..errors import OptionError
+from .base import Model
+
+ModelFactory = Callable[[str, Any], Model]
+
+
+def _reference(arg: str, settings: Any) -> Model:
+    from .reference import ReferenceModel
+
+    if arg:
+        raise OptionError("--model", "'reference' takes no argument")
+    return ReferenceModel()
+
+
+def _replay(arg: str, settings: Any) -> Model:
+    from .replay import ReplayModel
+
+    if not arg:
+        raise OptionError("--model", "replay needs a path: --model=replay:samples.jsonl")
+    return ReplayModel(arg)
+
+
+def _python(arg: str, settings: Any) -> Model:
+    module_name, _, attr = arg.partition(":")
+    if not module_name or not attr:
+        raise OptionError("--model", "expected python:module:callable")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise OptionError("--model", f"cannot load {arg}: {exc}") from None
+    return factory(settings)
+
+
+MODEL_KINDS: dict[str, ModelFactory] = {"reference": _reference, "replay": _replay, "python": _python}
+
+
+def _register_optional_kinds() -> None:
+    try:
+        from .openai_model import openai_factory  # noqa: F401  (issue: real models)
+    except ImportError:
+        return
+    MODEL_KINDS.setdefault("openai", openai_factory)
+
+
+def known_kinds() -> list[str]:
+    _register_optional_kinds()
+    kinds = set(MODEL_KINDS)
+    kinds.update(ep.name for ep in entry_points(group="specbench.models"))
+    return sorted(kinds)
+
+
+def load_model(spec: str, settings: Any, option: str = "--model") -> Model:
+    """Resolve ``spec`` (``kind`` or ``kind:argument``) to a model, or raise a one-line error."""
+    _register_optional_kinds()
+    kind, _, arg = (spec or "").partition(":")
+    factory = MODEL_KINDS.get(kind)
+    if factory is None:
+        for ep in entry_points(group="specbench.models"):
+            if ep.name == kind:
+                factory = ep.load()
+                break
+    if factory is None:
+        raise OptionError(option, f"unknown model {spec!r}; known kinds: {', '.join(known_kinds())}")
+    try:
+        return factory(arg, settings)
+    except OptionError as exc:
+        if option != "--model":
+            raise OptionError(option, str(exc).split(": ", 1)[-1]) from None
+        raise

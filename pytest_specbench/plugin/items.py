@@ -1,0 +1,67 @@
+"""The pytest nodes: one item per (task, sample, check)."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..benchmarks.base import Benchmark, Task
+from ..errors import InfrastructureError
+from ..models.base import GenerationRequest, SampleMissing
+
+PROPERTY = "specbench"  # key of the user property that carries an item's result to the controller
+
+
+class SpecbenchFailure(AssertionError):
+    """A check the sample did not pass (reported as F with a one-line message)."""
+
+
+class BenchmarkNode(pytest.Collector):
+    """Parent of one benchmark's items (``-k contract`` selects them all)."""
+
+    def collect(self):  # items are built by the session, not discovered
+        return []
+
+
+class SpecbenchItem(pytest.Item):
+    def __init__(self, *, run, adapter: Benchmark, task: Task, sample: int, check: str, **kwargs):
+        super().__init__(**kwargs)
+        self.run, self.adapter, self.task, self.sample, self.check = run, adapter, task, sample, check
+        self.outcome: dict[str, Any] | None = None
+
+    def reportinfo(self):
+        return self.task.source, max(self.task.line - 1, 0), f"{self.task.task_id} sample {self.sample} {self.check}"
+
+    def setup(self) -> None:
+        # The work happens here so that harness trouble is an error (E), not a failure (F).
+        finished = self.run.journal_result(self.nodeid)
+        if finished is not None:
+            self.outcome = finished
+        else:
+            self.outcome = self._evaluate()
+        self.user_properties.append((PROPERTY, self.outcome))
+
+    def _evaluate(self) -> dict[str, Any]:
+        skip = getattr(self.adapter, "skip_reason", lambda check, task: None)(self.check, self.task)
+        if skip:
+            pytest.skip(skip)
+        request = GenerationRequest(self.adapter.name, self.task, self.sample,
+                                    self.adapter.prompt(self.task, self.run.settings),
+                                    lambda: self.adapter.reference(self.task, self.check))
+        try:
+            completion = self.run.model.completion(request)
+        except SampleMissing as exc:
+            raise InfrastructureError(str(exc)) from None
+        result = self.adapter.run_check(self.check, self.task, completion, self.run.services)
+        return {"benchmark": self.adapter.name, "task_id": self.task.task_id, "sample": self.sample,
+                "check": self.check, "passed": bool(result.passed), "details": result.details,
+                "message": result.message, "isolation": self.run.services.isolation()}
+
+    def runtest(self) -> None:
+        if not self.outcome["passed"]:
+            raise SpecbenchFailure(self.outcome["message"] or f"{self.check} check failed")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (SpecbenchFailure, InfrastructureError)):
+            return f"{self.task.task_id} sample {self.sample} {self.check}: {excinfo.value}"
+        return super().repr_failure(excinfo, style)

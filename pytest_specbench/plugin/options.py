@@ -1,0 +1,144 @@
+"""Command-line options and ini keys, read once into :class:`Settings`.
+
+Every option lives in the ``specbench`` group of ``pytest --help`` and has an
+ini key of the same name (dashes become underscores; ``--model`` is
+``specbench_model``).  The command line wins over the ini file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..benchmarks import all_benchmarks, get_benchmark, known_benchmarks
+from ..errors import OptionError
+from ..execution.limits import Limits
+
+# (option, ini key, help, default)
+_OPTIONS = [
+    ("--specbench", "specbench", "benchmarks to run, comma-separated (known: {known})", ""),
+    ("--model", "specbench_model", "model to evaluate: reference | replay:PATH | openai:MODEL | python:module:callable", "reference"),
+    ("--specbench-data", "specbench_data", "data root laid out like the upstream data (contracteval/, evalplus/, ...); default: the bundled sample suite", ""),
+    ("--specbench-report", "specbench_report", "write the JSON report here", ""),
+    ("--specbench-samples", "specbench_samples", "samples per task (default: 1, or all a replay file has)", ""),
+    ("--specbench-k", "specbench_k", "k values for pass@k, comma-separated", "1,10,100"),
+    ("--specbench-checks", "specbench_checks", "run only these checks, comma-separated (default: all)", ""),
+    ("--specbench-dir", "specbench_dir", "folder for caches and run journals (default: .specbench in the rootdir)", ""),
+    ("--specbench-sandbox", "specbench_sandbox", "process (isolated child per sample) or none (NO isolation: trusted code only)", "process"),
+]
+
+
+def _limit_options() -> list[tuple[str, str, str, str]]:
+    docs = {"call_cpu": "CPU seconds per call (per input), at least",
+            "reference_factor": "per-input limit as a multiple of the reference's cost, when that is higher", "startup_cpu": "CPU seconds to load a sample",
+            "wall_factor": "wall-clock limit per call as a multiple of its CPU limit",
+            "memory_mb": "address-space limit per sandboxed child, MiB",
+            "processes": "processes a sandboxed child may have", "output_bytes": "captured stdout+stderr per child",
+            "file_bytes": "largest file a child may write", "result_bytes": "result data a child may send",
+            "tmp_mb": "size of the sandbox's private /tmp, MiB"}
+    defaults = Limits()
+    return [(opt, opt.lstrip("-").replace("-", "_"), f"sandbox limit: {docs[name]} (default {getattr(defaults, name)})", "")
+            for name, opt in Limits.option_names().items()]
+
+
+def addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("specbench", "specification benchmarks (pytest-specbench)")
+    known = ", ".join(known_benchmarks())
+    for opt, ini, text, default in _OPTIONS + _limit_options():
+        text = text.format(known=known)
+        group.addoption(opt, dest=ini, default=None, help=text)
+        parser.addini(ini, text, default=default)
+    group.addoption("--specbench-details", dest="specbench_details", action="store_true", default=None,
+                    help="run every input of a failing sample (default: stop at its first failure)")
+    parser.addini("specbench_details", "run every input of a failing sample", type="bool", default=False)
+
+    def addini(name: str, text: str, default: Any = None, type: str | None = None) -> None:  # noqa: A002
+        parser.addini(name, text, default=default, type=type)
+
+    for adapter in all_benchmarks():
+        adapter.addoption(group, addini)
+
+
+def _value(config: pytest.Config, key: str) -> Any:
+    value = config.getoption(key, default=None)
+    return config.getini(key) if value is None else value
+
+
+def _int_list(text: str, option: str) -> list[int]:
+    try:
+        values = [int(v) for v in str(text).split(",") if v.strip()]
+    except ValueError:
+        raise OptionError(option, f"expected comma-separated whole numbers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise OptionError(option, f"expected positive whole numbers, got {text!r}")
+    return values
+
+
+@dataclass
+class Settings:
+    """Everything the options say, checked; built in every process (controller and workers)."""
+
+    benchmarks: list[str]
+    model_spec: str
+    data_root: Path | None
+    report: Path | None
+    samples: int | None
+    ks: list[int]
+    checks: list[str] | None
+    details: bool
+    state_dir: Path
+    sandbox: str
+    limits: Limits
+    config: Any = field(repr=False, default=None)
+
+    def option(self, name: str) -> Any:
+        """A benchmark-specific option (command line, then ini)."""
+        return _value(self.config, name)
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> "Settings | None":
+        names = [n.strip() for n in str(_value(config, "specbench") or "").split(",") if n.strip()]
+        if not names:
+            return None
+        for name in names:
+            get_benchmark(name)  # one-line error for an unknown name
+        data = str(_value(config, "specbench_data") or "")
+        data_root = None
+        if data:
+            data_root = Path(data).expanduser()
+            if not data_root.is_absolute():
+                data_root = Path(config.invocation_params.dir) / data_root
+            if not data_root.is_dir():
+                raise OptionError("--specbench-data", f"data root not found: {data_root}")
+        report = str(_value(config, "specbench_report") or "")
+        samples = str(_value(config, "specbench_samples") or "")
+        checks = str(_value(config, "specbench_checks") or "")
+        sandbox = str(_value(config, "specbench_sandbox") or "process")
+        if sandbox not in ("process", "none"):
+            raise OptionError("--specbench-sandbox", f"expected process or none, got {sandbox!r}")
+        state = str(_value(config, "specbench_dir") or "") or str(config.rootpath / ".specbench")
+        limits = {}
+        for f, opt in Limits.option_names().items():
+            raw = _value(config, opt.lstrip("-").replace("-", "_"))
+            if raw not in (None, ""):
+                kind = next(x.type for x in fields(Limits) if x.name == f)
+                try:
+                    limits[f] = (int if kind == "int" else float)(raw)
+                except ValueError:
+                    raise OptionError(opt, f"expected a number, got {raw!r}") from None
+        return cls(
+            benchmarks=names,
+            model_spec=str(_value(config, "specbench_model") or "reference"),
+            data_root=data_root,
+            report=Path(report) if report else None,
+            samples=_int_list(samples, "--specbench-samples")[0] if samples else None,
+            ks=_int_list(_value(config, "specbench_k"), "--specbench-k"),
+            checks=[c.strip() for c in checks.split(",") if c.strip()] or None,
+            details=bool(_value(config, "specbench_details")),
+            state_dir=Path(state),
+            sandbox=sandbox,
+            limits=Limits(**limits).validated(),
+            config=config,
+        )

@@ -1,0 +1,203 @@
+"""The state of one specbench run inside pytest, registered as a plugin object.
+
+In every process it builds the same items in the same order (xdist compares
+collections); in the controller (or the only process without xdist) it gathers
+each item's result from its test report, appends it to the run journal as it
+arrives, and at the end turns results into metrics, a terminal table and the
+JSON report.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..benchmarks import get_benchmark
+from ..benchmarks.base import TaskSet
+from ..errors import OptionError
+from ..models import load_model
+from ..reports.journal import Journal
+from ..reports.report import ResultStore, render_summary
+from .items import PROPERTY, BenchmarkNode, SpecbenchItem
+from .options import Settings
+from .services import Services
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+class SpecbenchRun:
+    def __init__(self, config: pytest.Config, settings: Settings):
+        self.config, self.settings = config, settings
+        self.model = load_model(settings.model_spec, settings)
+        self.adapters = {name: get_benchmark(name) for name in settings.benchmarks}
+        self._check_checks()
+        hide = [str(config.rootpath), str(settings.state_dir)]
+        if settings.data_root:
+            hide.append(str(settings.data_root.resolve()))
+        self.services = Services(settings, hide)
+        self._tasksets: dict[str, TaskSet] = {}
+        for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
+            self.taskset(name)
+        self.store = ResultStore()
+        self.started = time.time()
+        self.journal: Journal | None = None
+        if not is_worker(config):
+            self.journal = Journal.create(settings.state_dir / "runs")
+
+    def _check_checks(self) -> None:
+        if not self.settings.checks:
+            return
+        known = {c for a in self.adapters.values() for c in a.checks}
+        unknown = [c for c in self.settings.checks if c not in known]
+        if unknown:
+            raise OptionError("--specbench-checks", f"unknown check {unknown[0]!r}; known: {', '.join(sorted(known))}")
+
+    def taskset(self, name: str) -> TaskSet:
+        if name not in self._tasksets:
+            self._tasksets[name] = self.adapters[name].load(self.settings.data_root, self.settings)
+        return self._tasksets[name]
+
+    def checks_of(self, name: str) -> list[str]:
+        checks = list(self.adapters[name].checks)
+        return [c for c in checks if c in self.settings.checks] if self.settings.checks else checks
+
+    def journal_result(self, nodeid: str) -> dict[str, Any] | None:
+        return None  # resuming a run comes with the journal's resume support
+
+    # ------------------------------------------------------------------ hooks
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        lines = []
+        for name in self.settings.benchmarks:
+            ts = self.taskset(name)
+            where = "the bundled sample suite" if ts.bundled else str(self.settings.data_root)
+            lines.append(f"specbench: {name} on {where} ({len(ts.tasks)} tasks), model {self.model.spec}")
+            lines.extend(f"specbench warning: {w}" for w in self.sample_warnings(name))
+        return lines
+
+    def sample_warnings(self, name: str) -> list[str]:
+        ts = self.taskset(name)
+        warnings = list(ts.warnings)
+        known = getattr(self.model, "known_task_ids", None)
+        if known is not None:
+            ids = [t.task_id for t in ts.tasks]
+            with_samples, unknown = known(ids)
+            if unknown:
+                shown = ", ".join(sorted(unknown)[:8]) + (" ..." if len(unknown) > 8 else "")
+                warnings.append(f"{len(unknown)} sample task ids are not in the {name} data and are ignored: {shown}")
+            if len(with_samples) < len(ids):
+                warnings.append(f"{len(ids) - len(with_samples)} of {len(ids)} {name} tasks have no samples and are not evaluated")
+        return warnings
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config):
+        # `pytest --specbench=...` runs the benchmark, not the project's own tests,
+        # unless test paths are named on the command line.
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            return True
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:
+        for name, adapter in self.adapters.items():
+            node = BenchmarkNode.from_parent(session, name=name, nodeid=f"specbench::{name}")
+            checks = self.checks_of(name)
+            for task in self.taskset(name).tasks:
+                for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
+                    for check in checks:
+                        items.append(SpecbenchItem.from_parent(
+                            node, name=f"{task.task_id}[{index}-{check}]",
+                            nodeid=f"{node.nodeid}::{task.task_id}::{index}::{check}",
+                            run=self, adapter=adapter, task=task, sample=index, check=check))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if is_worker(self.config):
+            return
+        outcome = next((v for k, v in report.user_properties if k == PROPERTY), None)
+        if report.when == "call" and outcome is not None:
+            self.store.add(outcome)
+            self.journal.append(report.nodeid, outcome)
+        elif report.when == "setup" and report.failed:
+            parts = report.nodeid.split("::")
+            if len(parts) == 5 and parts[0] == "specbench":
+                error = {"benchmark": parts[1], "task_id": parts[2], "sample": int(parts[3]), "check": parts[4],
+                         "error": _error_message(report)}
+                self.store.add_error(error)
+                self.journal.append(report.nodeid, error)
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
+        if is_worker(config):
+            return
+        for line in render_summary(self.report()):
+            terminalreporter.write_line(line)
+        if self.settings.report:
+            terminalreporter.write_line(f"specbench: report written to {self.settings.report}")
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if is_worker(self.config):
+            self.services.close()
+            return
+        if self.settings.report:
+            self.store.write(self.report(), self.settings.report)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.services.close()
+
+    # ----------------------------------------------------------------- report
+    def report(self) -> dict[str, Any]:
+        from .. import __version__
+
+        benchmarks = {}
+        for name, adapter in self.adapters.items():
+            ts = self.taskset(name)
+            order = [t.task_id for t in ts.tasks]
+            results = self.store.results(name, order)
+            benchmarks[name] = {
+                "metrics": adapter.aggregate(results, self.settings),
+                "tasks": self.store.tasks_section(name, order),
+                "errors": self.store.error_count(name),
+                "data": "bundled" if ts.bundled else str(self.settings.data_root),
+                "checks": self.checks_of(name),
+            }
+        return {"specbench_version": __version__, "manifest": self.manifest(), "benchmarks": benchmarks}
+
+    def manifest(self) -> dict[str, Any]:
+        import platform
+        import sys
+        from dataclasses import asdict
+
+        from ..data.jsonl import file_digest
+
+        files = {}
+        for name in self.adapters:
+            for f in self.taskset(name).files:
+                files[str(f)] = file_digest(f)
+        return {
+            "benchmarks": self.settings.benchmarks,
+            "model": self.model.manifest(),
+            "data_files": files,
+            "samples_per_task": self.settings.samples,
+            "checks": self.settings.checks,
+            "options": {k: self.settings.option(k) for k in ("contract_condition", "contract_rejection")
+                        if "contract" in self.adapters},
+            "sandbox": {"mode": self.settings.sandbox, "limits": asdict(self.settings.limits),
+                        "isolation": self.store.isolation},
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "started": _dt.datetime.fromtimestamp(self.started, _dt.timezone.utc).isoformat(),
+            "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+            "journal": str(self.journal.path) if self.journal else None,
+        }
+
+
+def _error_message(report: pytest.TestReport) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return crash.message.replace("pytest_specbench.errors.", "")[:500]
+    lines = [line.strip() for line in (report.longreprtext or "").splitlines() if line.strip()]
+    return lines[-1][:500] if lines else "error"

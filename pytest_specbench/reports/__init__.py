@@ -1,0 +1,1 @@
+"""Results: the run journal, the JSON report and the terminal summary."""

@@ -1,0 +1,88 @@
+"""The JSON report and the end-of-run terminal table.
+
+Report schema::
+
+    {"specbench_version": ..., "manifest": {...},
+     "benchmarks": {NAME: {"metrics": {...}, "errors": N, "checks": [...], "data": ...,
+                           "tasks": {TASK_ID: {"samples": [{"index": i,
+                                     "checks": {CHECK: {"passed": bool, ...details}}}]}}}}}
+
+Results are kept by (benchmark, task, sample, check) and emitted in dataset
+order, so the report does not depend on the order xdist finished items in.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+
+class ResultStore:
+    def __init__(self) -> None:
+        self._results: dict[str, dict[str, dict[int, dict[str, dict[str, Any]]]]] = {}
+        self._errors: dict[str, int] = {}
+        self.isolation: dict[str, Any] = {}
+
+    def add(self, outcome: dict[str, Any]) -> None:
+        checks = (self._results.setdefault(outcome["benchmark"], {}).setdefault(outcome["task_id"], {})
+                  .setdefault(outcome["sample"], {}))
+        checks[outcome["check"]] = {**outcome["details"], "passed": outcome["passed"]}
+        if outcome.get("isolation") and not self.isolation:
+            self.isolation = outcome["isolation"]
+
+    def add_error(self, error: dict[str, Any]) -> None:
+        checks = (self._results.setdefault(error["benchmark"], {}).setdefault(error["task_id"], {})
+                  .setdefault(error["sample"], {}))
+        checks[error["check"]] = {"error": error["error"]}
+        self._errors[error["benchmark"]] = self._errors.get(error["benchmark"], 0) + 1
+
+    def error_count(self, benchmark: str) -> int:
+        return self._errors.get(benchmark, 0)
+
+    def results(self, benchmark: str, order: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """``{task_id: [{"index": i, "checks": {...}}]}`` without errored checks (for metrics)."""
+        out = {}
+        tasks = self._results.get(benchmark, {})
+        for task_id in order:
+            if task_id in tasks:
+                out[task_id] = [{"index": i, "checks": {c: v for c, v in checks.items() if "error" not in v}}
+                                for i, checks in sorted(tasks[task_id].items())]
+        return out
+
+    def tasks_section(self, benchmark: str, order: Iterable[str]) -> dict[str, Any]:
+        tasks = self._results.get(benchmark, {})
+        return {task_id: {"samples": [{"index": i, "checks": dict(sorted(checks.items()))}
+                                      for i, checks in sorted(tasks[task_id].items())]}
+                for task_id in order if task_id in tasks}
+
+    @staticmethod
+    def write(report: dict[str, Any], path: Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(report, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{100 * value:.2f}%"
+    return str(value)
+
+
+def render_summary(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, bench in report["benchmarks"].items():
+        where = "bundled sample suite" if bench["data"] == "bundled" else bench["data"]
+        n_tasks = len(bench["tasks"])
+        lines.append(f"specbench {name} ({where}; {n_tasks} tasks evaluated; model "
+                     f"{report['manifest']['model'].get('spec')})")
+        if not bench["metrics"]:
+            lines.append("  no results")
+        width = max((len(k) for k in bench["metrics"]), default=0)
+        for key, value in bench["metrics"].items():
+            lines.append(f"  {key.ljust(width)}  {_fmt(value)}")
+        if bench["errors"]:
+            lines.append(f"  {'errors'.ljust(width)}  {bench['errors']} (harness errors, not counted as model failures)")
+    return lines

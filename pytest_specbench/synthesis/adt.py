@@ -1,0 +1,500 @@
+"""A bounded algebraic data type of Python values, encoded in z3.
+
+ContractEval (§3.2, Appendix G) has an LLM translate each ``assert`` into
+SMT-LIB over an ADT of Python values.  We build the same kind of encoding
+directly, without a model, and keep it *quantifier-free* so that z3 answers in
+milliseconds: a symbolic value is a record of z3 terms
+
+* ``tag``    which Python type the value has (``NONE`` ... ``DICT``),
+* ``b``/``i``/``r``/``s``  the payload for ``bool``/``int``/``float``/``str``,
+* ``n``      the length of a ``list``/``tuple``/``dict``,
+* ``items``  a fixed number of element slots (dict: key slots) and ``vals``
+  (dict value slots); only the first ``n`` slots are live.
+
+Containers therefore have bounded length and bounded nesting depth, which is
+what makes every ``all(...)``/``any(...)`` a finite conjunction/disjunction.
+
+Python semantics kept on purpose:
+
+* ``bool`` is a subclass of ``int``: ``isinstance(True, int)`` holds, bools
+  take part in arithmetic and compare equal to ``0``/``1``; ``type(True) == int``
+  does not hold.
+* ``float`` payloads of *input* values are dyadic rationals ``k / 4`` so that
+  the z3 model decodes to a Python float exactly (no rounding on decode).
+* strings are printable ASCII, so z3 regular expressions decide ``isdigit``,
+  ``isupper`` ... exactly as CPython does for those characters.
+
+Every symbolic value also carries ``tags``, the *static* set of types it may
+have; operations use it to avoid building disjuncts that can never hold.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import zip_longest
+from typing import Any, Iterable, Sequence
+
+import z3
+
+NONE, BOOL, INT, FLOAT, STR, LIST, TUPLE, DICT = range(8)
+TAG_NAMES = {NONE: "NoneType", BOOL: "bool", INT: "int", FLOAT: "float", STR: "str",
+             LIST: "list", TUPLE: "tuple", DICT: "dict"}
+PY_TYPES = {NONE: type(None), BOOL: bool, INT: int, FLOAT: float, STR: str, LIST: list,
+            TUPLE: tuple, DICT: dict}
+ALL_TAGS = frozenset(range(8))
+NUMERIC = frozenset({BOOL, INT, FLOAT})
+INTEGRAL = frozenset({BOOL, INT})
+SEQUENCES = frozenset({LIST, TUPLE})
+CONTAINERS = frozenset({LIST, TUPLE, DICT})
+SIZED = frozenset({STR, LIST, TUPLE, DICT})
+UNHASHABLE = frozenset({LIST, DICT})
+
+#: Denominator of input floats: every decoded float is ``k / FLOAT_DENOMINATOR``.
+FLOAT_DENOMINATOR = 4
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Size limits of the symbolic inputs (the search space of the solver).
+
+    ``slots`` gives the element slots per nesting level (``slots[0]`` for a
+    parameter, ``slots[1]`` for its elements); its length is the nesting depth.
+    The *small* limits are tried first (as solver assumptions): small values make
+    readable test cases and keep the reference program fast.
+    """
+
+    slots: tuple[int, ...] = (4, 3)
+    max_str: int = 6
+    max_int: int = 10**6
+    small_int: int = 20
+    small_str: int = 3
+    small_len: int = 3
+    allow_tuples: bool = False  # tuples do not survive the JSON output format
+
+    @property
+    def depth(self) -> int:
+        return len(self.slots)
+
+
+class Unsupported(Exception):
+    """An assert uses Python outside the translated subset.
+
+    ``category`` is a short stable label for the summary ("call to helper
+    function", "assert inside loop", ...); ``str(exc)`` says what exactly.
+    """
+
+    def __init__(self, category: str, detail: str = ""):
+        super().__init__(f"{category}: {detail}" if detail else category)
+        self.category = category
+        self.detail = detail
+
+
+def _is_true(e) -> bool:
+    return e is True or (isinstance(e, z3.BoolRef) and z3.is_true(e))
+
+
+def _is_false(e) -> bool:
+    return e is False or (isinstance(e, z3.BoolRef) and z3.is_false(e))
+
+
+def And(*args) -> z3.BoolRef:
+    """``z3.And`` that drops ``True`` and short-cuts ``False`` (smaller formulas)."""
+    out = []
+    for a in args:
+        if _is_true(a):
+            continue
+        if _is_false(a):
+            return z3.BoolVal(False)
+        out.append(a)
+    if not out:
+        return z3.BoolVal(True)
+    return out[0] if len(out) == 1 else z3.And(*out)
+
+
+def Or(*args) -> z3.BoolRef:
+    out = []
+    for a in args:
+        if _is_false(a):
+            continue
+        if _is_true(a):
+            return z3.BoolVal(True)
+        out.append(a)
+    if not out:
+        return z3.BoolVal(False)
+    return out[0] if len(out) == 1 else z3.Or(*out)
+
+
+def Not(a) -> z3.BoolRef:
+    if _is_true(a):
+        return z3.BoolVal(False)
+    if _is_false(a):
+        return z3.BoolVal(True)
+    return z3.Not(a)
+
+
+def Implies(a, b) -> z3.BoolRef:
+    if _is_true(a):
+        return b if not isinstance(b, bool) else z3.BoolVal(b)
+    if _is_false(a) or _is_true(b):
+        return z3.BoolVal(True)
+    return z3.Implies(a, b)
+
+
+def If(c, a, b):
+    if _is_true(c):
+        return a
+    if _is_false(c):
+        return b
+    if a is b or (z3.is_expr(a) and z3.is_expr(b) and a.eq(b)):
+        return a
+    return z3.If(c, a, b)
+
+
+@dataclass(eq=False)
+class Sym:
+    """A symbolic Python value (see the module docstring for the fields)."""
+
+    tag: Any
+    tags: frozenset
+    b: Any = None
+    i: Any = None
+    r: Any = None
+    s: Any = None
+    n: Any = None
+    items: tuple = ()
+    vals: tuple = ()
+    name: str = ""  # a readable path (``nums[2]``) for input values
+
+    def has(self, t: int) -> bool:
+        return t in self.tags
+
+
+def is_tag(v: Sym, t: int):
+    """The z3 condition "``v`` has type tag ``t``" (folded when known statically)."""
+    if t not in v.tags:
+        return z3.BoolVal(False)
+    if v.tags == {t}:
+        return z3.BoolVal(True)
+    return v.tag == t
+
+
+def tag_in(v: Sym, ts: Iterable[int]):
+    ts = frozenset(ts)
+    if v.tags <= ts:
+        return z3.BoolVal(True)
+    return Or(*[v.tag == t for t in sorted(v.tags & ts)])
+
+
+# ---------------------------------------------------------------- constructors
+def const(value: Any) -> Sym:
+    """A concrete Python value as a symbolic value."""
+    if value is None:
+        return Sym(z3.IntVal(NONE), frozenset({NONE}))
+    if isinstance(value, bool):
+        return Sym(z3.IntVal(BOOL), frozenset({BOOL}), b=z3.BoolVal(value))
+    if isinstance(value, int):
+        return Sym(z3.IntVal(INT), frozenset({INT}), i=z3.IntVal(value))
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise Unsupported("non-finite float constant", repr(value))
+        return Sym(z3.IntVal(FLOAT), frozenset({FLOAT}), r=z3.RealVal(Fraction(value)))
+    if isinstance(value, str):
+        return Sym(z3.IntVal(STR), frozenset({STR}), s=z3.StringVal(value))
+    if isinstance(value, (list, tuple)):
+        tag = LIST if isinstance(value, list) else TUPLE
+        return Sym(z3.IntVal(tag), frozenset({tag}), n=z3.IntVal(len(value)),
+                   items=tuple(const(x) for x in value))
+    if isinstance(value, dict):
+        return Sym(z3.IntVal(DICT), frozenset({DICT}), n=z3.IntVal(len(value)),
+                   items=tuple(const(k) for k in value), vals=tuple(const(v) for v in value.values()))
+    raise Unsupported("constant of unsupported type", type(value).__name__)
+
+
+def bool_sym(e) -> Sym:
+    return Sym(z3.IntVal(BOOL), frozenset({BOOL}), b=e)
+
+
+def int_sym(e) -> Sym:
+    return Sym(z3.IntVal(INT), frozenset({INT}), i=e)
+
+
+def float_sym(e) -> Sym:
+    return Sym(z3.IntVal(FLOAT), frozenset({FLOAT}), r=e)
+
+
+def str_sym(e) -> Sym:
+    return Sym(z3.IntVal(STR), frozenset({STR}), s=e)
+
+
+def seq_sym(tag: int, n, items: Sequence[Sym]) -> Sym:
+    return Sym(z3.IntVal(tag), frozenset({tag}), n=n, items=tuple(items))
+
+
+_PRINTABLE = None
+
+
+def printable_ascii():
+    global _PRINTABLE
+    if _PRINTABLE is None:
+        _PRINTABLE = z3.Star(z3.Range(" ", "~"))
+    return _PRINTABLE
+
+
+class Inputs:
+    """Factory of fresh symbolic inputs; collects their domain constraints.
+
+    ``domain`` must always hold (it defines the search space); ``small`` holds
+    under the "small values first" assumption (see :class:`Bounds`).
+    """
+
+    def __init__(self, bounds: Bounds):
+        self.bounds = bounds
+        self.domain: list = []
+        self.small: list = []
+        self._count = 0
+
+    def fresh(self, name: str, level: int = 0, tags: frozenset | None = None) -> Sym:
+        bd = self.bounds
+        self._count += 1
+        uid = f"{name}#{self._count}"
+        allowed = set(tags if tags is not None else ALL_TAGS)
+        if level >= bd.depth:
+            allowed -= CONTAINERS
+        if not bd.allow_tuples:
+            allowed.discard(TUPLE)
+        allowed = frozenset(allowed)
+        tag = z3.Int(f"tag:{uid}")
+        v = Sym(tag, allowed, name=name)
+        self.domain.append(z3.Or(*[tag == t for t in sorted(allowed)]))
+        if BOOL in allowed:
+            v.b = z3.Bool(f"b:{uid}")
+        if INT in allowed:
+            v.i = z3.Int(f"i:{uid}")
+            self.domain.append(z3.Implies(tag == INT, z3.And(v.i >= -bd.max_int, v.i <= bd.max_int)))
+            self.small.append(z3.Implies(tag == INT, z3.And(v.i >= -bd.small_int, v.i <= bd.small_int)))
+        if FLOAT in allowed:
+            k = z3.Int(f"k:{uid}")
+            v.r = z3.Real(f"r:{uid}")
+            # The z3 model must decode to a Python float exactly: a dyadic rational.
+            self.domain.append(v.r == z3.ToReal(k) / FLOAT_DENOMINATOR)
+            lim = bd.max_int * FLOAT_DENOMINATOR
+            self.domain.append(z3.Implies(tag == FLOAT, z3.And(k >= -lim, k <= lim)))
+            slim = bd.small_int * FLOAT_DENOMINATOR
+            self.small.append(z3.Implies(tag == FLOAT, z3.And(k >= -slim, k <= slim)))
+        if STR in allowed:
+            v.s = z3.String(f"s:{uid}")
+            self.domain.append(z3.Implies(tag == STR, z3.And(z3.InRe(v.s, printable_ascii()),
+                                                             z3.Length(v.s) <= bd.max_str)))
+            self.small.append(z3.Implies(tag == STR, z3.Length(v.s) <= bd.small_str))
+        if allowed & CONTAINERS:
+            slots = bd.slots[level]
+            v.n = z3.Int(f"n:{uid}")
+            is_container = z3.Or(*[tag == t for t in sorted(allowed & CONTAINERS)])
+            self.domain.append(z3.Implies(is_container, z3.And(v.n >= 0, v.n <= slots)))
+            self.small.append(z3.Implies(is_container, v.n <= bd.small_len))
+            elems = tuple(self.fresh(f"{name}[{k}]", level + 1) for k in range(slots))
+            v.items = elems
+            if DICT in allowed:
+                # JSON objects only have string keys: dict keys are distinct strings.
+                # The element nodes double as the dict's value nodes (a value is
+                # either a list or a dict), which keeps the encoding small.
+                keys = tuple(self.fresh(f"{name}.key{k}", level + 1, frozenset({STR})) for k in range(slots))
+                for a in range(slots):
+                    for c in range(a + 1, slots):
+                        self.domain.append(z3.Implies(z3.And(tag == DICT, c < v.n), keys[a].s != keys[c].s))
+                # ``items`` are what iteration yields: the keys for a dict.
+                v.items = tuple(ite(tag == DICT, kk, el) for kk, el in zip(keys, elems))
+                v.vals = elems
+        return v
+
+
+# ---------------------------------------------------------------- combinators
+def _merge(c, x, y):
+    if x is None:
+        return y
+    if y is None:
+        return x
+    return If(c, x, y)
+
+
+def ite(c, a: Sym, b: Sym) -> Sym:
+    """The value ``a if c else b`` (field-wise ``If``)."""
+    if _is_true(c):
+        return a
+    if _is_false(c):
+        return b
+    if a is b:
+        return a
+    items = tuple(x if y is None else y if x is None else ite(c, x, y)
+                  for x, y in zip_longest(a.items, b.items))
+    vals = tuple(x if y is None else y if x is None else ite(c, x, y)
+                 for x, y in zip_longest(a.vals, b.vals))
+    return Sym(_merge(c, a.tag, b.tag), a.tags | b.tags, b=_merge(c, a.b, b.b), i=_merge(c, a.i, b.i),
+               r=_merge(c, a.r, b.r), s=_merge(c, a.s, b.s), n=_merge(c, a.n, b.n), items=items, vals=vals)
+
+
+def select(items: Sequence[Sym], idx) -> Sym:
+    """``items[idx]`` for a symbolic index (an ``If`` chain; caller checks bounds)."""
+    if not items:
+        raise Unsupported("indexing an always-empty container")
+    out = items[-1]
+    for k in range(len(items) - 2, -1, -1):
+        out = ite(idx == k, items[k], out)
+    return out
+
+
+def truthy(v: Sym):
+    """Python's ``bool(v)``."""
+    parts = []
+    if v.has(NONE):
+        pass  # None is falsy
+    if v.has(BOOL):
+        parts.append(And(is_tag(v, BOOL), v.b))
+    if v.has(INT):
+        parts.append(And(is_tag(v, INT), v.i != 0))
+    if v.has(FLOAT):
+        parts.append(And(is_tag(v, FLOAT), v.r != 0))
+    if v.has(STR):
+        parts.append(And(is_tag(v, STR), z3.Length(v.s) > 0))
+    if v.tags & CONTAINERS:
+        parts.append(And(tag_in(v, CONTAINERS), v.n > 0))
+    return Or(*parts)
+
+
+def int_value(v: Sym):
+    """The integer of a bool/int value (``True`` is ``1``)."""
+    if v.has(BOOL) and v.has(INT):
+        return If(v.tag == BOOL, If(v.b, z3.IntVal(1), z3.IntVal(0)), v.i)
+    if v.has(BOOL):
+        return If(v.b, z3.IntVal(1), z3.IntVal(0))
+    if v.has(INT):
+        return v.i
+    raise Unsupported("internal: int_value of non-integral")  # pragma: no cover
+
+
+def real_value(v: Sym):
+    """The number of a bool/int/float value as a z3 Real."""
+    out = None
+    if v.has(FLOAT):
+        out = v.r
+    if v.tags & INTEGRAL:
+        iv = z3.ToReal(int_value(v))
+        out = iv if out is None else If(tag_in(v, INTEGRAL), iv, out)
+    if out is None:
+        raise Unsupported("internal: real_value of non-number")  # pragma: no cover
+    return out
+
+
+def length(v: Sym):
+    """``len(v)`` (meaningful where ``tag_in(v, SIZED)``)."""
+    out = None
+    if v.tags & CONTAINERS:
+        out = v.n
+    if v.has(STR):
+        ls = z3.Length(v.s)
+        out = ls if out is None else If(is_tag(v, STR), ls, out)
+    if out is None:
+        return z3.IntVal(0)
+    return out
+
+
+def equal(a: Sym, b: Sym, depth: int = 4):
+    """Python ``a == b``: returns ``(value, ok)``; ``ok`` is false where not modelled."""
+    cases, not_ok = [], []
+    if a.tags & NUMERIC and b.tags & NUMERIC:
+        if a.tags & NUMERIC <= INTEGRAL and b.tags & NUMERIC <= INTEGRAL:
+            eqv = int_value(a) == int_value(b)
+        else:
+            eqv = real_value(a) == real_value(b)
+        cases.append(And(tag_in(a, NUMERIC), tag_in(b, NUMERIC), eqv))
+    if a.has(NONE) and b.has(NONE):
+        cases.append(And(is_tag(a, NONE), is_tag(b, NONE)))
+    if a.has(STR) and b.has(STR):
+        cases.append(And(is_tag(a, STR), is_tag(b, STR), a.s == b.s))
+    for t in (LIST, TUPLE):
+        if a.has(t) and b.has(t):
+            both = And(is_tag(a, t), is_tag(b, t))
+            if depth <= 0:
+                not_ok.append(both)
+                continue
+            parts = [a.n == b.n]
+            for k, (x, y) in enumerate(zip(a.items, b.items)):
+                ev, eok = equal(x, y, depth - 1)
+                parts.append(Implies(k < a.n, ev))
+                not_ok.append(And(both, k < a.n, Not(eok)))
+            # zip() stops at the shorter slot tuple; that is enough because every
+            # container keeps n <= its slot count, so equal lengths fit both.
+            cases.append(And(both, *parts))
+    if a.has(DICT) and b.has(DICT):
+        not_ok.append(And(is_tag(a, DICT), is_tag(b, DICT)))  # dict == dict not modelled
+    return Or(*cases), Not(Or(*not_ok))
+
+
+# ---------------------------------------------------------------- decoding
+def decode(model: z3.ModelRef, v: Sym) -> Any:
+    """The Python value of input ``v`` in ``model`` (exact, see module docstring)."""
+    tag = model.eval(v.tag, model_completion=True).as_long()
+    if tag == NONE:
+        return None
+    if tag == BOOL:
+        return z3.is_true(model.eval(v.b, model_completion=True))
+    if tag == INT:
+        return model.eval(v.i, model_completion=True).as_long()
+    if tag == FLOAT:
+        r = model.eval(v.r, model_completion=True)
+        return float(Fraction(r.numerator_as_long(), r.denominator_as_long()))
+    if tag == STR:
+        return model.eval(v.s, model_completion=True).as_string()
+    n = model.eval(v.n, model_completion=True).as_long()
+    if tag == LIST:
+        return [decode(model, x) for x in v.items[:n]]
+    if tag == TUPLE:
+        return tuple(decode(model, x) for x in v.items[:n])
+    if tag == DICT:
+        return {decode(model, k): decode(model, x) for k, x in zip(v.items[:n], v.vals[:n])}
+    raise ValueError(f"bad tag {tag}")  # pragma: no cover
+
+
+def describe(v: Sym, value: Any, shape_only: bool = False) -> list:
+    """Equalities that pin input ``v`` to the decoded ``value``.
+
+    With ``shape_only`` only types and lengths are pinned; blocking a shape makes
+    the solver's next model differ in *type structure*, not just in a number,
+    which gives the feasibility filter (§3.2) more varied candidates.
+    """
+    t = _tag_of(value)
+    if t is None or t not in v.tags:
+        return [z3.BoolVal(False)]
+    out = [v.tag == t]
+    if t in (BOOL, INT, FLOAT, STR) and not shape_only:
+        if t == BOOL:
+            out.append(v.b == value)
+        elif t == INT:
+            out.append(v.i == value)
+        elif t == FLOAT:
+            out.append(v.r == z3.RealVal(Fraction(value)))
+        else:
+            out.append(v.s == z3.StringVal(value))
+    elif t == STR and shape_only:
+        out.append(z3.Length(v.s) == len(value))
+    elif t in (LIST, TUPLE, DICT):
+        if len(value) > len(v.items):
+            return [z3.BoolVal(False)]
+        out.append(v.n == len(value))
+        elems = list(value.keys()) if t == DICT else list(value)
+        for x, y in zip(v.items, elems):
+            out.extend(describe(x, y, shape_only and t != DICT))
+        if t == DICT:
+            for x, y in zip(v.vals, value.values()):
+                out.extend(describe(x, y, shape_only))
+    return out
+
+
+def _tag_of(value: Any) -> int | None:
+    for t, py in ((BOOL, bool), (INT, int), (FLOAT, float), (STR, str), (LIST, list),
+                  (TUPLE, tuple), (DICT, dict)):
+        if type(value) is py:
+            return t
+    if value is None:
+        return NONE
+    return None
