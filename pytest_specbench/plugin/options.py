@@ -6,6 +6,7 @@ ini key of the same name (dashes become underscores; ``--model`` is
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,13 @@ _OPTIONS = [
     ("--specbench-dir", "specbench_dir", "folder for caches and run journals (default: .specbench in the rootdir)", ""),
     ("--specbench-sandbox", "specbench_sandbox", "process (isolated child per sample) or none (NO isolation: trusted code only)", "process"),
 ]
+
+
+_OPTION_PROVIDERS = (
+    "pytest_specbench.models.options:addoption",
+    "pytest_specbench.reports.journal:addoption",
+    "pytest_specbench.reports.gate:addoption",
+)
 
 
 def _limit_options() -> list[tuple[str, str, str, str]]:
@@ -59,6 +67,14 @@ def addoption(parser: pytest.Parser) -> None:
 
     for adapter in all_benchmarks():
         adapter.addoption(group, addini)
+    # Shared services register their own options (models, journal, gate).
+    for provider in _OPTION_PROVIDERS:
+        module, _, attr = provider.partition(":")
+        try:
+            add = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            continue
+        add(group, addini)
 
 
 def _value(config: pytest.Config, key: str) -> Any:
