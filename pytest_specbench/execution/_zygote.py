@@ -23,7 +23,10 @@ is trusted).  Zygote -> harness: 1-byte kind + 4-byte length + payload, where
 plain-data codec, never unpickled), and ``R``/``X``/``E`` carry JSON written by
 the zygote itself.  Child -> zygote: JSON lines on fd 3, one per call:
 ``[i, "ok", value, cpu_s]``, ``[i, "raise", [type, is_assertion, is_explicit_value_or_type_error, message], cpu_s]``, ``[i, "timeout", null, cpu_s]``,
-``["load", "error", message]`` and finally ``["done"]``.
+``["load", "error", message]`` and finally ``["done"]``; before any of them,
+``["ready"]`` once the sandbox is set up (or ``["load", "setup", message]`` if
+that failed).  Sample code can write to fd 3 too, so the harness trusts only
+what a sample could have said anyway: one record per call, in call order.
 """
 from __future__ import annotations
 
@@ -235,6 +238,9 @@ def _child(job: dict, calls, w_res: int, w_out: int, jobdir: str, uid) -> None:
     except BaseException as exc:  # noqa: BLE001
         write(3, (json.dumps(["load", "setup", f"sandbox setup failed: {exc!r}"]) + "\n").encode())
         exit_(121)
+    # Written before any sample code runs, so the harness can tell a sandbox that
+    # failed to set up (its error) from a sample forging that record (its failure).
+    write(3, b'["ready"]\n')
 
     # Everything below may meet hostile code: keep our own references.
     real_assertion, real_value, real_type = AssertionError, ValueError, TypeError
@@ -400,16 +406,22 @@ class Zygote:
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "killed": killed, "wall": time.monotonic() - start,
-            "output": out_kept.decode("utf-8", "replace"), "output_dropped": out_dropped,
+            "output": out_kept.decode("utf-8", "replace"), "output_dropped": out_dropped, "pid": pid,
             "children_cpu": usage.ru_utime + usage.ru_stime,
         })
 
     def _kill(self, pid: int) -> None:
-        """Kill the child, its group and (with a uid of its own) everything it left."""
+        """Kill the child, its group and everything it left: by uid when it has
+        one of its own, and in any case every process below us (we are a
+        subreaper, so orphans of the child are re-parented here, even those
+        that left its process group with setsid)."""
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        for _ in range(50):  # a fork bomb may race the scan; a few rounds win
+            if not self._kill_descendants():
+                break
         if self.uid is not None:
             reaper = os.fork()
             if reaper == 0:
@@ -426,15 +438,44 @@ class Zygote:
             os.waitpid(reaper, 0)
 
     @staticmethod
-    def _reap_orphans() -> None:
-        """Collect whatever was re-parented to us (we are a subreaper)."""
+    def _kill_descendants() -> int:
+        """SIGKILL every live process below this one; return how many were found."""
+        children: dict[int, list[int]] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields and fields[0] != b"Z":  # a zombie is dead already; it is reaped below
+                children.setdefault(int(fields[1]), []).append(int(entry))
+        found, todo = 0, list(children.get(os.getpid(), ()))
+        while todo:
+            victim = todo.pop()
+            todo.extend(children.get(victim, ()))
+            found += 1
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        return found
+
+    @staticmethod
+    def _reap_orphans(timeout: float = 2.0) -> None:
+        """Collect whatever was re-parented to us (we are a subreaper), waiting
+        briefly for processes just killed, so that none outlives its job."""
+        deadline = time.monotonic() + timeout
         while True:
             try:
                 done, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if not done:
-                break
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.002)
 
     def _clean_tmp(self) -> None:
         if not self.iso.get("filesystem"):

@@ -54,11 +54,15 @@ class JobResult:
     killed: str | None = None  # why the zygote killed it, if it did
     output: str = ""  # captured stdout/stderr, capped
     wall: float = 0.0
+    pid: int | None = None  # the child's pid (= its process group), for leak checks
+    protocol_error: str | None = None  # records no honest child writes (forged by the sample)
 
     def failure_reason(self) -> str:
         """Why calls are missing, for messages."""
         if self.load_error:
             return self.load_error
+        if self.protocol_error:
+            return self.protocol_error
         if self.killed:
             return self.killed
         if self.signal:
@@ -185,30 +189,53 @@ class PythonExecutor:
             self._send({"op": "run", "key": calls_key, "code": code, "entry_point": entry_point,
                         "indices": list(indices), "call_cpu": call_cpu,
                         "limits": {**asdict(lim), "job_wall": job_wall}})
-            return self._collect(on_outcome, deadline=time.monotonic() + job_wall + 30)
+            return self._collect(on_outcome, list(indices), deadline=time.monotonic() + job_wall + 30)
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:
             self.close()
             raise InfrastructureError(f"sandbox failed: {exc}") from None
 
-    def _collect(self, on_outcome, deadline: float) -> JobResult:
+    def _collect(self, on_outcome, indices: list[int], deadline: float) -> JobResult:
         result, buf, stopping = JobResult(), b"", False
+        pending = iter(indices)  # the child answers calls in this order, once each
+        expected = next(pending, None)
+        ready = setup_error = None
         while True:
             kind, payload = self._recv_frame(timeout=max(deadline - time.monotonic(), 0.1))
             if kind == b"D":
                 buf += payload
                 *lines, buf = buf.split(b"\n")
                 for line in lines:
+                    if ready is None:  # the first record is the sandbox's own, before sample code ran
+                        ready = line.strip() == b'["ready"]'
+                        if not ready:
+                            setup_error = line[:300].decode("utf-8", "replace")
+                        continue
+                    if stopping:
+                        continue
                     outcome = self._parse_record(line, result)
-                    if outcome is not None and not stopping:
-                        result.outcomes[outcome.index] = outcome
-                        if on_outcome is not None and not on_outcome(outcome):
-                            stopping = True
-                            self._send({"op": "kill"})
+                    if outcome is None:
+                        continue
+                    if outcome.index != expected:
+                        # Only sample code writes a record out of turn (say, an
+                        # AssertionError claimed for every call at import time).
+                        result.protocol_error = f"the sample wrote a forged result record for call #{outcome.index}"
+                        result.outcomes.clear()  # every answer of a forging child is suspect
+                        stopping = True
+                        self._send({"op": "kill"})
+                        continue
+                    expected = next(pending, None)
+                    result.outcomes[outcome.index] = outcome
+                    if on_outcome is not None and not on_outcome(outcome):
+                        stopping = True
+                        self._send({"op": "kill"})
             elif kind == b"X":
                 info = json.loads(payload)
                 result.exit_code, result.signal = info["exit_code"], info["signal"]
                 result.killed = None if stopping else info["killed"]
-                result.output, result.wall = info["output"], info["wall"]
+                result.output, result.wall, result.pid = info["output"], info["wall"], info.get("pid")
+                if not ready:  # no sample code ran: the sandbox failed, not the sample
+                    raise InfrastructureError("sandbox child could not be set up: "
+                                              + (setup_error or result.failure_reason() or "no record"))
                 return result
             elif kind == b"E":
                 raise InfrastructureError(json.loads(payload).get("error", "sandbox error"))

@@ -107,13 +107,17 @@ class SpecbenchRun:
         for name, adapter in self.adapters.items():
             node = BenchmarkNode.from_parent(session, name=name, nodeid=f"specbench::{name}")
             checks = self.checks_of(name)
+            built = []
             for task in self.taskset(name).tasks:
                 for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
                     for check in checks:
-                        items.append(SpecbenchItem.from_parent(
+                        built.append(SpecbenchItem.from_parent(
                             node, name=f"{task.task_id}[{index}-{check}]",
                             nodeid=f"{node.nodeid}::{task.task_id}::{index}::{check}",
                             run=self, adapter=adapter, task=task, sample=index, check=check))
+            # Announce them as collected so counts (and -k/--lf arithmetic) are right.
+            session.ihook.pytest_collectreport(report=pytest.CollectReport(node.nodeid, "passed", None, built))
+            items.extend(built)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if is_worker(self.config):

@@ -6,7 +6,8 @@ directly, without a model, and keep it *quantifier-free* so that z3 answers in
 milliseconds: a symbolic value is a record of z3 terms
 
 * ``tag``    which Python type the value has (``NONE`` ... ``DICT``),
-* ``b``/``i``/``r``/``s``  the payload for ``bool``/``int``/``float``/``str``,
+* ``b``/``i``/``r``/``s``  the payload for ``bool``/``int``/``float``/``str``
+  (``s`` is an :class:`SStr`),
 * ``n``      the length of a ``list``/``tuple``/``dict``,
 * ``items``  a fixed number of element slots (dict: key slots) and ``vals``
   (dict value slots); only the first ``n`` slots are live.
@@ -21,8 +22,10 @@ Python semantics kept on purpose:
   does not hold.
 * ``float`` payloads of *input* values are dyadic rationals ``k / 4`` so that
   the z3 model decodes to a Python float exactly (no rounding on decode).
-* strings are printable ASCII, so z3 regular expressions decide ``isdigit``,
-  ``isupper`` ... exactly as CPython does for those characters.
+* strings are bounded arrays of character codes (:class:`SStr`), input strings
+  printable ASCII: ``isdigit``, ``isupper`` ... are then exact per-character
+  integer constraints, and everything stays in linear integer arithmetic, which
+  z3 decides far faster than its string theory.
 
 Every symbolic value also carries ``tags``, the *static* set of types it may
 have; operations use it to avoid building disjuncts that can never hold.
@@ -150,6 +153,133 @@ def If(c, a, b):
     return z3.If(c, a, b)
 
 
+class SStr:
+    """A symbolic string: length ``n`` and character codes ``cs`` (capacity ``len(cs)``).
+
+    Only the first ``n`` codes are meaningful; ``n <= len(cs)`` always holds.
+    """
+
+    __slots__ = ("n", "cs")
+
+    def __init__(self, n, cs):
+        self.n = n
+        self.cs = tuple(cs)
+
+    @property
+    def cap(self) -> int:
+        return len(self.cs)
+
+
+def sstr_const(text: str) -> SStr:
+    return SStr(z3.IntVal(len(text)), [z3.IntVal(ord(c)) for c in text])
+
+
+def sstr_value(s: SStr):
+    """The Python string of a constant :class:`SStr`, or ``None`` if symbolic."""
+    n = z3.simplify(s.n)
+    if not z3.is_int_value(n):
+        return None
+    codes = [z3.simplify(c) for c in s.cs[: n.as_long()]]
+    if not all(z3.is_int_value(c) for c in codes):
+        return None
+    return "".join(chr(c.as_long()) for c in codes)
+
+
+def select_int(cs, idx):
+    """``cs[idx]`` for a symbolic index into a tuple of int terms."""
+    if not cs:
+        return z3.IntVal(0)
+    out = cs[-1]
+    for k in range(len(cs) - 2, -1, -1):
+        out = If(idx == k, cs[k], out)
+    return out
+
+
+def sstr_ite(c, a: SStr, b: SStr) -> SStr:
+    cs = [x if y is None else y if x is None else If(c, x, y) for x, y in zip_longest(a.cs, b.cs)]
+    return SStr(If(c, a.n, b.n), cs)
+
+
+def sstr_eq(a: SStr, b: SStr):
+    parts = [a.n == b.n]
+    for k, (x, y) in enumerate(zip(a.cs, b.cs)):
+        parts.append(Implies(k < a.n, x == y))
+    return And(*parts)
+
+
+def sstr_char(a: SStr, j) -> SStr:
+    return SStr(z3.IntVal(1), [select_int(a.cs, j)])
+
+
+def sstr_sub(a: SStr, start, cnt) -> SStr:
+    """``a[start:start+cnt]`` for in-range ``start``/``cnt``."""
+    return SStr(cnt, [select_int(a.cs, start + k) for k in range(a.cap)])
+
+
+def sstr_concat(a: SStr, b: SStr) -> SStr:
+    cs = []
+    for k in range(a.cap + b.cap):
+        from_b = select_int(b.cs, k - a.n) if b.cs else z3.IntVal(0)
+        cs.append(If(k < a.n, a.cs[k], from_b) if k < a.cap else from_b)
+    return SStr(a.n + b.n, cs)
+
+
+def sstr_contains(hay: SStr, needle: SStr):
+    """Python ``needle in hay`` (substring test; ``"" in s`` holds)."""
+    hits = []
+    for p in range(hay.cap + 1):
+        parts = [p + needle.n <= hay.n]
+        for k in range(needle.cap):
+            if p + k < hay.cap:
+                parts.append(Implies(k < needle.n, hay.cs[p + k] == needle.cs[k]))
+            else:
+                parts.append(k >= needle.n)
+        hits.append(And(*parts))
+    return Or(*hits)
+
+
+def sstr_prefix(hay: SStr, pre: SStr):
+    parts = [pre.n <= hay.n]
+    for k in range(pre.cap):
+        parts.append(Implies(k < pre.n, hay.cs[k] == pre.cs[k]) if k < hay.cap else k >= pre.n)
+    return And(*parts)
+
+
+def sstr_suffix(hay: SStr, suf: SStr):
+    parts = [suf.n <= hay.n]
+    for k in range(suf.cap):
+        parts.append(Implies(k < suf.n, select_int(hay.cs, hay.n - suf.n + k) == suf.cs[k]))
+    return And(*parts)
+
+
+def sstr_less(a: SStr, b: SStr, or_equal: bool):
+    """Lexicographic ``a < b`` (or ``<=``) by code point, as CPython compares str."""
+    result = Or(And(a.n == b.n, sstr_eq(a, b))) if or_equal else z3.BoolVal(False)
+    same = z3.BoolVal(True)  # a[:k] == b[:k]
+    for k in range(max(a.cap, b.cap) + 1):
+        ak = a.cs[k] if k < a.cap else None
+        bk = b.cs[k] if k < b.cap else None
+        # a ends at k while b goes on
+        result = Or(result, And(same, a.n == k, b.n > k))
+        if ak is not None and bk is not None:
+            result = Or(result, And(same, a.n > k, b.n > k, ak < bk))
+            same = And(same, Or(a.n <= k, b.n <= k, ak == bk))
+        else:
+            break
+    return result
+
+
+def sstr_all_chars(a: SStr, pred, nonempty: bool = True):
+    parts = [a.n > 0] if nonempty else []
+    for k, c in enumerate(a.cs):
+        parts.append(Implies(k < a.n, pred(c)))
+    return And(*parts)
+
+
+def sstr_any_char(a: SStr, pred):
+    return Or(*[And(k < a.n, pred(c)) for k, c in enumerate(a.cs)])
+
+
 @dataclass(eq=False)
 class Sym:
     """A symbolic Python value (see the module docstring for the fields)."""
@@ -199,7 +329,7 @@ def const(value: Any) -> Sym:
             raise Unsupported("non-finite float constant", repr(value))
         return Sym(z3.IntVal(FLOAT), frozenset({FLOAT}), r=z3.RealVal(Fraction(value)))
     if isinstance(value, str):
-        return Sym(z3.IntVal(STR), frozenset({STR}), s=z3.StringVal(value))
+        return Sym(z3.IntVal(STR), frozenset({STR}), s=sstr_const(value))
     if isinstance(value, (list, tuple)):
         tag = LIST if isinstance(value, list) else TUPLE
         return Sym(z3.IntVal(tag), frozenset({tag}), n=z3.IntVal(len(value)),
@@ -228,16 +358,6 @@ def str_sym(e) -> Sym:
 
 def seq_sym(tag: int, n, items: Sequence[Sym]) -> Sym:
     return Sym(z3.IntVal(tag), frozenset({tag}), n=n, items=tuple(items))
-
-
-_PRINTABLE = None
-
-
-def printable_ascii():
-    global _PRINTABLE
-    if _PRINTABLE is None:
-        _PRINTABLE = z3.Star(z3.Range(" ", "~"))
-    return _PRINTABLE
 
 
 class Inputs:
@@ -282,10 +402,13 @@ class Inputs:
             slim = bd.small_int * FLOAT_DENOMINATOR
             self.small.append(z3.Implies(tag == FLOAT, z3.And(k >= -slim, k <= slim)))
         if STR in allowed:
-            v.s = z3.String(f"s:{uid}")
-            self.domain.append(z3.Implies(tag == STR, z3.And(z3.InRe(v.s, printable_ascii()),
-                                                             z3.Length(v.s) <= bd.max_str)))
-            self.small.append(z3.Implies(tag == STR, z3.Length(v.s) <= bd.small_str))
+            ln = z3.Int(f"len:{uid}")
+            codes = [z3.Int(f"c{k}:{uid}") for k in range(bd.max_str)]
+            v.s = SStr(ln, codes)
+            # printable ASCII only (exact str predicates, JSON-safe); unused codes stay free
+            self.domain.append(z3.Implies(tag == STR, z3.And(ln >= 0, ln <= bd.max_str, *[
+                z3.Implies(k < ln, z3.And(c >= 32, c <= 126)) for k, c in enumerate(codes)])))
+            self.small.append(z3.Implies(tag == STR, ln <= bd.small_str))
         if allowed & CONTAINERS:
             slots = bd.slots[level]
             v.n = z3.Int(f"n:{uid}")
@@ -301,7 +424,8 @@ class Inputs:
                 keys = tuple(self.fresh(f"{name}.key{k}", level + 1, frozenset({STR})) for k in range(slots))
                 for a in range(slots):
                     for c in range(a + 1, slots):
-                        self.domain.append(z3.Implies(z3.And(tag == DICT, c < v.n), keys[a].s != keys[c].s))
+                        self.domain.append(z3.Implies(z3.And(tag == DICT, c < v.n),
+                                                     Not(sstr_eq(keys[a].s, keys[c].s))))
                 # ``items`` are what iteration yields: the keys for a dict.
                 v.items = tuple(ite(tag == DICT, kk, el) for kk, el in zip(keys, elems))
                 v.vals = elems
@@ -314,6 +438,8 @@ def _merge(c, x, y):
         return y
     if y is None:
         return x
+    if isinstance(x, SStr):
+        return sstr_ite(c, x, y)
     return If(c, x, y)
 
 
@@ -355,7 +481,7 @@ def truthy(v: Sym):
     if v.has(FLOAT):
         parts.append(And(is_tag(v, FLOAT), v.r != 0))
     if v.has(STR):
-        parts.append(And(is_tag(v, STR), z3.Length(v.s) > 0))
+        parts.append(And(is_tag(v, STR), v.s.n > 0))
     if v.tags & CONTAINERS:
         parts.append(And(tag_in(v, CONTAINERS), v.n > 0))
     return Or(*parts)
@@ -391,7 +517,7 @@ def length(v: Sym):
     if v.tags & CONTAINERS:
         out = v.n
     if v.has(STR):
-        ls = z3.Length(v.s)
+        ls = v.s.n
         out = ls if out is None else If(is_tag(v, STR), ls, out)
     if out is None:
         return z3.IntVal(0)
@@ -410,7 +536,7 @@ def equal(a: Sym, b: Sym, depth: int = 4):
     if a.has(NONE) and b.has(NONE):
         cases.append(And(is_tag(a, NONE), is_tag(b, NONE)))
     if a.has(STR) and b.has(STR):
-        cases.append(And(is_tag(a, STR), is_tag(b, STR), a.s == b.s))
+        cases.append(And(is_tag(a, STR), is_tag(b, STR), sstr_eq(a.s, b.s)))
     for t in (LIST, TUPLE):
         if a.has(t) and b.has(t):
             both = And(is_tag(a, t), is_tag(b, t))
@@ -444,7 +570,8 @@ def decode(model: z3.ModelRef, v: Sym) -> Any:
         r = model.eval(v.r, model_completion=True)
         return float(Fraction(r.numerator_as_long(), r.denominator_as_long()))
     if tag == STR:
-        return model.eval(v.s, model_completion=True).as_string()
+        n = model.eval(v.s.n, model_completion=True).as_long()
+        return "".join(chr(model.eval(c, model_completion=True).as_long()) for c in v.s.cs[:n])
     n = model.eval(v.n, model_completion=True).as_long()
     if tag == LIST:
         return [decode(model, x) for x in v.items[:n]]
@@ -474,9 +601,11 @@ def describe(v: Sym, value: Any, shape_only: bool = False) -> list:
         elif t == FLOAT:
             out.append(v.r == z3.RealVal(Fraction(value)))
         else:
-            out.append(v.s == z3.StringVal(value))
+            if len(value) > v.s.cap:
+                return [z3.BoolVal(False)]
+            out.append(sstr_eq(v.s, sstr_const(value)))
     elif t == STR and shape_only:
-        out.append(z3.Length(v.s) == len(value))
+        out.append(v.s.n == len(value))
     elif t in (LIST, TUPLE, DICT):
         if len(value) > len(v.items):
             return [z3.BoolVal(False)]

@@ -32,6 +32,8 @@ from typing import Any, Callable, Sequence
 import z3
 
 from .adt import (
+    SStr, sstr_all_chars, sstr_any_char, sstr_char, sstr_concat, sstr_const, sstr_contains, sstr_less,
+    sstr_prefix, sstr_sub, sstr_suffix, sstr_value, select_int,
     BOOL, CONTAINERS, DICT, FLOAT, INT, INTEGRAL, LIST, NONE, NUMERIC, SEQUENCES, SIZED, STR,
     TUPLE, UNHASHABLE, And, Bounds, If, Implies, Inputs, Not, Or, Sym, Unsupported, bool_sym,
     const, equal, float_sym, int_sym, int_value, is_tag, ite, length, real_value, select,
@@ -307,7 +309,7 @@ class Translator:
         if isinstance(op, ast.Add):
             arith(lambda x, y: x + y, lambda x, y: x + y)
             if a.has(STR) and b.has(STR):
-                cases.append((And(is_tag(a, STR), is_tag(b, STR)), str_sym(z3.Concat(a.s, b.s))))
+                cases.append((And(is_tag(a, STR), is_tag(b, STR)), str_sym(sstr_concat(a.s, b.s))))
             for t in SEQUENCES:
                 if a.has(t) and b.has(t):
                     cases.append((And(is_tag(a, t), is_tag(b, t)), self.concat(t, a, b)))
@@ -398,7 +400,7 @@ class Translator:
                 x, y = real_value(a), real_value(b)
             cases.append((cond, _order(op, x, y)))
         if a.has(STR) and b.has(STR):
-            cases.append((And(is_tag(a, STR), is_tag(b, STR)), _order(op, a.s, b.s)))
+            cases.append((And(is_tag(a, STR), is_tag(b, STR)), _str_order(op, a.s, b.s)))
         if not cases:
             return FALSE, FALSE
         return Or(*[And(c, v) for c, v in cases]), Or(*[c for c, _ in cases])
@@ -459,7 +461,7 @@ class Translator:
         if c.has(STR):
             cond = is_tag(c, STR)
             if x.has(STR):
-                cases.append(And(cond, is_tag(x, STR), z3.Contains(c.s, x.s)))
+                cases.append(And(cond, is_tag(x, STR), sstr_contains(c.s, x.s)))
             oks.append(And(cond, is_tag(x, STR)))  # 'in <str>' needs a str (TypeError otherwise)
         for t in (LIST, TUPLE, DICT):
             if not c.has(t):
@@ -511,7 +513,7 @@ class Translator:
                 items = [select(v.items, start + k) for k in range(len(v.items))]
                 cases.append((is_tag(v, t), seq_sym(t, cnt, items)))
         if v.has(STR):
-            cases.append((is_tag(v, STR), str_sym(z3.SubString(v.s, start, cnt))))
+            cases.append((is_tag(v, STR), str_sym(sstr_sub(v.s, start, cnt))))
         return _cases(cases)
 
     def index(self, v: Sym, idx: Sym):
@@ -525,7 +527,7 @@ class Translator:
                 if v.has(t):
                     cases.append((And(is_tag(v, t), inb), select(v.items, j)))
             if v.has(STR):
-                cases.append((And(is_tag(v, STR), inb), str_sym(z3.SubString(v.s, j, 1))))
+                cases.append((And(is_tag(v, STR), inb), str_sym(sstr_char(v.s, j))))
         if v.has(DICT):
             found, hit = FALSE, None
             for k, (key, val) in enumerate(zip(v.items, v.vals)):
@@ -546,7 +548,7 @@ class Translator:
             from .adt import TAG_NAMES
             out = None
             for t in sorted(v.tags):
-                s = str_sym(z3.StringVal(TAG_NAMES[t]))
+                s = str_sym(sstr_const(TAG_NAMES[t]))
                 out = s if out is None else ite(v.tag == t, s, out)
             return out, ok
         raise Unsupported("attribute access", node.attr)
@@ -712,14 +714,12 @@ class Translator:
             if best is None:
                 best = v
             else:
-                better = real_value(v) > real_value(best) if name == "max" else real_value(v) < real_value(best)
+                rv, rb = _real_or_zero(v), _real_or_zero(best)
+                better = rv > rb if name == "max" else rv < rb
                 best = ite(And(e.guard, Or(Not(seen), better)), v, best)
             seen = Or(seen, e.guard)
         if best is None:
             return const(0), FALSE
-        if any(not (e.value.tags <= NUMERIC) for e in items):
-            # comparisons mixing types are not modelled: demand numbers
-            pass
         return best, And(seen, *oks)  # max(()) raises ValueError
 
     def sum_(self, items, start, ok):
@@ -810,13 +810,13 @@ class Translator:
         if name in STR_PREDICATES and not args:
             if not recv.has(STR):
                 return const(False), FALSE
-            return bool_sym(z3.InRe(recv.s, STR_PREDICATES[name]())), is_tag(recv, STR)
+            return bool_sym(STR_PREDICATES[name](recv.s)), is_tag(recv, STR)
         if name in ("startswith", "endswith") and len(args) == 1 and isinstance(args[0], Sym):
             a = args[0]
             if not (recv.has(STR) and a.has(STR)):
                 return const(False), FALSE
-            f = z3.PrefixOf if name == "startswith" else z3.SuffixOf
-            return bool_sym(f(a.s, recv.s)), And(is_tag(recv, STR), is_tag(a, STR))
+            f = sstr_prefix if name == "startswith" else sstr_suffix
+            return bool_sym(f(recv.s, a.s)), And(is_tag(recv, STR), is_tag(a, STR))
         if name in ("keys", "values", "items") and not args:
             if not recv.has(DICT):
                 return const(0), FALSE
@@ -832,46 +832,45 @@ class Translator:
         raise Unsupported("method", name)
 
     def split(self, recv: Sym, sep: Sym):
-        """``s.split(sep)`` for a constant separator, into at most ``slots[0]+1`` pieces.
+        """``s.split(sep)`` for a constant one-character separator.
 
-        The pieces are fresh string variables defined by side constraints
-        (``s == w0 + sep + w1 ...`` with no ``sep`` inside a piece); the
-        definition is unique, so negating an assert over them stays sound.
+        Piece ``j`` runs from just after the ``j``-th separator to the next one;
+        separator positions are found by counting separators before each index.
         """
-        sc = z3.simplify(sep.s) if sep.tags == {STR} else None
-        if sc is None or not z3.is_string_value(sc) or not sc.as_string():
-            raise Unsupported("split() with a non-constant separator")
+        sc = sstr_value(sep.s) if sep.tags == {STR} else None
+        if sc is None or len(sc) != 1:
+            raise Unsupported("split() with a separator other than one constant character")
         if not recv.has(STR):
             return const(0), FALSE
-        limit = self.bounds.max_str + 1
-        self.inputs._count += 1
-        uid = self.inputs._count
-        pieces = [z3.String(f"split{uid}_{k}") for k in range(limit)]
-        n = z3.Int(f"split{uid}_n")
-        defs = [n >= 1, n <= limit]
-        for m in range(1, limit + 1):
-            joined = pieces[0]
-            for p in pieces[1:m]:
-                joined = z3.Concat(joined, sc, p)
-            defs.append(Implies(n == m, recv.s == joined))
-        for k, p in enumerate(pieces):
-            defs.append(Implies(k < n, Not(z3.Contains(p, sc))))
-        self.axioms.append(Implies(is_tag(recv, STR), z3.And(*defs)))
-        return seq_sym(LIST, n, [str_sym(p) for p in pieces]), is_tag(recv, STR)
+        s, code = recv.s, ord(sc)
+        is_sep = [And(k < s.n, c == code) for k, c in enumerate(s.cs)]
+        before = []  # separators strictly before index k
+        acc = z3.IntVal(0)
+        for k in range(s.cap):
+            before.append(acc)
+            acc = acc + If(is_sep[k], z3.IntVal(1), z3.IntVal(0))
+        n_sep = acc
+        # position of the j-th separator (0-based), or len(s) when there is none
+        pos = []
+        for j in range(s.cap + 1):
+            p = s.n
+            for k in range(s.cap - 1, -1, -1):
+                p = If(And(is_sep[k], before[k] == j), z3.IntVal(k), p)
+            pos.append(p)
+        pieces = []
+        for j in range(s.cap + 1):
+            start = z3.IntVal(0) if j == 0 else pos[j - 1] + 1
+            end = pos[j] if j < s.cap else s.n
+            pieces.append(str_sym(sstr_sub(s, start, end - start)))
+        return seq_sym(LIST, n_sep + 1, pieces), is_tag(recv, STR)
 
     def case_map(self, recv: Sym, name: str):
-        """``s.lower()`` / ``s.upper()`` by mapping each character (bounded length)."""
+        """``s.lower()`` / ``s.upper()`` (ASCII letters; input strings are ASCII)."""
         if not recv.has(STR):
             return const(0), FALSE
-        s = recv.s
-        out = z3.StringVal("")
         lo, hi, delta = ("A", "Z", 32) if name == "lower" else ("a", "z", -32)
-        for k in range(self.bounds.max_str):
-            ch = z3.SubString(s, k, 1)
-            code = z3.StrToCode(ch)
-            mapped = If(And(code >= ord(lo), code <= ord(hi)), z3.StrFromCode(code + delta), ch)
-            out = z3.Concat(out, If(k < z3.Length(s), mapped, z3.StringVal("")))
-        return str_sym(out), And(is_tag(recv, STR), z3.Length(s) <= self.bounds.max_str)
+        cs = [If(And(c >= ord(lo), c <= ord(hi)), c + delta, c) for c in recv.s.cs]
+        return str_sym(SStr(recv.s.n, cs)), is_tag(recv, STR)
 
     # comprehensions -----------------------------------------------------
     def ev_GeneratorExp(self, node, env):
@@ -934,13 +933,13 @@ class Translator:
             if m > len(value.items) and not value.has(STR):
                 return FALSE
             ok = And(tag_in(value, SEQUENCES), value.n == m) if value.tags & SEQUENCES else FALSE
-            strs = And(is_tag(value, STR), z3.Length(value.s) == m) if value.has(STR) else FALSE
+            strs = And(is_tag(value, STR), value.s.n == m) if value.has(STR) else FALSE
             for k, t in enumerate(target.elts):
                 parts = []
                 if value.tags & SEQUENCES and k < len(value.items):
                     parts.append((tag_in(value, SEQUENCES), value.items[k]))
                 if value.has(STR):
-                    parts.append((is_tag(value, STR), str_sym(z3.SubString(value.s, k, 1))))
+                    parts.append((is_tag(value, STR), str_sym(sstr_char(value.s, z3.IntVal(k)))))
                 sub, _ = _cases(parts)
                 sub_ok = self.bind(t, sub, env)
                 ok = And(Or(ok, strs), sub_ok) if k == 0 else And(ok, sub_ok)
@@ -953,20 +952,20 @@ class Translator:
             return it.events, TRUE
         if not isinstance(it, Sym):
             raise Unsupported("iteration over", type(it).__name__)
-        slots = max(len(it.items), self.bounds.max_str if it.has(STR) else 0)
+        cap = it.s.cap if it.has(STR) else 0
+        slots = max(len(it.items), cap)
         ok_parts = []
         if it.tags & CONTAINERS:
             ok_parts.append(tag_in(it, CONTAINERS))
         if it.has(STR):
-            # a longer string than the unrolled slots is not modelled
-            ok_parts.append(And(is_tag(it, STR), z3.Length(it.s) <= self.bounds.max_str))
+            ok_parts.append(is_tag(it, STR))
         events = []
         for k in range(slots):
             parts = []
             if it.tags & CONTAINERS and k < len(it.items):
                 parts.append((And(tag_in(it, CONTAINERS), k < it.n), it.items[k]))
-            if it.has(STR) and k < self.bounds.max_str:
-                parts.append((And(is_tag(it, STR), k < z3.Length(it.s)), str_sym(z3.SubString(it.s, k, 1))))
+            if it.has(STR) and k < cap:
+                parts.append((And(is_tag(it, STR), k < it.s.n), str_sym(SStr(z3.IntVal(1), [it.s.cs[k]]))))
             if not parts:
                 continue
             guard = Or(*[c for c, _ in parts])
@@ -1081,22 +1080,39 @@ class Translator:
         return model
 
 
+def _between(lo: str, hi: str):
+    return lambda c: And(c >= ord(lo), c <= ord(hi))
+
+
+_DIGIT = _between("0", "9")
+_UPPER = _between("A", "Z")
+_LOWER = _between("a", "z")
+_SPACE = lambda c: Or(*[c == ord(x) for x in " \t\n\r\x0b\x0c"])  # noqa: E731
+
+#: CPython's str predicates, exact for ASCII (input strings are printable ASCII).
 STR_PREDICATES = {
-    "isdigit": lambda: z3.Plus(z3.Range("0", "9")),
-    "isnumeric": lambda: z3.Plus(z3.Range("0", "9")),
-    "isdecimal": lambda: z3.Plus(z3.Range("0", "9")),
-    "isalpha": lambda: z3.Plus(z3.Union(z3.Range("a", "z"), z3.Range("A", "Z"))),
-    "isalnum": lambda: z3.Plus(z3.Union(z3.Range("a", "z"), z3.Range("A", "Z"), z3.Range("0", "9"))),
-    "isspace": lambda: z3.Plus(z3.Union(*[z3.Re(c) for c in " \t\n\r\x0b\x0c"])),
-    # CPython: at least one cased character and no cased character of the other case.
-    "isupper": lambda: z3.Concat(z3.Star(_not_range("a", "z")), z3.Range("A", "Z"), z3.Star(_not_range("a", "z"))),
-    "islower": lambda: z3.Concat(z3.Star(_not_range("A", "Z")), z3.Range("a", "z"), z3.Star(_not_range("A", "Z"))),
+    "isdigit": lambda s: sstr_all_chars(s, _DIGIT),
+    "isnumeric": lambda s: sstr_all_chars(s, _DIGIT),
+    "isdecimal": lambda s: sstr_all_chars(s, _DIGIT),
+    "isalpha": lambda s: sstr_all_chars(s, lambda c: Or(_UPPER(c), _LOWER(c))),
+    "isalnum": lambda s: sstr_all_chars(s, lambda c: Or(_UPPER(c), _LOWER(c), _DIGIT(c))),
+    "isspace": lambda s: sstr_all_chars(s, _SPACE),
+    # at least one cased character and none of the other case
+    "isupper": lambda s: And(sstr_any_char(s, _UPPER), sstr_all_chars(s, lambda c: Not(_LOWER(c)), False)),
+    "islower": lambda s: And(sstr_any_char(s, _LOWER), sstr_all_chars(s, lambda c: Not(_UPPER(c)), False)),
 }
 
 
-def _not_range(lo: str, hi: str):
-    """Printable ASCII outside ``[lo-hi]`` (input strings are printable ASCII)."""
-    return z3.Union(z3.Range(" ", chr(ord(lo) - 1)), z3.Range(chr(ord(hi) + 1), "~"))
+def _str_order(op, a: SStr, b: SStr):
+    if isinstance(op, ast.Lt):
+        return sstr_less(a, b, False)
+    if isinstance(op, ast.LtE):
+        return sstr_less(a, b, True)
+    if isinstance(op, ast.Gt):
+        return sstr_less(b, a, False)
+    if isinstance(op, ast.GtE):
+        return sstr_less(b, a, True)
+    raise Unsupported("comparison operator", type(op).__name__)
 
 
 def _order(op, x, y):
@@ -1113,6 +1129,10 @@ def _order(op, x, y):
 
 def _is_false(e) -> bool:
     return isinstance(e, z3.BoolRef) and z3.is_false(e)
+
+
+def _real_or_zero(v: Sym):
+    return real_value(v) if v.tags & NUMERIC else z3.RealVal(0)
 
 
 def _max(a, b):

@@ -1,0 +1,137 @@
+"""Quality metrics of contract-violating test (CVT) sets: AVC and TS.
+
+ContractEval (Lim et al., arXiv 2510.12047; §3.4 "Evaluation metrics") judges a
+CVT set against the reference program with contracts:
+
+**AVC, Assert Violation Coverage** -- the share of CVTs that the reference
+with its contract *rejects*, i.e. that raise ``AssertionError``::
+
+    AVC = |{t in T : P_ref+contract(t) raises AssertionError}| / |T|
+
+**TS, Target Specificity** -- whether a CVT violates the asserts it was built
+to violate.  Each CVT ``t`` has an intended set ``I(t)`` (its SMT section) and
+the set ``F(t)`` of asserts that raise ``AssertionError`` when run *alone*
+(``fired_individually``).  Three readings are offered, selected by ``ts_mode``:
+
+* ``"exact"`` (default): ``t`` is target-specific iff ``F(t) == I(t)``;
+  ``TS = |{t : F(t) = I(t)}| / |T|``.  Specificity in the strict sense: the
+  intended asserts fire and no other does.
+* ``"upstream"``: upstream's implementation (suhanmen/PACT,
+  ``code/utils/evaluation_test_case_pass_k_for_grammar.py``,
+  ``GrammarRewarder._compute_grammar_metrics``) scores every pair (CVT,
+  intended assert) and averages over pairs:
+  ``TS = sum_t |I(t) & F(t)| / sum_t |I(t)|``; unintended firings are not
+  penalised.
+* ``"all-intended"``: per CVT, all intended asserts fire (``I(t) <= F(t)``).
+
+Upstream computes AVC the same way as defined above (per test case, full
+contract must raise ``AssertionError``).  The paper's own §3.4 formulas could
+not be consulted verbatim when this module was written (see
+``docs/synthesis.md``); ``exact`` is our reading of the metric's name and
+description, ``upstream`` reproduces upstream's numbers.
+
+Also reported: **task coverage** (tasks with at least one CVT; upstream's
+rebuilt set: 463 of 475) and **assert coverage** (asserts fired individually by
+at least one CVT of their task).
+
+A CVT record is a dict with ``intended_violated`` and ``fired_individually``
+(lists of ``assert_k``) and optionally ``full_contract`` (the outcome of the
+reference with contracts, e.g. ``"AssertionError"``).  Records of the
+``contracteval_rebuilt.jsonl`` schema have no ``full_contract``: every CVT
+there was verified to raise ``AssertionError`` (see the data README), so a
+missing field counts as rejected when at least one assert fires alone and as
+not rejected otherwise; pass ``recheck`` results for exact figures.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+TS_MODES = ("exact", "upstream", "all-intended")
+
+
+@dataclass
+class TaskCvtMetrics:
+    """AVC/TS figures of one task's CVT set (counts, so aggregates stay exact)."""
+
+    task_id: str
+    n_asserts: int
+    n_cvts: int
+    rejected: int  # CVTs the reference with contracts rejects with AssertionError
+    specific: float  # TS numerator (CVTs, or pairs for ts_mode="upstream")
+    ts_denominator: int
+    asserts_covered: list = field(default_factory=list)
+
+    @property
+    def avc(self) -> float | None:
+        return self.rejected / self.n_cvts if self.n_cvts else None
+
+    @property
+    def ts(self) -> float | None:
+        return self.specific / self.ts_denominator if self.ts_denominator else None
+
+
+def _rejected(cvt: Mapping) -> bool:
+    outcome = cvt.get("full_contract")
+    if outcome is not None:
+        return outcome == "AssertionError"
+    return bool(cvt.get("fired_individually"))
+
+
+def task_metrics(task_id: str, cvts: Sequence[Mapping], contracts: Mapping | Sequence,
+                 ts_mode: str = "exact") -> TaskCvtMetrics:
+    """AVC and TS (ContractEval §3.4) of one task's CVTs; ``contracts`` names its asserts."""
+    if ts_mode not in TS_MODES:
+        raise ValueError(f"ts_mode must be one of {', '.join(TS_MODES)}")
+    names = list(contracts)
+    known = set(names)
+    rejected = specific = denom = 0
+    covered: set = set()
+    for cvt in cvts:
+        intended = set(cvt.get("intended_violated") or ())
+        fired = set(cvt.get("fired_individually") or ())
+        unknown = (intended | fired) - known
+        if unknown:
+            raise ValueError(f"{task_id}: CVT names asserts the task does not have: {sorted(unknown)}")
+        rejected += _rejected(cvt)
+        covered |= fired
+        if ts_mode == "upstream":
+            specific += len(intended & fired)
+            denom += len(intended)
+        else:
+            ok = fired == intended if ts_mode == "exact" else intended <= fired
+            specific += ok and bool(intended)
+            denom += 1
+    return TaskCvtMetrics(task_id, len(names), len(cvts), rejected, specific, denom,
+                          [n for n in names if n in covered])
+
+
+def aggregate(tasks: Iterable[TaskCvtMetrics]) -> dict:
+    """Set-level figures: micro averages over all CVTs (pairs), plus task and assert coverage."""
+    tasks = list(tasks)
+    n_cvts = sum(t.n_cvts for t in tasks)
+    ts_den = sum(t.ts_denominator for t in tasks)
+    n_asserts = sum(t.n_asserts for t in tasks)
+    return {
+        "tasks": len(tasks),
+        "tasks_with_cvt": sum(1 for t in tasks if t.n_cvts),
+        "task_coverage": (sum(1 for t in tasks if t.n_cvts) / len(tasks)) if tasks else None,
+        "cvts": n_cvts,
+        "avc": (sum(t.rejected for t in tasks) / n_cvts) if n_cvts else None,
+        "ts": (sum(t.specific for t in tasks) / ts_den) if ts_den else None,
+        "asserts": n_asserts,
+        "asserts_covered": sum(len(t.asserts_covered) for t in tasks),
+        "assert_coverage": (sum(len(t.asserts_covered) for t in tasks) / n_asserts) if n_asserts else None,
+    }
+
+
+def set_metrics(rows: Iterable[Mapping], ts_mode: str = "exact", cvt_key: str = "cvts") -> tuple[list, dict]:
+    """Per-task metrics and the aggregate for rows of the contracteval_rebuilt schema."""
+    per_task = [task_metrics(r["task_id"], r.get(cvt_key) or [], r.get("contracts") or {}, ts_mode) for r in rows]
+    return per_task, aggregate(per_task)
+
+
+def as_dict(m: TaskCvtMetrics) -> dict:
+    d = asdict(m)
+    d["avc"], d["ts"] = m.avc, m.ts
+    return d

@@ -1,0 +1,216 @@
+"""Statistics for reports and gates: bootstrap confidence intervals over tasks,
+paired bootstrap deltas, and the exact McNemar test.
+
+Resampling is over *tasks* (the unit a benchmark samples from its population);
+a metric on a resampled task set is whatever the adapter's ``aggregate`` says
+for that set, so every metric of every adapter gets an interval without
+knowing what it means.  Two shortcuts keep this fast and change nothing in the
+result:
+
+* a metric that is a mean over tasks (pass@k, csr, contract_pass@1, ...) is
+  detected by checking ``aggregate`` against the mean of its per-task values on
+  the full set and on a few resamples; its replicates are then sums over
+  per-task values instead of ``aggregate`` calls;
+* the other metrics (pooled ratios such as csr_cvt, counts) call ``aggregate``
+  once per replicate; when one call is slow (huge runs) fewer replicates are
+  drawn (never fewer than :data:`MIN_RESAMPLES`) and the report says how many.
+
+Every replicate draws its task indices from ``random.Random(seed)``, so
+intervals are the same on every machine and every run.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+RESAMPLES = 1000
+MIN_RESAMPLES = 200
+SEED = 20240611
+SLOW_BUDGET_S = 5.0  # wall time the generic (non-task-mean) replicates of one benchmark may take
+
+Results = Mapping[str, Sequence[Mapping[str, Any]]]
+Aggregate = Callable[[Results], Mapping[str, Any]]
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear-interpolation percentile (numpy's default), ``q`` in [0, 1]."""
+    if not sorted_values:
+        return float("nan")
+    pos = q * (len(sorted_values) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def _interval(values: list[float], level: float) -> list[float] | None:
+    values = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not values:
+        return None
+    tail = (1 - level) / 2
+    return [percentile(values, tail), percentile(values, 1 - tail)]
+
+
+def _draws(n_tasks: int, resamples: int, seed: int) -> list[list[int]]:
+    rng = random.Random(seed)
+    population = range(n_tasks)
+    return [rng.choices(population, k=n_tasks) for _ in range(resamples)]
+
+
+def _resampled(task_ids: Sequence[str], results: Results, draw: Sequence[int]) -> dict[str, Any]:
+    # Keys must stay distinct when a task is drawn twice.
+    return {f"{task_ids[i]}#{j}": results[task_ids[i]] for j, i in enumerate(draw)}
+
+
+def _nanmean(values: Sequence[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else float("nan")
+
+
+def _close(a: Any, b: float) -> bool:
+    if a is None or not is_number(a):
+        return math.isnan(b)
+    return not math.isnan(b) and abs(a - b) <= 1e-9 * max(1.0, abs(a))
+
+
+class TaskValues:
+    """Per-task values of one report's metrics, and which metrics are task means."""
+
+    def __init__(self, aggregate: Aggregate, results: Results, metrics: Sequence[str], seed: int = SEED):
+        self.task_ids = list(results)
+        self.values: dict[str, list[float]] = {m: [] for m in metrics}
+        for task_id in self.task_ids:
+            one = aggregate({task_id: results[task_id]})
+            for m in metrics:
+                v = one.get(m)
+                self.values[m].append(float(v) if is_number(v) else float("nan"))
+        full = aggregate(results)
+        self.linear = {m for m in metrics if _close(full.get(m), _nanmean(self.values[m]))}
+        # Confirm on a few resamples (a pooled ratio can equal the task mean by chance on the full set).
+        if self.linear and len(self.task_ids) > 1:
+            for draw in _draws(len(self.task_ids), 3, seed + 7):
+                got = aggregate(_resampled(self.task_ids, results, draw))
+                for m in list(self.linear):
+                    if not _close(got.get(m), _nanmean([self.values[m][i] for i in draw])):
+                        self.linear.discard(m)
+
+    def binary(self, metric: str) -> bool:
+        return all(v in (0.0, 1.0) for v in self.values[metric] if not math.isnan(v))
+
+
+def _mean_over(values: Sequence[float], draw: Sequence[int]) -> float:
+    total = count = 0
+    for i in draw:
+        v = values[i]
+        if v == v:  # not NaN
+            total += v
+            count += 1
+    return total / count if count else float("nan")
+
+
+def bootstrap_ci(aggregate: Aggregate, results: Results, metrics: Mapping[str, Any], *,
+                 resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95) -> dict[str, Any]:
+    """``{"metrics_ci": {metric: [lo, hi]}, "resamples": n, ...}`` over tasks (percentile bootstrap)."""
+    names = [m for m, v in metrics.items() if is_number(v)]
+    info: dict[str, Any] = {"level": level, "resamples": resamples, "seed": seed, "unit": "task"}
+    if not names or len(results) < 2:
+        return {"metrics_ci": {m: [float(metrics[m]), float(metrics[m])] for m in names}, **info}
+    tv = TaskValues(aggregate, results, names, seed)
+    draws = _draws(len(tv.task_ids), resamples, seed)
+    ci: dict[str, Any] = {}
+    for m in tv.linear:
+        ci[m] = _interval([_mean_over(tv.values[m], d) for d in draws], level)
+    generic = [m for m in names if m not in tv.linear]
+    if generic:
+        n = _generic_resamples(aggregate, results, resamples)
+        reps: dict[str, list[float]] = {m: [] for m in generic}
+        for d in draws[:n]:
+            got = aggregate(_resampled(tv.task_ids, results, d))
+            for m in generic:
+                v = got.get(m)
+                reps[m].append(float(v) if is_number(v) else float("nan"))
+        for m in generic:
+            ci[m] = _interval(reps[m], level)
+        if n < resamples:
+            info["resamples_reduced"] = {"resamples": n, "metrics": generic,
+                                         "why": f"one aggregate call is slow; capped at ~{SLOW_BUDGET_S:g} s"}
+    info["metrics_ci"] = {m: ci[m] for m in names if ci.get(m) is not None}
+    return info
+
+
+def _generic_resamples(aggregate: Aggregate, results: Results, wanted: int) -> int:
+    start = time.perf_counter()
+    aggregate(results)
+    per_call = time.perf_counter() - start
+    if per_call * wanted <= SLOW_BUDGET_S:
+        return wanted
+    return max(MIN_RESAMPLES, min(wanted, int(SLOW_BUDGET_S / max(per_call, 1e-9))))
+
+
+def paired_deltas(aggregate: Aggregate, base: Results, cand: Results, metrics: Sequence[str], *,
+                  resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95) -> dict[str, dict[str, Any]]:
+    """Candidate minus baseline for each metric on the tasks both have, with a paired
+    bootstrap interval (the same resampled tasks on both sides).
+
+    For a task-mean metric the per-task values are kept (``per_task``: baseline and
+    candidate lists over ``task_ids``) and ``binary`` says whether they are all 0/1,
+    i.e. whether McNemar's test applies.
+    """
+    common = [t for t in cand if t in base]
+    b = {t: base[t] for t in common}
+    c = {t: cand[t] for t in common}
+    full_b, full_c = aggregate(b), aggregate(c)
+    out: dict[str, dict[str, Any]] = {}
+    for m in metrics:
+        vb, vc = full_b.get(m), full_c.get(m)
+        out[m] = {"tasks": len(common), "baseline": vb, "candidate": vc, "level": level, "resamples": resamples,
+                  "delta": vc - vb if is_number(vb) and is_number(vc) else None, "ci": None, "binary": False}
+    wanted = [m for m in metrics if out[m]["delta"] is not None]
+    if not wanted:
+        return out
+    if len(common) < 2:
+        for m in wanted:
+            out[m]["ci"] = [out[m]["delta"], out[m]["delta"]]
+        return out
+    tb, tc = TaskValues(aggregate, b, wanted, seed), TaskValues(aggregate, c, wanted, seed)
+    draws = _draws(len(common), resamples, seed)
+    generic = []
+    for m in wanted:
+        if m in tb.linear and m in tc.linear:
+            reps = [_mean_over(tc.values[m], d) - _mean_over(tb.values[m], d) for d in draws]
+            out[m].update(ci=_interval(reps, level), binary=tb.binary(m) and tc.binary(m),
+                          per_task={"task_ids": common, "baseline": tb.values[m], "candidate": tc.values[m]})
+        else:
+            generic.append(m)
+    if generic:
+        n = _generic_resamples(aggregate, b, resamples)
+        reps_g: dict[str, list[float]] = {m: [] for m in generic}
+        for d in draws[:n]:
+            gb = aggregate(_resampled(common, b, d))
+            gc = aggregate(_resampled(common, c, d))
+            for m in generic:
+                x, y = gb.get(m), gc.get(m)
+                reps_g[m].append(y - x if is_number(x) and is_number(y) else float("nan"))
+        for m in generic:
+            out[m].update(ci=_interval(reps_g[m], level), resamples=n)
+    return out
+
+
+def mcnemar_exact(newly_failing: int, newly_passing: int) -> float:
+    """Two-sided exact McNemar p-value: a binomial test of the discordant pairs against 1/2."""
+    b, c = newly_failing, newly_passing
+    n = b + c
+    if n == 0:
+        return 1.0
+    try:
+        from scipy.stats import binomtest
+    except ImportError:
+        k = min(b, c)
+        tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+        return min(1.0, 2 * tail)
+    return float(binomtest(min(b, c), n, 0.5, alternative="two-sided").pvalue)
