@@ -39,7 +39,8 @@ from ..metrics.passk import pass_at_k_table
 from ..models.base import Completion
 from .base import CheckResult, Message, Prompt, Task, TaskSet
 
-CANONICAL_CPU_FACTOR = 20  # the reference may take this many call limits per input
+CANONICAL_CPU_FACTOR = 20
+EXPECTED_FORMAT = 2  # [outputs, reference cost per input]  # the reference may take this many call limits per input
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> tuple[list[A
     (CPU seconds over :func:`machine_speed`), computed once in the sandbox and cached."""
     from filelock import FileLock
 
-    folder = ctx.cache_dir("expected", f"{digest[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}")
+    # The format version is part of the key: a cache written by an older layout is never misread.
+    folder = ctx.cache_dir("expected", f"v{EXPECTED_FORMAT}-{digest[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}")
     path = folder / (task["task_id"].replace("/", "_") + ".json")
     if not path.exists():
         with FileLock(str(path) + ".lock"):
