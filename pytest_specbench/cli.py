@@ -47,13 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="output file (default: %(default)s); a sibling evalplus/ link to DATA_ROOT/evalplus is "
                           "created when missing so the folder works with --specbench-data")
     syn.add_argument("--work", type=Path, default=None, help="work file of finished tasks (default: OUT.work.jsonl)")
-    syn.add_argument("--max-models", type=int, default=3, metavar="K", help="models per violation subset (default 3)")
+    syn.add_argument("--max-models", type=int, default=3, metavar="K",
+                     help="verified CVTs kept per violation subset (default 3)")
+    syn.add_argument("--explore", type=int, default=4, metavar="F",
+                     help="the solver proposes up to F*K models per subset for the feasibility filter (default 4)")
     syn.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N", help="worker processes")
     syn.add_argument("--solver-timeout-ms", type=int, default=2000, metavar="MS", help="per z3 check (default 2000)")
     syn.add_argument("--task-budget", type=float, default=120.0, metavar="S",
                      help="solver seconds per task before remaining subsets are skipped (default 120)")
-    syn.add_argument("--call-timeout", type=float, default=1.0, metavar="S",
-                     help="seconds per reference call in the feasibility filter (default 1)")
+    syn.add_argument("--call-timeout", type=float, default=0.5, metavar="S",
+                     help="seconds per reference call in the feasibility filter (default 0.5)")
     syn.add_argument("--tasks", default=None, metavar="PATTERNS",
                      help="comma-separated task ids or glob patterns, e.g. 'HumanEval/*,Mbpp/2*'")
     syn.add_argument("--resume", action="store_true", help="skip tasks already in the work file")
@@ -97,7 +100,7 @@ def cmd_synthesize(args) -> int:
 
     if args.translator:
         require_translator(args.translator)
-    for opt, val in (("--max-models", args.max_models), ("--jobs", args.jobs),
+    for opt, val in (("--max-models", args.max_models), ("--jobs", args.jobs), ("--explore", args.explore),
                      ("--solver-timeout-ms", args.solver_timeout_ms)):
         if val < 1:
             raise OptionError(opt, "must be at least 1")
@@ -110,7 +113,8 @@ def cmd_synthesize(args) -> int:
     if args.resume and not work.exists():
         print(f"specbench: no work file {work}; starting from scratch", file=sys.stderr)
     options = pipeline.Options(max_models=args.max_models, solver_timeout_ms=args.solver_timeout_ms,
-                               task_budget_s=args.task_budget, call_timeout_s=args.call_timeout)
+                               task_budget_s=args.task_budget, call_timeout_s=args.call_timeout,
+                               explore=args.explore)
     examples = pipeline.load_examples(root)
 
     def progress(rec, done, total):

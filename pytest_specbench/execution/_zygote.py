@@ -200,10 +200,6 @@ class _CallTimeout(BaseException):
     """Raised in the child by the per-call timers."""
 
 
-def _on_timer(signum, frame):
-    raise _CallTimeout()
-
-
 def _child(job: dict, calls, w_res: int, w_out: int, jobdir: str, uid) -> None:
     """Runs in the forked child; never returns."""
     write, exit_ = os.write, os._exit  # bound before sample code can touch os
@@ -244,6 +240,7 @@ def _child(job: dict, calls, w_res: int, w_out: int, jobdir: str, uid) -> None:
 
     # Everything below may meet hostile code: keep our own references.
     real_assertion, real_value, real_type = AssertionError, ValueError, TypeError
+    isinstance_, type_, zip_ = isinstance, type, zip  # a sample may replace builtins
     dumps, process_time, setitimer = wire.dumps, time.process_time, signal.setitimer
     itimer_prof, itimer_real, jdumps = signal.ITIMER_PROF, signal.ITIMER_REAL, json.dumps
 
@@ -252,58 +249,82 @@ def _child(job: dict, calls, w_res: int, w_out: int, jobdir: str, uid) -> None:
         while data:
             data = data[write(3, data):]
 
-    signal.signal(signal.SIGPROF, _on_timer)
-    signal.signal(signal.SIGALRM, _on_timer)
-    namespace = {"__name__": "__sample__", "__builtins__": __builtins__}
-    try:
-        setitimer(itimer_prof, lim["startup_cpu"])
-        setitimer(itimer_real, lim["startup_cpu"] * 3)
-        exec(compile(job["code"], "<sample>", "exec"), namespace)  # noqa: S102 - the sandboxed child
+    # The timers raise only while armed, so a signal that arrives just as a call
+    # ends cannot escape into the harness's own code; they repeat (every 50 ms)
+    # so that a sample swallowing one timeout gets another.
+    armed = [False]
+
+    def on_timer(signum, frame):
+        if armed[0]:
+            raise _CallTimeout()
+
+    def arm(cpu: float, wall: float) -> None:
+        armed[0] = True
+        setitimer(itimer_prof, cpu, 0.05)
+        setitimer(itimer_real, wall, 0.05)
+
+    def disarm() -> None:
+        armed[0] = False
         setitimer(itimer_prof, 0)
         setitimer(itimer_real, 0)
+
+    signal.signal(signal.SIGPROF, on_timer)
+    signal.signal(signal.SIGALRM, on_timer)
+    namespace = {"__name__": "__sample__", "__builtins__": __builtins__}
+    try:
+        try:
+            arm(lim["startup_cpu"], lim["startup_cpu"] * 3)
+            exec(compile(job["code"], "<sample>", "exec"), namespace)  # noqa: S102 - the sandboxed child
+        finally:
+            disarm()
         fn = namespace.get(job["entry_point"])
         if not callable(fn):
             emit(["load", "error", f"entry point {job['entry_point']!r} not defined"])
             exit_(0)
+    except _CallTimeout:
+        emit(["load", "error", f"defining the sample took over {lim['startup_cpu']} s"])
+        exit_(0)
     except BaseException as exc:  # noqa: BLE001
-        emit(["load", "error", f"{type(exc).__name__}: {str(exc)[:300]}"])
+        emit(["load", "error", f"{type_(exc).__name__}: {str(exc)[:300]}"])
         exit_(0)
 
-    for i, cpu_limit in zip(job["indices"], job["call_cpu"]):
+    for i, cpu_limit in zip_(job["indices"], job["call_cpu"]):
         args, kwargs = calls[i]
         t0 = process_time()
+        encoded = unserializable = None
         try:
-            setitimer(itimer_prof, cpu_limit)
-            setitimer(itimer_real, cpu_limit * lim["wall_factor"] + 0.5)
-            out = fn(*args, **kwargs)
-            setitimer(itimer_prof, 0)
-            setitimer(itimer_real, 0)
-            spent = process_time() - t0
-            if spent > cpu_limit:  # the sample swallowed the timer's exception
-                emit([i, "timeout", None, spent])
-                continue
             try:
-                encoded = dumps(out)
-            except BaseException as exc:  # noqa: BLE001 - cycles, hostile __repr__
-                emit([i, "raise", ["UnserializableOutput", False, False, type(exc).__name__], spent])
-                continue
-            data = f'[{i},"ok",{encoded},{spent!r}]\n'.encode()
-            while data:
-                data = data[write(3, data):]
+                arm(cpu_limit, cpu_limit * lim["wall_factor"] + 0.5)
+                out = fn(*args, **kwargs)
+                try:
+                    encoded = dumps(out)  # still timed: a hostile __repr__ may loop
+                except _CallTimeout:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - cycles, hostile __repr__
+                    unserializable = type_(exc).__name__
+            finally:
+                disarm()
         except _CallTimeout:
-            setitimer(itimer_prof, 0)
-            setitimer(itimer_real, 0)
             emit([i, "timeout", None, process_time() - t0])
+            continue
         except BaseException as exc:  # noqa: BLE001
-            setitimer(itimer_prof, 0)
-            setitimer(itimer_real, 0)
             spent = process_time() - t0
             try:
-                info = [type(exc).__name__, isinstance(exc, real_assertion),
-                        isinstance(exc, (real_value, real_type)) and _raised_by_statement(exc), str(exc)[:200]]
+                info = [type_(exc).__name__, isinstance_(exc, real_assertion),
+                        isinstance_(exc, (real_value, real_type)) and _raised_by_statement(exc), str(exc)[:200]]
             except BaseException:  # noqa: BLE001
                 info = ["?", False, False, ""]
             emit([i, "raise", info, spent])
+            continue
+        spent = process_time() - t0
+        if spent > cpu_limit:  # the sample swallowed the timer's exception
+            emit([i, "timeout", None, spent])
+        elif unserializable is not None:
+            emit([i, "raise", ["UnserializableOutput", False, False, unserializable], spent])
+        else:
+            data = f'[{i},"ok",{encoded},{spent!r}]\n'.encode()
+            while data:
+                data = data[write(3, data):]
     emit(["done"])
     exit_(0)
 
@@ -374,7 +395,7 @@ class Zygote:
                             self._kill(pid)
                             sys.exit(0)
                     continue
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     open_fds.discard(fd)
                     continue

@@ -195,15 +195,20 @@ class PythonExecutor:
             raise InfrastructureError(f"sandbox failed: {exc}") from None
 
     def _collect(self, on_outcome, indices: list[int], deadline: float) -> JobResult:
-        result, buf, stopping = JobResult(), b"", False
+        result, chunks, stopping = JobResult(), [], False
         pending = iter(indices)  # the child answers calls in this order, once each
         expected = next(pending, None)
         ready = setup_error = None
         while True:
             kind, payload = self._recv_frame(timeout=max(deadline - time.monotonic(), 0.1))
             if kind == b"D":
-                buf += payload
-                *lines, buf = buf.split(b"\n")
+                # Records can be many megabytes: keep chunks until a newline arrives
+                # instead of re-scanning a growing buffer (quadratic).
+                if b"\n" not in payload:
+                    chunks.append(payload)
+                    continue
+                *lines, rest = b"".join(chunks + [payload]).split(b"\n")
+                chunks = [rest] if rest else []
                 for line in lines:
                     if ready is None:  # the first record is the sandbox's own, before sample code ran
                         ready = line.strip() == b'["ready"]'

@@ -22,7 +22,13 @@ import json
 from typing import Any
 
 _PLAIN = (type(None), bool, int, float, str)
+_SCALAR_KINDS = frozenset(_PLAIN)
 _BIG = 10 ** 1000
+
+
+def _ints_fit(values: list, kinds: set) -> bool:
+    ints = values if kinds == {int} else [v for v in values if type(v) is int]
+    return not ints or (-_BIG < min(ints) and max(ints) < _BIG)
 
 
 class Opaque:
@@ -47,6 +53,11 @@ def to_plain(value: Any) -> Any:
     if t in _PLAIN:
         return value
     if t is list:
+        # Fast path for the common big outputs (long lists of numbers or strings):
+        # json encodes them in C; only ints too long for decimal need a tag.
+        kinds = set(map(type, value))
+        if kinds <= _SCALAR_KINDS and (int not in kinds or _ints_fit(value, kinds)):
+            return value
         return [to_plain(v) for v in value]
     if t is tuple:
         return {"t": [to_plain(v) for v in value]}

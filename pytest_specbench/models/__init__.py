@@ -4,11 +4,17 @@ Built in: ``reference``, ``replay:PATH``.  Other kinds register a factory in
 :data:`MODEL_KINDS` (``openai:MODEL``) or, from another package, under the
 ``specbench.models`` entry-point group; ``python:module:callable`` loads any
 factory by import path.  A factory takes the text after the first ``:`` and the
-settings object and returns a :class:`~.base.Model`.
+settings object and returns a :class:`~.base.Model`; a factory with an
+``option`` keyword parameter also learns which option it serves (``--model``
+or ``--judge-model``), so that a judge keeps its own parameters and cache
+entries.  A model that calls a paid API should subclass
+:class:`~.cache.CachingModel` (implementing ``identity`` and ``call``): it then
+gets the cache, bounded concurrency and the xdist-safe generation phase.
 """
 from __future__ import annotations
 
 import importlib
+import inspect
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
@@ -76,8 +82,23 @@ def load_model(spec: str, settings: Any, option: str = "--model") -> Model:
     if factory is None:
         raise OptionError(option, f"unknown model {spec!r}; known kinds: {', '.join(known_kinds())}")
     try:
+        if _accepts_option(factory):
+            return factory(arg, settings, option=option)
         return factory(arg, settings)
     except OptionError as exc:
         if option != "--model":
             raise OptionError(option, str(exc).split(": ", 1)[-1]) from None
         raise
+
+
+def _accepts_option(factory: ModelFactory) -> bool:
+    try:
+        return "option" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # builtins and some C callables have no signature
+        return False
+
+
+def load_judge_model(settings: Any) -> Model | None:
+    """The ``--judge-model`` (None when not given), for benchmarks graded by an LLM."""
+    spec = str(settings.option("judge_model") or "").strip()
+    return load_model(spec, settings, option="--judge-model") if spec else None

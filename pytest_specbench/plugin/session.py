@@ -19,8 +19,10 @@ import pytest
 from ..benchmarks import get_benchmark
 from ..benchmarks.base import TaskSet
 from ..errors import OptionError
-from ..models import load_model
-from ..reports.journal import Journal
+from ..models import generation, load_model
+from ..reports.gate import section_extras
+from ..errors import InfrastructureError
+from ..reports.journal import Journal, max_errors
 from ..reports.report import ResultStore, render_summary
 from .items import PROPERTY, BenchmarkNode, SpecbenchItem
 from .options import Settings
@@ -46,9 +48,13 @@ class SpecbenchRun:
             self.taskset(name)
         self.store = ResultStore()
         self.started = time.time()
+        self.max_errors = max_errors(settings)
         self.journal: Journal | None = None
-        if not is_worker(config):
-            self.journal = Journal.create(settings.state_dir / "runs")
+        self.journal_error: str | None = None  # set when appending failed; the run then fails
+        self.finished: dict[str, dict[str, Any]] = {}  # resumed run: {nodeid: outcome} already journaled
+        self._failures = 0  # failed reports other than the harness errors of specbench items
+        self._open_journal()
+        self.gate = self._register_gate()
 
     def _check_checks(self) -> None:
         if not self.settings.checks:
@@ -57,6 +63,16 @@ class SpecbenchRun:
         unknown = [c for c in self.settings.checks if c not in known]
         if unknown:
             raise OptionError("--specbench-checks", f"unknown check {unknown[0]!r}; known: {', '.join(sorted(known))}")
+
+    def _register_gate(self):
+        """Thresholds, baseline comparison and readable reports (controller only)."""
+        if is_worker(self.config):
+            return None
+        from ..reports.gate import Gate
+
+        gate = Gate(self)
+        self.config.pluginmanager.register(gate, "specbench-gate")
+        return gate
 
     def taskset(self, name: str) -> TaskSet:
         if name not in self._tasksets:
@@ -67,8 +83,58 @@ class SpecbenchRun:
         checks = list(self.adapters[name].checks)
         return [c for c in checks if c in self.settings.checks] if self.settings.checks else checks
 
+    def _open_journal(self) -> None:
+        """Controller: start a journal, or reopen the one named by --specbench-resume.
+        Worker: learn the finished items of a resumed run from the journal the
+        controller names (the controller keeps writing; workers only read)."""
+        if is_worker(self.config):
+            path = self.config.workerinput.get("specbench_journal")
+            if path:
+                try:
+                    self.finished = Journal.read(Path(path))[1]
+                except InfrastructureError as exc:
+                    raise OptionError("--specbench-resume", str(exc)) from None
+            return
+        runs = self.settings.state_dir / "runs"
+        header = self.journal_header()
+        resume = self.config.getoption("specbench_resume", None)
+        if resume:
+            self.journal, self.finished = Journal.resume(runs, str(resume), header)
+        else:
+            self.journal = Journal.create(runs, header)
+
+    def journal_header(self) -> dict[str, Any]:
+        """What results depend on: a run is resumed only when all of this is unchanged."""
+        from dataclasses import asdict
+
+        from .. import __version__
+
+        manifest = self.model.manifest()
+        # The model's identity, not its counters (a generating model's counts change as it works).
+        model = {k: v for k, v in manifest.items() if k == "spec" or "sha256" in k or k in ("model", "endpoint", "parameters")}
+        return {"specbench_version": __version__, "benchmarks": self.settings.benchmarks,
+                "data_files": self._data_files(), "model": model, "checks": self.settings.checks,
+                "samples": self.settings.samples, "limits": asdict(self.settings.limits),
+                "sandbox": self.settings.sandbox, "options": self._benchmark_options()}
+
+    def _data_files(self) -> dict[str, str]:
+        from ..data.jsonl import file_digest
+
+        return {str(f): file_digest(f) for name in self.adapters for f in self.taskset(name).files}
+
+    def _benchmark_options(self) -> dict[str, Any]:
+        return {k: self.settings.option(k) for k in ("contract_condition", "contract_rejection")
+                if "contract" in self.adapters}
+
     def journal_result(self, nodeid: str) -> dict[str, Any] | None:
-        return None  # resuming a run comes with the journal's resume support
+        """The outcome of an item a resumed run already finished (it is not run again)."""
+        return self.finished.get(nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        # xdist: workers of a resumed run read the finished items from this journal.
+        if self.finished and self.journal is not None:
+            node.workerinput["specbench_journal"] = str(self.journal.path)
 
     # ------------------------------------------------------------------ hooks
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -78,6 +144,14 @@ class SpecbenchRun:
             where = "the bundled sample suite" if ts.bundled else str(self.settings.data_root)
             lines.append(f"specbench: {name} on {where} ({len(ts.tasks)} tasks), model {self.model.spec}")
             lines.extend(f"specbench warning: {w}" for w in self.sample_warnings(name))
+        if self.settings.sandbox == "none":
+            lines.append("specbench: sandbox none: NO isolation (no namespaces, no uid of its own); "
+                         "trusted code only")
+        if self.journal is not None:
+            if self.config.getoption("specbench_resume", None):
+                lines.append(f"specbench: resuming run {self.journal.run_id}: {len(self.finished)} items "
+                             f"already finished are not run again")
+            lines.append(f"specbench: run journal {self.journal.path}")
         return lines
 
     def sample_warnings(self, name: str) -> list[str]:
@@ -119,35 +193,83 @@ class SpecbenchRun:
             session.ihook.pytest_collectreport(report=pytest.CollectReport(node.nodeid, "passed", None, built))
             items.extend(built)
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # Generation phase (no xdist): once, here, before any item runs.
+        if not is_worker(self.config):
+            generation.generate_for_items(self, session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        # Generation phase (xdist controller): before scheduling; workers only read answers.
+        generation.generate_for_node_ids(self, node, ids)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if is_worker(self.config):
             return
         outcome = next((v for k, v in report.user_properties if k == PROPERTY), None)
         if report.when == "call" and outcome is not None:
             self.store.add(outcome)
-            self.journal.append(report.nodeid, outcome)
-        elif report.when == "setup" and report.failed:
+            if report.nodeid not in self.finished:  # a resumed item is in the journal already
+                self._journal_append(report.nodeid, outcome)
+        elif report.when == "setup" and report.failed and report.nodeid.startswith("specbench::"):
             parts = report.nodeid.split("::")
-            if len(parts) == 5 and parts[0] == "specbench":
+            if len(parts) == 5:
                 error = {"benchmark": parts[1], "task_id": parts[2], "sample": int(parts[3]), "check": parts[4],
                          "error": _error_message(report)}
                 self.store.add_error(error)
-                self.journal.append(report.nodeid, error)
+                self._journal_append(report.nodeid, error)
+                return
+        if report.failed:
+            self._failures += 1
+
+    def _journal_append(self, nodeid: str, entry: dict[str, Any]) -> None:
+        if self.journal_error:
+            return  # said once; the run fails at the end
+        try:
+            self.journal.append(nodeid, entry)
+        except InfrastructureError as exc:
+            # The item's result is still counted; what is lost is resumability.
+            self.journal_error = str(exc)
+            self.config.get_terminal_writer().line(f"specbench: ERROR: {exc}", red=True)
+
+    def harness_errors(self) -> int:
+        return sum(self.store.error_count(name) for name in self.adapters) + (1 if self.journal_error else 0)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         if is_worker(config):
             return
         for line in render_summary(self.report()):
             terminalreporter.write_line(line)
+        if self.journal_error:
+            terminalreporter.write_line(f"specbench: ERROR: {self.journal_error} (results after it are not "
+                                        "journaled; this run cannot be resumed)", red=True)
+        errors = self.harness_errors()
+        if errors:
+            verdict = "the run fails" if errors > self.max_errors else "tolerated"
+            terminalreporter.write_line(f"specbench: {errors} harness errors (E), not model failures; "
+                                        f"--specbench-max-errors={self.max_errors}: {verdict}")
         if self.settings.report:
             terminalreporter.write_line(f"specbench: report written to {self.settings.report}")
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if is_worker(self.config):
             self.services.close()
             return
+        if self.journal is not None:
+            self.journal.close()
+        self._apply_max_errors(session)
         if self.settings.report:
             self.store.write(self.report(), self.settings.report)
+
+    def _apply_max_errors(self, session: pytest.Session) -> None:
+        """Harness errors fail the run only beyond --specbench-max-errors; failures always do."""
+        errors = self.harness_errors()
+        if errors > self.max_errors:
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif errors and not self._failures and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
+            session.exitstatus = pytest.ExitCode.OK
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.services.close()
@@ -168,7 +290,11 @@ class SpecbenchRun:
                 "data": "bundled" if ts.bundled else str(self.settings.data_root),
                 "checks": self.checks_of(name),
             }
-        return {"specbench_version": __version__, "manifest": self.manifest(), "benchmarks": benchmarks}
+            benchmarks[name].update(section_extras(adapter, ts, results, benchmarks[name]["metrics"], self.settings))
+        report = {"specbench_version": __version__, "manifest": self.manifest(), "benchmarks": benchmarks}
+        if self.gate is not None:
+            self.gate.annotate(report)
+        return report
 
     def manifest(self) -> dict[str, Any]:
         import platform
@@ -190,12 +316,16 @@ class SpecbenchRun:
             "options": {k: self.settings.option(k) for k in ("contract_condition", "contract_rejection")
                         if "contract" in self.adapters},
             "sandbox": {"mode": self.settings.sandbox, "limits": asdict(self.settings.limits),
-                        "isolation": self.store.isolation},
+                        "isolation": self.store.isolation,
+                        **({"warning": "NO isolation: trusted code only"} if self.settings.sandbox == "none" else {})},
             "python": sys.version.split()[0],
             "platform": platform.platform(),
             "started": _dt.datetime.fromtimestamp(self.started, _dt.timezone.utc).isoformat(),
             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
             "journal": str(self.journal.path) if self.journal else None,
+            "resumed": ({"run": self.journal.run_id, "items_finished_before": len(self.finished)}
+                        if self.journal is not None and self.config.getoption("specbench_resume", None) else None),
+            "journal_error": self.journal_error,
         }
 
 

@@ -4,8 +4,12 @@ Report schema::
 
     {"specbench_version": ..., "manifest": {...},
      "benchmarks": {NAME: {"metrics": {...}, "errors": N, "checks": [...], "data": ...,
+                           "metrics_ci": {METRIC: [lo, hi]},      # 95% percentile bootstrap over tasks
+                           "metrics_ci_method": {"level", "resamples", "seed", "unit"},
+                           "version": ..., "data_files": {FILE_NAME: sha256},
                            "tasks": {TASK_ID: {"samples": [{"index": i,
-                                     "checks": {CHECK: {"passed": bool, ...details}}}]}}}}}
+                                     "checks": {CHECK: {"passed": bool, ...details}}}]}}}},
+     "gate": {...}}   # with gate options or a baseline: see reports/gate.py
 
 Results are kept by (benchmark, task, sample, check) and emitted in dataset
 order, so the report does not depend on the order xdist finished items in.
@@ -81,8 +85,11 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         if not bench["metrics"]:
             lines.append("  no results")
         width = max((len(k) for k in bench["metrics"]), default=0)
+        cis = bench.get("metrics_ci", {})
         for key, value in bench["metrics"].items():
-            lines.append(f"  {key.ljust(width)}  {_fmt(value)}")
+            ci = cis.get(key)
+            shown = f"{_fmt(value)}  [95% CI {_fmt(ci[0])}, {_fmt(ci[1])}]" if ci and isinstance(value, float) else _fmt(value)
+            lines.append(f"  {key.ljust(width)}  {shown}")
         if bench["errors"]:
             lines.append(f"  {'errors'.ljust(width)}  {bench['errors']} (harness errors, not counted as model failures)")
     return lines

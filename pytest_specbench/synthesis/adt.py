@@ -371,6 +371,10 @@ class Inputs:
         self.bounds = bounds
         self.domain: list = []
         self.small: list = []
+        # "natural" values: no None, bool or dict anywhere.  Tried first because
+        # a contract-violating input of a common type (a float for an int, a
+        # str for a list) is the one a reference without contract can still run.
+        self.natural: list = []
         self._count = 0
 
     def fresh(self, name: str, level: int = 0, tags: frozenset | None = None) -> Sym:
@@ -386,6 +390,9 @@ class Inputs:
         tag = z3.Int(f"tag:{uid}")
         v = Sym(tag, allowed, name=name)
         self.domain.append(z3.Or(*[tag == t for t in sorted(allowed)]))
+        odd = sorted(allowed & {NONE, BOOL, DICT})
+        if odd:
+            self.natural.append(z3.And(*[tag != t for t in odd]))
         if BOOL in allowed:
             v.b = z3.Bool(f"b:{uid}")
         if INT in allowed:

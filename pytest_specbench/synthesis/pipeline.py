@@ -44,10 +44,11 @@ WORK_VERSION = 1
 class Options:
     """Knobs of one synthesis run (the CLI options map onto these)."""
 
-    max_models: int = 3  # K models per violation subset
+    max_models: int = 3  # K verified CVTs kept per violation subset
+    explore: int = 4  # the solver proposes up to explore*K models per subset
     solver_timeout_ms: int = 2000
     task_budget_s: float = 120.0  # solver time per task before remaining subsets are skipped
-    call_timeout_s: float = 1.0  # one reference call
+    call_timeout_s: float = 0.5  # one reference call
     run_budget_s: float = 120.0  # all reference calls of one task
     max_subset_size: int | None = None
     bounds: Bounds = field(default_factory=Bounds)
@@ -122,8 +123,8 @@ def _synthesize(row: dict, options: Options, example: list | None, rec: dict) ->
 
     examples = dict(zip(params, example)) if example and len(example) == len(params) else None
     deadline = time.monotonic() + options.task_budget_s
-    cands, stats = enumerate_candidates(model, options.max_models, options.solver_timeout_ms, examples, deadline,
-                                        options.max_subset_size)
+    cands, stats = enumerate_candidates(model, options.max_models * max(1, options.explore),
+                                        options.solver_timeout_ms, examples, deadline, options.max_subset_size)
     rec["solver"] = asdict(stats)
     if stats.unknown:
         rec["problems"].append({"kind": "solver timeout",
@@ -154,6 +155,7 @@ def _synthesize(row: dict, options: Options, example: list | None, rec: dict) ->
     if loads:
         rec["problems"].append({"kind": "reference does not load", "detail": sorted(loads)[0]})
     unchecked = 0
+    kept_per_section: dict = {}
     for cand, res in zip(cands, results):
         if res is None:
             unchecked += 1
@@ -164,7 +166,13 @@ def _synthesize(row: dict, options: Options, example: list | None, rec: dict) ->
                      "full_contract": res.get("full"), "no_contract": res.get("no_contract")}
         rec["candidates"].append(entry_rec)
         if res.get("full") == "AssertionError" and res.get("no_contract") == "ok":
-            rec["cvts"].append({k: entry_rec[k] for k in CVT_KEYS})
+            # the first K feasible models of each section, numbered 1..K like upstream's cases
+            kept = kept_per_section.get(cand.smt_section, 0)
+            if kept < options.max_models:
+                kept_per_section[cand.smt_section] = kept + 1
+                cvt = {k: entry_rec[k] for k in CVT_KEYS}
+                cvt["case_index"] = kept + 1
+                rec["cvts"].append(cvt)
     if unchecked:
         rec["problems"].append({"kind": "reference run budget",
                                 "detail": f"{unchecked} candidate(s) not run within {options.run_budget_s} s"})

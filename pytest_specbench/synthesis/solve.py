@@ -5,16 +5,19 @@ is one SMT section: the asserts in ``V`` are *violated* (evaluate cleanly to a
 falsy value), the others *satisfied*.  UNSAT sections are dropped; for a SAT
 section up to ``K`` distinct models are decoded into keyword arguments.
 
-Two solver assumptions steer the models without excluding anything:
+Solver assumptions steer the models without excluding anything:
 
+* ``natural``: no ``None``, ``bool`` or ``dict`` values (violations by a value
+  of a common type are the ones a reference without contract can still run);
 * ``small``: ints within ±20, strings of at most 3 characters, lists of at most
   3 items -- readable tests, fast reference runs;
 * one *pin* per parameter that no violated assert reads: the parameter takes a
   known valid value (an EvalPlus input), so that the reference without its
   contract can still run (§3.2 feasibility filter).
 
-When an assumption makes a section UNSAT, z3's unsat core names it and it is
-dropped for that section.  Models are made distinct by blocking clauses: first
+When assumptions make a section UNSAT, z3's unsat core names them and the
+least important one in the core is dropped for that section (``natural``
+first, then ``small``, then pins).  Models are made distinct by blocking clauses: first
 on the *shape* (types and lengths) so that the K candidates differ in type
 structure, then on exact values.
 """
@@ -88,6 +91,8 @@ def enumerate_candidates(model: ContractModel, k_models: int = 3, timeout_ms: in
     solver = make_solver(model, timeout_ms)
     small = z3.Bool("small")
     solver.add(Implies(small, And(*model.inputs.small)))
+    natural = z3.Bool("natural")
+    solver.add(Implies(natural, And(*model.inputs.natural)))
     pins = pin_literals(solver, model, examples)
     supported = [a for a in model.asserts if a.supported]
     stats = SolveStats()
@@ -106,7 +111,8 @@ def enumerate_candidates(model: ContractModel, k_models: int = 3, timeout_ms: in
             for a in supported:
                 solver.add(a.violated if a in combo else a.satisfied)
             free = set(model.params) - set().union(*[a.params for a in combo])
-            assumptions = [small] + [pins[p] for p in sorted(free) if p in pins]
+            # in the order they are given up
+            assumptions = [natural, small] + [pins[p] for p in sorted(free) if p in pins]
             found, status = _models(solver, model, assumptions, k_models)
             solver.pop()
             if status == "unknown" and not found:
@@ -135,9 +141,10 @@ def _models(solver: z3.Solver, model: ContractModel, assumptions: list, k: int) 
             break
         if r == z3.unsat:
             core = {str(c) for c in solver.unsat_core()}
-            kept = [a for a in assumptions if str(a) not in core]
-            if len(kept) < len(assumptions):
-                assumptions = kept  # an assumption was in the way: drop it and retry
+            culprit = next((a for a in assumptions if str(a) in core), None)
+            if culprit is not None:
+                # an assumption was in the way: give up the least important one, retry
+                assumptions = [a for a in assumptions if a is not culprit]
                 continue
             if shape_phase and found:
                 # no new shapes left: allow same shapes with other values
@@ -163,33 +170,45 @@ def _block(model: ContractModel, kwargs: dict, shape_only: bool):
     return Not(And(*eqs))
 
 
-def check_concrete(model: ContractModel, kwargs: dict, timeout_ms: int = 5000) -> dict[str, str]:
-    """What the encoding says about a concrete call: per assert ``"pass"``, ``"fail"``
-    (``AssertionError``), ``"error"`` (would raise something else / not modelled)
-    or ``"unsupported"``.  Used by the tests to compare with CPython.
+class ConcreteChecker:
+    """What the encoding says about concrete calls (used by the tests to compare with CPython).
+
+    ``verdicts(kwargs)`` gives per assert ``"pass"``, ``"fail"`` (raises
+    ``AssertionError`` when run alone), ``"error"`` (raises something else, or
+    is outside the modelled space), ``"unsupported"``, or ``"ambiguous"`` (both
+    pass and fail possible: a translation bug).
     """
-    solver = make_solver(model, timeout_ms)
-    for p, sym in model.params.items():
-        solver.add(*describe(sym, kwargs[p]))
-    out = {}
-    for a in model.asserts:
-        if not a.supported:
-            out[a.name] = "unsupported"
-            continue
-        verdicts = []
-        for name, cond in (("pass", a.satisfied), ("fail", a.violated)):
-            solver.push()
-            solver.add(cond)
-            r = solver.check()
-            solver.pop()
-            if r == z3.sat:
-                verdicts.append(name)
-            elif r == z3.unknown:
-                verdicts.append("unknown")
-        if "unknown" in verdicts:
-            out[a.name] = "unknown"
-        elif len(verdicts) == 2:
-            out[a.name] = "ambiguous"  # would be a translation bug
-        else:
-            out[a.name] = verdicts[0] if verdicts else "error"
-    return out
+
+    def __init__(self, model: ContractModel, timeout_ms: int = 5000):
+        self.model = model
+        self.solver = make_solver(model, timeout_ms)
+
+    def verdicts(self, kwargs: dict) -> dict:
+        s = self.solver
+        s.push()
+        for p, sym in self.model.params.items():
+            s.add(*describe(sym, kwargs[p]))
+        out = {}
+        for a in self.model.asserts:
+            if not a.supported:
+                out[a.name] = "unsupported"
+                continue
+            found = []
+            for name, cond in (("pass", a.satisfied), ("fail", a.violated)):
+                s.push()
+                s.add(cond)
+                r = s.check()
+                s.pop()
+                if r == z3.sat:
+                    found.append(name)
+                elif r == z3.unknown:
+                    found.append("unknown")
+            out[a.name] = ("unknown" if "unknown" in found else "ambiguous" if len(found) == 2
+                           else found[0] if found else "error")
+        s.pop()
+        return out
+
+
+def check_concrete(model: ContractModel, kwargs: dict, timeout_ms: int = 5000) -> dict:
+    """One-off :meth:`ConcreteChecker.verdicts`."""
+    return ConcreteChecker(model, timeout_ms).verdicts(kwargs)

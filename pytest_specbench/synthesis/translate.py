@@ -620,10 +620,22 @@ class Translator:
             return self._numeric_map(x, lambda i: If(i < 0, -i, i), lambda r: If(r < 0, -r, r)), tag_in(x, NUMERIC)
         if name == "int":
             (x,) = args
-            out = self._numeric_map(x, lambda i: i, lambda r: If(r >= 0, z3.ToInt(r), -z3.ToInt(-r)))
-            return Sym(z3.IntVal(INT), frozenset({INT}), i=_int_field(out)), tag_in(x, NUMERIC)
+            parts = []
+            if x.tags & INTEGRAL:
+                parts.append((tag_in(x, INTEGRAL), int_value(x)))
+            if x.has(FLOAT):  # int() truncates towards zero
+                parts.append((is_tag(x, FLOAT), If(x.r >= 0, z3.ToInt(x.r), -z3.ToInt(-x.r))))
+            if not parts:
+                return const(0), FALSE
+            val = parts[-1][1]
+            for c, v in reversed(parts[:-1]):
+                val = If(c, v, val)
+            return int_sym(val), tag_in(x, NUMERIC)
         if name == "float":
             (x,) = args
+            text = sstr_value(x.s) if x.tags == {STR} else None
+            if text is not None:
+                return float_constant(text), TRUE
             return float_sym(real_value(x) if x.tags & NUMERIC else z3.RealVal(0)), tag_in(x, NUMERIC)
         if name == "bool":
             (x,) = args
@@ -1160,8 +1172,26 @@ def _cases(cases):
     return res, Or(*[c for c, _ in cases])
 
 
-def _int_field(v: Sym):
-    return v.i if v.i is not None else z3.IntVal(0)
+#: Stand-in for ``float("inf")``: input numbers are bounded by ``Bounds.max_int``
+#: and contracts do little arithmetic, so every comparison with it comes out as
+#: with infinity.
+INFINITY = 10**30
+
+
+def float_constant(text: str) -> Sym:
+    """``float("<literal>")``: a number, or +-inf (see :data:`INFINITY`)."""
+    t = text.strip().lower()
+    if t in ("inf", "+inf", "infinity", "+infinity"):
+        return float_sym(z3.RealVal(INFINITY))
+    if t in ("-inf", "-infinity"):
+        return float_sym(z3.RealVal(-INFINITY))
+    try:
+        value = float(t)
+    except ValueError:
+        raise Unsupported("float() of a non-numeric string constant", repr(text)) from None
+    if value != value:
+        raise Unsupported("float('nan')")
+    return const(value)
 
 
 def py_mod(x, y):

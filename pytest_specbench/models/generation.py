@@ -1,0 +1,175 @@
+"""The generation phase: every selected (benchmark, task, sample) is generated
+once, in the pytest controller, before any item runs.
+
+Without xdist it runs in ``pytest_collection_finish`` on the selected items;
+with xdist in ``pytest_xdist_node_collection_finished`` on the first worker's
+final node ids (``specbench::BENCH::TASK_ID::SAMPLE::CHECK``), before the
+controller schedules anything.  Workers then only read answers
+(:meth:`~.cache.CachingModel.completion`), so no request is ever made twice.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from typing import Any, Iterable, Sequence
+
+import pytest
+
+from ..errors import SpecbenchError
+from .base import GenerationRequest
+from .cache import CachingModel, GenerationStore, private_dir, shared_run_dir
+from .options import generation_options
+
+# (benchmark, task_id, sample index, check)
+Selected = tuple[str, str, int, str]
+
+
+def generate_for_items(run: Any, items: Sequence[Any]) -> None:
+    """``pytest_collection_finish`` without xdist: generate for the selected items."""
+    if run.config.option.collectonly:
+        return
+    selected = [(i.adapter.name, i.task.task_id, i.sample, i.check) for i in items
+                if hasattr(i, "adapter") and hasattr(i, "sample")]
+    _phase(run, selected)
+
+
+def generate_for_node_ids(run: Any, node: Any, ids: Sequence[str]) -> None:
+    """``pytest_xdist_node_collection_finished`` in the controller: the first call generates."""
+    if getattr(run, "_generation_done", False) or run.config.option.collectonly:
+        return
+    run._generation_done = True
+    model = run.model
+    if isinstance(model, CachingModel):
+        # Answers the cache will not hold (cache off/read, failures) go where workers look.
+        folder = shared_run_dir(run.settings, node.workerinput["testrunuid"])
+        private_dir(folder.parent)
+        model.shared = GenerationStore(folder)
+        run.config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    try:
+        _phase(run, [s for s in map(parse_node_id, ids) if s is not None])
+    except pytest.UsageError:
+        # Let the idle workers exit now; otherwise xdist waits 10 s for them at teardown.
+        dsession = run.config.pluginmanager.getplugin("dsession")
+        if dsession is not None and getattr(dsession, "sched", None) is not None:
+            dsession.triggershutdown()
+        raise
+
+
+def parse_node_id(nodeid: str) -> Selected | None:
+    parts = nodeid.split("::")
+    if len(parts) < 5 or parts[0] != "specbench":
+        return None
+    try:
+        sample = int(parts[-2])
+    except ValueError:
+        return None
+    return parts[1], "::".join(parts[2:-2]), sample, parts[-1]
+
+
+def build_requests(run: Any, selected: Iterable[Selected]) -> list[GenerationRequest]:
+    """One request per distinct (benchmark, task, sample) that some selected item will evaluate."""
+    requests: dict[tuple[str, str, int], GenerationRequest] = {}
+    tasks = {name: {t.task_id: t for t in run.taskset(name).tasks} for name in run.adapters}
+    for benchmark, task_id, sample, check in selected:
+        adapter = run.adapters.get(benchmark)
+        task = tasks.get(benchmark, {}).get(task_id)
+        if task is None or (benchmark, task_id, sample) in requests:
+            continue
+        skip = getattr(adapter, "skip_reason", lambda check, task: None)(check, task)
+        finished = run.journal_result(f"specbench::{benchmark}::{task_id}::{sample}::{check}")
+        if skip or finished is not None:
+            continue  # this item needs no answer (another check of the sample may)
+        requests[(benchmark, task_id, sample)] = GenerationRequest(
+            benchmark, task, sample, adapter.prompt(task, run.settings),
+            lambda adapter=adapter, task=task, check=check: adapter.reference(task, check))
+    return list(requests.values())
+
+
+def _phase(run: Any, selected: list[Selected]) -> None:
+    requests = build_requests(run, selected)
+    if not requests:
+        return
+    progress = ProgressLine(run.config, run.model)
+    try:
+        run.model.generate(requests, progress)
+        save_to = generation_options(run.settings).save_samples
+    except SpecbenchError as exc:
+        progress.close()
+        raise pytest.UsageError(f"specbench: {exc}") from None
+    progress.close()
+    if save_to is not None:
+        written = save_samples(run.model, requests, save_to)
+        progress.line(f"specbench: {written} samples written to {save_to}")
+
+
+def save_samples(model: Any, requests: Sequence[GenerationRequest], path: os.PathLike) -> int:
+    """Write the answers in EvalPlus JSON lines (replayable with ``--model=replay:PATH``)."""
+    lines = []
+    for request in requests:
+        try:
+            completion = model.completion(request)
+        except Exception:  # noqa: BLE001 - a failed generation has no sample to save
+            continue
+        # The raw answer: replay sanitizes it exactly as this run did.
+        lines.append(json.dumps({"task_id": request.task.task_id, "sample_index": request.sample_index,
+                                 "solution": completion.text, "benchmark": request.benchmark}, ensure_ascii=False))
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".samples-", suffix=".jsonl")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines))
+    os.replace(tmp, path)
+    return len(lines)
+
+
+class ProgressLine:
+    """``specbench: generating ... 40/120 (3.1/s, 12 cached, 0 errors)`` on the terminal.
+
+    Rewritten in place on a terminal; elsewhere (CI logs) one line every 10 s.
+    """
+
+    def __init__(self, config: pytest.Config, model: Any):
+        self.reporter = config.pluginmanager.get_plugin("terminalreporter")
+        self.model = model
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+        self.tty = bool(self.reporter and self.reporter.isatty())
+        self.total = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.total = total
+        now = time.monotonic()
+        if done < total and now - self.last < (0.2 if self.tty else 10.0):
+            return
+        self.last = now
+        self._show(done, total)
+
+    def _show(self, done: int, total: int) -> None:
+        if self.reporter is None:
+            return
+        stats = getattr(self.model, "stats", None)
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        fresh = getattr(stats, "generated", 0) + getattr(stats, "errors", 0)
+        text = (f"specbench: generating with {self.model.spec}: {done}/{total} "
+                f"({fresh / elapsed:.1f}/s, {getattr(stats, 'cache_hits', 0)} cached, "
+                f"{getattr(stats, 'errors', 0)} errors)")
+        if self.tty:
+            if not self.shown:
+                self.reporter.ensure_newline()
+            self.reporter.rewrite(text, erase=True)
+        else:
+            self.reporter.write_line(text)
+        self.shown = True
+
+    def line(self, text: str) -> None:
+        if self.reporter is not None:
+            self.reporter.ensure_newline()
+            self.reporter.write_line(text)
+
+    def close(self) -> None:
+        if self.shown and self.tty and self.reporter is not None:
+            self.reporter.write_line("")

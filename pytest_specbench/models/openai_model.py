@@ -1,0 +1,122 @@
+"""``--model=openai:MODEL``: any server that speaks the OpenAI chat completions API.
+
+The official ``openai`` client does the HTTP work: its timeout is
+``--model-timeout`` per attempt, and it retries 408/409/429/5xx answers and
+connection errors up to ``--model-retries`` times with exponential backoff,
+waiting what a ``Retry-After`` header asks for (up to 120 s; a longer wait is
+not retried and the sample is an error).  The endpoint is ``--model-base-url``,
+else ``$OPENAI_BASE_URL``, else api.openai.com; the key is ``$OPENAI_API_KEY``
+(a local server without authentication needs none).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+from ..errors import OptionError
+from .base import GenerationRequest
+from .cache import CachingModel, FatalModelError
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIModel(CachingModel):
+    kind = "openai"
+
+    def __init__(self, name: str, settings: Any, option: str = "--model"):
+        super().__init__(f"openai:{name}", settings, option)
+        self.name = name
+        self.base_url = (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        self._client = None
+        self._client_lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        return {"model": self.name, "endpoint": self.base_url}
+
+    def manifest(self) -> dict[str, Any]:
+        manifest = super().manifest()
+        manifest["endpoint"] = urlsplit(self.base_url).netloc  # host only: no path, no credentials
+        return manifest
+
+    def before_first_call(self) -> None:
+        self.client()
+
+    def client(self):
+        with self._client_lock:
+            if self._client is None:
+                import openai
+
+                key = os.environ.get("OPENAI_API_KEY")
+                if not key and self.base_url == OPENAI_DEFAULT_BASE_URL:
+                    raise OptionError(self.option, "OPENAI_API_KEY is not set")
+
+                def count_request(_request: Any) -> None:
+                    with self.stats.lock:
+                        self.stats.api_requests += 1
+
+                self._client = openai.OpenAI(
+                    api_key=key or "unused",  # servers without authentication ignore it
+                    base_url=self.base_url, timeout=self.options.timeout, max_retries=self.options.retries,
+                    # Counts every HTTP attempt, retries included: what the provider may bill.
+                    http_client=openai.DefaultHttpxClient(event_hooks={"request": [count_request]}))
+            return self._client
+
+    def call(self, request: GenerationRequest, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        import openai
+
+        extra = {} if parameters.get("seed") is None else {"seed": parameters["seed"]}
+        try:
+            response = self.client().chat.completions.create(
+                model=self.name,
+                messages=[{"role": m.role, "content": m.content} for m in request.prompt.messages],
+                temperature=parameters["temperature"], max_tokens=parameters["max_tokens"], **extra)
+        except openai.AuthenticationError as exc:
+            raise FatalModelError(f"authentication failed at {self.base_url} (HTTP 401): {_message(exc)}") from None
+        except openai.PermissionDeniedError as exc:
+            raise FatalModelError(f"access denied at {self.base_url} (HTTP 403): {_message(exc)}") from None
+        except openai.NotFoundError as exc:
+            raise FatalModelError(f"model {self.name!r} not found at {self.base_url} (HTTP 404): {_message(exc)}") from None
+        except openai.APITimeoutError:
+            raise  # slow, not unreachable: this sample's error
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise FatalModelError(f"cannot reach {self.base_url}: {type(cause).__name__}: {cause}"[:300]) from None
+        choices = getattr(response, "choices", None)
+        if not choices or getattr(choices[0], "message", None) is None:
+            raise ValueError(f"the server's answer has no choices[0].message: {str(response)[:200]}")
+        usage = getattr(response, "usage", None)
+        return {
+            "text": choices[0].message.content or "",
+            "finish_reason": choices[0].finish_reason,
+            "response_model": getattr(response, "model", None),
+            "usage": {k: getattr(usage, k, None) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+            if usage is not None else {},
+        }
+
+    def describe_error(self, exc: BaseException) -> str:
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
+            after = f" after {self.options.retries} retries" if retried else ""
+            return f"HTTP {exc.status_code}{after}: {_message(exc)}"
+        if isinstance(exc, openai.APITimeoutError):
+            return f"no answer within {self.options.timeout:g} s (after {self.options.retries} retries)"
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:200]
+    return str(getattr(exc, "message", exc))[:200]
+
+
+def openai_factory(arg: str, settings: Any, option: str = "--model") -> OpenAIModel:
+    if not arg:
+        raise OptionError(option, "expected openai:MODEL (the model name the server knows)")
+    return OpenAIModel(arg, settings, option)

@@ -1,0 +1,583 @@
+"""CI gating: metric thresholds and paired comparison against a baseline report.
+
+Options (each also an ini key: dashes become underscores)::
+
+    --specbench-fail-under=[BENCH:]METRIC=VALUE,...     e.g. contract:csr=0.45,pass@1=70%
+    --specbench-baseline=REPORT.json                     a JSON report of an earlier run
+    --specbench-compare-fail=[BENCH:]METRIC:TOL,...      TOL: -2% (relative) or -0.02 (absolute)
+    --specbench-alpha=0.05                               significance level of the comparison
+    --specbench-compare-force                            compare even if data/version/checks differ
+    --specbench-markdown=PATH / --specbench-html=PATH    summaries people read
+
+A comparison pairs the two runs by task.  A compared metric *regresses* (and the
+gate fails) only when its drop is beyond the tolerance **and** statistically
+significant at ``alpha``: an exact McNemar test on the per-task outcomes when
+the metric's per-task values are pass/fail (pass@1 with one sample per task),
+otherwise the paired bootstrap interval at level ``1 - alpha`` lying below 0.
+
+With any of fail-under, baseline or compare-fail set, the exit status is the
+gate's: 0 when met, 1 when not; benchmark failures (F) stay visible but do not
+change it.  Harness errors (E), collection errors and failures of ordinary tests
+make it 1 regardless.  Without gate options pytest's usual exit status stands.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import pytest
+
+from ..errors import DataError, OptionError
+from . import stats
+
+GATE_OPTIONS = ("specbench_fail_under", "specbench_baseline", "specbench_compare_fail")
+
+
+def addoption(group, addini) -> None:
+    def opt(name: str, dest: str, text: str, default: Any = "", **kw: Any) -> None:
+        group.addoption(name, dest=dest, default=None, help=text, **kw)
+        addini(dest, text, default=default, **({"type": "bool"} if kw.get("action") == "store_true" else {}))
+
+    opt("--specbench-fail-under", "specbench_fail_under",
+        "gate: fail unless each metric reaches its value, [BENCH:]METRIC=VALUE,... (e.g. contract:csr=0.45,pass@1=70%)")
+    opt("--specbench-baseline", "specbench_baseline",
+        "gate: compare with this earlier JSON report, paired by task (flips, deltas with 95% CIs, McNemar)")
+    opt("--specbench-compare-fail", "specbench_compare_fail",
+        "gate: fail on a significant drop beyond the tolerance, [BENCH:]METRIC:TOL,... (TOL -2%% relative or -0.02 absolute)")
+    opt("--specbench-alpha", "specbench_alpha", "significance level of the baseline comparison (default 0.05)", "0.05")
+    group.addoption("--specbench-compare-force", dest="specbench_compare_force", action="store_true", default=None,
+                    help="compare with the baseline even when data hashes, benchmark versions or checks differ")
+    addini("specbench_compare_force", "compare even when data, versions or checks differ", type="bool", default=False)
+    opt("--specbench-markdown", "specbench_markdown",
+        "write a Markdown summary here (it is also appended to $GITHUB_STEP_SUMMARY when that is set)")
+    opt("--specbench-html", "specbench_html", "write a self-contained HTML report here (plots need the 'html' extra)")
+
+
+# ------------------------------------------------------------------ parsing
+@dataclass(frozen=True)
+class Threshold:
+    bench: str | None
+    metric: str
+    value: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    bench: str | None
+    metric: str
+    amount: float  # the drop allowed (>= 0)
+    relative: bool
+    text: str
+
+    def allowed(self, baseline: float) -> float:
+        return self.amount * abs(baseline) if self.relative else self.amount
+
+    def describe(self) -> str:
+        return f"-{self.amount * 100:g}% relative" if self.relative else f"-{self.amount:g} absolute"
+
+
+def _number(text: str, option: str, what: str) -> tuple[float, bool]:
+    """``(value, was_percent)``."""
+    raw = text.strip()
+    percent = raw.endswith("%")
+    try:
+        value = float(raw[:-1] if percent else raw)
+    except ValueError:
+        raise OptionError(option, f"{what}: expected a number like 0.7 or 70%, got {text!r}") from None
+    if not math.isfinite(value):
+        raise OptionError(option, f"{what}: expected a finite number, got {text!r}")
+    return (value / 100 if percent else value), percent
+
+
+def _target(text: str, option: str, benchmarks: list[str]) -> tuple[str | None, str]:
+    bench, sep, metric = text.strip().partition(":")
+    if not sep:
+        bench, metric = None, text.strip()
+    if bench is not None and bench not in benchmarks:
+        raise OptionError(option, f"benchmark {bench!r} is not in this run (running: {', '.join(benchmarks)})")
+    if not metric or not re.fullmatch(r"[A-Za-z0-9_@.\-]+", metric):
+        raise OptionError(option, f"expected [BENCH:]METRIC, got {text.strip()!r}")
+    return bench, metric
+
+
+def parse_thresholds(text: str, benchmarks: list[str], option: str = "--specbench-fail-under") -> list[Threshold]:
+    rules = []
+    for part in (p for p in str(text or "").split(",") if p.strip()):
+        target, sep, value = part.partition("=")
+        if not sep:
+            raise OptionError(option, f"expected [BENCH:]METRIC=VALUE, got {part.strip()!r}")
+        bench, metric = _target(target, option, benchmarks)
+        number, _ = _number(value, option, f"{metric}")
+        rules.append(Threshold(bench, metric, number, part.strip()))
+    return rules
+
+
+def parse_tolerances(text: str, benchmarks: list[str], option: str = "--specbench-compare-fail") -> list[Tolerance]:
+    rules = []
+    for part in (p for p in str(text or "").split(",") if p.strip()):
+        target, sep, tol = part.rpartition(":")
+        if not sep or not target.strip():
+            raise OptionError(option, f"expected [BENCH:]METRIC:TOLERANCE (e.g. pass@1:-2%), got {part.strip()!r}")
+        bench, metric = _target(target, option, benchmarks)
+        amount, percent = _number(tol, option, f"{metric} tolerance")
+        if amount > 0:
+            raise OptionError(option, f"{metric} tolerance is the drop allowed: write -{tol.strip()}, not {tol.strip()}")
+        rules.append(Tolerance(bench, metric, -amount, percent, part.strip()))
+    return rules
+
+
+def parse_alpha(text: Any) -> float:
+    try:
+        alpha = float(text)
+    except (TypeError, ValueError):
+        raise OptionError("--specbench-alpha", f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < alpha < 1:
+        raise OptionError("--specbench-alpha", f"expected a number in (0, 1), got {text!r}")
+    return alpha
+
+
+# ---------------------------------------------------------- report helpers
+def results_from_section(section: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """A report's ``tasks`` as the ``results`` an adapter aggregates (errored checks left out)."""
+    return {task_id: [{"index": s.get("index", i),
+                       "checks": {c: v for c, v in s.get("checks", {}).items() if "error" not in v}}
+                      for i, s in enumerate(task.get("samples", []))]
+            for task_id, task in section.get("tasks", {}).items()}
+
+
+def benchmark_version(adapter: Any) -> str:
+    from .. import __version__
+
+    version = getattr(adapter, "version", None)
+    return str(version) if version else "specbench " + ".".join(__version__.split(".")[:2])
+
+
+_CI_CACHE: dict[tuple[str, int], dict[str, Any]] = {}
+
+
+def section_extras(adapter: Any, taskset: Any, results: Mapping[str, Any], metrics: Mapping[str, Any],
+                   settings: Any) -> dict[str, Any]:
+    """What a report section carries beside its metrics: bootstrap CIs, version, data hashes."""
+    from ..data.jsonl import file_digest
+
+    key = (adapter.name, hash(json.dumps([results, metrics], sort_keys=True, default=str)))
+    if key not in _CI_CACHE:
+        _CI_CACHE.clear()
+        _CI_CACHE[key] = stats.bootstrap_ci(lambda r: adapter.aggregate(r, settings), results, metrics)
+    ci = dict(_CI_CACHE[key])
+    return {"metrics_ci": ci.pop("metrics_ci"), "metrics_ci_method": ci, "version": benchmark_version(adapter),
+            "data_files": {Path(f).name: file_digest(f) for f in taskset.files}}
+
+
+
+
+def _probe_metrics(adapter: Any, checks: list[str], settings: Any) -> set[str] | None:
+    """The metric names ``adapter`` reports for these checks (from a synthetic all-pass result)."""
+    names = getattr(adapter, "metric_names", None)
+    if callable(names):
+        return set(names(settings))
+    n = max(settings.ks)
+    detail = {"passed": True, "base_passed": True, "rejected": 1, "total": 1}
+    probe = {"probe": [{"index": i, "checks": {c: dict(detail) for c in checks}} for i in range(n)]}
+    try:
+        return set(adapter.aggregate(probe, settings))
+    except Exception:  # noqa: BLE001 - an adapter that needs real details: check at the end instead
+        return None
+
+
+# ------------------------------------------------------------------ plugin
+class Gate:
+    """Registered in the controller by :class:`~pytest_specbench.plugin.session.SpecbenchRun`."""
+
+    def __init__(self, run: Any):
+        self.run = run
+        settings = run.settings
+        benchmarks = list(run.adapters)
+        self.thresholds = parse_thresholds(settings.option("specbench_fail_under"), benchmarks)
+        self.tolerances = parse_tolerances(settings.option("specbench_compare_fail"), benchmarks)
+        self.alpha = parse_alpha(settings.option("specbench_alpha") or 0.05)
+        self.force = bool(settings.option("specbench_compare_force"))
+        baseline = str(settings.option("specbench_baseline") or "")
+        self.markdown = _path(settings, settings.option("specbench_markdown"))
+        self.html = _path(settings, settings.option("specbench_html"))
+        self.active = bool(self.thresholds or self.tolerances or baseline)
+        self.known = {name: _probe_metrics(a, run.checks_of(name), settings) for name, a in run.adapters.items()}
+        for rule in [*self.thresholds, *self.tolerances]:
+            self._check_metric(rule, "--specbench-fail-under" if isinstance(rule, Threshold) else "--specbench-compare-fail")
+        if self.tolerances and not baseline:
+            raise OptionError("--specbench-compare-fail", "needs --specbench-baseline=REPORT.json to compare with")
+        self.baseline_path = _path(settings, baseline)
+        self.baseline = load_baseline(self.baseline_path) if self.baseline_path else None
+        self.notes: list[str] = []
+        if self.baseline is not None:
+            self._check_baseline()
+        self.errors: list[str] = []
+        self.verdict: dict[str, Any] | None = None
+        run.config.pluginmanager.register(GateExitStatus(self), "specbench-gate-exit")
+
+    def _targets(self, rule) -> list[str]:
+        if rule.bench:
+            return [rule.bench]
+        known = [b for b, names in self.known.items() if names is None or rule.metric in names]
+        return known or list(self.run.adapters)
+
+    def _check_metric(self, rule, option: str) -> None:
+        benches = [rule.bench] if rule.bench else list(self.run.adapters)
+        known = {b: self.known[b] for b in benches if self.known[b] is not None}
+        if len(known) < len(benches):
+            return  # an adapter we cannot probe: checked when the metrics exist
+        if not any(rule.metric in names for names in known.values()):
+            listing = "; ".join(f"{b}: {', '.join(sorted(n))}" for b, n in known.items())
+            raise OptionError(option, f"unknown metric {rule.metric!r} (known: {listing})")
+
+    def _check_baseline(self) -> None:
+        base = self.baseline["benchmarks"]
+        path = self.baseline_path
+        common = [b for b in self.run.adapters if b in base]
+        if not common:
+            raise DataError(path, None, f"baseline is a report of {', '.join(base) or 'no benchmark'}, "
+                                        f"this run is {', '.join(self.run.adapters)}")
+        for rule in self.tolerances:
+            for b in self._targets(rule):
+                if b not in base:
+                    raise DataError(path, None, f"baseline has no {b} results to compare {rule.metric} with "
+                                                f"(it has: {', '.join(base)})")
+                if rule.metric not in base[b]["metrics"]:
+                    raise OptionError("--specbench-compare-fail",
+                                      f"baseline {path} has no metric {rule.metric!r} for {b} "
+                                      f"(it has: {', '.join(base[b]['metrics']) or 'none'})")
+        problems = []
+        for b in common:
+            section, ts = base[b], self.run.taskset(b)
+            checks = self.run.checks_of(b)
+            if list(section.get("checks", [])) != checks:
+                problems.append(f"{b} checks differ (baseline {','.join(section.get('checks', []))}; "
+                                f"this run {','.join(checks)})")
+            version = benchmark_version(self.run.adapters[b])
+            if section.get("version") and section["version"] != version:
+                problems.append(f"{b} benchmark version differs (baseline {section['version']}; this run {version})")
+            from ..data.jsonl import file_digest
+
+            mine = {Path(f).name: file_digest(f) for f in ts.files}
+            theirs = section.get("data_files") or {Path(k).name: v for k, v in
+                                                   self.baseline.get("manifest", {}).get("data_files", {}).items()}
+            differ = sorted(n for n in mine if theirs.get(n) != mine[n])
+            if differ:
+                problems.append(f"{b} data hashes differ ({', '.join(differ)})")
+        if problems and not self.force:
+            raise DataError(path, None, "refusing to compare: " + "; ".join(problems)
+                            + " (--specbench-compare-force compares anyway)")
+        self.notes.extend(f"compared despite: {p}" for p in problems)
+
+    # -------------------------------------------------------------- hooks
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Harness errors of benchmark items are counted by the run (and --specbench-max-errors);
+        # here: anything else that went wrong (ordinary tests the user named, teardown, crashes).
+        if not report.failed:
+            return
+        benchmark_item = report.nodeid.startswith("specbench::")
+        if not benchmark_item or report.when not in ("setup", "call"):
+            self.errors.append(report.nodeid)
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.errors.append(report.nodeid or "collection")
+
+    def _harness_errors(self) -> tuple[int, int]:
+        count = getattr(self.run, "harness_errors", None)
+        errors = count() if callable(count) else sum(self.run.store.error_count(b) for b in self.run.adapters)
+        return errors, int(getattr(self.run, "max_errors", 0) or 0)
+
+    def finish(self) -> None:
+        """Verdict, JUnit properties, Markdown and HTML: once, before any other
+        ``pytest_sessionfinish`` writes the JSON report or the JUnit XML."""
+        if self.verdict is not None:
+            return
+        report = self.run.report()
+        self.verdict = evaluate(report, self.baseline, self.thresholds, self.tolerances, self.alpha,
+                                self.run.adapters, self.active, self.notes, self.run.settings)
+        harness, tolerated = self._harness_errors()
+        self.verdict["errors"] = len(self.errors) + (harness if harness > tolerated else 0)
+        self.verdict["harness_errors"] = harness
+        xml = _logxml(self.run.config)
+        if xml is not None:
+            for name, value in junit_properties(report, self.verdict):
+                xml.add_global_property(name, value)
+        full = dict(report, gate=self.verdict)
+        from .summary import html_report, markdown_summary
+
+        text = markdown_summary(full)
+        if self.markdown:
+            _write(self.markdown, text)
+        step = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step:
+            with open(step, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        if self.html:
+            _write(self.html, html_report(full))
+
+    def exit_status(self, session: pytest.Session) -> None:
+        """0 when the gate is met, 1 when not; interruptions and usage/internal errors stand."""
+        if not self.active or self.verdict is None:
+            return
+        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED,
+                                  pytest.ExitCode.NO_TESTS_COLLECTED):
+            met = self.verdict["passed"] and not self.verdict["errors"]
+            session.exitstatus = pytest.ExitCode.OK if met else pytest.ExitCode.TESTS_FAILED
+
+    @pytest.hookimpl(trylast=True)  # after the metric table
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
+        if self.verdict is None:
+            return
+        for line in render_gate(self.verdict):
+            terminalreporter.write_line(line)
+        for label, path in (("Markdown summary", self.markdown), ("HTML report", self.html)):
+            if path:
+                terminalreporter.write_line(f"specbench: {label} written to {path}")
+
+    def annotate(self, report: dict[str, Any]) -> None:
+        if self.verdict is not None:
+            report["gate"] = self.verdict
+
+
+class GateExitStatus:
+    """Wraps ``pytest_sessionfinish``: the verdict is made before every other
+    implementation runs (so the JSON report and the JUnit XML carry it) and the exit
+    status is set after them all (the run's --specbench-max-errors rule included),
+    so the gate has the last word."""
+
+    def __init__(self, gate: Gate):
+        self.gate = gate
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
+        self.gate.finish()
+        result = yield
+        self.gate.exit_status(session)
+        return result
+
+
+def _path(settings: Any, value: Any) -> Path | None:
+    if not value:
+        return None
+    path = Path(str(value)).expanduser()
+    return path if path.is_absolute() else Path(settings.config.invocation_params.dir) / path
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _logxml(config: pytest.Config) -> Any:
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:
+        return None
+    return config.stash.get(xml_key, None)
+
+
+def load_baseline(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise OptionError("--specbench-baseline", f"file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(path, None, f"not a specbench JSON report (not JSON: {str(exc).splitlines()[0]})") from None
+    benches = data.get("benchmarks") if isinstance(data, dict) else None
+    if (not isinstance(benches, dict) or not benches
+            or not all(isinstance(s, dict) and isinstance(s.get("metrics"), dict) and isinstance(s.get("tasks"), dict)
+                       for s in benches.values())):
+        raise DataError(path, None, "not a specbench JSON report (expected 'benchmarks' with 'metrics' and "
+                                    "'tasks'; write one with --specbench-report)")
+    return data
+
+
+# --------------------------------------------------------------- verdicts
+def _task_passed(samples: list[dict[str, Any]], check: str) -> bool | None:
+    verdicts = [s["checks"][check].get("passed") for s in samples if check in s.get("checks", {})
+                and "error" not in s["checks"][check]]
+    return all(verdicts) if verdicts else None
+
+
+def flips(base: Mapping[str, Any], cand: Mapping[str, Any], checks: list[str]) -> dict[str, dict[str, list[str]]]:
+    """Per check: tasks that newly fail / newly pass (a task passes when all its samples pass)."""
+    out = {}
+    for check in checks:
+        newly_failing, newly_passing = [], []
+        for task_id, samples in cand.items():
+            if task_id not in base:
+                continue
+            was, now = _task_passed(base[task_id], check), _task_passed(samples, check)
+            if was is True and now is False:
+                newly_failing.append(task_id)
+            elif was is False and now is True:
+                newly_passing.append(task_id)
+        out[check] = {"newly_failing": newly_failing, "newly_passing": newly_passing}
+    return out
+
+
+def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thresholds: list[Threshold],
+             tolerances: list[Tolerance], alpha: float, adapters: Mapping[str, Any], active: bool,
+             notes: list[str] | None = None, settings: Any = None) -> dict[str, Any]:
+    """The gate's verdict: every rule with its outcome, plus the comparison (if a baseline is given)."""
+    benches = report["benchmarks"]
+    rules: list[dict[str, Any]] = []
+    for t in thresholds:
+        for b in ([t.bench] if t.bench else [b for b in benches if t.metric in benches[b]["metrics"]] or list(benches)):
+            value = benches.get(b, {}).get("metrics", {}).get(t.metric)
+            ci = benches.get(b, {}).get("metrics_ci", {}).get(t.metric)
+            if not stats.is_number(value):
+                rules.append({"kind": "threshold", "rule": t.text, "benchmark": b, "metric": t.metric, "passed": False,
+                              "why": f"{t.metric} was not computed in this run "
+                                     f"(computed: {', '.join(benches.get(b, {}).get('metrics', {})) or 'none'})"})
+                continue
+            ok = value >= t.value - 1e-12
+            rules.append({"kind": "threshold", "rule": t.text, "benchmark": b, "metric": t.metric, "value": value,
+                          "ci": ci, "threshold": t.value, "passed": ok,
+                          "why": f"{_pct(value)} {'>=' if ok else '<'} {_pct(t.value)}"})
+    comparison: dict[str, Any] = {}
+    if baseline is not None:
+        for b, section in benches.items():
+            if b not in baseline["benchmarks"]:
+                continue
+            comparison[b] = compare_section(baseline["benchmarks"][b], section, adapters[b], alpha, settings)
+        for tol in tolerances:
+            targets = [tol.bench] if tol.bench else [b for b in comparison if tol.metric in benches[b]["metrics"]
+                                                     or tol.metric in baseline["benchmarks"][b]["metrics"]]
+            for b in targets:
+                rules.append(_compare_rule(tol, b, comparison.get(b, {}).get("metrics", {}).get(tol.metric), alpha))
+    passed = all(r["passed"] for r in rules)
+    return {"active": active, "passed": passed, "alpha": alpha, "rules": rules, "comparison": comparison,
+            "baseline": (baseline or {}).get("manifest", {}).get("model", {}).get("spec") if baseline else None,
+            "notes": list(notes or [])}
+
+
+def compare_section(base_section: Mapping[str, Any], section: Mapping[str, Any], adapter: Any,
+                    alpha: float, settings: Any) -> dict[str, Any]:
+    base, cand = results_from_section(base_section), results_from_section(section)
+    # Rates only (floats); counts such as cvts_run describe the run, not the model.
+    metrics = [m for m, v in section["metrics"].items()
+               if isinstance(v, float) and stats.is_number(base_section["metrics"].get(m))]
+    deltas = stats.paired_deltas(lambda r: adapter.aggregate(r, settings), base, cand, metrics, level=1 - alpha)
+    for m, d in deltas.items():
+        per_task = d.pop("per_task", None)
+        if d.get("binary") and per_task:
+            pairs = list(zip(per_task["baseline"], per_task["candidate"]))
+            nf = sum(1 for x, y in pairs if x == 1.0 and y == 0.0)
+            np_ = sum(1 for x, y in pairs if x == 0.0 and y == 1.0)
+            d["mcnemar"] = {"newly_failing": nf, "newly_passing": np_, "p": stats.mcnemar_exact(nf, np_)}
+    checks = [c for c in section.get("checks", []) if c in base_section.get("checks", [])]
+    only_base = [t for t in base if t not in cand]
+    only_cand = [t for t in cand if t not in base]
+    return {"metrics": deltas, "flips": flips(base, cand, checks), "tasks_compared": len([t for t in cand if t in base]),
+            "only_in_baseline": len(only_base), "only_in_candidate": len(only_cand)}
+
+
+def _compare_rule(tol: Tolerance, bench: str, d: Mapping[str, Any] | None, alpha: float) -> dict[str, Any]:
+    rule = {"kind": "compare", "rule": tol.text, "benchmark": bench, "metric": tol.metric,
+            "tolerance": tol.describe()}
+    if not d or d.get("delta") is None:
+        return {**rule, "passed": False, "why": f"{tol.metric} is missing from this run or the baseline"}
+    allowed = tol.allowed(d["baseline"])
+    beyond = d["delta"] < -allowed - 1e-12
+    if d.get("mcnemar"):
+        p = d["mcnemar"]["p"]
+        significant = p < alpha and d["delta"] < 0
+        test = f"McNemar exact p={p:.3g} ({d['mcnemar']['newly_failing']} newly failing, " \
+               f"{d['mcnemar']['newly_passing']} newly passing)"
+    else:
+        significant = d["ci"] is not None and d["ci"][1] < 0
+        p = None
+        test = f"paired bootstrap {100 * (1 - alpha):g}% CI {'below 0' if significant else 'includes 0 or above'}"
+    regression = beyond and significant
+    parts = [f"delta {_signed(d['delta'])} (baseline {_pct(d['baseline'])} -> {_pct(d['candidate'])}, "
+             f"{100 * (1 - alpha):g}% CI {_ci(d['ci'])})",
+             f"beyond tolerance ({tol.describe()} = {_signed(-allowed)}): {'yes' if beyond else 'no'}",
+             f"significant at alpha={alpha:g}: {'yes' if significant else 'no'} [{test}]"]
+    return {**rule, "passed": not regression, "beyond_tolerance": beyond, "significant": significant, "p": p,
+            "delta": d["delta"], "ci": d["ci"], "allowed": allowed, "why": "; ".join(parts)}
+
+
+def _pct(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{100 * value:.2f}%"
+    return str(value)
+
+
+def _signed(value: float) -> str:
+    return f"{100 * value:+.2f} pp"
+
+
+def _ci(ci: Any) -> str:
+    return f"[{_signed(ci[0])}, {_signed(ci[1])}]" if ci else "n/a"
+
+
+def render_gate(verdict: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for b, comp in verdict.get("comparison", {}).items():
+        lines.append(f"specbench {b} vs baseline {verdict.get('baseline')} ({comp['tasks_compared']} paired tasks"
+                     + (f"; {comp['only_in_baseline']} only in baseline" if comp["only_in_baseline"] else "")
+                     + (f"; {comp['only_in_candidate']} only in this run" if comp["only_in_candidate"] else "") + ")")
+        for m, d in comp["metrics"].items():
+            if d.get("delta") is None:
+                continue
+            extra = ""
+            if d.get("mcnemar"):
+                mc = d["mcnemar"]
+                extra = f"  McNemar p={mc['p']:.3g} (-{mc['newly_failing']} / +{mc['newly_passing']})"
+            lines.append(f"  {m}: {_pct(d['baseline'])} -> {_pct(d['candidate'])}  delta {_signed(d['delta'])} "
+                         f"{100 * d['level']:g}% CI {_ci(d['ci'])}{extra}")
+        for check, f in comp["flips"].items():
+            if f["newly_failing"] or f["newly_passing"]:
+                lines.append(f"  {check} flips: {len(f['newly_failing'])} newly failing"
+                             f" ({_few(f['newly_failing'])}), {len(f['newly_passing'])} newly passing"
+                             f" ({_few(f['newly_passing'])})")
+    if not verdict.get("active"):
+        return lines
+    status = "PASSED" if verdict["passed"] and not verdict.get("errors") else "FAILED"
+    lines.append(f"specbench gate: {status}")
+    for r in verdict["rules"]:
+        mark = "ok  " if r["passed"] else "FAIL"
+        what = (f">= {_pct(r['threshold'])}" if r["kind"] == "threshold" and "threshold" in r else
+                "minimum" if r["kind"] == "threshold" else f"vs baseline, tolerance {r['tolerance']}")
+        lines.append(f"  [{mark}] {r['benchmark']}:{r['metric']} {what}: {r['why']}")
+        if r["kind"] == "compare" and "beyond_tolerance" in r:
+            held = [w for w, ok in (("beyond tolerance", r["beyond_tolerance"]), ("significant", r["significant"])) if ok]
+            lines.append("         -> " + ("regression: beyond tolerance and significant" if len(held) == 2 else
+                                           f"not a regression ({'only ' + held[0] if held else 'neither beyond tolerance nor significant'})"))
+    if verdict.get("errors"):
+        lines.append(f"  [FAIL] {verdict['errors']} error(s) (E: harness beyond --specbench-max-errors, collection, "
+                     "ordinary tests): the run fails regardless of the gate")
+    lines.extend(f"  note: {n}" for n in verdict.get("notes", []))
+    return lines
+
+
+def _few(ids: list[str], n: int = 5) -> str:
+    return ", ".join(ids[:n]) + (" ..." if len(ids) > n else "") if ids else "-"
+
+
+def junit_properties(report: Mapping[str, Any], verdict: Mapping[str, Any]) -> list[tuple[str, str]]:
+    props = []
+    for b, section in report["benchmarks"].items():
+        for m, v in section["metrics"].items():
+            props.append((f"specbench.{b}.{m}", f"{v:.6g}" if isinstance(v, float) else str(v)))
+            ci = section.get("metrics_ci", {}).get(m)
+            if ci:
+                props.append((f"specbench.{b}.{m}.ci95", f"{ci[0]:.6g},{ci[1]:.6g}"))
+        props.append((f"specbench.{b}.errors", str(section.get("errors", 0))))
+    if verdict.get("active"):
+        props.append(("specbench.gate", "passed" if verdict["passed"] and not verdict.get("errors") else "failed"))
+    for b, comp in verdict.get("comparison", {}).items():
+        for m, d in comp["metrics"].items():
+            if d.get("delta") is not None:
+                props.append((f"specbench.{b}.{m}.delta", f"{d['delta']:.6g}"))
+    return props

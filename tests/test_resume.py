@@ -1,0 +1,308 @@
+"""Runs survive a crash: SIGKILL a real pytest run mid-way (alone and under
+``-n 2``), resume it with ``--specbench-resume``, and get the report an
+uninterrupted run writes, without running finished items again.
+
+Items are made slow (each sample sleeps once per job) so that the kill lands
+mid-run.  Whether a finished item ran again is read from JUnit XML: an item
+taken from the journal takes no time, an executed one at least the sleep.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_specbench.benchmarks.contract import ADAPTER as CONTRACT
+
+SLEEP = 0.3  # seconds each sample sleeps once per job
+KILL_AFTER = 6  # journaled results before the SIGKILL
+VOLATILE_BENCHMARK_KEYS = ("metrics_ci",)  # bootstrap intervals may be resampled; compared separately if stable
+
+
+def slow_solution(code: str, entry: str) -> str:
+    """``code`` with a one-time sleep at the start of ``entry``'s body (sanitizer-proof)."""
+    tree = ast.parse(code)
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == entry)
+    first = fn.body[0]
+    lines = code.splitlines()
+    pad = " " * first.col_offset
+    lines[first.lineno - 1:first.lineno - 1] = [
+        f"{pad}import time as _clock",
+        f"{pad}if not hasattr(_clock, 'specbench_slept'):",
+        f"{pad}    _clock.sleep({SLEEP})",
+        f"{pad}    _clock.specbench_slept = True",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_slow_samples(path) -> int:
+    """Every bundled task: sample 0 the contract reference (passes), and for every
+    other task sample 1 a wrong answer (fails).  Returns the number of items."""
+    rows, items = [], 0
+    for k, task in enumerate(CONTRACT.load(None, None).tasks):
+        entry = task.data["entry_point"]
+        rows.append({"task_id": task.task_id, "sample_index": 0,
+                     "solution": slow_solution(CONTRACT.reference(task, "contract"), entry)})
+        items += 2
+        if k % 2:
+            wrong = f"def {entry}(*args, **kwargs):\n    return None\n"
+            rows.append({"task_id": task.task_id, "sample_index": 1, "solution": slow_solution(wrong, entry)})
+            items += 2
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return items
+
+
+def specbench_args(samples, state, report, workers: int, *extra) -> list[str]:
+    args = ["--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
+            f"--specbench-dir={state}", f"--specbench-report={report}", "--specbench-k=1"]
+    if workers:
+        args += ["-n", str(workers)]
+    return args + list(extra)
+
+
+def journal_lines(state) -> list[dict]:
+    (path,) = list((state / "runs").glob("*/journal.jsonl"))
+    lines = []
+    for line in path.read_text().splitlines(keepends=True):
+        if line.endswith("\n"):
+            try:
+                lines.append(json.loads(line))
+            except ValueError:
+                pass
+    return lines[1:]  # after the header
+
+
+def descendants(root: int) -> list[tuple[int, str]]:
+    """(pid, cmdline) of every process below ``root``."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            except (OSError, IndexError, ValueError):
+                continue
+            table[int(entry)] = (ppid, cmd)
+    found, todo = [], [root]
+    while todo:
+        parent = todo.pop()
+        for pid, (ppid, cmd) in table.items():
+            if ppid == parent:
+                found.append((pid, cmd))
+                todo.append(pid)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def junit_times(path) -> dict[str, float]:
+    """``{nodeid: seconds}`` (JUnit spells ``a::b::c`` as classname ``a.b``, name ``c``)."""
+    return {case.get("classname").replace(".", "::") + "::" + case.get("name"): float(case.get("time"))
+            for case in ET.parse(path).iter("testcase")}
+
+
+def item_name(nodeid: str) -> str:
+    return nodeid.replace(".", "::")  # how junit_times spells it
+
+
+def comparable(report_path) -> dict:
+    benchmarks = json.loads(report_path.read_text())["benchmarks"]
+    return {name: {k: v for k, v in section.items() if k not in VOLATILE_BENCHMARK_KEYS}
+            for name, section in benchmarks.items()}
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist-2"])
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, workers):
+    samples = pytester.path / "slow.jsonl"
+    n_items = write_slow_samples(samples)
+    full_state, crash_state = pytester.path / "state-full", pytester.path / "state-crash"
+
+    # 1. The uninterrupted run.
+    full = pytester.runpytest_subprocess(*specbench_args(samples, full_state, pytester.path / "full.json", workers))
+    assert full.ret == 1  # the wrong samples fail
+    full_outcomes = full.parseoutcomes()
+
+    # 2. The same run, SIGKILLed (with its xdist workers) once some results are journaled.
+    cmd = [sys.executable, "-m", "pytest",
+           *specbench_args(samples, crash_state, pytester.path / "crash.json", workers)]
+    proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    sandboxes: set[int] = set()
+    while time.monotonic() < deadline:
+        sandboxes |= {pid for pid, cmd in descendants(proc.pid) if "execution._zygote" in cmd}
+        runs = list((crash_state / "runs").glob("*/journal.jsonl"))
+        if runs and len(journal_lines(crash_state)) >= KILL_AFTER:
+            break
+        assert proc.poll() is None, "the run ended before it could be killed"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = journal_lines(crash_state)
+    assert KILL_AFTER <= len(before) < n_items - 1, "the kill did not land mid-run"
+
+    # Nothing the killed run started outlives it: sandboxes (own session) exit on EOF.
+    assert sandboxes
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in sandboxes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in sandboxes if alive(pid)], "sandbox processes survived the killed run"
+
+    # 3. Resume it.
+    resumed = pytester.runpytest_subprocess(*specbench_args(
+        samples, crash_state, pytester.path / "resumed.json", workers, "--specbench-resume",
+        f"--junitxml={pytester.path / 'junit.xml'}"))
+    resumed.stdout.fnmatch_lines([f"*specbench: resuming run *: {len(before)} items already finished*"])
+    assert resumed.ret == full.ret
+    assert resumed.parseoutcomes() == full_outcomes
+
+    # Same report as the uninterrupted run.
+    assert comparable(pytester.path / "resumed.json") == comparable(pytester.path / "full.json")
+    manifest = json.loads((pytester.path / "resumed.json").read_text())["manifest"]
+    assert manifest["resumed"]["items_finished_before"] == len(before)
+
+    # Finished items were not run again: they took no time, and the journal has
+    # each item once (old lines untouched, new ones appended).
+    after = journal_lines(crash_state)
+    assert after[:len(before)] == before
+    nodeids = [e["nodeid"] for e in after]
+    assert len(nodeids) == len(set(nodeids)) == n_items - 1  # one contract check is skipped (no CVTs)
+    times = junit_times(pytester.path / "junit.xml")
+    finished = {item_name(e["nodeid"]) for e in before}
+    assert all(times[name] < SLEEP / 2 for name in finished), {n: times[n] for n in finished}
+    executed = [t for name, t in times.items() if name not in finished and t > 0]
+    assert executed and min(executed) >= SLEEP * 0.8
+
+
+# ------------------------------------------------------------ refusals
+
+def collect_only(pytester, *args):
+    """A quick run: the journal (with its header) is written at start-up."""
+    return pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
+                                         "--collect-only", "-q", *args)
+
+
+def usage_error(result) -> str:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    lines = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(lines) == 1, result.stderr.str()
+    return lines[0]
+
+
+def test_resume_without_any_run_is_refused(pytester):
+    line = usage_error(collect_only(pytester, "--specbench-resume"))
+    assert "no run to resume under" in line
+
+
+def test_resume_of_a_missing_run_id_is_refused(pytester):
+    collect_only(pytester)
+    line = usage_error(collect_only(pytester, "--specbench-resume=20000101-000000-abcdef"))
+    assert "no run '20000101-000000-abcdef' under" in line and "runs there:" in line
+
+
+def test_resume_with_other_limits_is_refused(pytester):
+    collect_only(pytester)
+    line = usage_error(collect_only(pytester, "--specbench-resume", "--specbench-call-cpu=2"))
+    assert "its sandbox limits differ: call_cpu was 1.0, now 2.0" in line
+
+
+def _edit_header(pytester, **changes):
+    (path,) = list((pytester.path / ".specbench" / "runs").glob("*/journal.jsonl"))
+    lines = path.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    for key, value in changes.items():
+        header[key] = value(header[key]) if callable(value) else value
+    lines[0] = json.dumps(header) + "\n"
+    path.write_text("".join(lines))
+
+
+def test_resume_of_a_journal_from_another_version_is_refused(pytester):
+    collect_only(pytester)
+    _edit_header(pytester, specbench_version="0.0.1")
+    line = usage_error(collect_only(pytester, "--specbench-resume"))
+    assert 'specbench version differ: "0.0.1" then' in line
+
+
+def test_resume_of_a_journal_over_other_data_is_refused(pytester):
+    collect_only(pytester)
+    _edit_header(pytester, data_files=lambda files: {name: "0" * 64 for name in files})
+    line = usage_error(collect_only(pytester, "--specbench-resume"))
+    assert "data file" in line and "changed (sha256 000000000000... then" in line
+
+
+def test_resume_with_another_replay_file_is_refused(pytester):
+    samples = pytester.path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "HumanEval-S/0", "solution": "def clamped_mean(v, l, h):\n    return 0\n"}) + "\n")
+    pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
+                                  "--collect-only", "-q")
+    samples.write_text(json.dumps({"task_id": "HumanEval-S/0", "solution": "def clamped_mean(v, l, h):\n    return 1\n"}) + "\n")
+    result = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider",
+                                           f"--model=replay:{samples}", "--collect-only", "-q", "--specbench-resume")
+    assert "its model differ: file_sha256 was" in usage_error(result)
+
+
+def test_unwritable_run_directory_is_a_one_line_error(pytester):
+    blocker = pytester.path / "not-a-dir"
+    blocker.write_text("")
+    line = usage_error(collect_only(pytester, f"--specbench-dir={blocker / 'state'}"))
+    assert "--specbench-dir: cannot write the run journal" in line and "Not a directory" in line
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--specbench-call-cpu", "0", "--specbench-call-cpu: must be a positive number, got 0.0"),
+    ("--specbench-memory-mb", "-512", "--specbench-memory-mb: must be a positive number, got -512"),
+    ("--specbench-wall-factor", "abc", "--specbench-wall-factor: expected a number, got 'abc'"),
+    ("--specbench-max-errors", "-1", "--specbench-max-errors: must be 0 or more, got -1"),
+    ("--specbench-max-errors", "many", "--specbench-max-errors: expected a whole number, got 'many'"),
+])
+def test_bad_limits_are_one_line_errors(pytester, option, value, message):
+    assert message in usage_error(collect_only(pytester, f"{option}={value}"))
+
+
+# ------------------------------------------------------------ harness errors
+
+BROKEN_SANDBOX = """
+    from pytest_specbench.execution import python
+
+    def no_sandbox(self):
+        raise OSError("simulated: cannot start the sandbox")
+
+    python.PythonExecutor._start = no_sandbox
+"""
+
+
+@pytest.mark.parametrize("max_errors, exit_code", [(None, 1), ("3", 1), ("4", 0)])
+def test_max_errors_decides_whether_harness_errors_fail_the_run(pytester, max_errors, exit_code):
+    pytester.makeconftest(BROKEN_SANDBOX)
+    args = ["--specbench=contract", "-p", "no:cacheprovider", "--model=reference", "-k", "HumanEval-S/0 or HumanEval-S/1"]
+    if max_errors is not None:
+        args.append(f"--specbench-max-errors={max_errors}")
+    result = pytester.runpytest_subprocess(*args)
+    result.assert_outcomes(errors=4)
+    assert result.ret == exit_code
+    result.stdout.fnmatch_lines(["*specbench: 4 harness errors (E), not model failures*"])
+
+
+def test_errored_items_run_again_on_resume(pytester):
+    pytester.makeconftest(BROKEN_SANDBOX)
+    args = ["--specbench=contract", "-p", "no:cacheprovider", "--model=reference", "-k", "HumanEval-S/0"]
+    assert pytester.runpytest_subprocess(*args).ret == 1
+    (pytester.path / "conftest.py").unlink()
+    result = pytester.runpytest_subprocess(*args, "--specbench-resume")
+    result.stdout.fnmatch_lines(["*resuming run *: 0 items already finished*"])
+    result.assert_outcomes(passed=2)

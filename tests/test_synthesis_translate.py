@@ -1,0 +1,154 @@
+"""The assert translator agrees with CPython (ContractEval §3.2 step 1, no LLM).
+
+For every supported pattern, random JSON-like values are fed both to CPython
+(``exec`` of the assert alone) and to the z3 encoding; the encoding must say
+"pass" exactly when CPython passes and "fail" exactly when CPython raises
+``AssertionError``; where CPython raises anything else it must say "error".
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_specbench.synthesis.adt import Bounds
+from pytest_specbench.synthesis.solve import ConcreteChecker
+from pytest_specbench.synthesis.translate import translate_contract
+
+BOUNDS = Bounds()
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-25, 25),
+    st.integers(-100, 100).map(lambda k: k / 4),
+    st.text(alphabet="aZ09 ()<>!-,", max_size=4),
+)
+# within the bounded ADT: nesting depth 2, at most 3 elements, strings of at most 6 characters
+inner = st.one_of(scalars, st.lists(scalars, max_size=3),
+                  st.dictionaries(st.text(alphabet="ab", max_size=2), scalars, max_size=2))
+values = st.one_of(scalars, st.lists(inner, max_size=3),
+                   st.dictionaries(st.text(alphabet="ab", max_size=2), inner, max_size=2))
+
+
+def python_verdict(assert_src: str, kwargs: dict, prelude: str = "") -> str:
+    ns = json.loads(json.dumps(kwargs))  # fresh copies, as the JSON output would give
+    try:
+        exec(prelude + assert_src, ns)  # one namespace: generator expressions see the parameters
+    except AssertionError:
+        return "fail"
+    except Exception:
+        return "error"
+    return "pass"
+
+
+# (parameters, assert lines); each assert is checked on its own like fired_individually
+PATTERNS = [
+    (["x"], ['assert isinstance(x, int)', 'assert isinstance(x, (int, float))', 'assert isinstance(x, (tuple, list))',
+             'assert isinstance(x, bool)', 'assert isinstance(x, dict)']),
+    (["x"], ['assert type(x) == int', 'assert type(x) in [int, float]', 'assert type(x).__name__ == "dict"',
+             'assert type(x) == str and len(x) > 0']),
+    (["x", "y"], ['assert x > 0 and y > 0', 'assert 0 <= x <= len(y)', 'assert x < y', 'assert x == y',
+                  'assert x != 0 or y == ""', 'assert type(x) == type(y) == list', 'assert isinstance(x, type(y))']),
+    (["xs"], ['assert len(xs) > 0', 'assert len(xs) % 2 == 0', 'assert xs[-1] != 0', 'assert xs[0] > 0',
+              'assert xs != []', 'assert len(set(xs)) == len(xs)']),
+    (["xs"], ['assert all(isinstance(v, (int, float)) for v in xs)', 'assert all([isinstance(v, int) for v in xs])',
+              'assert any(v % 2 == 0 for v in xs)', 'assert all(type(v) == int and v > 0 for v in xs)',
+              'assert all(a <= b for a, b in zip(xs, xs[1:]))', 'assert all(v > 0 for v in xs[1:])']),
+    (["xs"], ['assert all(isinstance(r, list) for r in xs)', 'assert all(len(r) == len(xs[0]) for r in xs)',
+              'assert all(isinstance(v, (int, float)) for r in xs for v in r)',
+              'assert all(isinstance(v, int) for v in sum(xs, []))',
+              'assert all(all(isinstance(v, str) for v in r) for r in xs)']),
+    (["s"], ['assert s.isdigit()', 'assert s.isalpha()', 'assert s.isupper()', 'assert s.islower()',
+             'assert s == "" or s.isalnum()', 'assert all(c in "()" for c in s)', 'assert "  " not in s',
+             'assert s.startswith("(")', 'assert s.endswith(")")', 'assert s < "a"', 'assert s[1:] == s[:-1]',
+             'assert set(s).issubset({"0", "1"})', 'assert all(w.isdigit() for w in s.split(" "))',
+             'assert len(s.split("-")) == 2']),
+    (["d"], ['assert all(isinstance(k, str) for k in d)', 'assert all(isinstance(v, int) for v in d.values())',
+             'assert all(isinstance(k, str) and v is not None for k, v in d.items())', 'assert "a" in d',
+             'assert d["a"] == 1']),
+    (["a", "b"], ['assert all(isinstance(v, (int, float)) for v in a + b)', 'assert len(a) == len(b)',
+                  'assert max(len(a), len(b)) < 3', 'assert sum(a) > 0', 'assert abs(a) < 3',
+                  'assert int(a) == 1', 'assert a // 2 == 1', 'assert a ** 2 > 4', 'assert -a > 0',
+                  'assert a / 2 < 1', 'assert min(a) < b']),
+]
+
+
+@pytest.mark.parametrize("params,asserts", PATTERNS, ids=[",".join(p) + f"-{i}" for i, (p, _) in enumerate(PATTERNS)])
+def test_translation_agrees_with_cpython(params, asserts):
+    names = [f"assert_{k}" for k in range(len(asserts))]
+    model = translate_contract("\n".join(asserts), params, names, BOUNDS)
+    unsupported = {a.name: str(a.error) for a in model.asserts if not a.supported}
+    assert not unsupported, unsupported
+    checker = ConcreteChecker(model)
+
+    @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(st.fixed_dictionaries({p: values for p in params}))
+    def check(kwargs):
+        ours = checker.verdicts(kwargs)
+        for name, src in zip(names, asserts):
+            py = python_verdict(src, kwargs)
+            # Sound: a "pass"/"fail" claim is what CPython does.  "error" (not modelled,
+            # e.g. list < list) only shrinks the search space, so it is allowed.
+            assert ours[name] in ("pass", "fail", "error"), (src, kwargs, ours[name])
+            if ours[name] != "error" or py == "error":
+                assert ours[name] == py, (src, kwargs, ours[name], py)
+
+    check()
+
+
+def test_bool_is_an_int_but_not_type_int():
+    model = translate_contract("assert isinstance(x, int)\nassert type(x) == int\nassert x + 1 == 2",
+                               ["x"], ["assert_0", "assert_1", "assert_2"])
+    v = ConcreteChecker(model).verdicts({"x": True})
+    assert v == {"assert_0": "pass", "assert_1": "fail", "assert_2": "pass"}
+
+
+def test_short_circuit_keeps_errors_out():
+    # `len(x)` would raise on an int, but `and` never evaluates it
+    model = translate_contract("assert isinstance(x, list) and len(x) > 0", ["x"], ["assert_0"])
+    assert ConcreteChecker(model).verdicts({"x": 5}) == {"assert_0": "fail"}
+    model = translate_contract("assert len(x) > 0", ["x"], ["assert_0"])
+    assert ConcreteChecker(model).verdicts({"x": 5}) == {"assert_0": "error"}
+
+
+def test_loop_of_asserts_and_helpers_and_statements():
+    contract = '''
+    def ok(v):
+        return v == "0" or v == "1"
+    words = s.split(" ")
+    assert len(words) == 2
+    for w in words:
+        assert w.isdigit()
+    assert all(ok(w) for w in words)
+    '''
+    model = translate_contract(contract, ["s"], ["assert_0", "assert_1", "assert_2"])
+    assert all(a.supported for a in model.asserts)
+    check = ConcreteChecker(model)
+    assert check.verdicts({"s": "1 0"}) == {"assert_0": "pass", "assert_1": "pass", "assert_2": "pass"}
+    assert check.verdicts({"s": "1 7"}) == {"assert_0": "pass", "assert_1": "pass", "assert_2": "fail"}
+    assert check.verdicts({"s": "1 x 3"})["assert_0"] == "fail"
+
+
+def test_float_infinity_constant():
+    model = translate_contract('assert x != float("+inf")\nassert x < float("inf")', ["x"], ["assert_0", "assert_1"])
+    assert ConcreteChecker(model).verdicts({"x": 2.5}) == {"assert_0": "pass", "assert_1": "pass"}
+
+
+@pytest.mark.parametrize("src,category", [
+    ("assert poly(x) > 0", "name defined outside the contract"),
+    ("for c in x:\n    n = 1\n    assert n", "assert inside a For statement"),
+    ("assert x ** y > 0", "power with a non-constant or large exponent"),
+    ("assert x.real == 0", "attribute access"),
+])
+def test_unsupported_asserts_are_reported_by_category(src, category):
+    model = translate_contract(src, ["x", "y"], ["assert_0"])
+    assert not model.asserts[0].supported
+    assert model.asserts[0].error.category == category
+
+
+def test_assert_count_mismatch_and_syntax_errors_raise():
+    with pytest.raises(ValueError):
+        translate_contract("assert x > 0", ["x"], ["assert_0", "assert_1"])
+    with pytest.raises(SyntaxError):
+        translate_contract("assert (x > ", ["x"], ["assert_0"])
