@@ -22,7 +22,7 @@ machine first built its cache.
 """
 from __future__ import annotations
 
-import json
+from collections import OrderedDict
 import os
 import sys
 from dataclasses import dataclass
@@ -89,6 +89,10 @@ def functional_calls(task: Mapping[str, Any]) -> list[tuple[tuple, dict]]:
     return [(tuple(inp), {}) for inp in list(task["base_input"]) + list(task["plus_input"])]
 
 
+_expected_in_memory: "OrderedDict[Path, tuple[list[Any], list[float]]]" = OrderedDict()
+EXPECTED_IN_MEMORY = 16  # tasks; xdist hands a worker a task's samples in runs
+
+
 def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> tuple[list[Any], list[float]]:
     """Canonical outputs for base + plus inputs and the reference's cost on each
     (CPU seconds over :func:`machine_speed`), computed once in the sandbox and cached."""
@@ -104,8 +108,13 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> tuple[list[A
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(wire.dumps(outputs))
                 os.replace(tmp, path)
-    outputs, work = wire.loads(path.read_text())
-    return outputs, work
+    # Every sample of a task compares against the same outputs: decode them once per process.
+    if path not in _expected_in_memory:
+        _expected_in_memory[path] = tuple(wire.loads(path.read_text()))
+        while len(_expected_in_memory) > EXPECTED_IN_MEMORY:
+            _expected_in_memory.popitem(last=False)
+    _expected_in_memory.move_to_end(path)
+    return _expected_in_memory[path]
 
 
 def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> list[list]:
@@ -145,7 +154,6 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     expected, work = _expected_outputs(task, digest, ctx)
     limits = ctx.settings.limits
     call_cpu = [max(limits.call_cpu, limits.reference_factor * w * machine_speed()) for w in work]
-    calls = functional_calls(task)
     inputs = list(task["base_input"]) + list(task["plus_input"])
     n_base, details_mode = len(task["base_input"]), ctx.settings.details
     failures: list[tuple[int, str]] = []
@@ -164,15 +172,17 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
         return details_mode
 
     code = sample_code(sample, task["entry_point"])
-    result = ctx.python_executor().run(code, task["entry_point"], _calls_key(task, digest), lambda: calls,
-                                       range(len(calls)), call_cpu=call_cpu, on_outcome=judge)
+    # The input set is built only when the sandbox does not hold it yet.
+    result = ctx.python_executor().run(code, task["entry_point"], _calls_key(task, digest),
+                                       lambda: functional_calls(task), range(len(inputs)), call_cpu=call_cpu,
+                                       on_outcome=judge)
     answered = len(result.outcomes)
-    if not failures and answered < len(calls):
+    if not failures and answered < len(inputs):
         failures.append((answered, result.failure_reason() or "no answer"))
     first = min(failures)[0] if failures else None
     passed = first is None
     base_passed = passed or (first >= n_base and all(i in result.outcomes for i in range(n_base)))
-    details = {"passed": passed, "base_passed": base_passed, "inputs": len(calls)}
+    details = {"passed": passed, "base_passed": base_passed, "inputs": len(inputs)}
     message = ""
     if not passed:
         i, why = min(failures)

@@ -9,7 +9,7 @@ JSON report.
 from __future__ import annotations
 
 import datetime as _dt
-import os
+import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ class SpecbenchRun:
             self.taskset(name)
         self.store = ResultStore()
         self.started = time.time()
+        self._sections: dict[str, Any] | None = None
         self.max_errors = max_errors(settings)
         self.journal: Journal | None = None
         self.journal_error: str | None = None  # set when appending failed; the run then fails
@@ -113,11 +114,13 @@ class SpecbenchRun:
         # The model's identity, not its counters (a generating model's counts change as it works).
         model = {k: v for k, v in manifest.items() if k == "spec" or "sha256" in k or k in ("model", "endpoint", "parameters")}
         return {"specbench_version": __version__, "benchmarks": self.settings.benchmarks,
-                "data_files": self._data_files(), "model": model, "checks": self.settings.checks,
+                "data_files": self.data_digests, "model": model, "checks": self.settings.checks,
                 "samples": self.settings.samples, "limits": asdict(self.settings.limits),
                 "sandbox": self.settings.sandbox, "options": self._benchmark_options()}
 
-    def _data_files(self) -> dict[str, str]:
+    @functools.cached_property
+    def data_digests(self) -> dict[str, str]:
+        """sha256 of every data file of the run, by path (hashed once)."""
         from ..data.jsonl import file_digest
 
         return {str(f): file_digest(f) for name in self.adapters for f in self.taskset(name).files}
@@ -276,45 +279,48 @@ class SpecbenchRun:
 
     # ----------------------------------------------------------------- report
     def report(self) -> dict[str, Any]:
+        """The report; its benchmark sections (metrics, bootstrap CIs) are built once.
+
+        It is asked for several times at the end of a run (gate, JSON file, terminal
+        table), always after the last result is in.
+        """
         from .. import __version__
 
-        benchmarks = {}
-        for name, adapter in self.adapters.items():
-            ts = self.taskset(name)
-            order = [t.task_id for t in ts.tasks]
-            results = self.store.results(name, order)
-            benchmarks[name] = {
-                "metrics": adapter.aggregate(results, self.settings),
-                "tasks": self.store.tasks_section(name, order),
-                "errors": self.store.error_count(name),
-                "data": "bundled" if ts.bundled else str(self.settings.data_root),
-                "checks": self.checks_of(name),
-            }
-            benchmarks[name].update(section_extras(adapter, ts, results, benchmarks[name]["metrics"], self.settings))
-        report = {"specbench_version": __version__, "manifest": self.manifest(), "benchmarks": benchmarks}
+        if self._sections is None:
+            self._sections = {name: self._section(name, adapter) for name, adapter in self.adapters.items()}
+        report = {"specbench_version": __version__, "manifest": self.manifest(), "benchmarks": self._sections}
         if self.gate is not None:
             self.gate.annotate(report)
         return report
+
+    def _section(self, name: str, adapter) -> dict[str, Any]:
+        ts = self.taskset(name)
+        order = [t.task_id for t in ts.tasks]
+        results = self.store.results(name, order)
+        section = {
+            "metrics": adapter.aggregate(results, self.settings),
+            "tasks": self.store.tasks_section(name, order),
+            "errors": self.store.error_count(name),
+            "data": "bundled" if ts.bundled else str(self.settings.data_root),
+            "checks": self.checks_of(name),
+        }
+        digests = self.data_digests
+        section.update(section_extras(adapter, results, section["metrics"], self.settings,
+                                      {Path(f).name: digests[str(f)] for f in ts.files}))
+        return section
 
     def manifest(self) -> dict[str, Any]:
         import platform
         import sys
         from dataclasses import asdict
 
-        from ..data.jsonl import file_digest
-
-        files = {}
-        for name in self.adapters:
-            for f in self.taskset(name).files:
-                files[str(f)] = file_digest(f)
         return {
             "benchmarks": self.settings.benchmarks,
             "model": self.model.manifest(),
-            "data_files": files,
+            "data_files": self.data_digests,
             "samples_per_task": self.settings.samples,
             "checks": self.settings.checks,
-            "options": {k: self.settings.option(k) for k in ("contract_condition", "contract_rejection")
-                        if "contract" in self.adapters},
+            "options": self._benchmark_options(),
             "sandbox": {"mode": self.settings.sandbox, "limits": asdict(self.settings.limits),
                         "isolation": self.store.isolation,
                         **({"warning": "NO isolation: trusted code only"} if self.settings.sandbox == "none" else {})},

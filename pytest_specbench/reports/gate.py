@@ -158,23 +158,12 @@ def benchmark_version(adapter: Any) -> str:
     return str(version) if version else "specbench " + ".".join(__version__.split(".")[:2])
 
 
-_CI_CACHE: dict[tuple[str, int], dict[str, Any]] = {}
-
-
-def section_extras(adapter: Any, taskset: Any, results: Mapping[str, Any], metrics: Mapping[str, Any],
-                   settings: Any) -> dict[str, Any]:
+def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[str, Any], settings: Any,
+                   data_files: Mapping[str, str]) -> dict[str, Any]:
     """What a report section carries beside its metrics: bootstrap CIs, version, data hashes."""
-    from ..data.jsonl import file_digest
-
-    key = (adapter.name, hash(json.dumps([results, metrics], sort_keys=True, default=str)))
-    if key not in _CI_CACHE:
-        _CI_CACHE.clear()
-        _CI_CACHE[key] = stats.bootstrap_ci(lambda r: adapter.aggregate(r, settings), results, metrics)
-    ci = dict(_CI_CACHE[key])
+    ci = dict(stats.bootstrap_ci(lambda r: adapter.aggregate(r, settings), results, metrics))
     return {"metrics_ci": ci.pop("metrics_ci"), "metrics_ci_method": ci, "version": benchmark_version(adapter),
-            "data_files": {Path(f).name: file_digest(f) for f in taskset.files}}
-
-
+            "data_files": dict(data_files)}
 
 
 def _probe_metrics(adapter: Any, checks: list[str], settings: Any) -> set[str] | None:
@@ -262,9 +251,8 @@ class Gate:
             version = benchmark_version(self.run.adapters[b])
             if section.get("version") and section["version"] != version:
                 problems.append(f"{b} benchmark version differs (baseline {section['version']}; this run {version})")
-            from ..data.jsonl import file_digest
-
-            mine = {Path(f).name: file_digest(f) for f in ts.files}
+            digests = self.run.data_digests
+            mine = {Path(f).name: digests[str(f)] for f in ts.files}
             theirs = section.get("data_files") or {Path(k).name: v for k, v in
                                                    self.baseline.get("manifest", {}).get("data_files", {}).items()}
             differ = sorted(n for n in mine if theirs.get(n) != mine[n])

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import html
 import io
-import json
-import math
 import re
 from typing import Any, Mapping
 
