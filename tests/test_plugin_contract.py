@@ -160,3 +160,37 @@ def test_project_tests_are_not_collected_with_specbench(pytester):
     pytester.makepyfile(test_mine="def test_x():\n    assert False\n")
     run(pytester, "-k", "Mbpp-S/1 and functional").assert_outcomes(passed=1)
     pytester.runpytest_subprocess("test_mine.py").assert_outcomes(failed=1)
+
+
+MERGE_SLOW = ("import time\n\ndef merge_unique_sorted(a, b):\n    time.sleep(0.05)\n"
+              "    return sorted(set(a) | set(b))\n")
+
+
+def _item_times(path):
+    import xml.etree.ElementTree as ET
+
+    return {f"{case.get('classname')}.{case.get('name')}": float(case.get("time"))
+            for case in ET.parse(path).iter("testcase")}
+
+
+def test_an_identical_second_run_reuses_results_and_reports_the_same(pytester):
+    samples = write_samples(pytester, [{"task_id": "HumanEval-S/2", "solution": MERGE_SLOW},
+                                       {"task_id": "HumanEval-S/6", "solution": CAESAR_FENCED}])
+    args = (f"--model=replay:{samples}", "-k", "HumanEval-S/2 or HumanEval-S/6")
+    run(pytester, *args, "--specbench-report=first.json", "--junitxml=first.xml")
+    run(pytester, *args, "--specbench-report=second.json", "--junitxml=second.xml")
+    first, second = (load_report(pytester.path / n)["benchmarks"] for n in ("first.json", "second.json"))
+    assert first == second
+    slow = [name for name in _item_times(pytester.path / "first.xml") if "HumanEval-S/2" in name and "functional" in name]
+    assert slow
+    # The slow sample sleeps on every one of its many inputs the first time only.
+    assert all(_item_times(pytester.path / "first.xml")[n] > 0.5 for n in slow)
+    assert all(_item_times(pytester.path / "second.xml")[n] < 0.2 for n in slow)
+    # Off means executed again.
+    run(pytester, *args, "--specbench-result-cache=off", "--junitxml=third.xml")
+    assert all(_item_times(pytester.path / "third.xml")[n] > 0.5 for n in slow)
+
+
+def test_bad_result_cache_mode_is_a_one_line_error(pytester):
+    result = run(pytester, "--specbench-result-cache=maybe")
+    result.stderr.fnmatch_lines(["*--specbench-result-cache: expected readwrite or off, got 'maybe'*"])

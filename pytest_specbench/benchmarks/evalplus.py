@@ -23,9 +23,10 @@ machine first built its cache.
 from __future__ import annotations
 
 from collections import OrderedDict
+import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -101,10 +102,22 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> tuple[list[A
     # The format version is part of the key: a cache written by an older layout is never misread.
     folder = ctx.cache_dir("expected", f"v{EXPECTED_FORMAT}-{digest[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}")
     path = folder / (task["task_id"].replace("/", "_") + ".json")
+    # A canonical solution that fails under these limits fails the same way next
+    # time (CPU-time limits): remember it rather than spend the time again.
+    failed = path.with_suffix(".failed")
+    limits = json.dumps(asdict(ctx.settings.limits), sort_keys=True)
     if not path.exists():
         with FileLock(str(path) + ".lock"):
+            if failed.exists() and failed.read_text().split("\n", 1)[0] == limits:
+                # Same error, same words as the run that found it (reports stay comparable);
+                # deleting the .failed file retries.
+                raise CanonicalFailure(failed.read_text().split("\n", 1)[1])
             if not path.exists():
-                outputs = _run_canonical(task, digest, ctx)
+                try:
+                    outputs = _run_canonical(task, digest, ctx)
+                except CanonicalFailure as exc:  # not a sandbox fault, which may pass
+                    failed.write_text(limits + "\n" + str(exc))
+                    raise
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(wire.dumps(outputs))
                 os.replace(tmp, path)
@@ -117,6 +130,10 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> tuple[list[A
     return _expected_in_memory[path]
 
 
+class CanonicalFailure(InfrastructureError):
+    """The benchmark's own solution did not run within the limits."""
+
+
 def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> list[list]:
     calls = functional_calls(task)
     limit = ctx.settings.limits.call_cpu * CANONICAL_CPU_FACTOR
@@ -127,7 +144,7 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> list[list]:
         outcome = result.outcomes.get(i)
         if outcome is None or outcome.status != "ok":
             why = result.failure_reason() if outcome is None else (outcome.exc_type or outcome.status)
-            raise InfrastructureError(f"{task['task_id']}: canonical solution failed on input #{i}: {why}")
+            raise CanonicalFailure(f"{task['task_id']}: canonical solution failed on input #{i}: {why}")
         outputs.append(expected_from_canonical(task, outcome.value))
         work.append(round(outcome.cpu / speed, 3))
     return [outputs, work]

@@ -52,10 +52,14 @@ class SpecbenchItem(pytest.Item):
             completion = self.run.model.completion(request)
         except SampleMissing as exc:
             raise InfrastructureError(str(exc)) from None
-        result = self.adapter.run_check(self.check, self.task, completion, self.run.services)
+        key = self.run.result_key(self.adapter.name, self.check, self.task.task_id, completion)
+        verdict = self.run.result_cache.get(key)
+        if verdict is None:
+            result = self.adapter.run_check(self.check, self.task, completion, self.run.services)
+            verdict = {"passed": bool(result.passed), "details": result.details, "message": result.message}
+            self.run.result_cache.put(key, verdict)
         return {"benchmark": self.adapter.name, "task_id": self.task.task_id, "sample": self.sample,
-                "check": self.check, "passed": bool(result.passed), "details": result.details,
-                "message": result.message, "isolation": self.run.services.isolation()}
+                "check": self.check, **verdict, "isolation": self.run.services.isolation()}
 
     def runtest(self) -> None:
         if not self.outcome["passed"]:

@@ -27,6 +27,8 @@ _OPTIONS = [
     ("--specbench-k", "specbench_k", "k values for pass@k, comma-separated", "1,10,100"),
     ("--specbench-checks", "specbench_checks", "run only these checks, comma-separated (default: all)", ""),
     ("--specbench-dir", "specbench_dir", "folder for caches and run journals (default: .specbench in the rootdir)", ""),
+    ("--specbench-result-cache", "specbench_result_cache", "reuse check results of identical earlier runs "
+     "(same sample text, data, limits, options): readwrite or off", "readwrite"),
     ("--specbench-sandbox", "specbench_sandbox", "process (isolated child per sample) or none (NO isolation: trusted code only)", "process"),
 ]
 

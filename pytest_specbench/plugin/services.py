@@ -1,6 +1,7 @@
 """Per-process services that checks use: the sandbox executor and cache folders."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -36,3 +37,35 @@ class Services:
     def close(self) -> None:
         if self._python is not None:
             self._python.close()
+
+
+class ResultCache:
+    """Check results of earlier runs, by a key over everything that decides them.
+
+    A second run of the same samples on the same data with the same limits and
+    options reads its verdicts here instead of executing anything.  Files are
+    written atomically; two processes writing the same key write the same text.
+    """
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder  # None: off
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self.folder is None:
+            return None
+        try:
+            return json.loads((self.folder / key[:2] / key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, result: dict[str, Any]) -> None:
+        if self.folder is None:
+            return
+        path = self.folder / key[:2] / key
+        tmp = path.with_name(f"{key}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(result), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            self.folder = None  # a cache that cannot be written only costs speed: stop trying

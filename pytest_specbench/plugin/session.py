@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import hashlib
+import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +29,7 @@ from ..reports.journal import Journal, max_errors
 from ..reports.report import ResultStore, render_summary
 from .items import PROPERTY, BenchmarkNode, SpecbenchItem
 from .options import Settings
-from .services import Services
+from .services import ResultCache, Services
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -43,6 +46,7 @@ class SpecbenchRun:
         if settings.data_root:
             hide.append(str(settings.data_root.resolve()))
         self.services = Services(settings, hide)
+        self.result_cache  # a bad --specbench-result-cache is a usage error, now
         self._tasksets: dict[str, TaskSet] = {}
         for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
             self.taskset(name)
@@ -124,6 +128,30 @@ class SpecbenchRun:
         from ..data.jsonl import file_digest
 
         return {str(f): file_digest(f) for name in self.adapters for f in self.taskset(name).files}
+
+    @functools.cached_property
+    def result_cache(self) -> ResultCache:
+        mode = str(self.settings.option("specbench_result_cache") or "readwrite")
+        if mode not in ("readwrite", "off"):
+            raise OptionError("--specbench-result-cache", f"expected readwrite or off, got {mode!r}")
+        return ResultCache(None if mode == "off" else self.settings.state_dir / "cache" / "results")
+
+    @functools.cached_property
+    def _result_fingerprint(self) -> str:
+        """Everything besides the sample that decides a check's verdict."""
+        import sys
+        from dataclasses import asdict
+
+        from .. import __version__
+
+        return json.dumps([__version__, sys.version, self.data_digests, asdict(self.settings.limits),
+                           self.settings.details, self.settings.sandbox, self._benchmark_options()], sort_keys=True)
+
+    def result_key(self, benchmark: str, check: str, task_id: str, completion) -> str:
+        h = hashlib.sha256(self._result_fingerprint.encode())
+        for part in (benchmark, check, task_id, str(bool(completion.meta.get("trusted_reference"))), completion.text):
+            h.update(b"\0" + part.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
 
     def _benchmark_options(self) -> dict[str, Any]:
         return {k: self.settings.option(k) for k in ("contract_condition", "contract_rejection")
@@ -338,6 +366,7 @@ class SpecbenchRun:
 def _error_message(report: pytest.TestReport) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None and getattr(crash, "message", None):
-        return crash.message.replace("pytest_specbench.errors.", "")[:500]
+        # "pytest_specbench.errors.InfrastructureError: ..." -> "InfrastructureError: ..."
+        return re.sub(r"^(?:\w+\.)+(?=\w+: )", "", crash.message)[:500]
     lines = [line.strip() for line in (report.longreprtext or "").splitlines() if line.strip()]
     return lines[-1][:500] if lines else "error"
