@@ -334,7 +334,8 @@ class SpecbenchRun:
         }
         digests = self.data_digests
         section.update(section_extras(adapter, results, section["metrics"], self.settings,
-                                      {Path(f).name: digests[str(f)] for f in ts.files}))
+                                      {Path(f).name: digests[str(f)] for f in ts.files},
+                                      cache_dir=self.services.cache_dir("intervals")))
         return section
 
     def manifest(self) -> dict[str, Any]:

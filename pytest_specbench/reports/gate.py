@@ -22,6 +22,7 @@ make it 1 regardless.  Without gate options pytest's usual exit status stands.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -159,10 +160,27 @@ def benchmark_version(adapter: Any) -> str:
 
 
 def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[str, Any], settings: Any,
-                   data_files: Mapping[str, str]) -> dict[str, Any]:
-    """What a report section carries beside its metrics: bootstrap CIs, version, data hashes."""
-    ci = dict(stats.bootstrap_ci(lambda r: adapter.aggregate(r, settings), results, metrics))
-    return {"metrics_ci": ci.pop("metrics_ci"), "metrics_ci_method": ci, "version": benchmark_version(adapter),
+                   data_files: Mapping[str, str], cache_dir: Path | None = None) -> dict[str, Any]:
+    """What a report section carries beside its metrics: bootstrap CIs, version, data hashes.
+
+    The intervals are a pure function of the results (fixed seed, fixed counts), so
+    with ``cache_dir`` an identical re-run reads them instead of resampling again.
+    """
+    version = benchmark_version(adapter)
+    cached = None
+    if cache_dir is not None:
+        key = hashlib.sha256(json.dumps([adapter.name, version, results, metrics], sort_keys=True,
+                                        default=str).encode()).hexdigest()
+        cached = cache_dir / f"{key}.json"
+    if cached is not None and cached.exists():
+        ci = json.loads(cached.read_text())
+    else:
+        ci = dict(stats.bootstrap_ci(lambda r: adapter.aggregate(r, settings), results, metrics))
+        if cached is not None:
+            tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(ci))
+            os.replace(tmp, cached)
+    return {"metrics_ci": ci.pop("metrics_ci"), "metrics_ci_method": ci, "version": version,
             "data_files": dict(data_files)}
 
 

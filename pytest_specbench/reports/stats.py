@@ -12,8 +12,9 @@ result:
   the full set and on a few resamples; its replicates are then sums over
   per-task values instead of ``aggregate`` calls;
 * the other metrics (pooled ratios such as csr_cvt, counts) call ``aggregate``
-  once per replicate; when one call is slow (huge runs) fewer replicates are
-  drawn (never fewer than :data:`MIN_RESAMPLES`) and the report says how many.
+  once per replicate; for huge runs fewer replicates are drawn (never fewer
+  than :data:`MIN_RESAMPLES`), by a budget on the size of the results, not on
+  measured time, so the count is the same on every machine; the report says how many.
 
 Every replicate draws its task indices from ``random.Random(seed)``, so
 intervals are the same on every machine and every run.
@@ -22,13 +23,14 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from typing import Any, Callable, Mapping, Sequence
 
 RESAMPLES = 1000
 MIN_RESAMPLES = 200
 SEED = 20240611
-SLOW_BUDGET_S = 5.0  # wall time the generic (non-task-mean) replicates of one benchmark may take
+# Sample results the generic (non-task-mean) replicates of one benchmark may walk
+# through in all (about 5 s on a 2-core CI machine).
+GENERIC_WORK_BUDGET = 5_000_000
 
 Results = Mapping[str, Sequence[Mapping[str, Any]]]
 Aggregate = Callable[[Results], Mapping[str, Any]]
@@ -127,7 +129,7 @@ def bootstrap_ci(aggregate: Aggregate, results: Results, metrics: Mapping[str, A
         ci[m] = _interval([_mean_over(tv.values[m], d) for d in draws], level)
     generic = [m for m in names if m not in tv.linear]
     if generic:
-        n = _generic_resamples(aggregate, results, resamples)
+        n = _generic_resamples(results, resamples)
         reps: dict[str, list[float]] = {m: [] for m in generic}
         for d in draws[:n]:
             got = aggregate(_resampled(tv.task_ids, results, d))
@@ -138,18 +140,15 @@ def bootstrap_ci(aggregate: Aggregate, results: Results, metrics: Mapping[str, A
             ci[m] = _interval(reps[m], level)
         if n < resamples:
             info["resamples_reduced"] = {"resamples": n, "metrics": generic,
-                                         "why": f"one aggregate call is slow; capped at ~{SLOW_BUDGET_S:g} s"}
+                                         "why": f"results too large for {resamples} replicates within the work budget"}
     info["metrics_ci"] = {m: ci[m] for m in names if ci.get(m) is not None}
     return info
 
 
-def _generic_resamples(aggregate: Aggregate, results: Results, wanted: int) -> int:
-    start = time.perf_counter()
-    aggregate(results)
-    per_call = time.perf_counter() - start
-    if per_call * wanted <= SLOW_BUDGET_S:
-        return wanted
-    return max(MIN_RESAMPLES, min(wanted, int(SLOW_BUDGET_S / max(per_call, 1e-9))))
+def _generic_resamples(results: Results, wanted: int) -> int:
+    """Replicates that fit the work budget; decided by the results' size alone."""
+    size = max(1, sum(len(samples) for samples in results.values()))
+    return max(MIN_RESAMPLES, min(wanted, GENERIC_WORK_BUDGET // size))
 
 
 def paired_deltas(aggregate: Aggregate, base: Results, cand: Results, metrics: Sequence[str], *,
@@ -188,7 +187,7 @@ def paired_deltas(aggregate: Aggregate, base: Results, cand: Results, metrics: S
         else:
             generic.append(m)
     if generic:
-        n = _generic_resamples(aggregate, b, resamples)
+        n = _generic_resamples(b, resamples)
         reps_g: dict[str, list[float]] = {m: [] for m in generic}
         for d in draws[:n]:
             gb = aggregate(_resampled(common, b, d))

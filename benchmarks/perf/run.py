@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Performance table: pytest-specbench against EvalPlus 0.3.1 and a no-isolation floor.
+
+    python benchmarks/perf/run.py --workloads W4,W3 [--data ../shared/datasets] [--work /tmp/specbench-perf]
+
+Workloads (issue "Performance"; data from the shared data root, functional checks only
+except W3):
+  W1  the first 40 HumanEval tasks of the ContractEval set x 200 samples of
+      samples/humaneval-chatgpt-temp0.8-n200.jsonl.gz (8,000 samples), pass@1/10/100
+  W2  the same for all 143 HumanEval tasks of the ContractEval set (28,600 samples)
+  W3  ContractEval with the reference model, all 475 tasks (functional + 6,121 CVTs)
+  W4  the greedy sets: HumanEval (164) and MBPP (378)
+
+What is measured, per workload as asked:
+  W1, W4  plugin (-n 2) vs EvalPlus (--parallel 2, through run_evalplus.py) vs the floor;
+          per-task verdicts compared with EvalPlus's
+  W1, W3  -n 0 vs -n 2;  W3 also a second identical run (result cache on)
+  W2      peak RSS of the largest process
+
+Fairness: EvalPlus times its evaluation with its ground-truth cache built; the plugin
+is timed the same way (expected outputs already cached: a warm-up run builds them) but
+with its result cache off, so every sample really runs.  The floor is the same policy
+with no isolation: one plain process per core execs each sample and runs the same
+inputs in the same order, stopping at the first wrong output, with the same per-input
+CPU limits.  Figures are wall seconds on this machine; peak RSS is the largest single
+process (getrusage of waited-for children), not a sum.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import multiprocessing
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from pytest_specbench.data.evalplus import load_evalplus, outputs_match  # noqa: E402
+from pytest_specbench.data.sanitize import clean_sample  # noqa: E402
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def contract_ids(data: Path) -> list[str]:
+    return [row["task_id"] for row in read_jsonl(data / "contracteval" / "contracteval_rebuilt.jsonl")]
+
+
+def humaneval_key(task_id: str) -> int:
+    return int(task_id.split("/")[1])
+
+
+# ------------------------------------------------------------------ plugin runs
+def plugin_run(args: list[str], work: Path, report: Path) -> dict:
+    """One pytest run under /usr/bin/time: wall time, exit code, peak RSS of its largest process."""
+    rss = work / "rss.txt"
+    start = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), sys.executable, "-m", "pytest", "-q",
+                           "-p", "no:cacheprovider", "-p", "no:benchmark", f"--specbench-report={report}",
+                           f"--specbench-dir={work / 'state'}", *args],
+                          cwd=work, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    tail = proc.stdout.strip().splitlines()[-1:] or [proc.stderr.strip()[-300:]]
+    peak_kib = int(rss.read_text().split()[-1]) if rss.exists() else 0
+    return {"wall_s": round(wall, 2), "exit": proc.returncode, "summary": tail[0], "peak_rss_mb": round(peak_kib / 1024)}
+
+
+def plugin_verdicts(report: Path, bench: str) -> dict[str, list[bool]]:
+    tasks = json.loads(report.read_text())["benchmarks"][bench]["tasks"]
+    return {t: [s["checks"].get("functional", {}).get("passed") for s in v["samples"]] for t, v in tasks.items()}
+
+
+def evalplus_run(samples: Path, dataset: str, data_file: Path, work: Path, tasks: list[str] | None) -> dict:
+    cmd = [sys.executable, str(REPO / "benchmarks" / "perf" / "run_evalplus.py"), "--samples", str(samples),
+           "--dataset", dataset, "--data", str(data_file), "--work-dir", str(work), "--parallel", "2"]
+    if tasks:
+        (work.parent / f"{work.name}-tasks.txt").write_text("\n".join(tasks) + "\n")
+        cmd += ["--task-filter", str(work.parent / f"{work.name}-tasks.txt")]
+    work.mkdir(parents=True, exist_ok=True)
+    # Once to build its ground-truth cache, once timed (as the plugin is).
+    for _ in range(2):
+        subprocess.run(cmd, check=True, capture_output=True)
+    summary = json.loads((work / f"{dataset}_run.json").read_text())
+    verdicts = json.loads(Path(summary["verdicts"]).read_text())
+    as_lists = {t: (v["plus"] if isinstance(v["plus"], list) else [v["plus"]]) for t, v in verdicts.items()}
+    return {"wall_s": summary["evaluate"]["wall_s"] + summary["sanitize"]["wall_s"],
+            "results_written_s": summary["evaluate"].get("output_written_s"),
+            "peak_rss_mb": round(summary["evaluate"]["peak_rss_kib"] / 1024), "verdicts": as_lists}
+
+
+# ------------------------------------------------------------------------ floor
+_FLOOR: dict = {}
+
+
+class _Timeout(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def _floor_init(tasks, expected, limits):
+    _FLOOR.update(tasks=tasks, expected=expected, limits=limits)
+    signal.signal(signal.SIGPROF, _alarm)
+
+
+def _floor_one(job) -> tuple[str, int, bool]:
+    """Exec one sample in this plain process and run its inputs: no isolation at all."""
+    task_id, index, code = job
+    task, expected, limits = _FLOOR["tasks"][task_id], _FLOOR["expected"][task_id], _FLOOR["limits"][task_id]
+    inputs = list(task["base_input"]) + list(task["plus_input"])  # one MBPP+ task has plus_input {}
+    try:
+        namespace: dict = {}
+        exec(code, namespace)  # noqa: S102 - the floor is the no-isolation baseline, by definition
+        fn = namespace[task["entry_point"]]
+        for inp, exp, limit in zip(inputs, expected, limits):
+            signal.setitimer(signal.ITIMER_PROF, limit)
+            try:
+                out = fn(*inp)
+            finally:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+            if not outputs_match(task, inp, out, exp):
+                return task_id, index, False
+    except BaseException:  # noqa: BLE001 - any failure of the sample is its failure
+        return task_id, index, False
+    return task_id, index, True
+
+
+def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
+    """The floor: expected outputs and limits come from the plugin's own cache (as warm as the plugin)."""
+    from pytest_specbench.execution import wire
+    from pytest_specbench.execution.limits import Limits, machine_speed
+
+    expected, limits = {}, {}
+    folders = list((state / "cache" / "expected").glob("v*"))
+    for task_id in {s["task_id"] for s in samples}:
+        name = task_id.replace("/", "_") + ".json"
+        path = next((f / name for f in folders if (f / name).exists()), None)
+        if path is None:
+            continue
+        outs, work = wire.loads(path.read_text())
+        expected[task_id] = outs
+        lim = Limits()
+        limits[task_id] = [max(lim.call_cpu, lim.reference_factor * w * machine_speed()) for w in work]
+    jobs = [(s["task_id"], s.get("sample_index", 0), clean_sample(s["solution"], tasks[s["task_id"]]["entry_point"]))
+            for s in samples if s["task_id"] in expected]
+    start = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(2, initializer=_floor_init,
+                                                  initargs=(tasks, expected, limits), maxtasksperchild=200) as pool:
+        results = pool.map(_floor_one, jobs, chunksize=8)
+    wall = time.perf_counter() - start
+    verdicts: dict[str, list[bool]] = {}
+    for task_id, index, passed in sorted(results, key=lambda r: (r[0], r[1])):
+        verdicts.setdefault(task_id, []).append(passed)
+    return {"wall_s": round(wall, 2), "verdicts": verdicts}
+
+
+def compare(ours: dict[str, list], theirs: dict[str, list]) -> str:
+    common = sorted(set(ours) & set(theirs))
+    differ = [t for t in common if [bool(x) for x in ours[t]] != [bool(x) for x in theirs[t]]]
+    text = f"{len(common)} tasks, {len(differ)} with different per-sample verdicts"
+    return text + (f": {', '.join(differ[:10])}" if differ else "")
+
+
+# --------------------------------------------------------------------- workloads
+def subset_samples(src: Path, task_ids: set[str], out: Path) -> Path:
+    rows = [r for r in read_jsonl(src) if r["task_id"] in task_ids]
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return out
+
+
+class Table(list):
+    """Rows of the final table, also printed as they are added (a long run keeps what it measured)."""
+
+    def append(self, row: tuple) -> None:
+        super().append(row)
+        print("  ", " | ".join(str(x) for x in row if x is not None), file=sys.stderr, flush=True)
+
+
+def functional_workload(name, samples: Path, dataset: str, data: Path, work: Path, table: list, tasks_filter=None,
+                        modes=("n2",), evalplus=True, floor=True) -> None:
+    bench = "evalplus"
+    data_file = next((data / "evalplus").glob("HumanEvalPlus*" if dataset == "humaneval" else "MbppPlus*"))
+    tasks = load_evalplus(data_file)
+    if tasks_filter is not None:
+        samples = subset_samples(samples, set(tasks_filter), work / f"{name}-samples.jsonl")
+    base = ["--specbench=evalplus", f"--specbench-data={data}", f"--model=replay:{samples}",
+            "--specbench-checks=functional", "--specbench-k=1,10,100"]
+    plugin_run(base + ["-n", "2", "--specbench-result-cache=off"], work, work / f"{name}-warm.json")  # expected outputs
+    runs = {}
+    for mode in modes:
+        extra = ["-n", "2"] if mode == "n2" else []
+        runs[mode] = plugin_run(base + extra + ["--specbench-result-cache=off"], work, work / f"{name}-{mode}.json")
+        table.append((name, f"plugin -{'n 2' if mode == 'n2' else 'n 0'}", runs[mode]["wall_s"],
+                      runs[mode]["peak_rss_mb"], runs[mode]["summary"]))
+    ours = plugin_verdicts(work / f"{name}-{modes[0]}.json", bench)
+    if "n2" in runs and "n0" in runs:
+        table.append((name, "-n 0 / -n 2", round(runs["n0"]["wall_s"] / runs["n2"]["wall_s"], 2), None, "speed-up"))
+    if evalplus:
+        ev = evalplus_run(samples, dataset, data_file, work / f"{name}-evalplus", tasks_filter)
+        table.append((name, "EvalPlus 0.3.1 --parallel 2", ev["wall_s"], ev["peak_rss_mb"],
+                      f"results written at {ev['results_written_s']} s; {compare(ours, ev['verdicts'])}"))
+        table.append((name, "EvalPlus / plugin", round(ev["wall_s"] / runs["n2"]["wall_s"], 2), None, "speed-up"))
+    if floor:
+        fl = floor_run(read_jsonl(samples), tasks, work / "state")
+        table.append((name, "floor (no isolation, 2 processes)", fl["wall_s"], None, compare(ours, fl["verdicts"])))
+        table.append((name, "plugin / floor", round(runs["n2"]["wall_s"] / fl["wall_s"], 2), None, "target <= 1.3"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workloads", default="W4,W3", help="comma-separated: W1,W2,W3,W4")
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "datasets")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/specbench-perf"))
+    ap.add_argument("--no-evalplus", action="store_true", help="skip the EvalPlus runs")
+    args = ap.parse_args()
+    data, work = args.data.resolve(), args.work
+    if not (data / "contracteval").is_dir():
+        sys.exit(f"run.py: no data root at {data} (pass --data)")
+    work.mkdir(parents=True, exist_ok=True)
+    wanted = [w.strip().upper() for w in args.workloads.split(",") if w.strip()]
+    table = Table()
+    samples_dir = data / "samples"
+    humaneval_contract = sorted((t for t in contract_ids(data) if t.startswith("HumanEval/")), key=humaneval_key)
+    for name in wanted:
+        t0 = time.perf_counter()
+        if name == "W4":
+            functional_workload("W4-HumanEval", samples_dir / "humaneval-chatgpt-temp0.0.jsonl", "humaneval", data,
+                                work, table, evalplus=not args.no_evalplus)
+            functional_workload("W4-MBPP", samples_dir / "mbpp-gpt-3.5-turbo-temp0.0.jsonl", "mbpp", data,
+                                work, table, evalplus=not args.no_evalplus)
+        elif name in ("W1", "W2"):
+            chosen = humaneval_contract[:40] if name == "W1" else humaneval_contract
+            functional_workload(name, samples_dir / "humaneval-chatgpt-temp0.8-n200.jsonl.gz", "humaneval", data,
+                                work, table, tasks_filter=chosen, modes=("n2", "n0") if name == "W1" else ("n2",),
+                                evalplus=name == "W1" and not args.no_evalplus, floor=name == "W1")
+        elif name == "W3":
+            base = ["--specbench=contract", f"--specbench-data={data}", "--model=reference"]
+            # Expected outputs only: the result cache stays empty for the "first run" below.
+            plugin_run(base + ["-n", "2", "--specbench-result-cache=off"], work, work / "W3-warm.json")
+            for mode, extra in (("n0", []), ("n2", ["-n", "2"])):
+                r = plugin_run(base + extra + ["--specbench-result-cache=off"], work, work / f"W3-{mode}.json")
+                table.append(("W3", f"plugin -{'n 0' if mode == 'n0' else 'n 2'}", r["wall_s"], r["peak_rss_mb"], r["summary"]))
+            first = plugin_run(base + ["-n", "2", "--specbench-result-cache=readwrite"], work, work / "W3-first.json")
+            second = plugin_run(base + ["-n", "2"], work, work / "W3-second.json")
+            same = (json.loads((work / "W3-first.json").read_text())["benchmarks"]
+                    == json.loads((work / "W3-second.json").read_text())["benchmarks"])
+            table.append(("W3", "first run (result cache filled)", first["wall_s"], first["peak_rss_mb"], first["summary"]))
+            table.append(("W3", "second identical run", second["wall_s"], second["peak_rss_mb"],
+                          f"{100 * second['wall_s'] / first['wall_s']:.1f}% of the first (target <= 5%); "
+                          f"report identical: {same}"))
+        else:
+            sys.exit(f"run.py: unknown workload {name!r}")
+        print(f"[{name} done in {time.perf_counter() - t0:.0f} s]", file=sys.stderr)
+    print(f"\n{'workload':<14} {'what':<34} {'value':>9} {'peak MB':>8}  notes")
+    for row in table:
+        value = f"{row[2]:.2f}" if isinstance(row[2], float) else str(row[2])
+        print(f"{row[0]:<14} {row[1]:<34} {value:>9} {str(row[3] or ''):>8}  {row[4]}")
+
+
+if __name__ == "__main__":
+    main()
