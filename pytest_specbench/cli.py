@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="comma-separated task ids or glob patterns, e.g. 'HumanEval/*,Mbpp/2*'")
     syn.add_argument("--resume", action="store_true", help="skip tasks already in the work file")
     syn.add_argument("--translator", default=None, metavar="MODEL",
-                     help="LLM fallback for asserts outside the supported subset (not available yet)")
+                     help="LLM fallback for asserts outside the supported subset, e.g. openai:NAME (endpoint: $OPENAI_BASE_URL; see pytest_specbench/synthesis/llm.py)")
     syn.add_argument("--quiet", action="store_true", help="no per-task progress lines")
 
     met = csub.add_parser("cvt-metrics", help="AVC / TS / coverage of a CVT set (ContractEval §3.4)")
@@ -98,8 +98,7 @@ def cmd_synthesize(args) -> int:
     from .synthesis import pipeline
     from .synthesis.llm import require_translator
 
-    if args.translator:
-        require_translator(args.translator)
+    translator = require_translator(args.translator) if args.translator else None
     for opt, val in (("--max-models", args.max_models), ("--jobs", args.jobs), ("--explore", args.explore),
                      ("--solver-timeout-ms", args.solver_timeout_ms)):
         if val < 1:
@@ -116,6 +115,11 @@ def cmd_synthesize(args) -> int:
                                task_budget_s=args.task_budget, call_timeout_s=args.call_timeout,
                                explore=args.explore)
     examples = pipeline.load_examples(root)
+    if translator is not None:  # asks the model once, here, for the asserts the translator cannot handle
+        options.translations = translator.prepare(tasks, options.bounds)
+        asked = sum(len(t["asserts"]) + len(t["failed"]) for t in options.translations.values())
+        print(f"translator {translator.spec}: {asked} unsupported asserts asked, "
+              f"{sum(len(t['asserts']) for t in options.translations.values())} translated", flush=True)
 
     def progress(rec, done, total):
         if args.quiet:

@@ -14,6 +14,7 @@ from .base import Benchmark
 
 BUILTIN = {
     "contract": "pytest_specbench.benchmarks.contract:ADAPTER",
+    "contract-cvt": "pytest_specbench.benchmarks.contract_cvt:ADAPTER",
     "evalplus": "pytest_specbench.benchmarks.evalplus:ADAPTER",
 }
 

@@ -135,3 +135,56 @@ def as_dict(m: TaskCvtMetrics) -> dict:
     d = asdict(m)
     d["avc"], d["ts"] = m.avc, m.ts
     return d
+
+
+# ------------------------------------------------------- generated CVT sets
+def generated_cvt_metrics(results: Mapping, check: str = "violations") -> dict:
+    """AVC and TS (§3.4) of CVT sets a model wrote (ContractEval §6.2 task).
+
+    ``results`` is ``{task_id: [{"index": i, "checks": {check: details}}]}`` where
+    ``details["cvts"]`` lists ``[intended, fired_individually, rejected]`` per
+    proposed input (see :mod:`pytest_specbench.benchmarks.contract_cvt`).  Each
+    sample's set is scored with :func:`task_metrics` and pooled with
+    :func:`aggregate` (micro averages over inputs), once per TS reading:
+    ``ts`` is ``exact``, ``ts_upstream`` is upstream's pair average.
+    ``all_rejected``: share of a task's samples whose every input is rejected,
+    averaged over tasks.  ``answers_parsed``: share of samples with a usable answer.
+    """
+    by_mode: dict = {mode: [] for mode in ("exact", "upstream")}
+    parsed = answered = 0
+    per_task_all = []
+    for task_id, samples in results.items():
+        flags = []
+        for sample in samples:
+            details = (sample.get("checks") or {}).get(check)
+            if not isinstance(details, Mapping):
+                continue
+            answered += 1
+            if details.get("parsed") is False:
+                flags.append(0.0)
+                continue
+            parsed += 1
+            rows = details.get("cvts")
+            if not isinstance(rows, list):
+                # a result without per-input rows (e.g. a synthetic probe): counts only
+                flags.append(1.0 if details.get("passed") else 0.0)
+                continue
+            flags.append(1.0 if rows and all(r[2] for r in rows) else 0.0)
+            names = sorted({n for r in rows for n in list(r[0]) + list(r[1])})
+            cvts = [{"intended_violated": r[0], "fired_individually": r[1],
+                     "full_contract": "AssertionError" if r[2] else "other"} for r in rows]
+            for mode in by_mode:
+                by_mode[mode].append(task_metrics(f"{task_id}#{sample.get('index', 0)}", cvts, names, mode))
+        if flags:
+            per_task_all.append(sum(flags) / len(flags))
+    exact, upstream = aggregate(by_mode["exact"]), aggregate(by_mode["upstream"])
+    metrics = {
+        "avc": exact["avc"],
+        "ts": exact["ts"],
+        "ts_upstream": upstream["ts"],
+        "all_rejected": sum(per_task_all) / len(per_task_all) if per_task_all else None,
+        "answers_parsed": parsed / answered if answered else None,
+        "cvts_proposed": exact["cvts"],
+        "samples": answered,
+    }
+    return {k: v for k, v in metrics.items() if v is not None}

@@ -52,6 +52,7 @@ class Options:
     run_budget_s: float = 120.0  # all reference calls of one task
     max_subset_size: int | None = None
     bounds: Bounds = field(default_factory=Bounds)
+    translations: dict = field(default_factory=dict)  # --translator: {task_id: ...} from llm.LLMTranslator.prepare
 
 
 # ---------------------------------------------------------------- one task
@@ -113,6 +114,10 @@ def _synthesize(row: dict, options: Options, example: list | None, rec: dict) ->
         return _fail(rec, "contract does not parse", f"{exc.msg} (line {exc.lineno})")
     except ValueError as exc:
         return _fail(rec, "contract/assert mismatch", str(exc))
+    if options.translations.get(row.get("task_id")):  # LLM fallback (synthesis/llm.py)
+        from .llm import apply_translations
+        model, rec["llm_translated"] = apply_translations(row, params, names, options.bounds, model,
+                                                          options.translations[row.get("task_id")])
     for a in model.asserts:
         if not a.supported:
             rec["unsupported"][a.name] = {"category": a.error.category, "detail": a.error.detail}

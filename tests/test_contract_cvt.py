@@ -1,0 +1,130 @@
+"""The contract-cvt benchmark (ContractEval §6.2: a model writes contract-violating inputs),
+end to end through pytest, the sandbox and a real local OpenAI-compatible HTTP server."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from openai_server import StubOpenAIServer
+from pytest_specbench.benchmarks.contract_cvt import AnswerError, parse_answer
+from pytest_specbench.data.jsonl import read_jsonl
+from pytest_specbench.metrics.cvt import set_metrics
+
+MERGE = "HumanEval-S/2"  # merge_unique_sorted(a, b): 0 both lists, 1 all ints, 2 a increasing, 3 b increasing
+
+# Every input violates exactly its intended assert (tuples and None: Python literals, not JSON).
+GOOD = """<think>Break one assert at a time.</think>
+```python
+{"assert_0": [{"input": [(1, 2), [3]]}, {"input": [None, [1]]}],
+ "assert_1": [{"input": [[1, 2.5], [3]]}, {"input": [[1], [True]]}],
+ "assert_2": [{"input": [[2, 1], [3]]}],
+ "assert_3": [{"input": [[1], [5, 5]]}]}
+```"""
+
+# Two inputs satisfy the whole contract; one violates an assert besides its intended one.
+MIXED = """```json
+{"assert_0": [{"input": [[1], [2]]}, {"input": ["ab", [1]]}],
+ "assert_2": [{"input": [[1, 2, 3], [4]]}, {"input": [[3, 1], [4]]}],
+ "assert_3": [{"input": [[1, 1.5], [2, 2]]}],
+ "assert_0,assert_3": [{"input": [7, [2, 2]]}]}
+```"""
+
+
+def answering(table):
+    def answer(request):
+        user = request["messages"][-1]["content"]
+        name = re.search(r"Method Name: (\w+)", user).group(1)
+        return table.get(name, "no idea")
+    return answer
+
+
+def run(pytester, *args):
+    return pytester.runpytest_subprocess("--specbench=contract-cvt", "-p", "no:cacheprovider", *args)
+
+
+def metrics(pytester, name="r.json"):
+    return json.loads((pytester.path / name).read_text())["benchmarks"]["contract-cvt"]
+
+
+def stub_run(pytester, table, *args):
+    with StubOpenAIServer(answering(table)) as server:
+        result = run(pytester, "--model=openai:stub", f"--model-base-url={server.url}",
+                     "--specbench-report=r.json", *args)
+        return result, server
+
+
+def test_reference_answers_score_avc_100_on_the_bundled_suite(pytester):
+    result = run(pytester, "--model=reference", "--specbench-report=r.json", "-v")
+    result.assert_outcomes(passed=11, skipped=1)
+    result.stdout.fnmatch_lines(["*specbench::contract-cvt::HumanEval-S/2::0::violations PASSED*",
+                                 "*specbench contract-cvt (bundled sample suite; 11 tasks*", "*avc *100.00%*"])
+    section = metrics(pytester)
+    assert section["metrics"]["avc"] == 1.0 and section["metrics"]["all_rejected"] == 1.0
+    # The sandbox's per-assert outcomes reproduce the suite's own fired_individually labels:
+    # the TS figures equal those computed from the data file alone.
+    from pytest_specbench.benchmarks.evalplus import bundled_folder
+
+    rows = [row for _, row in read_jsonl(bundled_folder("contract") / "contracteval" / "contracteval_rebuilt.jsonl")]
+    for key, mode in (("ts", "exact"), ("ts_upstream", "upstream")):
+        assert section["metrics"][key] == pytest.approx(set_metrics(rows, mode)[1]["ts"])
+    assert section["metrics"]["cvts_proposed"] == sum(len(r["cvts"]) for r in rows)
+
+
+def test_good_cvts_from_a_model(pytester):
+    result, server = stub_run(pytester, {"merge_unique_sorted": GOOD}, "-k", MERGE)
+    result.assert_outcomes(passed=1)
+    assert server.chat_count == 1
+    prompt = server.chat_requests()[0]["body"]["messages"][-1]["content"]
+    assert "assert_2: assert all((a[k] < a[k + 1] for k in range(len(a) - 1)))" in prompt
+    m = metrics(pytester)["metrics"]
+    assert (m["avc"], m["ts"], m["ts_upstream"], m["cvts_proposed"]) == (1.0, 1.0, 1.0, 6)
+
+
+def test_inputs_that_do_not_violate_lower_avc_exactly(pytester):
+    result, _ = stub_run(pytester, {"merge_unique_sorted": MIXED}, "-k", MERGE)
+    result.assert_outcomes(failed=1)
+    assert ("2 of 6 proposed inputs do not violate the contract; "
+            "first: merge_unique_sorted([1], [2]) passes the contract") in result.stdout.str()
+    m = metrics(pytester)["metrics"]
+    assert m["avc"] == pytest.approx(4 / 6)          # [1],[2] and [1,2,3],[4] are valid inputs
+    assert m["ts"] == pytest.approx(3 / 6)           # exact: also [1,1.5],[2,2] fires assert_1
+    assert m["ts_upstream"] == pytest.approx(5 / 7)  # 5 of 7 (input, intended assert) pairs fire
+    assert m["all_rejected"] == 0.0
+
+
+def test_garbage_answers_fail_with_one_line(pytester):
+    deep = "```json\n" + "[" * 50000 + "]" * 50000 + "\n```"
+    result, _ = stub_run(pytester, {"merge_unique_sorted": "I'm sorry, I can't help with that.", "max_step": deep},
+                         "-k", f"{MERGE} or Mbpp-S/1")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*HumanEval-S/2 sample 0 violations: unusable answer: no JSON object of test cases*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    m = metrics(pytester)["metrics"]
+    assert m["answers_parsed"] == 0.0 and "avc" not in m
+
+
+def test_xdist_and_resume_give_the_same_report(pytester):
+    run(pytester, "--model=reference", "--specbench-report=serial.json")
+    run(pytester, "--model=reference", "--specbench-report=parallel.json", "-n", "2")
+    resumed = run(pytester, "--model=reference", "--specbench-report=resumed.json", "--specbench-resume")
+    resumed.stdout.fnmatch_lines(["*resuming run*11 items already finished*"])
+    serial, parallel, again = (metrics(pytester, n) for n in ("serial.json", "parallel.json", "resumed.json"))
+    assert serial == parallel
+    assert serial["metrics"] == again["metrics"] and serial["tasks"] == again["tasks"]
+
+
+def test_parse_answer_units():
+    names, params = ["assert_0", "assert_1"], ["a", "b"]
+    cases, notes = parse_answer('{"assert_1,assert_9": [{"input": {"b": 1, "a": 2}}, {"input": 5}],'
+                                ' "assert_0": {"input": [1, 2]}}', names, params)
+    assert [c.intended for c in cases] == [["assert_1"], ["assert_1"], ["assert_0"]]
+    assert cases[0].call == ((2, 1), {}) and cases[1].call is None and cases[2].call == ((1, 2), {})
+    assert "unknown assert 'assert_9'" in notes[0]
+    for bad in ("", "```json\n[1, 2]\n```", "{}", "x" * 500_001):
+        with pytest.raises(AnswerError):
+            parse_answer(bad, names, params)
+    many = json.dumps({"assert_0": [{"input": [i, i]} for i in range(600)]})
+    cases, notes = parse_answer(many, names, params)
+    assert len(cases) == 500 and "600 inputs proposed" in notes[0]
