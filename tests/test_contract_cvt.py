@@ -128,3 +128,18 @@ def test_parse_answer_units():
     many = json.dumps({"assert_0": [{"input": [i, i]} for i in range(600)]})
     cases, notes = parse_answer(many, names, params)
     assert len(cases) == 500 and "600 inputs proposed" in notes[0]
+
+
+def test_replayed_answers_tuple_and_list_inputs_are_not_confused(pytester):
+    # Same task, same process: (1, 2) violates "a is a list", [1, 2] does not; the sandbox
+    # input sets of the two samples must not be shared.
+    rows = [{"task_id": MERGE, "sample_index": 0, "solution": '{"assert_0": [{"input": [[1, 2], [3]]}]}'},
+            {"task_id": MERGE, "sample_index": 1, "solution": '```python\n{"assert_0": [{"input": [(1, 2), [3]]}]}\n```'},
+            {"task_id": MERGE, "sample_index": 2, "solution": '{"assert_0": [{"input": 5}]}'}]
+    samples = pytester.path / "s.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run(pytester, f"--model=replay:{samples}", "--specbench-report=r.json")
+    result.assert_outcomes(passed=1, failed=2)
+    assert "merge_unique_sorted(<5>) input is not a list of arguments" in result.stdout.str()
+    checks = [s["checks"]["violations"] for s in metrics(pytester)["tasks"][MERGE]["samples"]]
+    assert [c["rejected"] for c in checks] == [0, 1, 0]
