@@ -57,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="solver seconds per task before remaining subsets are skipped (default 120)")
     syn.add_argument("--call-timeout", type=float, default=0.5, metavar="S",
                      help="seconds per reference call in the feasibility filter (default 0.5)")
+    syn.add_argument("--feasibility", choices=("paper", "upstream"), default="paper",
+                     help="which candidates become CVTs: 'paper' (ContractEval §3.2, default): the reference "
+                          "without contract returns and the contract raises AssertionError; 'upstream': the "
+                          "contract raising AssertionError is enough (what upstream's released CVTs satisfy)")
+    syn.add_argument("--search-rounds", type=int, default=None, metavar="R",
+                     help="counterexample-guided rounds for sections whose candidates all crash the reference "
+                          "without contract (default: all steering flavours; 0 turns the loop off)")
     syn.add_argument("--tasks", default=None, metavar="PATTERNS",
                      help="comma-separated task ids or glob patterns, e.g. 'HumanEval/*,Mbpp/2*'")
     syn.add_argument("--resume", action="store_true", help="skip tasks already in the work file")
@@ -113,7 +120,11 @@ def cmd_synthesize(args) -> int:
         print(f"specbench: no work file {work}; starting from scratch", file=sys.stderr)
     options = pipeline.Options(max_models=args.max_models, solver_timeout_ms=args.solver_timeout_ms,
                                task_budget_s=args.task_budget, call_timeout_s=args.call_timeout,
-                               explore=args.explore)
+                               explore=args.explore, feasibility=args.feasibility)
+    if args.search_rounds is not None:
+        if args.search_rounds < 0:
+            raise OptionError("--search-rounds", "must be at least 0")
+        options.search_rounds = args.search_rounds
     examples = pipeline.load_examples(root)
     if translator is not None:  # asks the model once, here, for the asserts the translator cannot handle
         options.translations = translator.prepare(tasks, options.bounds)
@@ -183,6 +194,17 @@ def _print_summary(result, out: Path, work: Path) -> dict:
           f"{_pct(final['upstream']['ts'])} (upstream); tasks with a CVT {s['tasks_with_cvt']}/{s['tasks']} "
           f"({_pct(final['exact']['task_coverage'])}); asserts covered {final['exact']['asserts_covered']}/"
           f"{final['exact']['asserts']}")
+    cov = s["coverage"]
+    print(f"tasks where some candidate passes the feasibility rule: paper (§3.2) {cov['paper']}/{s['tasks']} "
+          f"({_pct(cov['paper'] / s['tasks'] if s['tasks'] else None)}), upstream (contract raises "
+          f"AssertionError) {cov['upstream']}/{s['tasks']} ({_pct(cov['upstream'] / s['tasks'] if s['tasks'] else None)}); "
+          f"CVTs kept under --feasibility={'/'.join(s['feasibility'])}")
+    for steer, t in s["search_rounds"].items():
+        print(f"  guided round {steer}: {t['tasks']} task(s), {t['candidates']} candidates, {t['kept']} CVTs kept")
+    if s["uncovered_by_category"]:
+        print("tasks without a CVT, by reason (details in the summary file):")
+        for cat, tids in s["uncovered_by_category"].items():
+            print(f"  {cat}: {len(tids)}: {', '.join(tids[:8])}{' ...' if len(tids) > 8 else ''}")
     kinds: dict = {}
     for tid, kind, detail in s["problems"]:
         kinds.setdefault(kind, []).append(tid)

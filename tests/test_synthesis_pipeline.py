@@ -147,3 +147,117 @@ def test_run_writes_schema_and_resumes(tmp_path: Path):
     tasks[1]["contracts"]["assert_0"] = "assert isinstance(s, (str, list)), \"invalid inputs"
     third = pipeline.run(tasks, out, work, opts, jobs=1, resume=True)
     assert third.resumed == 1
+
+
+# ---------------------------------------------------------------- feasibility in the loop
+def _plain(task: dict, kwargs: dict):
+    """Call the hand-written reference of ``task`` without its contract, in this process."""
+    from pytest_specbench.synthesis.variants import build_variants
+
+    v = build_variants(task["reference_with_contracts"], task["contract"], task["entry_point"],
+                       len(task["contracts"]))
+    ns: dict = {"__name__": "plain"}
+    exec(v.sources["no_contract"], ns)
+    return ns[task["entry_point"]](**kwargs)
+
+
+NEGATIVE_FLOAT_ONLY = dict(contract_lines=("assert isinstance(n, int)",),
+                           body="    if n < 0:\n        return 0\n    return [0] * n")
+
+
+def test_guided_rounds_find_a_feasible_cvt_after_crashing_models():
+    # Only a negative float violates the contract *and* runs in the body: the first
+    # models (0.0, strings, lists ...) crash it; the guided rounds must find one.
+    task = make_task(**NEGATIVE_FLOAT_ONLY)
+    unguided = pipeline.synthesize_task(task, pipeline.Options(max_models=1, explore=1, search_rounds=0),
+                                        example=[4])
+    assert unguided["cvts"] == [] and unguided["candidates"][0]["no_contract"] == "TypeError"
+    assert unguided["uncovered"]["category"] == "reference raises on every candidate"
+
+    rec = pipeline.synthesize_task(task, pipeline.Options(max_models=1, explore=1), example=[4])
+    assert rec["status"] == "ok" and len(rec["cvts"]) == 1
+    cvt = rec["cvts"][0]
+    n = cvt["input"]["n"]
+    assert isinstance(n, float) and n < 0 and _plain(task, cvt["input"]) == 0
+    assert cvt["intended_violated"] == cvt["fired_individually"] == ["assert_0"] and cvt["case_index"] == 1
+    # the kept model came after crashing ones of the same section, in a guided round
+    crashed = [c for c in rec["candidates"] if c["no_contract"] != "ok"]
+    assert crashed and all(c["smt_section"] == cvt["smt_section"] for c in crashed)
+    assert rec["search"]["rounds"][-1]["kept"] == 1 and sum(r["kept"] for r in rec["search"]["rounds"]) == 1
+    assert "uncovered" not in rec and rec["coverage"] == {"paper": True, "upstream": True}
+    # deterministic: the same task gives the same candidates
+    again = pipeline.synthesize_task(task, pipeline.Options(max_models=1, explore=1), example=[4])
+    assert again["candidates"] == rec["candidates"] and again["cvts"] == rec["cvts"]
+
+
+def test_same_type_round_for_two_parameters():
+    # max("a", 1) raises, max("a", "b") does not: only both-violated, same-type inputs are feasible
+    task = make_task(contract_lines=("assert isinstance(a, (int, float))", "assert isinstance(b, (int, float))"),
+                     params="a, b", body="    return max(a, b)")
+    rec = pipeline.synthesize_task(task, pipeline.Options(max_models=1, explore=1), example=[1, 2])
+    assert rec["cvts"]
+    for cvt in rec["cvts"]:
+        assert cvt["intended_violated"] == ["assert_0", "assert_1"]
+        a, b = cvt["input"]["a"], cvt["input"]["b"]
+        assert type(a) is type(b) and _plain(task, cvt["input"]) == max(a, b)
+
+
+def test_task_without_feasible_cvt_is_explained_and_upstream_mode_keeps_it():
+    # every non-str value crashes s.upper(): no feasible CVT under the paper's rule
+    task = make_task(contract_lines=("assert isinstance(s, str)",), params="s", body="    return s.upper()")
+    rec = pipeline.synthesize_task(task, pipeline.Options(max_models=1), example=["ab"])
+    assert rec["cvts"] == [] and len(rec["search"]["rounds"]) == len(pipeline.STEERS)
+    assert all(c["full_contract"] == "AssertionError" and c["no_contract"] == "AttributeError"
+               for c in rec["candidates"])
+    assert rec["uncovered"]["category"] == "reference raises on every candidate"
+    assert "AttributeError" in rec["uncovered"]["detail"]
+    assert rec["coverage"] == {"paper": False, "upstream": True}
+
+    up = pipeline.synthesize_task(task, pipeline.Options(max_models=1, feasibility="upstream"), example=["ab"])
+    assert up["search"] == {"feasibility": "upstream", "rounds": []}
+    assert len(up["cvts"]) == 1 and up["cvts"][0]["fired_individually"] == ["assert_0"]
+    with pytest.raises(AttributeError):
+        _plain(task, up["cvts"][0]["input"])
+
+    summary = pipeline.summarize([rec, up])
+    assert summary["coverage"] == {"paper": 0, "upstream": 2}
+    assert summary["uncovered_by_category"] == {"reference raises on every candidate": ["T/0"]}
+    assert summary["feasibility"] == ["paper", "upstream"]
+
+
+def test_uncovered_reasons_for_unsupported_and_unsat_tasks():
+    only_unsupported = make_task("T/5", contract_lines=("assert helper(n)",))
+    unsat = make_task("T/6", contract_lines=("assert isinstance(n, int) or True",))
+    partly = make_task("T/7", contract_lines=("assert isinstance(n, int)", "assert helper(n)"),
+                       body="    return n + 1")
+    recs = [pipeline.synthesize_task(t, pipeline.Options(max_models=1, search_rounds=1), example=[3])
+            for t in (only_unsupported, unsat, partly)]
+    assert recs[0]["uncovered"]["category"] == "no assert translated"
+    assert recs[1]["uncovered"]["category"] == "no violation satisfiable in the bounded model"
+    if not recs[2]["cvts"]:  # a float for n is feasible for n + 1: expected to be found
+        pytest.fail(f"no CVT: {recs[2]['uncovered']}")
+    bad = pipeline.uncovered_reason({"asserts": ["assert_0", "assert_1"], "unsupported": {"assert_1": {}},
+                                     "candidates": [{"full_contract": "AssertionError", "no_contract": "timeout"}],
+                                     "problems": []})
+    assert bad["category"] == "reference times out on every candidate; unsupported asserts not searched"
+
+
+def test_cli_feasibility_option_and_summary(tmp_path, capsys):
+    from pytest_specbench.cli import main
+
+    f = tmp_path / "t.jsonl"
+    f.write_text(json.dumps(make_task(contract_lines=("assert isinstance(s, str)",), params="s",
+                                      body="    return s.upper()")) + "\n")
+    for mode, kept in (("paper", 0), ("upstream", 1)):
+        out = tmp_path / mode / "contracteval" / "contracteval_rebuilt.jsonl"
+        assert main(["contract", "synthesize", "--input", str(f), "--out", str(out), "--jobs", "1",
+                     "--max-models", "1", "--quiet", "--feasibility", mode, "--search-rounds", "1"]) == 0
+        text = capsys.readouterr().out
+        assert "paper (§3.2) 0/1" in text and "upstream (contract raises AssertionError) 1/1" in text
+        summary = json.loads(out.with_name(out.name + ".summary.json").read_text())["summary"]
+        assert summary["tasks_with_cvt"] == kept and summary["feasibility"] == [mode]
+        if mode == "paper":
+            assert "reference raises on every candidate: 1: T/0" in text
+            assert summary["uncovered"]["T/0"]["category"] == "reference raises on every candidate"
+    assert main(["contract", "synthesize", "--input", str(f), "--feasibility", "loose"]) == 2
+    assert main(["contract", "synthesize", "--input", str(f), "--search-rounds", "-1"]) == 2

@@ -375,6 +375,14 @@ class Inputs:
         # a contract-violating input of a common type (a float for an int, a
         # str for a list) is the one a reference without contract can still run.
         self.natural: list = []
+        # Steering sets of the counterexample-guided search (see solve.STEERS): each
+        # holds under one assumption literal and is dropped when it conflicts.
+        self.nonneg: list = []  # numbers >= 0 (many references index or range() by them)
+        self.negative: list = []  # numbers < 0 (references that return early on them)
+        self.tiny: list = []  # ints 0..2, strings and containers of at most 2 items
+        self.numeric_leaves: list = []  # container elements are int or float
+        self.no_floats: list = []  # numbers are ints (an out-of-range int before a float)
+        self.strings: list = []  # (is-str condition, length, codes): for alphabet steering
         self._count = 0
 
     def fresh(self, name: str, level: int = 0, tags: frozenset | None = None) -> Sym:
@@ -393,12 +401,17 @@ class Inputs:
         odd = sorted(allowed & {NONE, BOOL, DICT})
         if odd:
             self.natural.append(z3.And(*[tag != t for t in odd]))
+        if level > 0 and allowed & {INT, FLOAT}:
+            self.numeric_leaves.append(z3.Or(*[tag == t for t in sorted(allowed & {INT, FLOAT})]))
         if BOOL in allowed:
             v.b = z3.Bool(f"b:{uid}")
         if INT in allowed:
             v.i = z3.Int(f"i:{uid}")
             self.domain.append(z3.Implies(tag == INT, z3.And(v.i >= -bd.max_int, v.i <= bd.max_int)))
             self.small.append(z3.Implies(tag == INT, z3.And(v.i >= -bd.small_int, v.i <= bd.small_int)))
+            self.nonneg.append(z3.Implies(tag == INT, v.i >= 0))
+            self.negative.append(z3.Implies(tag == INT, v.i < 0))
+            self.tiny.append(z3.Implies(tag == INT, z3.And(v.i >= 0, v.i <= 2)))
         if FLOAT in allowed:
             k = z3.Int(f"k:{uid}")
             v.r = z3.Real(f"r:{uid}")
@@ -408,6 +421,10 @@ class Inputs:
             self.domain.append(z3.Implies(tag == FLOAT, z3.And(k >= -lim, k <= lim)))
             slim = bd.small_int * FLOAT_DENOMINATOR
             self.small.append(z3.Implies(tag == FLOAT, z3.And(k >= -slim, k <= slim)))
+            self.nonneg.append(z3.Implies(tag == FLOAT, k >= 0))
+            self.no_floats.append(tag != FLOAT)
+            self.negative.append(z3.Implies(tag == FLOAT, k < 0))
+            self.tiny.append(z3.Implies(tag == FLOAT, z3.And(k >= 0, k <= 2 * FLOAT_DENOMINATOR)))
         if STR in allowed:
             ln = z3.Int(f"len:{uid}")
             codes = [z3.Int(f"c{k}:{uid}") for k in range(bd.max_str)]
@@ -416,12 +433,15 @@ class Inputs:
             self.domain.append(z3.Implies(tag == STR, z3.And(ln >= 0, ln <= bd.max_str, *[
                 z3.Implies(k < ln, z3.And(c >= 32, c <= 126)) for k, c in enumerate(codes)])))
             self.small.append(z3.Implies(tag == STR, ln <= bd.small_str))
+            self.tiny.append(z3.Implies(tag == STR, ln <= 2))
+            self.strings.append((tag == STR, ln, codes))
         if allowed & CONTAINERS:
             slots = bd.slots[level]
             v.n = z3.Int(f"n:{uid}")
             is_container = z3.Or(*[tag == t for t in sorted(allowed & CONTAINERS)])
             self.domain.append(z3.Implies(is_container, z3.And(v.n >= 0, v.n <= slots)))
             self.small.append(z3.Implies(is_container, v.n <= bd.small_len))
+            self.tiny.append(z3.Implies(is_container, v.n <= 2))
             elems = tuple(self.fresh(f"{name}[{k}]", level + 1) for k in range(slots))
             v.items = elems
             if DICT in allowed:

@@ -32,12 +32,12 @@ from typing import Any, Callable, Iterable
 
 from .adt import Bounds
 from .feasibility import run_calls
-from .solve import enumerate_candidates
+from .solve import STEERS, CandidateSearch
 from .translate import translate_contract
 from .variants import VariantError, build_variants
 
 CVT_KEYS = ("input", "intended_violated", "fired_individually", "smt_section", "case_index")
-WORK_VERSION = 1
+WORK_VERSION = 2  # 2: guided search rounds, feasibility mode, coverage and uncovered reasons
 
 
 @dataclass
@@ -51,6 +51,17 @@ class Options:
     call_timeout_s: float = 0.5  # one reference call
     run_budget_s: float = 120.0  # all reference calls of one task
     max_subset_size: int | None = None
+    # "paper" (ContractEval §3.2): kept iff the reference without contract returns and the
+    # contract raises AssertionError; "upstream": the contract raising AssertionError is
+    # enough (what upstream's released CVTs satisfy, see docs/synthesis.md)
+    feasibility: str = "paper"
+    # Counterexample-guided rounds after the first enumeration (counts, not time, so that
+    # runs are reproducible): all of STEERS for a task without any feasible CVT yet, the
+    # first ``search_rounds_covered`` for sections of a task that already has one.
+    search_rounds: int = len(STEERS)
+    search_rounds_covered: int = 1
+    round_models: int = 3  # models asked per section and round
+    round_candidates: int = 150  # at most this many new candidates per task and round
     bounds: Bounds = field(default_factory=Bounds)
     translations: dict = field(default_factory=dict)  # --translator: {task_id: ...} from llm.LLMTranslator.prepare
 
@@ -77,9 +88,29 @@ def function_params(reference: str, entry_point: str) -> list:
     raise ValueError(f"reference has no function {entry_point!r}")
 
 
+def fresh_z3_context() -> None:
+    """Give the next task a z3 context of its own.
+
+    z3's models depend on the internal ids of its terms, which depend on every term
+    created before in the same context; a worker process that ran other tasks first
+    would get other models.  A fresh context per task makes the candidates a function
+    of the task alone (same output for any ``--jobs`` and task order).  z3's Python
+    API has no public setter for the default context, hence the module attribute;
+    ``translate``'s constant terms are rebuilt in it.
+    """
+    import z3
+
+    from . import translate
+
+    z3.z3._main_ctx = z3.Context()
+    translate.TRUE = z3.BoolVal(True)
+    translate.FALSE = z3.BoolVal(False)
+
+
 def synthesize_task(row: dict, options: Options, example: list | None = None) -> dict:
     """Synthesize the CVTs of one task; never raises (problems go in the record)."""
     started = time.monotonic()
+    fresh_z3_context()
     tid = row.get("task_id", "?")
     rec: dict[str, Any] = {"version": WORK_VERSION, "task_id": tid, "digest": task_digest(row), "status": "ok",
                            "problems": [], "unsupported": {}, "solver": {}, "candidates": [], "cvts": []}
@@ -89,8 +120,63 @@ def synthesize_task(row: dict, options: Options, example: list | None = None) ->
         rec["status"] = "error"
         rec["problems"].append({"kind": "internal error", "detail": f"{type(exc).__name__}: {exc}",
                                 "trace": traceback.format_exc(limit=4)})
+    rec["coverage"] = coverage_flags(rec)
+    if not rec["cvts"]:
+        rec["uncovered"] = uncovered_reason(rec)
     rec["seconds"] = round(time.monotonic() - started, 3)
     return rec
+
+
+def coverage_flags(rec: dict) -> dict:
+    """Whether some candidate passes each feasibility rule (``paper``/``upstream``, §3.2)."""
+    cands = rec.get("candidates", [])
+    return {"paper": any(c["full_contract"] == "AssertionError" and c["no_contract"] == "ok" for c in cands),
+            "upstream": any(c["full_contract"] == "AssertionError" for c in cands)}
+
+
+def uncovered_reason(rec: dict) -> dict:
+    """Why a task ended without a kept CVT: ``{"category", "detail"}``.
+
+    Categories (most specific first): a bad-input problem of the task; no assert
+    in the supported subset; no violation satisfiable in the bounded model (or the
+    solver/time budget ran out); the reference without contract times out or
+    raises on every candidate -- "every candidate" means every one the bounded,
+    steered search proposed, not a proof that no feasible input exists.
+    """
+    problems = rec.get("problems", [])
+    unsupported = sorted(rec.get("unsupported", {}))
+    if rec.get("status") == "error" and problems:
+        return {"category": problems[0]["kind"], "detail": problems[0]["detail"]}
+    if rec.get("asserts") and len(unsupported) == len(rec["asserts"]):
+        return {"category": "no assert translated",
+                "detail": "; ".join(f"{n}: {rec['unsupported'][n]['category']}" for n in unsupported)}
+    cands = rec.get("candidates", [])
+    kinds = {p["kind"] for p in problems}
+    if not cands:
+        for kind in ("solver timeout", "task time budget", "reference run budget", "reference does not load"):
+            if kind in kinds:
+                return {"category": kind, "detail": next(p["detail"] for p in problems if p["kind"] == kind)}
+        return {"category": "no violation satisfiable in the bounded model",
+                "detail": f"{rec.get('solver', {}).get('unsat', 0)} violation subset(s) UNSAT"}
+    outcomes: dict = {}
+    for c in cands:
+        if c["full_contract"] == "AssertionError":
+            outcomes[c["no_contract"]] = outcomes.get(c["no_contract"], 0) + 1
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: (-kv[1], kv[0])))
+    valid = [p["kind"] for p in problems if p["kind"] in ("reference fails on a valid input",
+                                                           "contract rejects a valid input")]
+    if valid:
+        detail += f"; {valid[0]} (EvalPlus input, e.g. tuples read back from JSON as lists)"
+    if outcomes and set(outcomes) <= {"timeout", "killed"}:
+        category = "reference times out on every candidate"
+    elif outcomes:
+        category = "reference raises on every candidate"
+    else:
+        category = "no candidate rejected by the contract"
+    if unsupported:
+        category += "; unsupported asserts not searched"
+        detail += "; not searched: " + ", ".join(unsupported)
+    return {"category": category, "detail": f"{len(cands)} candidate(s): {detail}"}
 
 
 def _synthesize(row: dict, options: Options, example: list | None, rec: dict) -> None:
@@ -128,25 +214,27 @@ def _synthesize(row: dict, options: Options, example: list | None, rec: dict) ->
 
     examples = dict(zip(params, example)) if example and len(example) == len(params) else None
     deadline = time.monotonic() + options.task_budget_s
-    cands, stats = enumerate_candidates(model, options.max_models * max(1, options.explore),
-                                        options.solver_timeout_ms, examples, deadline, options.max_subset_size)
-    rec["solver"] = asdict(stats)
-    if stats.unknown:
-        rec["problems"].append({"kind": "solver timeout",
-                                "detail": f"{stats.unknown} violation subset(s) undecided within "
-                                          f"{options.solver_timeout_ms} ms"})
-    if stats.skipped:
-        rec["problems"].append({"kind": "task time budget",
-                                "detail": f"{stats.skipped} subset(s) skipped after {options.task_budget_s} s"})
+    search = CandidateSearch(model, options.solver_timeout_ms, examples)
+    sections = search.sections(options.max_subset_size)
+    cands = []
+    for section in sections:
+        if time.monotonic() > deadline:
+            search.stats.skipped += 1
+            continue
+        cands.extend(search.first_models(section, options.max_models * max(1, options.explore)))
 
     order = ["full"] + names + ["no_contract"]
+    run_deadline = time.monotonic() + options.run_budget_s
+
+    def run(texts: list, run_all=()) -> list:
+        return run_calls(variants.sources, entry, texts, order, per_call_timeout=options.call_timeout_s,
+                         total_timeout=max(0.0, run_deadline - time.monotonic()),
+                         run_last_only_if=("full", "AssertionError"), run_all=run_all)
+
     probes = []
     if examples is not None:
         probes.append(json.dumps(examples))
-    texts = [json.dumps(c.input) for c in cands]
-    results = run_calls(variants.sources, entry, probes + texts, order,
-                        per_call_timeout=options.call_timeout_s, total_timeout=options.run_budget_s,
-                        run_last_only_if=("full", "AssertionError"), run_all=range(len(probes)))
+    results = run(probes + [json.dumps(c.input) for c in cands], range(len(probes)))
     if probes:
         probe = results[0]
         if probe is None or probe.get("no_contract") != "ok":
@@ -159,34 +247,75 @@ def _synthesize(row: dict, options: Options, example: list | None, rec: dict) ->
     loads = {v for r in results if r for v in r.values() if isinstance(v, str) and v.startswith("load-error")}
     if loads:
         rec["problems"].append({"kind": "reference does not load", "detail": sorted(loads)[0]})
-    unchecked = 0
+
+    by_label = {s.label: s for s in sections}
     kept_per_section: dict = {}
-    for cand, res in zip(cands, results):
-        if res is None:
-            unchecked += 1
-            continue
-        fired = [n for n in names if res.get(n) == "AssertionError"]
-        entry_rec = {"input": cand.input, "intended_violated": cand.intended, "fired_individually": fired,
-                     "smt_section": cand.smt_section, "case_index": cand.case_index,
-                     "full_contract": res.get("full"), "no_contract": res.get("no_contract")}
-        rec["candidates"].append(entry_rec)
-        if res.get("full") == "AssertionError" and res.get("no_contract") == "ok":
-            # the first K feasible models of each section, numbered 1..K like upstream's cases
-            kept = kept_per_section.get(cand.smt_section, 0)
-            if kept < options.max_models:
-                kept_per_section[cand.smt_section] = kept + 1
-                cvt = {k: entry_rec[k] for k in CVT_KEYS}
-                cvt["case_index"] = kept + 1
-                rec["cvts"].append(cvt)
+    unchecked = 0
+
+    def absorb(batch: list, batch_results: list) -> int:
+        """Record the outcomes of one batch of candidates; keep the feasible ones (§3.2)."""
+        nonlocal unchecked
+        kept_now = 0
+        for cand, res in zip(batch, batch_results):
+            if res is None:
+                unchecked += 1
+                continue
+            fired = [n for n in names if res.get(n) == "AssertionError"]
+            entry_rec = {"input": cand.input, "intended_violated": cand.intended, "fired_individually": fired,
+                         "smt_section": cand.smt_section, "case_index": cand.case_index,
+                         "full_contract": res.get("full"), "no_contract": res.get("no_contract")}
+            rec["candidates"].append(entry_rec)
+            rejected = res.get("full") == "AssertionError"
+            if rejected and res.get("no_contract") != "ok":
+                by_label[cand.smt_section].crashed.append(cand.input)
+            if rejected and (res.get("no_contract") == "ok" or options.feasibility == "upstream"):
+                # the first K feasible models of each section, numbered 1..K like upstream's cases
+                kept = kept_per_section.get(cand.smt_section, 0)
+                if kept < options.max_models:
+                    kept_per_section[cand.smt_section] = kept + 1
+                    cvt = {k: entry_rec[k] for k in CVT_KEYS}
+                    cvt["case_index"] = kept + 1
+                    rec["cvts"].append(cvt)
+                    kept_now += 1
+        return kept_now
+
+    absorb(cands, results)
+    rounds = []
+    # Counterexample-guided rounds: sections whose models crashed the reference without
+    # contract are asked again, steered toward values the reference tolerates and away
+    # from the crashing shapes.  Bounded by counts (not time) so runs are reproducible.
+    for number, steer in enumerate(STEERS[: options.search_rounds if options.feasibility == "paper" else 0]):
+        todo = [s for s in sections if s.status == "sat" and s.crashed and not kept_per_section.get(s.label)]
+        if rec["cvts"] and number >= options.search_rounds_covered:
+            break
+        if not todo or time.monotonic() > deadline or time.monotonic() > run_deadline:
+            break
+        batch = []
+        for section in todo:
+            if len(batch) >= options.round_candidates:
+                break
+            batch.extend(search.more_models(section, options.round_models, steer))
+        kept_now = absorb(batch, run([json.dumps(c.input) for c in batch])) if batch else 0
+        rounds.append({"steer": steer[0], "sections": len(todo), "candidates": len(batch), "kept": kept_now})
+    rec["search"] = {"feasibility": options.feasibility, "rounds": rounds}
+    stats = search.stats
+    rec["solver"] = asdict(stats)
+    if stats.unknown:
+        rec["problems"].append({"kind": "solver timeout",
+                                "detail": f"{stats.unknown} violation subset(s) undecided within "
+                                          f"{options.solver_timeout_ms} ms"})
+    if stats.skipped:
+        rec["problems"].append({"kind": "task time budget",
+                                "detail": f"{stats.skipped} subset(s) skipped after {options.task_budget_s} s"})
     if unchecked:
         rec["problems"].append({"kind": "reference run budget",
                                 "detail": f"{unchecked} candidate(s) not run within {options.run_budget_s} s"})
-    if cands and not rec["cvts"]:
+    if rec["candidates"] and not rec["cvts"]:
         rejected_by_body = sum(1 for c in rec["candidates"]
                                if c["full_contract"] == "AssertionError" and c["no_contract"] != "ok")
         rec["problems"].append({"kind": "no feasible CVT",
-                                "detail": f"{len(cands)} candidate(s); {rejected_by_body} rejected because the "
-                                          f"reference without contract raises on them"})
+                                "detail": f"{len(rec['candidates'])} candidate(s); {rejected_by_body} rejected "
+                                          f"because the reference without contract raises on them"})
 
 
 def _fail(rec: dict, kind: str, detail: str) -> None:
@@ -268,7 +397,9 @@ def run(tasks: list, out_path: Path, work_path: Path, options: Options, *, jobs:
     work_path.parent.mkdir(parents=True, exist_ok=True)
     done = read_work(work_path) if resume else {}
     digests = {t["task_id"]: task_digest(t) for t in tasks}
-    done = {tid: r for tid, r in done.items() if digests.get(tid) == r.get("digest")}
+    # a record counts only for the same task content and the same feasibility rule
+    done = {tid: r for tid, r in done.items() if digests.get(tid) == r.get("digest")
+            and r.get("search", {}).get("feasibility", options.feasibility) == options.feasibility}
     if not resume:
         work_path.write_text("", encoding="utf-8")
     todo = [t for t in tasks if t["task_id"] not in done]
@@ -340,4 +471,34 @@ def summarize(records: Iterable[dict]) -> dict:
         "unknown_subsets": sum(r.get("solver", {}).get("unknown", 0) for r in records),
         "problems": problems,
         "errors": [r["task_id"] for r in records if r.get("status") == "error"],
+        # tasks where some candidate passes each feasibility rule (the kept CVTs follow
+        # the run's --feasibility; under "upstream" no guided rounds run, so the
+        # "paper" count there is lower than a paper run's)
+        "feasibility": sorted({r.get("search", {}).get("feasibility", "paper") for r in records}),
+        "coverage": {mode: sum(1 for r in records if (r.get("coverage") or coverage_flags(r))[mode])
+                     for mode in ("paper", "upstream")},
+        "uncovered": {r["task_id"]: r.get("uncovered") or uncovered_reason(r) for r in records if not r.get("cvts")},
+        "uncovered_by_category": uncovered_by_category(records),
+        "search_rounds": _round_totals(records),
     }
+
+
+def uncovered_by_category(records: Iterable[dict]) -> dict:
+    out: dict = {}
+    for r in records:
+        if not r.get("cvts"):
+            reason = r.get("uncovered") or uncovered_reason(r)
+            out.setdefault(reason["category"], []).append(r["task_id"])
+    return dict(sorted(out.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+
+
+def _round_totals(records: Iterable[dict]) -> dict:
+    """Candidates proposed and CVTs kept per guided round (over all tasks)."""
+    out: dict = {}
+    for r in records:
+        for rd in r.get("search", {}).get("rounds", []):
+            t = out.setdefault(rd["steer"], {"tasks": 0, "candidates": 0, "kept": 0})
+            t["tasks"] += 1
+            t["candidates"] += rd["candidates"]
+            t["kept"] += rd["kept"]
+    return out

@@ -20,6 +20,11 @@ least important one in the core is dropped for that section (``natural``
 first, then ``small``, then pins).  Models are made distinct by blocking clauses: first
 on the *shape* (types and lengths) so that the K candidates differ in type
 structure, then on exact values.
+
+:class:`CandidateSearch` also serves the counterexample-guided rounds of the
+pipeline (the §3.2 feasibility filter in the loop): a section whose models all
+crashed the reference without contract is asked again under the steering
+flavours of :data:`STEERS`, never proposing an input twice.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from typing import Any
 
 import z3
 
-from .adt import And, Implies, Not, decode, describe
+from .adt import DICT, FLOAT, INT, LIST, STR, And, Implies, Not, decode, describe, tag_in
 from .translate import ContractModel
 
 
@@ -88,50 +93,209 @@ def enumerate_candidates(model: ContractModel, k_models: int = 3, timeout_ms: in
                          examples: dict | None = None, deadline: float | None = None,
                          max_subset_size: int | None = None) -> tuple[list[Candidate], SolveStats]:
     """All non-empty violation subsets of the supported asserts, up to ``k_models`` each."""
-    solver = make_solver(model, timeout_ms)
-    small = z3.Bool("small")
-    solver.add(Implies(small, And(*model.inputs.small)))
-    natural = z3.Bool("natural")
-    solver.add(Implies(natural, And(*model.inputs.natural)))
-    pins = pin_literals(solver, model, examples)
-    supported = [a for a in model.asserts if a.supported]
-    stats = SolveStats()
+    search = CandidateSearch(model, timeout_ms, examples)
     out: list[Candidate] = []
-    sizes = range(1, (max_subset_size or len(supported)) + 1)
-    for size in sizes:
-        for combo in combinations(supported, size):
-            stats.subsets += 1
-            if deadline is not None and time.monotonic() > deadline:
-                stats.skipped += 1
+    for section in search.sections(max_subset_size):
+        if deadline is not None and time.monotonic() > deadline:
+            search.stats.skipped += 1
+            continue
+        out.extend(search.first_models(section, k_models))
+    return out, search.stats
+
+
+@dataclass
+class Section:
+    """One violation subset (an SMT section) and what the search has tried for it."""
+
+    label: str
+    violated: list  # AssertModel
+    tried: list = field(default_factory=list)  # every input proposed so far
+    crashed: list = field(default_factory=list)  # inputs the plain reference raised on
+    blocks: list = field(default_factory=list)  # value-blocking clauses of tried[:len(blocks)]
+    status: str = "pending"  # sat / unsat / unknown once first_models ran
+
+
+# Steering of the counterexample-guided rounds (ContractEval §3.2 feasibility filter in
+# the loop).  When every model of a section crashes the reference without contract, the
+# section is asked again under one of these "flavours", in this order.  Each flavour is
+# a set of assumption literals, dropped one by one (first listed, first dropped) when an
+# unsat core names them, so a flavour steers and never excludes a violation.  Why these:
+# the crashes seen on ContractEval come from a value of the wrong *kind* reaching an
+# operation (a str in arithmetic, a negative number in ``range``/``str(n)`` digit code,
+# a list where one of several params is a number); values the reference tolerates are
+# numbers where numbers are expected (a float for an int), ints out of range before
+# floats (``[11, 3]`` for digits, where a float breaks ``int(str(x))``), numeric elements,
+# non-negative or negative numbers, strings made of digits or of the valid input's
+# characters, parameters of one common type (``max("a", "b")``), and tiny values
+# (``range(0)`` loops that do not run).
+STEERS = (
+    ("valid-like", ("no_floats", "kind", "nonneg", "numeric_leaves", "alphabet"), True),
+    ("same-type", ("homogeneous", "nonneg", "alphabet"), False),
+    ("negative", ("kind", "negative"), False),
+    ("tiny", ("tiny", "alphabet"), False),
+    ("new-shapes", ("avoid_crashed_shapes",), False),
+)
+
+
+def _example_alphabet(examples: dict | None) -> set:
+    """Digits plus the characters of the valid input's strings (nested values too)."""
+    chars = set(range(ord("0"), ord("9") + 1))
+    stack = list((examples or {}).values())
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            chars.update(ord(c) for c in v if 32 <= ord(c) <= 126)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+    return chars
+
+
+class CandidateSearch:
+    """The solver of one task, queried section by section and round by round.
+
+    ``first_models`` is the plain enumeration (steered by ``natural``/``small``
+    and pins, see the module docstring); ``more_models`` asks one section again
+    under a steering flavour of :data:`STEERS`, excluding every input tried for
+    it so far (and, in the last flavour, the shapes on which the reference crashed).
+    """
+
+    def __init__(self, model: ContractModel, timeout_ms: int = 2000, examples: dict | None = None,
+                 round_rlimit: int = 2_000_000):
+        self.model = model
+        self.round_rlimit = round_rlimit
+        self.solver = solver = make_solver(model, timeout_ms)
+        self.stats = SolveStats()
+        self.supported = [a for a in model.asserts if a.supported]
+        inputs = model.inputs
+        self.lits: dict = {}
+        self._alphabet = _example_alphabet(examples)
+        for name, cons in (("small", inputs.small), ("natural", inputs.natural)):
+            lit = z3.Bool(name)
+            solver.add(Implies(lit, And(*cons)))
+            self.lits[name] = lit
+        # The steering constraints are asserted only inside a round's scope: present in
+        # every check, even behind a free literal, they slow the plain enumeration down.
+        self.steering = {"nonneg": inputs.nonneg, "negative": inputs.negative, "tiny": inputs.tiny,
+                         "numeric_leaves": inputs.numeric_leaves, "no_floats": inputs.no_floats}
+        self.pins = pin_literals(solver, model, examples)
+        # "kind" steering: a parameter keeps the kind of its valid value (a number stays a
+        # number, a list a list); one literal per parameter so a conflict drops only its own
+        self.kinds = []
+        for p, value in sorted((examples or {}).items()):
+            sym = model.params.get(p)
+            tags = ({INT, FLOAT} if isinstance(value, (int, float)) else {STR} if isinstance(value, str)
+                    else {LIST} if isinstance(value, (list, tuple)) else {DICT} if isinstance(value, dict) else None)
+            if sym is None or not tags or not (tags & sym.tags):
                 continue
-            violated = [a.name for a in combo]
-            satisfied = [a.name for a in supported if a not in combo]
-            label = section_label(satisfied, violated)
-            solver.push()
-            for a in supported:
-                solver.add(a.violated if a in combo else a.satisfied)
-            free = set(model.params) - set().union(*[a.params for a in combo])
-            # in the order they are given up
-            assumptions = [natural, small] + [pins[p] for p in sorted(free) if p in pins]
-            found, status = _models(solver, model, assumptions, k_models)
-            solver.pop()
-            if status == "unknown" and not found:
-                stats.unknown += 1
-                stats.unknown_sections.append(label)
-            elif not found:
-                stats.unsat += 1
+            self.kinds.append((z3.Bool(f"kind:{p}"), tag_in(sym, tags)))
+        self._rounds = 0
+
+    def sections(self, max_subset_size: int | None = None) -> list:
+        out = []
+        for size in range(1, (max_subset_size or len(self.supported)) + 1):
+            for combo in combinations(self.supported, size):
+                self.stats.subsets += 1
+                satisfied = [a.name for a in self.supported if a not in combo]
+                out.append(Section(section_label(satisfied, [a.name for a in combo]), list(combo)))
+        return out
+
+    def _enter(self, section: Section) -> None:
+        self.solver.push()
+        for a in self.supported:
+            self.solver.add(a.violated if a in section.violated else a.satisfied)
+
+    def _free_pins(self, section: Section) -> list:
+        free = set(self.model.params) - set().union(*[a.params for a in section.violated])
+        return [self.pins[p] for p in sorted(free) if p in self.pins]
+
+    def first_models(self, section: Section, k: int) -> list:
+        """Up to ``k`` models of ``section`` (the plain, unguided enumeration)."""
+        self._enter(section)
+        # in the order they are given up
+        assumptions = [self.lits["natural"], self.lits["small"]] + self._free_pins(section)
+        found, status = _models(self.solver, self.model, assumptions, k)
+        self.solver.pop()
+        if status == "unknown" and not found:
+            self.stats.unknown += 1
+            self.stats.unknown_sections.append(section.label)
+            section.status = "unknown"
+        elif not found:
+            self.stats.unsat += 1
+            section.status = "unsat"
+        else:
+            self.stats.sat += 1
+            section.status = "sat"
+        section.tried.extend(found)
+        self.stats.models += len(found)
+        return self._candidates(section, found)
+
+    def more_models(self, section: Section, k: int, steer: tuple) -> list:
+        """Up to ``k`` new models of ``section`` steered by one entry of :data:`STEERS`."""
+        _name, lit_names, use_pins = steer
+        self._enter(section)
+        # never propose an input twice (clauses built once: building them is costly in z3's API)
+        section.blocks.extend(_block(self.model, kw, shape_only=False) for kw in section.tried[len(section.blocks):])
+        self.solver.add(*section.blocks)
+        self._rounds += 1
+        assumptions = []
+        for name in lit_names:
+            if name == "avoid_crashed_shapes":
+                # only as a flavour of its own: blocking the shape "float" would also
+                # block the negative float that a value flavour is looking for
+                lit = z3.Bool(f"avoid-crashed-shapes:{self._rounds}")
+                self.solver.add(Implies(lit, And(*[_block(self.model, kw, shape_only=True)
+                                                   for kw in section.crashed])))
+                assumptions.append(lit)
+            elif name == "kind":
+                for lit, cond in self.kinds:
+                    self.solver.add(Implies(lit, cond))
+                    assumptions.append(lit)
+            elif name == "homogeneous":
+                lit = z3.Bool(f"homogeneous:{self._rounds}")
+                params = sorted(set().union(*[a.params for a in section.violated]))
+                syms = [self.model.params[p] for p in params if p in self.model.params]
+                self.solver.add(Implies(lit, And(*[syms[0].tag == s.tag for s in syms[1:]])))
+                assumptions.append(lit)
             else:
-                stats.sat += 1
-            for idx, kwargs in enumerate(found, 1):
-                out.append(Candidate(kwargs, violated, label, idx))
-            stats.models += len(found)
-    return out, stats
+                if name == "alphabet" and name not in self.steering:  # built when first needed
+                    extra = sorted(self._alphabet - set(range(ord("0"), ord("9") + 1)))
+                    self.steering[name] = [
+                        z3.Implies(z3.And(is_str, j < ln),
+                                   z3.Or(z3.And(c >= ord("0"), c <= ord("9")), *[c == x for x in extra]))
+                        for is_str, ln, codes in self.model.inputs.strings for j, c in enumerate(codes)]
+                lit = z3.Bool(f"{name}:{self._rounds}")
+                self.solver.add(Implies(lit, And(*self.steering[name])))
+                assumptions.append(lit)
+        assumptions += [self.lits["natural"], self.lits["small"]]
+        if use_pins:
+            assumptions += self._free_pins(section)
+        # Value blocking only (no shape phase: proving "no new shape" is an UNSAT check,
+        # the expensive kind), under a deterministic resource limit instead of a timeout
+        # so that the rounds give the same models on a loaded machine.
+        self.solver.set("rlimit", self.round_rlimit)
+        try:
+            found, _status = _models(self.solver, self.model, assumptions, k, shape_first=False)
+        finally:
+            self.solver.set("rlimit", 0)
+            self.solver.pop()
+        section.tried.extend(found)
+        self.stats.models += len(found)
+        return self._candidates(section, found)
+
+    def _candidates(self, section: Section, found: list) -> list:
+        start = len(section.tried) - len(found)
+        intended = [a.name for a in section.violated]
+        return [Candidate(kwargs, intended, section.label, start + idx) for idx, kwargs in enumerate(found, 1)]
 
 
-def _models(solver: z3.Solver, model: ContractModel, assumptions: list, k: int) -> tuple[list, str]:
+def _models(solver: z3.Solver, model: ContractModel, assumptions: list, k: int,
+            shape_first: bool = True) -> tuple[list, str]:
     """Up to ``k`` distinct models; the status says whether the search ended early."""
     found: list[dict] = []
-    shape_phase = True
+    shape_phase = shape_first
     solver.push()  # shape-blocking clauses live in this scope
     status = "done"
     while len(found) < k:
