@@ -26,3 +26,9 @@ class OptionError(SpecbenchError):
 
 class InfrastructureError(Exception):
     """The harness could not do its job (sandbox, toolchain, journal): reported as E, not F."""
+
+
+class RepeatableError(InfrastructureError):
+    """An error that recurs, word for word, with the same data, sample and limits
+    (say, the benchmark's own solution over a CPU limit): the result cache keeps
+    it like a verdict, so an identical re-run reports it without redoing the work."""

@@ -15,7 +15,7 @@ What is measured, per workload as asked:
   W1, W4  plugin (-n 2) vs EvalPlus (--parallel 2, through run_evalplus.py) vs the floor;
           per-task verdicts compared with EvalPlus's
   W1, W3  -n 0 vs -n 2;  W3 also a second identical run (result cache on)
-  W2      peak RSS of the largest process
+  W2      peak RSS of the controller, the workers, the zygotes and the sample children
 
 Fairness: EvalPlus times its evaluation with its ground-truth cache built; the plugin
 is timed the same way (expected outputs already cached: a warm-up run builds them) but
@@ -31,9 +31,11 @@ import argparse
 import gzip
 import json
 import multiprocessing
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -59,18 +61,78 @@ def humaneval_key(task_id: str) -> int:
 
 
 # ------------------------------------------------------------------ plugin runs
+class RoleMemory(threading.Thread):
+    """Peak RSS by role in a pytest run's process tree: the controller, the xdist
+    workers, the sandbox zygotes and the sample children.
+
+    Every 0.2 s it reads ``VmHWM`` (the kernel's own high-water mark of resident
+    memory) from /proc for each process below the root, so a long-lived
+    process's peak is exact; a short-lived child's last 0.2 s may be missed.
+    """
+
+    def __init__(self, root: int):
+        super().__init__(daemon=True)
+        self.root, self.peak_kib, self.stop = root, {}, threading.Event()
+
+    @staticmethod
+    def _status(pid: str) -> dict:
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                return dict(line.split(":", 1) for line in fh.read().splitlines() if ":" in line)
+        except OSError:
+            return {}
+
+    def _sample(self) -> None:
+        parents, hwm, cmd = {}, {}, {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            st = self._status(pid)
+            if "PPid" in st and "VmHWM" in st:
+                parents[int(pid)] = int(st["PPid"])
+                hwm[int(pid)] = int(st["VmHWM"].split()[0])
+                try:
+                    cmd[int(pid)] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    cmd[int(pid)] = ""
+        for pid, kib in hwm.items():
+            chain, p = [], pid
+            while p in parents and p != self.root:
+                chain.append(p)
+                p = parents[p]
+            if p != self.root:
+                continue
+            if "_zygote" in cmd[pid]:
+                role = "zygote"
+            elif "xdist" in cmd[pid] or "execnet" in cmd[pid] or ("python" in cmd[pid] and "-c" in cmd[pid].split()):
+                role = "worker"
+            elif "pytest" in cmd[pid] and "-m pytest" in cmd[pid]:
+                role = "controller"
+            else:
+                role = "sample"
+            self.peak_kib[role] = max(self.peak_kib.get(role, 0), kib)
+
+    def run(self) -> None:
+        while not self.stop.wait(0.2):
+            self._sample()
+
+
 def plugin_run(args: list[str], work: Path, report: Path) -> dict:
-    """One pytest run under /usr/bin/time: wall time, exit code, peak RSS of its largest process."""
+    """One pytest run under /usr/bin/time: wall time, exit code, peak RSS of its
+    largest process, and peak RSS by role (:class:`RoleMemory`)."""
     rss = work / "rss.txt"
     start = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), sys.executable, "-m", "pytest", "-q",
-                           "-p", "no:cacheprovider", "-p", "no:benchmark", f"--specbench-report={report}",
-                           f"--specbench-dir={work / 'state'}", *args],
-                          cwd=work, capture_output=True, text=True)
+    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss), sys.executable, "-m", "pytest", "-q",
+                             "-p", "no:cacheprovider", "-p", "no:benchmark", f"--specbench-report={report}",
+                             f"--specbench-dir={work / 'state'}", *args],
+                            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    roles = RoleMemory(proc.pid)
+    roles.start()
+    out, err = proc.communicate()
     wall = time.perf_counter() - start
-    tail = proc.stdout.strip().splitlines()[-1:] or [proc.stderr.strip()[-300:]]
+    roles.stop.set()
+    tail = out.strip().splitlines()[-1:] or [err.strip()[-300:]]
     peak_kib = int(rss.read_text().split()[-1]) if rss.exists() else 0
-    return {"wall_s": round(wall, 2), "exit": proc.returncode, "summary": tail[0], "peak_rss_mb": round(peak_kib / 1024)}
+    return {"wall_s": round(wall, 2), "exit": proc.returncode, "summary": tail[0], "peak_rss_mb": round(peak_kib / 1024),
+            "roles_mb": {k: round(v / 1024) for k, v in sorted(roles.peak_kib.items())}}
 
 
 def plugin_verdicts(report: Path, bench: str) -> dict[str, list[bool]]:
@@ -140,15 +202,19 @@ def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
     from pytest_specbench.execution import wire
     from pytest_specbench.execution.limits import Limits, machine_speed
 
+    from pytest_specbench.benchmarks.evalplus import EXPECTED_FORMAT
+
     expected, limits = {}, {}
-    folders = list((state / "cache" / "expected").glob("v*"))
+    folders = list((state / "cache" / "expected").glob(f"v{EXPECTED_FORMAT}-*"))
     for task_id in {s["task_id"] for s in samples}:
         name = task_id.replace("/", "_") + ".json"
         path = next((f / name for f in folders if (f / name).exists()), None)
         if path is None:
             continue
-        outs, work = wire.loads(path.read_text())
-        expected[task_id] = outs
+        # Decoded before the clock starts: the floor compares decoded values in process.
+        with open(path.with_suffix(".outputs"), "rb") as fh:
+            expected[task_id] = [wire.loads(line) for line in fh]
+        work = json.loads(path.read_text())["work"]
         lim = Limits()
         limits[task_id] = [max(lim.call_cpu, lim.reference_factor * w * machine_speed()) for w in work]
     jobs = [(s["task_id"], s.get("sample_index", 0), clean_sample(s["solution"], tasks[s["task_id"]]["entry_point"]))
@@ -195,13 +261,25 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
         samples = subset_samples(samples, set(tasks_filter), work / f"{name}-samples.jsonl")
     base = ["--specbench=evalplus", f"--specbench-data={data}", f"--model=replay:{samples}",
             "--specbench-checks=functional", "--specbench-k=1,10,100"]
-    plugin_run(base + ["-n", "2", "--specbench-result-cache=off"], work, work / f"{name}-warm.json")  # expected outputs
+    # Warm-up: the canonical outputs and reference costs, computed once per task
+    # (the reference model runs one item per task; the samples are not run).
+    plugin_run(["--specbench=evalplus", f"--specbench-data={data}", "--model=reference", "--specbench-checks=functional",
+                "-k", "HumanEval" if dataset == "humaneval" else "Mbpp", "-n", "2", "--specbench-result-cache=off"],
+               work, work / f"{name}-warm.json")
     runs = {}
     for mode in modes:
         extra = ["-n", "2"] if mode == "n2" else []
         runs[mode] = plugin_run(base + extra + ["--specbench-result-cache=off"], work, work / f"{name}-{mode}.json")
+        roles = runs[mode]["roles_mb"]
         table.append((name, f"plugin -{'n 2' if mode == 'n2' else 'n 0'}", runs[mode]["wall_s"],
-                      runs[mode]["peak_rss_mb"], runs[mode]["summary"]))
+                      runs[mode]["peak_rss_mb"], runs[mode]["summary"] + "; peak MB by process: "
+                      + ", ".join(f"{k} {v}" for k, v in roles.items())))
+        if name == "W2":
+            biggest = max((v for k, v in roles.items() if k in ("controller", "worker", "zygote")), default=0)
+            table.append((name, "peak RSS, harness processes", biggest, None,
+                          f"controller {roles.get('controller')}, largest worker {roles.get('worker')}, "
+                          f"largest zygote {roles.get('zygote')} MB (target < 500 each); "
+                          f"largest sample child {roles.get('sample')} MB (the sample's own memory)"))
     ours = plugin_verdicts(work / f"{name}-{modes[0]}.json", bench)
     if "n2" in runs and "n0" in runs:
         table.append((name, "-n 0 / -n 2", round(runs["n0"]["wall_s"] / runs["n2"]["wall_s"], 2), None, "speed-up"))

@@ -22,18 +22,20 @@ machine first built its cache.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+import hashlib
 import json
 import os
 import sys
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..data.evalplus import canonical_program, expected_from_canonical, load_evalplus, outputs_match
+from ..data.evalplus import (canonical_program, equality_judged, expected_from_canonical, load_evalplus,
+                             outputs_match, stores_output_as_is)
 from ..data.jsonl import file_digest
 from ..data.sanitize import clean_sample
-from ..errors import DataError, InfrastructureError
+from ..errors import DataError, RepeatableError
 from ..execution import wire
 from ..execution.limits import machine_speed
 from ..metrics.passk import pass_at_k_table
@@ -41,7 +43,7 @@ from ..models.base import Completion
 from .base import CheckResult, Message, Prompt, Task, TaskSet
 
 CANONICAL_CPU_FACTOR = 20
-EXPECTED_FORMAT = 2  # [outputs, reference cost per input]  # the reference may take this many call limits per input
+EXPECTED_FORMAT = 3  # <task>.outputs (one encoding per line) + <task>.json (offsets, digests, costs)
 
 
 @dataclass(frozen=True)
@@ -90,11 +92,67 @@ def functional_calls(task: Mapping[str, Any]) -> list[tuple[tuple, dict]]:
     return [(tuple(inp), {}) for inp in list(task["base_input"]) + list(task["plus_input"])]
 
 
-_expected_in_memory: "OrderedDict[Path, tuple[list[Any], list[float]]]" = OrderedDict()
-EXPECTED_IN_MEMORY = 16  # tasks; xdist hands a worker a task's samples in runs
+def _digest(encoded: bytes) -> str:
+    return hashlib.blake2b(encoded, digest_size=16).hexdigest()
 
 
-def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> tuple[list[Any], list[float]]:
+class ExpectedOutputs:
+    """The canonical outputs of one task, as cached on disk.
+
+    ``<task>.outputs`` holds one :mod:`~pytest_specbench.execution.wire`
+    encoding per input, a line each; ``<task>.json`` indexes it (offset,
+    length and digest of each line, and the reference's cost per input).
+    Only the index is held in memory: a sample's output whose encoding has the
+    expected digest is correct without being decoded, and an expected output
+    is read and decoded only when a sample's differs.  (Some tasks' outputs
+    are large: HumanEval/15's are 147 MB encoded, HumanEval/130's 114 MB,
+    several times that as Python objects.)
+    """
+
+    def __init__(self, index_path: Path, task: Mapping[str, Any]):
+        index = json.loads(index_path.read_text())
+        self.outputs_path = index_path.with_suffix(".outputs")
+        self.offsets, self.digests, self.work = index["offsets"], index["digests"], index["work"]
+        # Identical bytes decode to equal values; they settle the verdict when the
+        # task's oracle is plain equality and the value holds no NaN (never equal).
+        plain = equality_judged(task)
+        self.by_digest = [plain and not nan for nan in index["nan"]]
+
+    def __len__(self) -> int:
+        return len(self.work)
+
+    def identical(self, i: int, encoded: bytes | None) -> bool:
+        return encoded is not None and self.by_digest[i] and _digest(encoded) == self.digests[i]
+
+    def value(self, i: int) -> Any:
+        start, end = self.offsets[i], self.offsets[i + 1] - 1  # without the newline
+        with open(self.outputs_path, "rb") as fh:
+            fh.seek(start)
+            return wire.loads(fh.read(end - start))
+
+    @staticmethod
+    def write(index_path: Path, encodings: Sequence[bytes], work: Sequence[float]) -> None:
+        offsets, pos = [], 0
+        outputs_tmp = index_path.with_suffix(".outputs.tmp")
+        with open(outputs_tmp, "wb") as fh:
+            for enc in encodings:
+                offsets.append(pos)
+                fh.write(enc + b"\n")
+                pos += len(enc) + 1
+        offsets.append(pos)
+        os.replace(outputs_tmp, index_path.with_suffix(".outputs"))
+        index = {"offsets": offsets, "digests": [_digest(e) for e in encodings],
+                 "nan": [b"NaN" in e for e in encodings], "work": list(work)}
+        index_tmp = index_path.with_suffix(".tmp")
+        index_tmp.write_text(json.dumps(index))
+        os.replace(index_tmp, index_path)  # last: its presence means the pair is complete
+
+
+_expected_in_memory: "OrderedDict[Path, ExpectedOutputs]" = OrderedDict()
+EXPECTED_IN_MEMORY = 64  # task indexes (small); xdist hands a worker a task's samples in runs
+
+
+def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> ExpectedOutputs:
     """Canonical outputs for base + plus inputs and the reference's cost on each
     (CPU seconds over :func:`machine_speed`), computed once in the sandbox and cached."""
     from filelock import FileLock
@@ -114,23 +172,21 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> tuple[list[A
                 raise CanonicalFailure(failed.read_text().split("\n", 1)[1])
             if not path.exists():
                 try:
-                    outputs = _run_canonical(task, digest, ctx)
+                    encodings, work = _run_canonical(task, digest, ctx)
                 except CanonicalFailure as exc:  # not a sandbox fault, which may pass
                     failed.write_text(limits + "\n" + str(exc))
                     raise
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(wire.dumps(outputs))
-                os.replace(tmp, path)
-    # Every sample of a task compares against the same outputs: decode them once per process.
+                ExpectedOutputs.write(path, encodings, work)
+    # Every sample of a task compares against the same outputs: index them once per process.
     if path not in _expected_in_memory:
-        _expected_in_memory[path] = tuple(wire.loads(path.read_text()))
+        _expected_in_memory[path] = ExpectedOutputs(path, task)
         while len(_expected_in_memory) > EXPECTED_IN_MEMORY:
             _expected_in_memory.popitem(last=False)
     _expected_in_memory.move_to_end(path)
     return _expected_in_memory[path]
 
 
-class CanonicalFailure(InfrastructureError):
+class CanonicalFailure(RepeatableError):
     """The benchmark's own solution did not run within the limits."""
 
 
@@ -139,15 +195,18 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> list[list]:
     limit = ctx.settings.limits.call_cpu * CANONICAL_CPU_FACTOR
     result = ctx.python_executor().run(canonical_program(task), task["entry_point"], _calls_key(task, digest),
                                        lambda: calls, range(len(calls)), call_cpu=[limit] * len(calls))
-    outputs, work, speed = [], [], machine_speed()
+    encodings, work, speed = [], [], machine_speed()
     for i in range(len(calls)):
         outcome = result.outcomes.get(i)
         if outcome is None or outcome.status != "ok":
             why = result.failure_reason() if outcome is None else (outcome.exc_type or outcome.status)
             raise CanonicalFailure(f"{task['task_id']}: canonical solution failed on input #{i}: {why}")
-        outputs.append(expected_from_canonical(task, outcome.value))
+        if stores_output_as_is(task):
+            encodings.append(outcome.encoded)  # the bytes a sample's identical output encodes to
+        else:
+            encodings.append(wire.dumps(expected_from_canonical(task, outcome.value)).encode())
         work.append(round(outcome.cpu / speed, 3))
-    return [outputs, work]
+    return encodings, work
 
 
 def _calls_key(task: Mapping[str, Any], digest: str) -> str:
@@ -168,19 +227,27 @@ def sample_code(sample: Completion, entry_point: str) -> str:
 
 def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, ctx) -> CheckResult:
     """EvalPlus "base + extra": every base and plus input gives the canonical output."""
-    expected, work = _expected_outputs(task, digest, ctx)
+    expected = _expected_outputs(task, digest, ctx)
     limits = ctx.settings.limits
-    call_cpu = [max(limits.call_cpu, limits.reference_factor * w * machine_speed()) for w in work]
+    call_cpu = [max(limits.call_cpu, limits.reference_factor * w * machine_speed()) for w in expected.work]
     inputs = list(task["base_input"]) + list(task["plus_input"])
     n_base, details_mode = len(task["base_input"]), ctx.settings.details
     failures: list[tuple[int, str]] = []
 
     def judge(outcome) -> bool:
         i = outcome.index
-        if outcome.status == "ok" and outputs_match(task, inputs[i], outcome.value, expected[i]):
-            return True
         if outcome.status == "ok":
-            why = f"expected {_short(expected[i])}, got {_short(outcome.value)}"
+            if expected.identical(i, outcome.encoded):
+                return True
+            try:
+                value = outcome.value
+            except ValueError as exc:
+                why = str(exc)[:200]
+            else:
+                wanted = expected.value(i)
+                if outputs_match(task, inputs[i], value, wanted):
+                    return True
+                why = f"expected {_short(wanted)}, got {_short(value)}"
         elif outcome.status == "timeout":
             why = f"over its {call_cpu[i]:.3g} s CPU limit"
         else:

@@ -336,6 +336,11 @@ class Zygote:
         self.chan, self.cfg, self.iso = chan, cfg, iso
         self.inputs: dict[str, list] = {}
         self.uid = iso.get("uid")
+        try:  # needs CONFIG_PROC_CHILDREN; without it every job gets the full scan
+            self._has_children()
+            self._children_listed = True
+        except OSError:
+            self._children_listed = False
         self.tmp_base = tempfile.mkdtemp(prefix="specbench-")
         os.chmod(self.tmp_base, 0o711)
 
@@ -414,10 +419,7 @@ class Zygote:
                 done, st = os.waitpid(pid, os.WNOHANG)
                 if done:
                     status, exited_at = st, time.monotonic()
-        self._kill(pid)
-        if status is None:
-            _, status = os.waitpid(pid, 0)
-        self._reap_orphans()
+        status = self._kill(pid, status)
         os.close(r_res)
         os.close(r_out)
         shutil.rmtree(jobdir, ignore_errors=True)
@@ -431,32 +433,65 @@ class Zygote:
             "children_cpu": usage.ru_utime + usage.ru_stime,
         })
 
-    def _kill(self, pid: int) -> None:
-        """Kill the child, its group and everything it left: by uid when it has
-        one of its own, and in any case every process below us (we are a
-        subreaper, so orphans of the child are re-parented here, even those
-        that left its process group with setsid)."""
+    def _kill(self, pid: int, status: int | None = None) -> int:
+        """Kill the child, its group and everything it left, and reap them all;
+        return the child's wait status.
+
+        We are a subreaper, so orphans of the child are re-parented here, even
+        those that left its process group with setsid: once the child is
+        reaped, an empty children list means nothing of the job is alive (the
+        common case, which then costs one small /proc read).  Otherwise the
+        /proc scan finds every live process below us, and when the child has
+        a uid of its own a ``kill(-1)`` as that uid catches anything the scan
+        raced with.
+        """
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if status is None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            _, status = os.waitpid(pid, 0)
+        if self._children_listed and not self._has_children():
+            return status
         for _ in range(50):  # a fork bomb may race the scan; a few rounds win
             if not self._kill_descendants():
                 break
+        self._reap_orphans()
         if self.uid is not None:
             reaper = os.fork()
             if reaper == 0:
                 try:
                     os.setgid(self.uid)
                     os.setuid(self.uid)
-                    for _ in range(1000):  # a fork bomb may race us; SIGKILL wins in a few rounds
+                    # kill(-1) reports success whenever any other process exists
+                    # (EPERM on others is not counted), so it cannot tell us when
+                    # the uid is empty: a fixed number of rounds, each of which
+                    # also reaches processes forked during the previous one.
+                    for _ in range(5):
                         os.kill(-1, signal.SIGKILL)
                 except ProcessLookupError:
-                    os._exit(0)
+                    pass
                 except BaseException:  # noqa: BLE001
                     os._exit(1)
-                os._exit(2)
+                os._exit(0)
             os.waitpid(reaper, 0)
+            self._reap_orphans()
+        return status
+
+    @staticmethod
+    def _has_children() -> bool:
+        """Does this process have any child, alive or zombie?  (Children hang
+        off the thread that forked them, or that adopted them; the zygote has
+        one thread, but read them all.)"""
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children", "rb") as fh:
+                if fh.read().strip():
+                    return True
+        return False
 
     @staticmethod
     def _kill_descendants() -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import select
 import struct
 import subprocess
@@ -25,23 +26,43 @@ from . import wire
 from .limits import Limits
 
 _LEN = struct.Struct(">I")
+_OK_RECORD = re.compile(rb'\[(\d+),"ok",')
 _FRAME = struct.Struct(">BI")
 
 Call = tuple[tuple, dict]  # (args, kwargs)
 
 
+_UNDECODED = object()
+
+
 @dataclass
 class CallOutcome:
-    """What one call did, as the child reported it (plain data only)."""
+    """What one call did, as the child reported it (plain data only).
+
+    A returned value arrives as its :mod:`.wire` encoding (``encoded``) and is
+    decoded only when ``value`` is read: a check that can judge the bytes (say,
+    by comparing a digest with the canonical output's) never pays for decoding
+    a large output.  Bytes that do not decode raise ``ValueError`` there.
+    """
 
     index: int
     status: str  # "ok" | "raise" | "timeout"
-    value: Any = None
+    encoded: bytes | None = None  # the returned value, wire-encoded (status "ok")
     exc_type: str = ""
     assertion: bool = False  # raised an AssertionError (or subclass)
     value_or_type_error: bool = False  # a ``raise`` statement raised ValueError/TypeError (or subclass)
     message: str = ""
     cpu: float = 0.0
+    _value: Any = field(default=_UNDECODED, repr=False, compare=False)
+
+    @property
+    def value(self) -> Any:
+        if self._value is _UNDECODED:
+            try:
+                self._value = None if self.encoded is None else wire.loads(self.encoded)
+            except (RecursionError, TypeError) as exc:
+                raise ValueError(f"unreadable output: {exc}") from None
+        return self._value
 
 
 @dataclass
@@ -247,6 +268,17 @@ class PythonExecutor:
 
     @staticmethod
     def _parse_record(line: bytes, result: JobResult) -> CallOutcome | None:
+        ok = _OK_RECORD.match(line)
+        if ok:
+            # ``[i,"ok",<value>,<cpu>]``: the value is kept encoded (decoded on demand).
+            head, _, tail = line.rstrip().rpartition(b",")
+            if not tail.endswith(b"]") or len(head) <= ok.end():
+                return None
+            try:
+                cpu = float(tail[:-1])
+            except ValueError:
+                return None
+            return CallOutcome(int(ok.group(1)), "ok", encoded=bytes(head[ok.end():]), cpu=cpu)
         try:
             rec = wire.loads(line)
         except (ValueError, RecursionError, TypeError):
@@ -264,7 +296,7 @@ class PythonExecutor:
         index, status, body, cpu = rec
         cpu = float(cpu) if isinstance(cpu, (int, float)) else 0.0
         if status == "ok":
-            return CallOutcome(index, "ok", value=body, cpu=cpu)
+            return CallOutcome(index, "ok", encoded=wire.dumps(body).encode(), cpu=cpu, _value=body)
         if status == "timeout":
             return CallOutcome(index, "timeout", cpu=cpu)
         if status == "raise" and isinstance(body, list) and len(body) == 4:

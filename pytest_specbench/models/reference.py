@@ -8,6 +8,7 @@ from .base import Completion, GenerationRequest
 
 class ReferenceModel:
     spec = "reference"
+    answers_locally = True  # no network call: the controller may ask it before any item runs
 
     def sample_indices(self, benchmark: str, task_id: str, requested: int | None) -> Sequence[int]:
         return range(requested or 1)

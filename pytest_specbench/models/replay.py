@@ -18,6 +18,8 @@ from .base import Completion, GenerationRequest, SampleMissing
 
 
 class ReplayModel:
+    answers_locally = True  # answers come from a file: the controller may ask before any item runs
+
     def __init__(self, path: str):
         self.spec = f"replay:{path}"
         self.path = Path(path).expanduser()

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from ..benchmarks.base import Benchmark, Task
-from ..errors import InfrastructureError
+from ..errors import InfrastructureError, RepeatableError
 from ..models.base import GenerationRequest, SampleMissing
 
 PROPERTY = "specbench"  # key of the user property that carries an item's result to the controller
@@ -14,6 +14,13 @@ PROPERTY = "specbench"  # key of the user property that carries an item's result
 
 class SpecbenchFailure(AssertionError):
     """A check the sample did not pass (reported as F with a one-line message)."""
+
+
+def _repeated(verdict: dict[str, Any]) -> RepeatableError:
+    """The cached error again, under its own class name (so the report reads the same)."""
+    name = str(verdict.get("error_type", ""))
+    cls = type(name, (RepeatableError,), {}) if name.isidentifier() else RepeatableError
+    return cls(verdict["repeatable_error"])
 
 
 class BenchmarkNode(pytest.Collector):
@@ -55,9 +62,15 @@ class SpecbenchItem(pytest.Item):
         key = self.run.result_key(self.adapter.name, self.check, self.task.task_id, completion)
         verdict = self.run.result_cache.get(key)
         if verdict is None:
-            result = self.adapter.run_check(self.check, self.task, completion, self.run.services)
+            try:
+                result = self.adapter.run_check(self.check, self.task, completion, self.run.services)
+            except RepeatableError as exc:
+                self.run.result_cache.put(key, {"repeatable_error": str(exc), "error_type": type(exc).__name__})
+                raise
             verdict = {"passed": bool(result.passed), "details": result.details, "message": result.message}
             self.run.result_cache.put(key, verdict)
+        elif "repeatable_error" in verdict:
+            raise _repeated(verdict)
         return {"benchmark": self.adapter.name, "task_id": self.task.task_id, "sample": self.sample,
                 "check": self.check, **verdict, "isolation": self.run.services.isolation()}
 

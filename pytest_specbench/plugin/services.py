@@ -58,6 +58,9 @@ class ResultCache:
         except (OSError, ValueError):
             return None
 
+    def has(self, key: str) -> bool:
+        return self.folder is not None and (self.folder / key[:2] / key).exists()
+
     def put(self, key: str, result: dict[str, Any]) -> None:
         if self.folder is None:
             return
