@@ -126,15 +126,30 @@ class Section:
 # numbers where numbers are expected (a float for an int), ints out of range before
 # floats (``[11, 3]`` for digits, where a float breaks ``int(str(x))``), numeric elements,
 # non-negative or negative numbers, strings made of digits or of the valid input's
-# characters, parameters of one common type (``max("a", "b")``), and tiny values
-# (``range(0)`` loops that do not run).
+# characters, parameters of one common type (``max("a", "b")``), a list of the
+# valid value's kind of element (``["A"]`` for a str), and tiny values (``range(0)``
+# loops that do not run).
 STEERS = (
     ("valid-like", ("no_floats", "kind", "nonneg", "numeric_leaves", "alphabet"), True),
     ("same-type", ("homogeneous", "nonneg", "alphabet"), False),
+    ("element-like", ("element_kind", "nonneg", "alphabet"), True),
     ("negative", ("kind", "negative"), False),
     ("tiny", ("tiny", "alphabet"), False),
     ("new-shapes", ("avoid_crashed_shapes",), False),
 )
+
+
+def _kind(value) -> set | None:
+    """Type tags of the "kind" of a valid value: number, str, list or dict."""
+    if isinstance(value, (int, float)):
+        return {INT, FLOAT}
+    if isinstance(value, str):
+        return {STR}
+    if isinstance(value, (list, tuple)):
+        return {LIST}
+    if isinstance(value, dict):
+        return {DICT}
+    return None
 
 
 def _example_alphabet(examples: dict | None) -> set:
@@ -184,13 +199,21 @@ class CandidateSearch:
         # "kind" steering: a parameter keeps the kind of its valid value (a number stays a
         # number, a list a list); one literal per parameter so a conflict drops only its own
         self.kinds = []
+        # "element-like": the elements of a parameter have the kind of its valid value's
+        # elements, or of the valid value itself (a list of strs where a str is expected:
+        # ``["A"]`` still has ``x[0].isupper()``)
+        self.element_kinds = []
         for p, value in sorted((examples or {}).items()):
             sym = model.params.get(p)
-            tags = ({INT, FLOAT} if isinstance(value, (int, float)) else {STR} if isinstance(value, str)
-                    else {LIST} if isinstance(value, (list, tuple)) else {DICT} if isinstance(value, dict) else None)
-            if sym is None or not tags or not (tags & sym.tags):
+            if sym is None:
                 continue
-            self.kinds.append((z3.Bool(f"kind:{p}"), tag_in(sym, tags)))
+            tags = _kind(value)
+            if tags and tags & sym.tags:
+                self.kinds.append((z3.Bool(f"kind:{p}"), tag_in(sym, tags)))
+            inner = _kind(value[0]) if isinstance(value, (list, tuple)) and value else tags
+            if inner and sym.items and LIST in sym.tags:
+                self.element_kinds.append((z3.Bool(f"element-kind:{p}"),
+                                           And(sym.tag == LIST, *[tag_in(x, inner) for x in sym.items])))
         self._rounds = 0
 
     def sections(self, max_subset_size: int | None = None) -> list:
@@ -249,8 +272,8 @@ class CandidateSearch:
                 self.solver.add(Implies(lit, And(*[_block(self.model, kw, shape_only=True)
                                                    for kw in section.crashed])))
                 assumptions.append(lit)
-            elif name == "kind":
-                for lit, cond in self.kinds:
+            elif name in ("kind", "element_kind"):
+                for lit, cond in (self.kinds if name == "kind" else self.element_kinds):
                     self.solver.add(Implies(lit, cond))
                     assumptions.append(lit)
             elif name == "homogeneous":
