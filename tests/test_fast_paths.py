@@ -3,6 +3,16 @@ and an identical re-run under xdist that reads every verdict from the result cac
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_specbench.benchmarks import evalplus
+from pytest_specbench.benchmarks.evalplus import EvalPlusData, bundled_folder, string_digest
+from pytest_specbench.execution.limits import Limits
+from pytest_specbench.execution.python import PythonExecutor
+from pytest_specbench.models.base import Completion
 
 CLAMPED_MEAN_NOISY = ("def clamped_mean(values, low, high):\n"
                       "    adjusted = [min(max(v, low), high) for v in values]\n"
@@ -53,3 +63,51 @@ def test_identical_rerun_under_xdist_reads_the_cache_without_workers(pytester):
                                           "-n", "2", "--specbench-report=c.json")
     third.stdout.fnmatch_lines(["*created: 2/2 workers*"])
     third.stdout.no_fnmatch_line("*results are in the result cache*")
+
+
+# ------------------------------------------------------- long string results
+PROJECT = Path(__file__).resolve().parents[1]
+LIMITS = Limits(call_cpu=1.0, startup_cpu=2.0, memory_mb=512, processes=16, tmp_mb=16)
+
+
+@pytest.fixture(scope="module")
+def executor():
+    ex = PythonExecutor(LIMITS, hide=[str(PROJECT)])
+    ex.ensure_started()
+    yield ex
+    ex.close()
+
+
+def test_a_long_string_result_comes_back_as_its_digest_only_when_asked(executor):
+    code = "def f(n):\n    return 'ab' * n\n"
+    calls = [((3,), {}), ((60,), {})]
+    asked = executor.run(code, "f", "strings", lambda: calls, [0, 1], digest_strings_over=10)
+    short, long = asked.outcomes[0], asked.outcomes[1]
+    assert short.str_digest is None and short.value == "ababab"
+    assert long.str_digest == string_digest("ab" * 60) and long.str_len == 120 and long.str_prefix == "ab" * 50
+    with pytest.raises(ValueError, match="only the digest of a 120-character string"):
+        long.value
+    plain = executor.run(code, "f", "strings", lambda: calls, [1])
+    assert plain.outcomes[1].str_digest is None and plain.outcomes[1].value == "ab" * 60
+
+
+def test_string_digests_settle_the_functional_check_both_ways(executor, tmp_path, monkeypatch):
+    monkeypatch.setattr(evalplus, "DIGEST_STRINGS_OVER", 3)  # every bundled caesar_lower output is longer
+    data = EvalPlusData.load(bundled_folder("contract") / "evalplus")
+    task, digest = data.tasks["HumanEval-S/6"], data.digest["HumanEval-S/6"]
+    ctx = SimpleNamespace(python_executor=lambda: executor,
+                          settings=SimpleNamespace(limits=LIMITS, details=False),
+                          cache_dir=lambda *parts: _mkdir(tmp_path.joinpath("cache", *parts)))
+    right = ("def caesar_lower(text, shift):\n"
+             "    return ''.join(c if c == ' ' else chr((ord(c) - 97 + shift) % 26 + 97) for c in text)\n")
+    wrong = "def caesar_lower(text, shift):\n    return text.upper()\n"
+    ok = evalplus.functional_check(task, digest, Completion(right, {"trusted_reference": True}), ctx)
+    assert ok.passed, ok.message
+    bad = evalplus.functional_check(task, digest, Completion(wrong, {"trusted_reference": True}), ctx)
+    assert not bad.passed
+    assert bad.message == "base input #0: expected 'cde zab', got another string (7 characters, starting 'ABC XYZ')"
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -100,8 +100,8 @@ class RoleMemory(threading.Thread):
                 p = parents[p]
             if p != self.root:
                 continue
-            if "_zygote" in cmd[pid]:
-                role = "zygote"
+            if "_zygote" in cmd[pid]:  # the zygote's forked children keep its command line
+                role = "sample" if "_zygote" in cmd.get(parents[pid], "") else "zygote"
             elif "xdist" in cmd[pid] or "execnet" in cmd[pid] or ("python" in cmd[pid] and "-c" in cmd[pid].split()):
                 role = "worker"
             elif "pytest" in cmd[pid] and "-m pytest" in cmd[pid]:

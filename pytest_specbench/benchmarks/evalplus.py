@@ -43,7 +43,7 @@ from ..models.base import Completion
 from .base import CheckResult, Message, Prompt, Task, TaskSet
 
 CANONICAL_CPU_FACTOR = 20
-EXPECTED_FORMAT = 3  # <task>.outputs (one encoding per line) + <task>.json (offsets, digests, costs)
+EXPECTED_FORMAT = 4  # <task>.outputs (one encoding per line) + <task>.json (offsets, digests, costs)
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,26 @@ def _digest(encoded: bytes) -> str:
     return hashlib.blake2b(encoded, digest_size=16).hexdigest()
 
 
+def string_digest(text: str) -> str:
+    """What the sandbox child sends for a long string result (see ``digest_strings_over``)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _has_nan(value: Any) -> bool:
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_has_nan(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_nan(k) or _has_nan(v) for k, v in value.items())
+    return False
+
+
+# Results that are strings longer than this come back from the sandbox as a digest
+# when the task's oracle is plain equality (HumanEval/15's are up to 10 MB each).
+DIGEST_STRINGS_OVER = 1 << 16
+
+
 class ExpectedOutputs:
     """The canonical outputs of one task, as cached on disk.
 
@@ -113,6 +133,7 @@ class ExpectedOutputs:
         index = json.loads(index_path.read_text())
         self.outputs_path = index_path.with_suffix(".outputs")
         self.offsets, self.digests, self.work = index["offsets"], index["digests"], index["work"]
+        self.str_digests = index["str_digests"]
         # Identical bytes decode to equal values; they settle the verdict when the
         # task's oracle is plain equality and the value holds no NaN (never equal).
         plain = equality_judged(task)
@@ -141,8 +162,13 @@ class ExpectedOutputs:
                 pos += len(enc) + 1
         offsets.append(pos)
         os.replace(outputs_tmp, index_path.with_suffix(".outputs"))
+        str_digests, nan = [], []
+        for enc in encodings:  # one value at a time: some are hundreds of megabytes
+            value = wire.loads(enc)
+            str_digests.append(string_digest(value) if type(value) is str else None)
+            nan.append(_has_nan(value))
         index = {"offsets": offsets, "digests": [_digest(e) for e in encodings],
-                 "nan": [b"NaN" in e for e in encodings], "work": list(work)}
+                 "str_digests": str_digests, "nan": nan, "work": list(work)}
         index_tmp = index_path.with_suffix(".tmp")
         index_tmp.write_text(json.dumps(index))
         os.replace(index_tmp, index_path)  # last: its presence means the pair is complete
@@ -236,7 +262,14 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
 
     def judge(outcome) -> bool:
         i = outcome.index
-        if outcome.status == "ok":
+        if outcome.status == "ok" and outcome.str_digest is not None:
+            # Only asked for when the oracle is plain equality: for a string result
+            # that means the same string, which the digests settle.
+            if outcome.str_digest == expected.str_digests[i]:
+                return True
+            why = (f"expected {_short(expected.value(i))}, got another string "
+                   f"({outcome.str_len} characters, starting {_short(outcome.str_prefix, 40)})")
+        elif outcome.status == "ok":
             if expected.identical(i, outcome.encoded):
                 return True
             try:
@@ -259,7 +292,8 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     # The input set is built only when the sandbox does not hold it yet.
     result = ctx.python_executor().run(code, task["entry_point"], _calls_key(task, digest),
                                        lambda: functional_calls(task), range(len(inputs)), call_cpu=call_cpu,
-                                       on_outcome=judge)
+                                       on_outcome=judge,
+                                       digest_strings_over=DIGEST_STRINGS_OVER if equality_judged(task) else None)
     answered = len(result.outcomes)
     if not failures and answered < len(inputs):
         failures.append((answered, result.failure_reason() or "no answer"))

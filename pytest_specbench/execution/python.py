@@ -48,6 +48,11 @@ class CallOutcome:
     index: int
     status: str  # "ok" | "raise" | "timeout"
     encoded: bytes | None = None  # the returned value, wire-encoded (status "ok")
+    # ... or, for a long string when the job asked for that: its blake2b-128 digest
+    # (of the UTF-8 bytes), length and first 100 characters, and no value.
+    str_digest: str | None = None
+    str_len: int = 0
+    str_prefix: str = ""
     exc_type: str = ""
     assertion: bool = False  # raised an AssertionError (or subclass)
     value_or_type_error: bool = False  # a ``raise`` statement raised ValueError/TypeError (or subclass)
@@ -58,6 +63,8 @@ class CallOutcome:
     @property
     def value(self) -> Any:
         if self._value is _UNDECODED:
+            if self.str_digest is not None:
+                raise ValueError(f"only the digest of a {self.str_len}-character string was sent")
             try:
                 self._value = None if self.encoded is None else wire.loads(self.encoded)
             except (RecursionError, TypeError) as exc:
@@ -185,13 +192,19 @@ class PythonExecutor:
     # ------------------------------------------------------------------ run
     def run(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
             indices: Sequence[int], call_cpu: Sequence[float] | None = None,
-            on_outcome: Callable[[CallOutcome], bool] | None = None) -> JobResult:
+            on_outcome: Callable[[CallOutcome], bool] | None = None,
+            digest_strings_over: int | None = None) -> JobResult:
         """Run ``entry_point`` from ``code`` on ``calls()[i]`` for each ``i`` in ``indices``.
 
         ``calls_key`` names the input set so the zygote loads it once.  ``call_cpu``
         gives per-call CPU-second limits (default: the executor's limit for all).
         ``on_outcome`` sees each call's outcome as it arrives; returning False stops
-        the child.  Raises :class:`InfrastructureError` only when the sandbox
+        the child.  With ``digest_strings_over``, a result that is a ``str`` longer
+        than that comes back as its digest only (``CallOutcome.str_digest``): for
+        checks that compare strings by equality, it spares encoding, sending and
+        decoding outputs of hundreds of megabytes.  A sample cannot use this to
+        pass: it never sees the digest it would have to match.
+        Raises :class:`InfrastructureError` only when the sandbox
         itself fails; anything the sample does ends up in the :class:`JobResult`.
         """
         self.ensure_started()
@@ -208,7 +221,7 @@ class PythonExecutor:
             else:
                 self._loaded.move_to_end(calls_key)
             self._send({"op": "run", "key": calls_key, "code": code, "entry_point": entry_point,
-                        "indices": list(indices), "call_cpu": call_cpu,
+                        "indices": list(indices), "call_cpu": call_cpu, "digest_strings_over": digest_strings_over,
                         "limits": {**asdict(lim), "job_wall": job_wall}})
             return self._collect(on_outcome, list(indices), deadline=time.monotonic() + job_wall + 30)
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:
@@ -299,6 +312,10 @@ class PythonExecutor:
             return CallOutcome(index, "ok", encoded=wire.dumps(body).encode(), cpu=cpu, _value=body)
         if status == "timeout":
             return CallOutcome(index, "timeout", cpu=cpu)
+        if status == "okstr" and isinstance(body, list) and len(body) == 3:
+            digest, n, prefix = body
+            if isinstance(digest, str) and type(n) is int and isinstance(prefix, str):
+                return CallOutcome(index, "ok", str_digest=digest, str_len=n, str_prefix=prefix, cpu=cpu)
         if status == "raise" and isinstance(body, list) and len(body) == 4:
             return CallOutcome(index, "raise", exc_type=str(body[0]), assertion=body[1] is True,
                                value_or_type_error=body[2] is True, message=str(body[3]), cpu=cpu)
