@@ -60,15 +60,20 @@ def test_guided_search_on_real_tasks():
 
     rows = {r["task_id"]: r for r in _rows()}
     examples = pipeline.load_examples(DATA)
-    recs = {tid: pipeline.synthesize_task(rows[tid], pipeline.Options(), examples.get(tid))
-            for tid in ("Mbpp/57", "Mbpp/309", "HumanEval/16")}
-    # Mbpp/57 (digits 0..9): [11, 3] sorts and joins; Mbpp/309: max() of two non-numbers of one type
-    for tid in ("Mbpp/57", "Mbpp/309"):
+    tids = ("Mbpp/57", "Mbpp/566", "HumanEval/16")
+    recs = {tid: pipeline.synthesize_task(rows[tid], pipeline.Options(), examples.get(tid)) for tid in tids}
+    unguided = {tid: pipeline.synthesize_task(rows[tid], pipeline.Options(search_rounds=0), examples.get(tid))
+                for tid in tids}
+    # Mbpp/57 (digits 0..9): [1, 3, 10] sorts and joins; Mbpp/566 (isinstance(n, int), n >= 0):
+    # "10" passes through sum(map(int, str(n))); neither has a CVT without the guided rounds
+    for tid in ("Mbpp/57", "Mbpp/566"):
+        assert unguided[tid]["cvts"] == [], unguided[tid]["cvts"]
         assert recs[tid]["cvts"], recs[tid].get("uncovered")
         kept = {json.dumps(c["input"], sort_keys=True) for c in recs[tid]["cvts"]}
         ok = [c for c in recs[tid]["candidates"] if json.dumps(c["input"], sort_keys=True) in kept]
         assert all(c["no_contract"] == "ok" and c["full_contract"] == "AssertionError" for c in ok)
-        assert sum(r["kept"] for r in recs[tid]["search"]["rounds"]) >= 1
+        assert all(c["fired_individually"] == c["intended_violated"] for c in recs[tid]["cvts"])
+        assert sum(r["kept"] for r in recs[tid]["search"]["rounds"]) == len(recs[tid]["cvts"])
     # HumanEval/16: isinstance(string, str) then string.lower(): nothing else runs
     assert recs["HumanEval/16"]["uncovered"]["category"] == "reference raises on every candidate"
     assert recs["HumanEval/16"]["coverage"] == {"paper": False, "upstream": True}
