@@ -46,7 +46,6 @@ class SpecbenchItem(pytest.Item):
             self.outcome = finished
         else:
             self.outcome = self._evaluate()
-        self.user_properties.append((PROPERTY, self.outcome))
 
     def _evaluate(self) -> dict[str, Any]:
         skip = getattr(self.adapter, "skip_reason", lambda check, task: None)(self.check, self.task)
@@ -75,8 +74,14 @@ class SpecbenchItem(pytest.Item):
                 "check": self.check, **verdict, "isolation": self.run.services.isolation()}
 
     def runtest(self) -> None:
+        # Carried by the call report only (not setup's and teardown's as well):
+        # under xdist every copy crosses to the controller.
+        self.user_properties.append((PROPERTY, self.outcome))
         if not self.outcome["passed"]:
             raise SpecbenchFailure(self.outcome["message"] or f"{self.check} check failed")
+
+    def teardown(self) -> None:
+        self.user_properties[:] = [p for p in self.user_properties if p[0] != PROPERTY]
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (SpecbenchFailure, InfrastructureError)):

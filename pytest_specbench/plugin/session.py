@@ -283,6 +283,10 @@ class SpecbenchRun:
             return
         outcome = next((v for k, v in report.user_properties if k == PROPERTY), None)
         if report.when == "call" and outcome is not None:
+            # The terminal reporter keeps every call report to the end of the run:
+            # without its copy of the outcome (kept in the store) a report is a
+            # few hundred bytes, not kilobytes (a 28,600-item run stays small).
+            report.user_properties = [p for p in report.user_properties if p[0] != PROPERTY]
             self.store.add(outcome)
             if report.nodeid not in self.finished:  # a resumed item is in the journal already
                 self._journal_append(report.nodeid, outcome)
