@@ -66,6 +66,9 @@ class SpecbenchRun:
         self._failures = 0  # failed reports other than the harness errors of specbench items
         self._open_journal()
         self.gate = self._register_gate()
+        terminal = config.pluginmanager.getplugin("terminalreporter")
+        if terminal is not None and not is_worker(config):
+            config.pluginmanager.register(PhaseReportPruner(terminal), "specbench-phase-reports")
         self.workers_skipped = self._skip_workers_when_all_cached()
 
     def _skip_workers_when_all_cached(self) -> int:
@@ -410,6 +413,25 @@ class SpecbenchRun:
                         if self.journal is not None and self.config.getoption("specbench_resume", None) else None),
             "journal_error": self.journal_error,
         }
+
+
+class PhaseReportPruner:
+    """pytest's terminal reporter keeps every passed setup and teardown report
+    (category "") to the end of the run, only to show the teardown output of
+    failed tests, and looks it up with a scan of all of them per failure:
+    quadratic, minutes at the end of a 28,600-item run with thousands of
+    failures, and two reports per item held in memory.  Our items write nothing
+    in setup or teardown, so their reports are dropped as they arrive."""
+
+    def __init__(self, terminal) -> None:
+        self.stats = terminal.stats
+
+    @pytest.hookimpl(trylast=True)  # after the terminal reporter filed it
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call" and report.passed and not report.sections and report.nodeid.startswith("specbench::"):
+            kept = self.stats.get("")
+            if kept and kept[-1] is report:
+                kept.pop()
 
 
 def _error_message(report: pytest.TestReport) -> str:
