@@ -111,3 +111,15 @@ def test_string_digests_settle_the_functional_check_both_ways(executor, tmp_path
 def _mkdir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def test_sample_annotations_are_evaluated_as_plain_python_does(executor):
+    """The harness's own ``from __future__ import annotations`` must not reach the
+    sample: EvalPlus fails a solution that annotates with ``List`` but never
+    imports it (NameError when the function is defined), and so must we."""
+    calls = [((1,), {})]
+    missing = executor.run("def f(x) -> List[int]:\n    return [x]\n", "f", "annot", lambda: calls, [0])
+    assert missing.load_error and "NameError" in missing.load_error and not missing.outcomes
+    imported = executor.run("from typing import List\ndef f(x) -> List[int]:\n    return [x]\n", "f", "annot",
+                            lambda: calls, [0])
+    assert imported.outcomes[0].value == [1]

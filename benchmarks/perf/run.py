@@ -183,7 +183,8 @@ def _floor_one(job) -> tuple[str, int, bool]:
     inputs = list(task["base_input"]) + list(task["plus_input"])  # one MBPP+ task has plus_input {}
     try:
         namespace: dict = {}
-        exec(code, namespace)  # noqa: S102 - the floor is the no-isolation baseline, by definition
+        # dont_inherit: this file's __future__ flags must not apply to the sample
+        exec(compile(code, "<sample>", "exec", dont_inherit=True), namespace)  # noqa: S102 - the floor is the no-isolation baseline
         fn = namespace[task["entry_point"]]
         for inp, exp, limit in zip(inputs, expected, limits):
             signal.setitimer(signal.ITIMER_PROF, limit)

@@ -290,7 +290,10 @@ def _child(job: dict, calls, w_res: int, w_out: int, jobdir: str, uid) -> None:
     try:
         try:
             arm(lim["startup_cpu"], lim["startup_cpu"] * 3)
-            exec(compile(job["code"], "<sample>", "exec"), namespace)  # noqa: S102 - the sandboxed child
+            # dont_inherit: this module's own ``from __future__ import annotations``
+            # must not leak into the sample (its annotations would go unevaluated,
+            # and ``-> List[str]`` without the import would pass where Python fails).
+            exec(compile(job["code"], "<sample>", "exec", dont_inherit=True), namespace)  # noqa: S102 - the sandboxed child
         finally:
             disarm()
         fn = namespace.get(job["entry_point"])

@@ -25,6 +25,9 @@ from ..errors import InfrastructureError
 from . import wire
 from .limits import Limits
 
+# Part of the result cache's key: bump it when the same sample could get another
+# verdict.  2: samples are compiled without inheriting the harness's __future__ flags.
+EXECUTOR_VERSION = 2
 _LEN = struct.Struct(">I")
 _OK_RECORD = re.compile(rb'\[(\d+),"ok",')
 _FRAME = struct.Struct(">BI")

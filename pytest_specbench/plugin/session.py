@@ -187,8 +187,9 @@ class SpecbenchRun:
         from dataclasses import asdict
 
         from .. import __version__
+        from ..execution.python import EXECUTOR_VERSION
 
-        return json.dumps([__version__, sys.version, self.data_digests, asdict(self.settings.limits),
+        return json.dumps([__version__, EXECUTOR_VERSION, sys.version, self.data_digests, asdict(self.settings.limits),
                            self.settings.details, self.settings.sandbox, self._benchmark_options()], sort_keys=True)
 
     def result_key(self, benchmark: str, check: str, task_id: str, completion) -> str:

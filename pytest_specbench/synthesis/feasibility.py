@@ -62,7 +62,7 @@ funcs = {}
 for name, src in job["variants"].items():
     ns = {"__name__": "__specbench_task__", "_SpecbenchContractPassed": ContractPassed}
     try:
-        timed(exec, compile(src, "<%s>" % name, "exec"), ns)
+        timed(exec, compile(src, "<%s>" % name, "exec", dont_inherit=True), ns)  # no __future__ flags of ours
         funcs[name] = ns[job["entry_point"]]
     except BaseException as e:
         funcs[name] = "load-error: %s: %s" % (type(e).__name__, str(e)[:200])
