@@ -9,9 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_specbench.benchmarks import evalplus
-from pytest_specbench.benchmarks.evalplus import EvalPlusData, bundled_folder, string_digest
+from pytest_specbench.benchmarks.evalplus import EvalPlusData, bundled_folder
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import PythonExecutor
+from pytest_specbench.execution.wire import string_digest
 from pytest_specbench.models.base import Completion
 
 CLAMPED_MEAN_NOISY = ("def clamped_mean(values, low, high):\n"

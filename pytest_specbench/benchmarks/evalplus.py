@@ -96,11 +96,6 @@ def _digest(encoded: bytes) -> str:
     return hashlib.blake2b(encoded, digest_size=16).hexdigest()
 
 
-def string_digest(text: str) -> str:
-    """What the sandbox child sends for a long string result (see ``digest_strings_over``)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
 def _has_nan(value: Any) -> bool:
     if isinstance(value, float):
         return value != value
@@ -165,7 +160,7 @@ class ExpectedOutputs:
         str_digests, nan = [], []
         for enc in encodings:  # one value at a time: some are hundreds of megabytes
             value = wire.loads(enc)
-            str_digests.append(string_digest(value) if type(value) is str else None)
+            str_digests.append(wire.string_digest(value) if type(value) is str else None)
             nan.append(_has_nan(value))
         index = {"offsets": offsets, "digests": [_digest(e) for e in encodings],
                  "str_digests": str_digests, "nan": nan, "work": list(work)}

@@ -33,7 +33,6 @@ from __future__ import annotations
 import ctypes
 import dis
 import fcntl
-import hashlib
 import json
 import os
 import pickle
@@ -309,7 +308,7 @@ def _child(job: dict, calls, w_res: int, w_out: int, jobdir: str, uid) -> None:
 
     # A long string result may be sent as its digest (see PythonExecutor.run).
     digest_over = job.get("digest_strings_over")
-    str_, blake2b = str, hashlib.blake2b
+    str_, string_digest = str, wire.string_digest
     for i, cpu_limit in zip_(job["indices"], job["call_cpu"]):
         args, kwargs = calls[i]
         t0 = process_time()
@@ -320,8 +319,7 @@ def _child(job: dict, calls, w_res: int, w_out: int, jobdir: str, uid) -> None:
                 out = fn(*args, **kwargs)
                 try:
                     if digest_over is not None and type_(out) is str_ and len(out) > digest_over:
-                        digest = blake2b(out.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-                        encoded = jdumps([digest, len(out), out[:100]])
+                        encoded = jdumps([string_digest(out), len(out), out[:100]])
                         status = "okstr"
                     else:
                         encoded = dumps(out)  # still timed: a hostile __repr__ may loop

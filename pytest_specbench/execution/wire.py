@@ -18,6 +18,7 @@ must stay standard-library only.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -99,6 +100,12 @@ def to_plain(value: Any) -> Any:
     except BaseException:  # noqa: BLE001 - a hostile __repr__ must not break encoding
         text = "?"
     return {"o": f"{t.__module__}.{t.__qualname__}", "r": text}
+
+
+def string_digest(text: str) -> str:
+    """The digest a long string result travels as (``digest_strings_over``):
+    blake2b-128 of its UTF-8 bytes, on both sides of the sandbox boundary."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def dumps(value: Any) -> str:

@@ -78,13 +78,11 @@ def build_requests(run: Any, selected: Iterable[Selected]) -> list[GenerationReq
         task = tasks.get(benchmark, {}).get(task_id)
         if task is None or (benchmark, task_id, sample) in requests:
             continue
-        skip = getattr(adapter, "skip_reason", lambda check, task: None)(check, task)
+        skip = run.skip_reason(adapter, check, task)
         finished = run.journal_result(f"specbench::{benchmark}::{task_id}::{sample}::{check}")
         if skip or finished is not None:
             continue  # this item needs no answer (another check of the sample may)
-        requests[(benchmark, task_id, sample)] = GenerationRequest(
-            benchmark, task, sample, adapter.prompt(task, run.settings),
-            lambda adapter=adapter, task=task, check=check: adapter.reference(task, check))
+        requests[(benchmark, task_id, sample)] = run.generation_request(adapter, task, sample, check)
     return list(requests.values())
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from ..benchmarks.base import Benchmark, Task
 from ..errors import InfrastructureError, RepeatableError
-from ..models.base import GenerationRequest, SampleMissing
+from ..models.base import SampleMissing
 
 PROPERTY = "specbench"  # key of the user property that carries an item's result to the controller
 
@@ -48,14 +48,12 @@ class SpecbenchItem(pytest.Item):
             self.outcome = self._evaluate()
 
     def _evaluate(self) -> dict[str, Any]:
-        skip = getattr(self.adapter, "skip_reason", lambda check, task: None)(self.check, self.task)
+        skip = self.run.skip_reason(self.adapter, self.check, self.task)
         if skip:
             pytest.skip(skip)
-        request = GenerationRequest(self.adapter.name, self.task, self.sample,
-                                    self.adapter.prompt(self.task, self.run.settings),
-                                    lambda: self.adapter.reference(self.task, self.check))
         try:
-            completion = self.run.model.completion(request)
+            completion = self.run.model.completion(
+                self.run.generation_request(self.adapter, self.task, self.sample, self.check))
         except SampleMissing as exc:
             raise InfrastructureError(str(exc)) from None
         key = self.run.result_key(self.adapter.name, self.check, self.task.task_id, completion)

@@ -83,27 +83,37 @@ class SpecbenchRun:
             return 0
         count = 0
         for name, adapter in self.adapters.items():
-            checks = self.checks_of(name)
-            skip_reason = getattr(adapter, "skip_reason", lambda check, task: None)
-            for task in self.taskset(name).tasks:
-                prompt = adapter.prompt(task, self.settings)
-                for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
-                    for check in checks:
-                        if skip_reason(check, task):
-                            continue
-                        request = GenerationRequest(name, task, index, prompt,
-                                                    functools.partial(adapter.reference, task, check))
-                        try:
-                            completion = self.model.completion(request)
-                        except SampleMissing:
-                            continue  # an error item either way: no work for a worker
-                        if not self.result_cache.has(self.result_key(name, check, task.task_id, completion)):
-                            return 0
-                        count += 1
+            for task, index, check in self.item_specs(name):
+                if self.skip_reason(adapter, check, task):
+                    continue
+                try:
+                    completion = self.model.completion(self.generation_request(adapter, task, index, check))
+                except SampleMissing:
+                    continue  # an error item either way: no work for a worker
+                if not self.result_cache.has(self.result_key(name, check, task.task_id, completion)):
+                    return 0
+                count += 1
         self.config.option.dist, self.config.option.tx = "no", []
         if self.config.pluginmanager.has_plugin("dsession"):
             self.config.pluginmanager.unregister(name="dsession")
         return count
+
+    def item_specs(self, name: str):
+        """(task, sample index, check) of every item of one benchmark, in collection order."""
+        checks = self.checks_of(name)
+        for task in self.taskset(name).tasks:
+            for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
+                for check in checks:
+                    yield task, index, check
+
+    @staticmethod
+    def skip_reason(adapter, check: str, task) -> str | None:
+        return getattr(adapter, "skip_reason", lambda check, task: None)(check, task)
+
+    def generation_request(self, adapter, task, sample: int, check: str) -> GenerationRequest:
+        """What the model is asked for one item (the reference answers with that check's solution)."""
+        return GenerationRequest(adapter.name, task, sample, adapter.prompt(task, self.settings),
+                                 functools.partial(adapter.reference, task, check))
 
     def _check_checks(self) -> None:
         if not self.settings.checks:
@@ -259,15 +269,10 @@ class SpecbenchRun:
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:
         for name, adapter in self.adapters.items():
             node = BenchmarkNode.from_parent(session, name=name, nodeid=f"specbench::{name}")
-            checks = self.checks_of(name)
-            built = []
-            for task in self.taskset(name).tasks:
-                for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
-                    for check in checks:
-                        built.append(SpecbenchItem.from_parent(
-                            node, name=f"{task.task_id}[{index}-{check}]",
-                            nodeid=f"{node.nodeid}::{task.task_id}::{index}::{check}",
-                            run=self, adapter=adapter, task=task, sample=index, check=check))
+            built = [SpecbenchItem.from_parent(node, name=f"{task.task_id}[{index}-{check}]",
+                                               nodeid=f"{node.nodeid}::{task.task_id}::{index}::{check}",
+                                               run=self, adapter=adapter, task=task, sample=index, check=check)
+                     for task, index, check in self.item_specs(name)]
             # Announce them as collected so counts (and -k/--lf arithmetic) are right.
             session.ihook.pytest_collectreport(report=pytest.CollectReport(node.nodeid, "passed", None, built))
             items.extend(built)
