@@ -7,6 +7,15 @@ per-task results into the metrics its paper defines.  Everything pytest-shaped
 adapter never sees it.  Adding a benchmark means adding one module and listing
 it in :mod:`pytest_specbench.benchmarks` (or under the ``specbench.benchmarks``
 entry-point group from another package).
+
+Two methods are optional, looked up with ``getattr``:
+
+- ``skip_reason(check, task) -> str | None``: why an item is skipped (e.g. a
+  task with no contract-violating tests), or None;
+- ``dispatch_cost(task, check, ctx) -> float``: the predicted cost of one item,
+  in any unit, from what is cached only (never by running anything).  Under
+  xdist the costliest items are dispatched first (:mod:`..plugin.scheduling`);
+  without it, items go out in collection order.
 """
 from __future__ import annotations
 

@@ -26,7 +26,8 @@ from ..errors import DataError, OptionError
 from ..models.base import Completion
 from .base import CheckResult, Message, Prompt, Task, TaskSet
 from ..data.evalplus import canonical_program
-from .evalplus import EvalPlusData, bundled_folder, functional_check, pass_at_k_metrics, sample_code
+from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
+                       functional_cost, pass_at_k_metrics, sample_code)
 from ..metrics.contract import contract_satisfaction
 
 CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
@@ -111,6 +112,13 @@ class ContractBenchmark:
         if check == "contract":
             return self._contract_check(task, sample, ctx)
         raise OptionError("--specbench-checks", f"contract has no check {check!r}")
+
+    def dispatch_cost(self, task: Task, check: str, ctx) -> float:
+        """Predicted cost of one item, for dispatch order under xdist (plugin/scheduling.py)."""
+        if check == "functional":
+            evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+            return functional_cost(evalplus.tasks[task.task_id], evalplus.digest[task.task_id], ctx)
+        return JOB_OVERHEAD_WORK + len(task.data["cvts"]) * CALL_OVERHEAD_WORK
 
     def _contract_check(self, task: Task, sample: Completion, ctx) -> CheckResult:
         row = task.data

@@ -178,9 +178,7 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> ExpectedOutp
     (CPU seconds over :func:`machine_speed`), computed once in the sandbox and cached."""
     from filelock import FileLock
 
-    # The format version is part of the key: a cache written by an older layout is never misread.
-    folder = ctx.cache_dir("expected", f"v{EXPECTED_FORMAT}-{digest[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}")
-    path = folder / (task["task_id"].replace("/", "_") + ".json")
+    path = _expected_index_path(task, digest, ctx)
     # A canonical solution that fails under these limits fails the same way next
     # time (CPU-time limits): remember it rather than spend the time again.
     failed = path.with_suffix(".failed")
@@ -205,6 +203,35 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> ExpectedOutp
             _expected_in_memory.popitem(last=False)
     _expected_in_memory.move_to_end(path)
     return _expected_in_memory[path]
+
+
+def _expected_index_path(task: Mapping[str, Any], digest: str, ctx) -> Path:
+    # The format version is part of the key: a cache written by an older layout is never misread.
+    folder = ctx.cache_dir("expected", f"v{EXPECTED_FORMAT}-{digest[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}")
+    return folder / (task["task_id"].replace("/", "_") + ".json")
+
+
+# What one item costs besides the calls' own work (for dispatch order only,
+# plugin/scheduling.py), in the units the expected-output index stores work in
+# (multiples of execution.limits.machine_speed, ~15 ms here): a sandbox job
+# (fork, load, verdict: ~2.5 ms measured by benchmarks/perf) and one call's
+# round trip in the child (~20 us).
+JOB_OVERHEAD_WORK = 0.2
+CALL_OVERHEAD_WORK = 0.0015
+
+
+def functional_cost(task: Mapping[str, Any], digest: str, ctx) -> float:
+    """Predicted cost of one sample's functional check, in work units: what the
+    reference spent on every input when its expected outputs are cached (a
+    passing sample does about that work; a failing one stops early or at a time
+    limit), else a per-input guess.  Reads the cache only; never runs anything."""
+    calls = len(task["base_input"]) + len(task["plus_input"])
+    guess = JOB_OVERHEAD_WORK + calls * CALL_OVERHEAD_WORK
+    try:
+        work = json.loads(_expected_index_path(task, digest, ctx).read_text())["work"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return guess
+    return guess + sum(work)
 
 
 class CanonicalFailure(RepeatableError):
@@ -346,6 +373,9 @@ class EvalPlusBenchmark:
     def run_check(self, check: str, task: Task, sample: Completion, ctx) -> CheckResult:
         digest = EvalPlusData.load(task.source.parent).digest[task.task_id]
         return functional_check(task.data, digest, sample, ctx)
+
+    def dispatch_cost(self, task: Task, check: str, ctx) -> float:
+        return functional_cost(task.data, EvalPlusData.load(task.source.parent).digest[task.task_id], ctx)
 
     def aggregate(self, results, settings) -> dict[str, Any]:
         return pass_at_k_metrics(results, settings.ks)

@@ -107,6 +107,26 @@ class SpecbenchRun:
                     yield task, index, check
 
     @staticmethod
+    def item_nodeid(name: str, task_id: str, index: int, check: str) -> str:
+        return f"specbench::{name}::{task_id}::{index}::{check}"
+
+    def dispatch_costs(self, nodeids) -> list[float]:
+        """Predicted cost of each item (adapters' optional ``dispatch_cost``; 0 when
+        unknown, and for items that are skipped or not ours)."""
+        costs: dict[str, float] = {}
+        for name, adapter in self.adapters.items():
+            predict = getattr(adapter, "dispatch_cost", None)
+            if predict is None:
+                continue
+            per_check: dict[tuple[str, str], float] = {}
+            for task, index, check in self.item_specs(name):
+                key = (task.task_id, check)
+                if key not in per_check:
+                    per_check[key] = 0.0 if self.skip_reason(adapter, check, task) else predict(task, check, self.services)
+                costs[self.item_nodeid(name, task.task_id, index, check)] = per_check[key]
+        return [costs.get(nodeid, 0.0) for nodeid in nodeids]
+
+    @staticmethod
     def skip_reason(adapter, check: str, task) -> str | None:
         return getattr(adapter, "skip_reason", lambda check, task: None)(check, task)
 
@@ -270,7 +290,7 @@ class SpecbenchRun:
         for name, adapter in self.adapters.items():
             node = BenchmarkNode.from_parent(session, name=name, nodeid=f"specbench::{name}")
             built = [SpecbenchItem.from_parent(node, name=f"{task.task_id}[{index}-{check}]",
-                                               nodeid=f"{node.nodeid}::{task.task_id}::{index}::{check}",
+                                               nodeid=self.item_nodeid(name, task.task_id, index, check),
                                                run=self, adapter=adapter, task=task, sample=index, check=check)
                      for task, index, check in self.item_specs(name)]
             # Announce them as collected so counts (and -k/--lf arithmetic) are right.
@@ -281,6 +301,15 @@ class SpecbenchRun:
         # Generation phase (no xdist): once, here, before any item runs.
         if not is_worker(self.config):
             generation.generate_for_items(self, session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
+        # `-n N` alone means --dist load: ours is load with the costliest items first.
+        if config.getvalue("dist") != "load":
+            return None
+        from .scheduling import CostFirstScheduling
+
+        return CostFirstScheduling(config, log, self.dispatch_costs)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
