@@ -22,10 +22,11 @@ is timed the same way (expected outputs already cached: a warm-up run builds the
 with its result cache off, so every sample really runs.  The floor is the same policy
 with no isolation: one plain process per core execs each sample and runs the same
 inputs in the same order, stopping at the first wrong output, with the same per-input
-CPU limits.  Every timed command runs with Python's bytecode cache on, as on a
+CPU limits, samples handed out one at a time, costliest task first (as the plugin
+schedules).  Every timed command runs with Python's bytecode cache on, as on a
 user's machine, even where the environment sets PYTHONDONTWRITEBYTECODE (pass
---no-bytecode-cache to keep it).  Figures are wall seconds on this machine; peak RSS is the largest single
-process (getrusage of waited-for children), not a sum.
+--no-bytecode-cache to keep it).  Figures are wall seconds on this machine; peak
+RSS is the largest single process (getrusage of waited-for children), not a sum.
 """
 from __future__ import annotations
 
@@ -208,7 +209,7 @@ def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
 
     from pytest_specbench.benchmarks.evalplus import EXPECTED_FORMAT
 
-    expected, limits = {}, {}
+    expected, limits, cost = {}, {}, {}
     folders = list((state / "cache" / "expected").glob(f"v{EXPECTED_FORMAT}-*"))
     for task_id in {s["task_id"] for s in samples}:
         name = task_id.replace("/", "_") + ".json"
@@ -221,12 +222,18 @@ def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
         work = json.loads(path.read_text())["work"]
         lim = Limits()
         limits[task_id] = [max(lim.call_cpu, lim.reference_factor * w * machine_speed()) for w in work]
+        cost[task_id] = sum(work)
     jobs = [(s["task_id"], s.get("sample_index", 0), clean_sample(s["solution"], tasks[s["task_id"]]["entry_point"]))
             for s in samples if s["task_id"] in expected]
+    # Scheduled as well as the plugin schedules (plugin/scheduling.py): costliest
+    # task first by the reference's cost, one sample at a time to whichever
+    # process is free.  A floor in plain task order (chunks of 8) was slower than
+    # the plugin on MBPP.
+    jobs.sort(key=lambda job: -cost[job[0]])
     start = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(2, initializer=_floor_init,
                                                   initargs=(tasks, expected, limits), maxtasksperchild=200) as pool:
-        results = pool.map(_floor_one, jobs, chunksize=8)
+        results = list(pool.imap_unordered(_floor_one, jobs, chunksize=1))
     wall = time.perf_counter() - start
     verdicts: dict[str, list[bool]] = {}
     for task_id, index, passed in sorted(results, key=lambda r: (r[0], r[1])):

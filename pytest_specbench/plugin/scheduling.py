@@ -11,13 +11,15 @@ in decreasing order of predicted cost (longest-processing-time first, Graham
 1969: within 4/3 of the best schedule when costs are known), and each worker is
 kept only a short queue, refilled as items finish.  Item order, the collection
 xdist checks across workers, and the results are unchanged; only which worker
-runs an item, and when, differs.  Used when ``-n`` is given with ``--dist load``
+runs an item, and when, differs.  When nothing is left to hand out, an idle
+worker takes back half of the unstarted items queued on the busiest one (the
+``steal`` command of xdist's ``worksteal``): a sample's timeout (1 s on a task
+whose reference takes 1 ms) cannot be predicted.  Used when ``-n`` is given with ``--dist load``
 (xdist's default); any other ``--dist`` keeps xdist's own scheduler.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import cycle
 
 from xdist.scheduler import LoadScheduling
 
@@ -41,6 +43,9 @@ class CostFirstScheduling(LoadScheduling):
         self._cost_of = cost_of  # node ids -> predicted cost of each (any unit; only ratios matter)
         self._costs: list[float] = []
         self._budget = 0.0
+        self._steal_from = None  # the worker a steal request is out to (one at a time)
+        self._last_request: list[int] = []
+        self._refused: tuple | None = None
 
     def schedule(self) -> None:
         assert self.collection_is_completed
@@ -73,14 +78,69 @@ class CostFirstScheduling(LoadScheduling):
     def check_schedule(self, node, duration: float = 0) -> None:
         if node.shutting_down:
             return
-        if not self.pending:
-            node.shutdown()
+        if self.pending:
+            count = 0
+            while count < len(self.pending) and self._wants_more(node, extra=self.pending[:count]):
+                count += 1
+            if count:
+                self._send_tests(node, count)
             return
-        count = 0
-        while count < len(self.pending) and self._wants_more(node, extra=self.pending[:count]):
-            count += 1
-        if count:
-            self._send_tests(node, count)
+        if len(self.node2pending[node]) >= MIN_QUEUE or self._steal_from is not None:
+            return  # it has work; or wait for the steal in flight, which tops everyone up
+        victim, items = self._steal_candidates(node)
+        if items and (victim, tuple(items)) == self._refused:
+            return  # the same request just failed (the report that explains why is on its way)
+        if items:
+            # Nothing left to hand out, yet another worker holds items it has not
+            # started: a timeout nobody could predict (a sample's 1 s limit on a
+            # task whose reference takes 1 ms) otherwise runs them alone at the end.
+            victim.send_steal(items)
+            self._steal_from, self._last_request = victim, items
+        else:
+            node.shutdown()  # lets it run its last item (a worker waits for a next one or shutdown)
+
+    def _steal_candidates(self, thief) -> tuple[object, list[int]]:
+        """The worker whose queued, unstarted items cost most, and the tail half of them.
+        The first two of a queue are the running item and the next one, which the
+        worker has already taken; the worker returns all requested items or none."""
+        best, best_cost = None, -1.0
+        for node, queue in self.node2pending.items():
+            if node is thief or node.shutting_down or len(queue) <= MIN_QUEUE:
+                continue
+            cost = sum(self._costs[i] for i in queue[MIN_QUEUE:])
+            if cost > best_cost:
+                best, best_cost = node, cost
+        if best is None:
+            return None, []
+        waiting = self.node2pending[best][MIN_QUEUE:]
+        return best, waiting[len(waiting) // 2:]
+
+    def remove_pending_tests_from_node(self, node, indices: Sequence[int]) -> None:
+        """The answer to a steal request: ``indices`` left ``node``'s queue (possibly none)."""
+        if not indices:  # it had started one of them already: ask again once its queue moved on
+            self._refused = (node, tuple(self._last_request))
+        self._steal_from = None
+        taken = set(indices)
+        self.node2pending[node] = [i for i in self.node2pending[node] if i not in taken]
+        # Stolen items are the cheapest left; putting them at the front keeps them in order.
+        self.pending[:0] = sorted(indices, key=lambda i: -self._costs[i])
+        # Shortest queue first: the idle worker that asked gets them, not the one they came from.
+        for other in sorted(self.nodes, key=lambda n: len(self.node2pending[n])):
+            self.check_schedule(other)
+
+    def mark_test_complete(self, node, item_index: int, duration: float = 0) -> None:
+        if self._refused is not None and self._refused[0] is node:
+            self._refused = None  # its queue moved on: a new request may succeed
+        super().mark_test_complete(node, item_index, duration)
+        if not self.pending:  # idle workers may now steal from this one, or stop
+            for other in self.nodes:
+                if other is not node:
+                    self.check_schedule(other)
+
+    def remove_node(self, node):
+        if node is self._steal_from:
+            self._steal_from = None  # a dead worker does not answer
+        return super().remove_node(node)
 
     def _wants_more(self, node, extra: Sequence[int] = ()) -> bool:
         queue = list(self.node2pending[node]) + list(extra)
