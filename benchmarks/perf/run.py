@@ -316,7 +316,7 @@ def main() -> None:
     args = ap.parse_args()
     # Some sandboxes set PYTHONDONTWRITEBYTECODE=1.  Then every Python process
     # compiles every module it imports from source, and pytest re-does its
-    # assertion rewriting of plugin modules (ours, hypothesis'): ~0.9 s per pytest
+    # assertion rewriting of plugin modules (ours, hypothesis'): ~0.4 s per pytest
     # process here, paid by the controller and each xdist worker.  Users have
     # Python's default (compile once, cache in __pycache__), so every timed
     # command (plugin, EvalPlus) runs with it unless asked otherwise.
