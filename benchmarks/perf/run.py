@@ -35,6 +35,7 @@ import gzip
 import json
 import multiprocessing
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -183,7 +184,14 @@ def _floor_one(job) -> tuple[str, int, bool]:
     """Exec one sample in this plain process and run its inputs: no isolation at all."""
     task_id, index, code = job
     task, expected, limits = _FLOOR["tasks"][task_id], _FLOOR["expected"][task_id], _FLOOR["limits"][task_id]
-    inputs = list(task["base_input"]) + list(task["plus_input"])  # one MBPP+ task has plus_input {}
+    # Each sample gets its own copy of the inputs, as in EvalPlus (a process per
+    # sample) and the plugin (a fork per sample): a sample that sorts its list
+    # argument in place must not change the inputs of the samples after it (it
+    # did: HumanEval/20 and /33 verdicts differed from EvalPlus's).
+    blobs = _FLOOR.setdefault("blobs", {})
+    if task_id not in blobs:  # one MBPP+ task has plus_input {}
+        blobs[task_id] = pickle.dumps(list(task["base_input"]) + list(task["plus_input"]), protocol=5)
+    inputs = pickle.loads(blobs[task_id])
     try:
         namespace: dict = {}
         # dont_inherit: this file's __future__ flags must not apply to the sample
@@ -264,7 +272,7 @@ class Table(list):
 
 
 def functional_workload(name, samples: Path, dataset: str, data: Path, work: Path, table: list, tasks_filter=None,
-                        modes=("n2",), evalplus=True, floor=True) -> None:
+                        modes=("n2",), evalplus=True, floor=True, plugin=True) -> None:
     bench = "evalplus"
     data_file = next((data / "evalplus").glob("HumanEvalPlus*" if dataset == "humaneval" else "MbppPlus*"))
     tasks = load_evalplus(data_file)
@@ -272,6 +280,14 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
         samples = subset_samples(samples, set(tasks_filter), work / f"{name}-samples.jsonl")
     base = ["--specbench=evalplus", f"--specbench-data={data}", f"--model=replay:{samples}",
             "--specbench-checks=functional", "--specbench-k=1,10,100"]
+    saved = work / f"{name}-runs.json"  # the plugin rows, for --parts without "plugin"
+    if not plugin:
+        if not saved.exists():
+            sys.exit(f"run.py: {saved} not found: run {name} with the plugin part first")
+        runs = json.loads(saved.read_text())
+        ours = plugin_verdicts(work / f"{name}-{modes[0]}.json", bench)
+        _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor)
+        return
     # Warm-up: the canonical outputs and reference costs, computed once per task
     # (the reference model runs one item per task; the samples are not run).
     plugin_run(["--specbench=evalplus", f"--specbench-data={data}", "--model=reference", "--specbench-checks=functional",
@@ -291,9 +307,14 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
                           f"controller {roles.get('controller')}, largest worker {roles.get('worker')}, "
                           f"largest zygote {roles.get('zygote')} MB (target < 500 each); "
                           f"largest sample child {roles.get('sample')} MB (the sample's own memory)"))
+    saved.write_text(json.dumps(runs))
     ours = plugin_verdicts(work / f"{name}-{modes[0]}.json", bench)
     if "n2" in runs and "n0" in runs:
         table.append((name, "-n 0 / -n 2", round(runs["n0"]["wall_s"] / runs["n2"]["wall_s"], 2), None, "speed-up (target >= 1.8)"))
+    _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor)
+
+
+def _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor):
     if evalplus:
         ev = evalplus_run(samples, dataset, data_file, work / f"{name}-evalplus", tasks_filter)
         table.append((name, "EvalPlus 0.3.1 --parallel 2", ev["wall_s"], ev["peak_rss_mb"],
@@ -311,6 +332,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "datasets")
     ap.add_argument("--work", type=Path, default=Path("/tmp/specbench-perf"))
     ap.add_argument("--no-evalplus", action="store_true", help="skip the EvalPlus runs")
+    ap.add_argument("--parts", default="plugin,evalplus,floor",
+                    help="W1/W4 only: which of plugin, evalplus, floor to run (without plugin, its rows "
+                         "come from the last run's WORK/<workload>-runs.json)")
     ap.add_argument("--no-bytecode-cache", action="store_true",
                     help="keep PYTHONDONTWRITEBYTECODE as the environment sets it (see below)")
     args = ap.parse_args()
@@ -328,6 +352,10 @@ def main() -> None:
         sys.exit(f"run.py: no data root at {data} (pass --data)")
     work.mkdir(parents=True, exist_ok=True)
     wanted = [w.strip().upper() for w in args.workloads.split(",") if w.strip()]
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    if parts - {"plugin", "evalplus", "floor"}:
+        sys.exit(f"run.py: --parts takes plugin, evalplus, floor (got {args.parts!r})")
+    evalplus = "evalplus" in parts and not args.no_evalplus
     table = Table()
     samples_dir = data / "samples"
     humaneval_contract = sorted((t for t in contract_ids(data) if t.startswith("HumanEval/")), key=humaneval_key)
@@ -335,14 +363,15 @@ def main() -> None:
         t0 = time.perf_counter()
         if name == "W4":
             functional_workload("W4-HumanEval", samples_dir / "humaneval-chatgpt-temp0.0.jsonl", "humaneval", data,
-                                work, table, evalplus=not args.no_evalplus)
+                                work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts)
             functional_workload("W4-MBPP", samples_dir / "mbpp-gpt-3.5-turbo-temp0.0.jsonl", "mbpp", data,
-                                work, table, evalplus=not args.no_evalplus)
+                                work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts)
         elif name in ("W1", "W2"):
             chosen = humaneval_contract[:40] if name == "W1" else humaneval_contract
             functional_workload(name, samples_dir / "humaneval-chatgpt-temp0.8-n200.jsonl.gz", "humaneval", data,
                                 work, table, tasks_filter=chosen, modes=("n2", "n0") if name == "W1" else ("n2",),
-                                evalplus=name == "W1" and not args.no_evalplus, floor=name == "W1")
+                                evalplus=name == "W1" and evalplus, floor=name == "W1" and "floor" in parts,
+                                plugin="plugin" in parts or name == "W2")
         elif name == "W3":
             base = ["--specbench=contract", f"--specbench-data={data}", "--model=reference"]
             # Expected outputs only: the result cache stays empty for the "first run" below.
