@@ -79,7 +79,7 @@ def build_requests(run: Any, selected: Iterable[Selected]) -> list[GenerationReq
         if task is None or (benchmark, task_id, sample) in requests:
             continue
         skip = run.skip_reason(adapter, check, task)
-        finished = run.journal_result(f"specbench::{benchmark}::{task_id}::{sample}::{check}")
+        finished = run.journal_result(run.item_nodeid(benchmark, task_id, sample, check))
         if skip or finished is not None:
             continue  # this item needs no answer (another check of the sample may)
         requests[(benchmark, task_id, sample)] = run.generation_request(adapter, task, sample, check)

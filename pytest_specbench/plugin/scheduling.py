@@ -79,11 +79,8 @@ class CostFirstScheduling(LoadScheduling):
         if node.shutting_down:
             return
         if self.pending:
-            count = 0
-            while count < len(self.pending) and self._wants_more(node, extra=self.pending[:count]):
-                count += 1
-            if count:
-                self._send_tests(node, count)
+            while self.pending and self._wants_more(node):
+                self._send_tests(node, 1)
             return
         if len(self.node2pending[node]) >= MIN_QUEUE or self._steal_from is not None:
             return  # it has work; or wait for the steal in flight, which tops everyone up
@@ -122,8 +119,8 @@ class CostFirstScheduling(LoadScheduling):
         self._steal_from = None
         taken = set(indices)
         self.node2pending[node] = [i for i in self.node2pending[node] if i not in taken]
-        # Stolen items are the cheapest left; putting them at the front keeps them in order.
-        self.pending[:0] = sorted(indices, key=lambda i: -self._costs[i])
+        # Nothing else is pending when we steal; the worker returns them in its queue's (cost) order.
+        self.pending[:0] = indices
         # Shortest queue first: the idle worker that asked gets them, not the one they came from.
         for other in sorted(self.nodes, key=lambda n: len(self.node2pending[n])):
             self.check_schedule(other)
@@ -142,12 +139,13 @@ class CostFirstScheduling(LoadScheduling):
             self._steal_from = None  # a dead worker does not answer
         return super().remove_node(node)
 
-    def _wants_more(self, node, extra: Sequence[int] = ()) -> bool:
-        queue = list(self.node2pending[node]) + list(extra)
+    def _wants_more(self, node) -> bool:
+        """Whether ``node`` should also get the next pending item."""
+        queue = self.node2pending[node]
         if len(queue) < MIN_QUEUE:
             return True
         if len(queue) >= MAX_QUEUE:
             return False
         # queue[0] is the item the worker runs (or will run next); the rest wait.
-        waiting = sum(self._costs[i] for i in queue[1:]) + self._costs[self.pending[len(extra)]]
+        waiting = sum(self._costs[i] for i in queue[1:]) + self._costs[self.pending[0]]
         return waiting <= self._budget
