@@ -4,14 +4,26 @@ An adapter is a module-level object satisfying :class:`Benchmark`.  It loads
 tasks, renders prompts, runs one named check of one sample, and turns the
 per-task results into the metrics its paper defines.  Everything pytest-shaped
 (items, options, reports, xdist) lives in :mod:`pytest_specbench.plugin`; the
-adapter never sees it.  Adding a benchmark means adding one module and listing
-it in :mod:`pytest_specbench.benchmarks` (or under the ``specbench.benchmarks``
-entry-point group from another package).
+adapter never sees it.  A family lives in one folder,
+``pytest_specbench/benchmarks/<family>/``, with its adapter(s) and its own
+machinery; adding one means adding that folder and listing its adapters in
+:mod:`pytest_specbench.benchmarks` (or registering them from another package
+under the ``specbench.benchmarks`` entry-point group).
 
-Two methods are optional, looked up with ``getattr``:
+How a sample travels: ``load`` -> :class:`Task` -> ``prompt`` -> the model's
+answer (a :class:`~pytest_specbench.models.base.Completion`) -> for each name in
+``checks_for(task)``: ``skip_reason`` or ``run_check`` -> :class:`CheckResult`
+-> journal and report -> ``aggregate`` -> metrics.
 
-- ``skip_reason(check, task) -> str | None``: why an item is skipped (e.g. a
-  task with no contract-violating tests), or None;
+Verdicts: whatever the *sample* causes (bad code, a crash, a hang, garbage,
+hostile values) is a failed :class:`CheckResult` with a one-line ``message``;
+only faults of the harness or the machine raise
+:class:`~pytest_specbench.errors.InfrastructureError` (reported as E, left out
+of the metrics).  A check whose toolchain is absent is skipped through
+``skip_reason`` with a one-line install hint (``ctx.executor(kind).available()``).
+
+One optional method, looked up with ``getattr``:
+
 - ``dispatch_cost(task, check, ctx) -> float``: the predicted cost of one item,
   in any unit, from what is cached only (never by running anything).  Under
   xdist the costliest items are dispatched first (:mod:`..plugin.scheduling`);
@@ -21,17 +33,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 
 @dataclass(frozen=True)
 class Task:
-    """One benchmark task as read from its data file."""
+    """One benchmark task as read from its data file.
+
+    ``group`` clusters tasks for the bootstrap (a SpecEval program seen under
+    several perturbations, a PostcondBench method); empty means the task is its
+    own cluster.
+    """
 
     task_id: str
     data: Mapping[str, Any]
     source: Path  # the file the task came from (for messages and reports)
     line: int = 0
+    group: str = ""
+
+    @property
+    def cluster(self) -> str:
+        return self.group or self.task_id
 
 
 @dataclass(frozen=True)
@@ -47,6 +69,9 @@ class Prompt:
     messages: tuple[Message, ...]
     # Prepended to a bare "completion" (EvalPlus ``completion`` = prompt + text).
     completion_prefix: str = ""
+    # Generation parameters this benchmark's paper fixes (e.g. {"temperature": 0.0,
+    # "max_tokens": 4096}); the model's own options override them.  Recorded in the manifest.
+    parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -68,36 +93,129 @@ class TaskSet:
     warnings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Option:
+    """A benchmark-specific option: ``--NAME-WITH-DASHES`` on the command line and
+    ini key ``name``.  Its value is validated when the run starts (command line
+    and ini alike: a bad ini value is the same one-line error) and enters the
+    result key, so a cached verdict is never reused under another value.
+
+    ``choices``: the allowed values (for a list option, of each element).
+    ``parse``: turns the raw string into the value, raising ``ValueError`` with a
+    readable message on bad input (default: the string itself).
+    ``multiple``: comma-separated list of values (``--verina-task=codegen,specgen``).
+    """
+
+    name: str  # ini key and dest, e.g. "contract_condition"
+    help: str
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+    parse: Callable[[str], Any] | None = None
+    multiple: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class RoleRequest:
+    """A question a check puts to a model role (``ctx.model("judge")``).
+
+    ``purpose`` names which question it is (CIFE: ``adherence`` or
+    ``correctness``); (benchmark, task id, sample index, purpose, attempt) is what
+    a ``replay:`` role file is keyed by, and the prompt text is what a generating
+    role's cache is keyed by.  ``attempt`` counts retries after an unreadable
+    answer (a retry's prompt shows the role its previous error).
+    """
+
+    benchmark: str
+    task: Task
+    sample_index: int
+    purpose: str
+    prompt: Prompt
+    attempt: int = 0
+
+
+class RoleModel(Protocol):
+    """A model in a role other than the one under test (first role: ``judge``).
+
+    ``ask`` is cached on disk by the role's identity and the prompt: a repeated
+    question is never sent (or billed) twice, across workers and resumed runs.
+    A replayed role raises :class:`~pytest_specbench.models.base.SampleMissing`
+    for a question it has no answer to; an unreachable endpoint raises
+    :class:`~pytest_specbench.errors.InfrastructureError` (E: not the sample's fault).
+    """
+
+    role: str
+    spec: str
+
+    def ask(self, request: RoleRequest) -> str: ...
+
+    def manifest(self) -> dict[str, Any]: ...
+
+
 class CheckContext(Protocol):
     """Shared services a check may use (see :mod:`pytest_specbench.plugin.services`)."""
 
     settings: Any  # pytest_specbench.plugin.options.Settings
 
-    def python_executor(self) -> Any: ...
+    def option(self, name: str) -> Any:
+        """The validated value of one of the adapter's declared :class:`Option` s."""
+
+    def executor(self, kind: str) -> Any:
+        """The sandboxed executor for a toolchain: ``python``, ``command``, ``jvm``,
+        ``lean`` (see :mod:`pytest_specbench.execution.protocol`)."""
+
+    def model(self, role: str) -> RoleModel:
+        """A model role (``judge``: ``--judge-model``); raises a one-line
+        :class:`~pytest_specbench.errors.OptionError` when the role is not configured."""
+
+    def result_of(self, check: str) -> CheckResult | None:
+        """The result of an earlier check on the same (task, sample): from this
+        run, the journal of a resumed run or the result cache; None if it has not
+        run (it is then computed on demand, once, as its own item would)."""
 
     def cache_dir(self, *parts: str) -> Path: ...
+
+    def python_executor(self) -> Any:
+        """Shorthand for ``executor("python")``."""
 
 
 @runtime_checkable
 class Benchmark(Protocol):
-    name: str
-    checks: Sequence[str]  # in the order they run for one sample
-
-    def addoption(self, group: Any, addini: Any) -> None:
-        """Register benchmark-specific options (may do nothing)."""
+    name: str  # the --specbench= value
+    version: str  # bump when a verdict of the same sample could change (enters the result key)
+    options: Sequence[Option]  # declared options (validated; their values enter the result key)
 
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
         """Read the tasks from ``data_root`` (upstream layout) or the bundled suite."""
+
+    def checks_for(self, task: Task) -> Sequence[str]:
+        """The checks of one task, in the order they run for one sample (CIFE: one
+        per constraint; SpecEval: by task kind)."""
+
+    def skip_reason(self, check: str, task: Task, ctx: CheckContext) -> str | None:
+        """Why an item is skipped (a task with no CVTs, Lean not installed: one
+        line saying how to install it), or None."""
 
     def prompt(self, task: Task, settings: Any) -> Prompt:
         """Render the prompt the model gets for ``task``."""
 
     def reference(self, task: Task, check: str) -> str:
-        """The benchmark's own solution for ``check`` (what ``--model=reference`` answers)."""
+        """The benchmark's own answer (what ``--model=reference`` answers)."""
 
     def run_check(self, check: str, task: Task, sample: Any, ctx: CheckContext) -> CheckResult:
         """Run ``check`` on a sample (a :class:`~pytest_specbench.models.base.Completion`);
         untrusted code goes through ``ctx``'s sandboxed executors."""
 
-    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], settings: Any) -> dict[str, Any]:
-        """Metrics from ``{task_id: [{"index": i, "checks": {check: details}}]}``."""
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
+                  settings: Any) -> dict[str, Any]:
+        """Metrics from ``{task_id: [{"index": i, "checks": {check: details}}]}``
+        (errored and skipped items absent) and the tasks by id.  Each metric's
+        docstring cites its paper section.  The report's bootstrap resamples
+        task clusters (``Task.cluster``) and calls ``aggregate`` again."""
+
+    def metric_names(self, settings: Any) -> Sequence[str]:
+        """The metrics ``aggregate`` returns, in display order (thresholds
+        such as ``--specbench-fail-under=pass@1=70`` are checked against these)."""
