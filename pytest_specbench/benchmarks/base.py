@@ -22,12 +22,19 @@ only faults of the harness or the machine raise
 of the metrics).  A check whose toolchain is absent is skipped through
 ``skip_reason`` with a one-line install hint (``ctx.executor(kind).available()``).
 
-One optional method, looked up with ``getattr``:
+Optional methods, looked up with ``getattr``:
 
 - ``dispatch_cost(task, check, ctx) -> float``: the predicted cost of one item,
   in any unit, from what is cached only (never by running anything).  Under
   xdist the costliest items are dispatched first (:mod:`..plugin.scheduling`);
   without it, items go out in collection order.
+- ``figures(metrics, settings) -> list[dict]``: plots for the HTML report, each
+  ``{"title", "kind": "bar" | "errorbar" | "hist", "x": [...], "y": [...],
+  "lo": [...], "hi": [...] (errorbar), "xlabel", "ylabel"}``, built from
+  ``aggregate``'s metrics; the reports layer draws them.
+
+A family may also ship ``cli.py`` in its folder with ``register(subparsers)``:
+the ``specbench`` command adds its subcommands (``specbench postcond ...``).
 """
 from __future__ import annotations
 

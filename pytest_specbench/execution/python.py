@@ -323,3 +323,8 @@ class PythonExecutor:
             return CallOutcome(index, "raise", exc_type=str(body[0]), assertion=body[1] is True,
                                value_or_type_error=body[2] is True, message=str(body[3]), cpu=cpu)
         return None
+
+
+def make(settings: Any, hide: Sequence[str]) -> PythonExecutor:
+    """The ``python`` executor of :func:`pytest_specbench.execution.make_executor`."""
+    return PythonExecutor(settings.limits, hide=hide, isolate=settings.sandbox == "process")
