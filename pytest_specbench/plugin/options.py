@@ -7,6 +7,7 @@ ini key of the same name (dashes become underscores; ``--model`` is
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,26 @@ def _limit_options() -> list[tuple[str, str, str, str]]:
             for name, opt in Limits.option_names().items()]
 
 
+class _HelpEscapingGroup:
+    """An option group whose helps may contain a plain ``%`` ("pass@1=70%"):
+    argparse %-formats help strings, and one bare ``%`` made ``pytest --help``
+    crash for every project with the plugin installed.  Ini helps are not
+    formatted, so they keep the text as written."""
+
+    def __init__(self, group: Any):
+        self._group = group
+
+    def addoption(self, *names: str, **kwargs: Any) -> None:
+        if isinstance(kwargs.get("help"), str):
+            kwargs["help"] = re.sub("%%|%", "%%", kwargs["help"])
+        self._group.addoption(*names, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._group, name)
+
+
 def addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("specbench", "specification benchmarks (pytest-specbench)")
+    group = _HelpEscapingGroup(parser.getgroup("specbench", "specification benchmarks (pytest-specbench)"))
     known = ", ".join(known_benchmarks())
     for opt, ini, text, default in _OPTIONS + _limit_options():
         text = text.format(known=known)

@@ -49,7 +49,7 @@ def addoption(group, addini) -> None:
     opt("--specbench-baseline", "specbench_baseline",
         "gate: compare with this earlier JSON report, paired by task (flips, deltas with 95% CIs, McNemar)")
     opt("--specbench-compare-fail", "specbench_compare_fail",
-        "gate: fail on a significant drop beyond the tolerance, [BENCH:]METRIC:TOL,... (TOL -2%% relative or -0.02 absolute)")
+        "gate: fail on a significant drop beyond the tolerance, [BENCH:]METRIC:TOL,... (TOL -2% relative or -0.02 absolute)")
     opt("--specbench-alpha", "specbench_alpha", "significance level of the baseline comparison (default 0.05)", "0.05")
     group.addoption("--specbench-compare-force", dest="specbench_compare_force", action="store_true", default=None,
                     help="compare with the baseline even when data hashes, benchmark versions or checks differ")
