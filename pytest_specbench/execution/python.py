@@ -1,7 +1,8 @@
 """Run untrusted Python functions on inputs, in a sandbox, and read back plain data.
 
-One :class:`PythonExecutor` per pytest process drives one zygote process
-(:mod:`._zygote`) that forks an isolated child per job.  The harness sends
+One :class:`PythonExecutor` per pytest process drives one sandbox zygote
+(:mod:`.sandbox`) that forks an isolated child per job, which runs the calls
+(:mod:`.python_child`).  The harness sends
 inputs once per task, code once per job, and receives one record per call as
 it happens, so a check can stop a sample at its first wrong answer
 (``on_outcome`` returns False) without the child ever seeing what is right.
@@ -9,13 +10,8 @@ it happens, so a check can stop a sample at its first wrong answer
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import re
-import select
-import struct
-import subprocess
-import sys
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
@@ -24,13 +20,13 @@ from typing import Any, Callable, Sequence
 from ..errors import InfrastructureError
 from . import wire
 from .limits import Limits
+from .python_child import PRELOAD
+from .sandbox import SandboxClient
 
 # Part of the result cache's key: bump it when the same sample could get another
 # verdict.  2: samples are compiled without inheriting the harness's __future__ flags.
 EXECUTOR_VERSION = 2
-_LEN = struct.Struct(">I")
 _OK_RECORD = re.compile(rb'\[(\d+),"ok",')
-_FRAME = struct.Struct(">BI")
 
 Call = tuple[tuple, dict]  # (args, kwargs)
 
@@ -103,94 +99,30 @@ class JobResult:
         return "child stopped early" if not self.finished else ""
 
 
-class PythonExecutor:
-    """Client of one sandbox zygote.  Not thread-safe; one per process."""
+class PythonExecutor(SandboxClient):
+    """Client of one sandbox zygote running the Python call runner
+    (:mod:`.python_child`).  Not thread-safe; one per process."""
 
+    kind = "python"
+    version = str(EXECUTOR_VERSION)
     MAX_LOADED = 16  # task input sets kept in the zygote
 
-    def __init__(self, limits: Limits, hide: Sequence[str] = (), isolate: bool = True):
-        self.limits = limits
-        self.hide = [os.path.realpath(p) for p in hide if p]
-        self.isolate = isolate
-        self._proc: subprocess.Popen | None = None
+    def __init__(self, limits: Limits, hide: Sequence[str] = (), isolate: bool = True, python: str | None = None):
+        super().__init__(limits, hide=hide, isolate=isolate, python=python)
         self._loaded: OrderedDict[str, None] = OrderedDict()
-        self.isolation: dict[str, Any] = {}
 
-    # -------------------------------------------------------------- process
-    def _start(self) -> None:
-        home = os.path.expanduser("~")
-        expose = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-        # The zygote imports this package by name; make it importable however we were installed.
-        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        self._proc = subprocess.Popen(
-            [sys.executable, "-s", "-m", "pytest_specbench.execution._zygote"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, cwd="/", close_fds=True, start_new_session=True,
-        )
+    def _on_start(self) -> None:
         self._loaded.clear()
-        cfg = {"isolate": self.isolate, "hide": sorted(set(self.hide + [os.path.realpath(home)])),
-               "expose": expose, "tmp_mb": self.limits.tmp_mb}
-        self._send(cfg)
-        kind, payload = self._recv_frame(timeout=30)
-        if kind != b"R":
-            raise InfrastructureError(f"sandbox did not start: {payload[:200]!r}")
-        self.isolation = json.loads(payload)
 
-    def ensure_started(self) -> dict[str, Any]:
-        if self._proc is None or self._proc.poll() is not None:
-            try:
-                self._start()
-            except (OSError, EOFError) as exc:
-                self.close()
-                raise InfrastructureError(f"sandbox could not start: {exc}") from None
-        return self.isolation
+    def _zygote_cfg(self) -> dict:
+        return {**super()._zygote_cfg(), "preload": PRELOAD}
 
-    def close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        try:
-            if proc.poll() is None:
-                self._send_to(proc, {"op": "exit"})
-                proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
-        finally:
-            for f in (proc.stdin, proc.stdout):
-                try:
-                    f.close()
-                except OSError:
-                    pass
+    # ------------------------------------------------------ Executor protocol
+    def available(self) -> str | None:
+        return None
 
-    def _send(self, obj: Any) -> None:
-        self._send_to(self._proc, obj)
-
-    @staticmethod
-    def _send_to(proc, obj: Any) -> None:
-        body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-        proc.stdin.write(_LEN.pack(len(body)) + body)
-        proc.stdin.flush()
-
-    def _read_exact(self, n: int, deadline: float) -> bytes:
-        fd = self._proc.stdout.fileno()
-        chunks, got = [], 0
-        while got < n:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError("sandbox zygote stopped answering")
-            chunk = os.read(fd, n - got)
-            if not chunk:
-                raise EOFError("sandbox zygote exited")
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
-
-    def _recv_frame(self, timeout: float) -> tuple[bytes, bytes]:
-        deadline = time.monotonic() + timeout
-        kind, length = _FRAME.unpack(self._read_exact(_FRAME.size, deadline))
-        return bytes([kind]), self._read_exact(length, deadline)
+    def prepare(self, env: Any) -> Any:
+        raise InfrastructureError(f"the python executor prepares no {env.kind!r} environment")
 
     # ------------------------------------------------------------------ run
     def run(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
@@ -274,7 +206,7 @@ class PythonExecutor:
                 info = json.loads(payload)
                 result.exit_code, result.signal = info["exit_code"], info["signal"]
                 result.killed = None if stopping else info["killed"]
-                result.output, result.wall, result.pid = info["output"], info["wall"], info.get("pid")
+                result.output, result.wall, result.pid = info["outputs"][0], info["wall"], info.get("pid")
                 if not ready:  # no sample code ran: the sandbox failed, not the sample
                     raise InfrastructureError("sandbox child could not be set up: "
                                               + (setup_error or result.failure_reason() or "no record"))

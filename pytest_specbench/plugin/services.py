@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..execution import make_executor
 from ..execution.python import PythonExecutor
 from .options import Settings
 
@@ -16,16 +17,21 @@ class Services:
     def __init__(self, settings: Settings, hide: list[str]):
         self.settings = settings
         self._hide = hide
-        self._python: PythonExecutor | None = None
+        self._executors: dict[str, Any] = {}  # kind -> executor, started on first use
+
+    def executor(self, kind: str) -> Any:
+        """The sandboxed executor for ``kind`` (python, command, jvm, lean), one
+        per process, closed with the services."""
+        if kind not in self._executors:
+            self._executors[kind] = make_executor(kind, self.settings, self._hide)
+        return self._executors[kind]
 
     def python_executor(self) -> PythonExecutor:
-        if self._python is None:
-            self._python = PythonExecutor(self.settings.limits, hide=self._hide,
-                                          isolate=self.settings.sandbox == "process")
-        return self._python
+        return self.executor("python")
 
     def isolation(self) -> dict[str, Any]:
-        return self._python.isolation if self._python else {}
+        python = self._executors.get("python")
+        return python.isolation if python else {}
 
     def cache_dir(self, *parts: str) -> Path:
         path = self.settings.state_dir.joinpath("cache", *parts)
@@ -35,8 +41,9 @@ class Services:
         return path
 
     def close(self) -> None:
-        if self._python is not None:
-            self._python.close()
+        executors, self._executors = self._executors, {}
+        for ex in executors.values():
+            ex.close()
 
 
 class ResultCache:

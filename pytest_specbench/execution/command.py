@@ -1,0 +1,260 @@
+"""The ``command`` executor: run a command line in the sandbox.
+
+A :class:`~.protocol.CommandJob` (argv, files written into a fresh private
+working directory, extra read-only paths, environment, limits) runs in the same
+sandbox as Python samples (:mod:`.sandbox`: no network, a uid of its own, the
+project, data, state folder and home hidden, rlimits, capped output, an empty
+environment plus the job's) and comes back as a :class:`~.protocol.CommandResult`.
+Whatever the command does (a loop, a fork bomb, a flood, a crash, forged
+records) is in the result; only a sandbox or toolchain that cannot start raises
+:class:`~pytest_specbench.errors.InfrastructureError`.
+
+Environments (:meth:`CommandExecutor.prepare`): ``Environment(kind="venv",
+key=..., spec={"python": ..., "requirements": [...], "project": PATH})`` is
+built once under ``STATE/envs/venv-KEY`` (a file lock makes xdist workers and
+concurrent runs wait for one build), reused by later runs without calling pip,
+and bound read-only into the sandbox for the jobs that use it, while the rest
+of the state folder stays hidden.  The jvm and lean executors build on this
+class (their own limits and environments, the same sandbox).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import InfrastructureError
+from .protocol import CommandJob, CommandResult, Environment, Prepared
+from .sandbox import SandboxClient, _under, base_env, enter_child
+
+EXECUTOR_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class CommandLimits:
+    """Default limits of one command job (a job's own values win).
+
+    Sized for a toolchain, not a function call: a JVM reserves gigabytes of
+    address space at start (heap, code cache, compressed class space, a stack
+    per thread) and starts a few dozen threads, which count against the
+    per-uid process limit; Lean's server and lake are similar.
+    """
+
+    cpu_seconds: float = 60.0
+    wall_seconds: float = 120.0
+    memory_mb: int = 16384  # address space per process
+    processes: int = 512  # processes + threads of the job's uid
+    output_bytes: int = 1 << 20  # per stream (stdout, stderr) and per collected file
+    file_bytes: int = 256 << 20  # largest file the job may write
+    result_bytes: int = 64 << 20  # records on fd 3
+    tmp_mb: int = 1024  # the sandbox's private /tmp (holds job directories)
+
+
+def _safe_key(key: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", key)[:80]
+    return safe if safe == key else f"{safe}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+
+class CommandExecutor(SandboxClient):
+    """Runs :class:`CommandJob` s in one sandbox zygote.  One per process."""
+
+    kind = "command"
+    version = EXECUTOR_VERSION
+    defaults = CommandLimits()
+
+    def __init__(self, limits: CommandLimits | None = None, hide: Sequence[str] = (), isolate: bool = True,
+                 state_dir: Path | str | None = None):
+        limits = limits or self.defaults
+        super().__init__(limits, hide=hide, isolate=isolate)
+        self.state_dir = Path(state_dir) if state_dir else None
+        self.builds = 0  # environments this process built (not reused)
+        self._prepared: dict[tuple[str, str], Prepared] = {}
+
+    # ------------------------------------------------------------ protocol
+    def available(self) -> str | None:
+        if not sys.platform.startswith("linux"):
+            return "the command executor's sandbox needs Linux"
+        return None
+
+    def prepare(self, env: Environment) -> Prepared:
+        cached = self._prepared.get((env.kind, env.key))
+        if cached is not None:
+            return cached
+        if env.kind == "venv":
+            prepared = self._prepare_venv(env)
+        elif env.kind == "paths":
+            # Already built by the caller: just paths to see read-only.
+            paths = tuple(Path(p) for p in env.spec.get("readonly", ()))
+            prepared = Prepared(env, readonly=paths, executables=dict(env.spec.get("executables", {})))
+        else:
+            raise InfrastructureError(f"the {self.kind} executor cannot prepare a {env.kind!r} environment")
+        self._prepared[(env.kind, env.key)] = prepared
+        return prepared
+
+    def run(self, prepared: Prepared | None, job: CommandJob) -> CommandResult:
+        self.ensure_started()
+        lim = self.limits
+        cpu = job.cpu_seconds or lim.cpu_seconds
+        wall = job.wall_seconds or lim.wall_seconds
+        limits = {"cpu_seconds": cpu, "memory_mb": job.memory_mb or lim.memory_mb,
+                  "processes": job.processes or lim.processes,
+                  "output_bytes": job.output_bytes or lim.output_bytes, "file_bytes": lim.file_bytes,
+                  "result_bytes": lim.result_bytes, "job_wall": wall}
+        path = "/usr/local/bin:/usr/bin:/bin"
+        python = (prepared.executables.get("python") if prepared else None)
+        if python:  # a venv's scripts (pytest, pip) come first, as when it is activated
+            path = f"{os.path.dirname(python)}:{path}"
+        env = {"PATH": path, "LANG": "C.UTF-8", **job.env}
+        msg = {"op": "run", "runner": "command", "argv": [str(a) for a in job.argv], "env": env,
+               "files": {str(k): bytes(v) for k, v in job.files.items()}, "collect": list(job.collect),
+               "readonly": [os.path.realpath(p) for p in job.readonly],
+               "keep_readonly": [os.path.realpath(p) for p in (prepared.readonly if prepared else ())],
+               "split_output": True, "limits": limits}
+        try:
+            self._send(msg)
+            return self._collect(limits, deadline=time.monotonic() + wall + 30)
+        except (OSError, EOFError, TimeoutError) as exc:
+            self.close()
+            raise InfrastructureError(f"sandbox failed: {exc}") from None
+
+    def _collect(self, limits: dict, deadline: float) -> CommandResult:
+        chunks: list[bytes] = []
+        while True:
+            kind, payload = self._recv_frame(timeout=max(deadline - time.monotonic(), 0.1))
+            if kind == b"D":
+                chunks.append(payload)
+            elif kind == b"E":
+                raise InfrastructureError(json.loads(payload).get("error", "sandbox error"))
+            elif kind == b"X":
+                info = json.loads(payload)
+                if info.get("setup_error"):
+                    raise InfrastructureError(f"command could not start: {info['setup_error']}")
+                return self._result(info, b"".join(chunks), limits)
+
+    @staticmethod
+    def _result(info: dict, records: bytes, limits: dict) -> CommandResult:
+        sig, cpu, killed = info["signal"], float(info.get("cpu") or 0.0), info["killed"]
+        timed_out = False
+        if killed == "job time budget exceeded":
+            killed, timed_out = f"wall-clock limit ({limits['job_wall']:g} s)", True
+        elif sig in (signal.SIGXCPU, signal.SIGKILL) and cpu >= limits["cpu_seconds"] - 0.05:
+            killed, timed_out = f"CPU limit ({limits['cpu_seconds']:g} s)", True
+        parsed = []
+        for line in records.split(b"\n"):
+            if line.strip():
+                try:
+                    parsed.append(json.loads(line))
+                except ValueError:
+                    continue  # garbage on the channel proves nothing
+        out, err = (info["outputs"] + ["", ""])[:2]
+        return CommandResult(
+            exit_code=info["exit_code"], signal=sig, timed_out=timed_out, killed=killed,
+            stdout=out, stderr=err, output_truncated=bool(info.get("dropped")),
+            files={k: base64.b64decode(v) for k, v in info.get("files", {}).items()},
+            records=parsed, cpu=cpu, wall=float(info["wall"]))
+
+    # ---------------------------------------------------------------- venvs
+    def _prepare_venv(self, env: Environment) -> Prepared:
+        if self.state_dir is None:
+            raise InfrastructureError("no state folder to build environments in")
+        from filelock import FileLock
+
+        python = str(env.spec.get("python") or sys.executable)
+        requirements = [str(r) for r in env.spec.get("requirements", ())]
+        project = env.spec.get("project")
+        root = self.state_dir / "envs"
+        root.mkdir(parents=True, exist_ok=True)
+        target = root / f"venv-{_safe_key(env.key)}"
+        marker = target / ".specbench-built.json"
+        with FileLock(str(root / f"venv-{_safe_key(env.key)}.lock")):
+            if not marker.exists():
+                self._build_venv(target, python, requirements, project, marker)
+        info = json.loads(marker.read_text())
+        readonly = [target.resolve()]
+        base = os.path.realpath(info.get("base_prefix", "/"))
+        if any(_under(base, h) for h in self.hide):  # an interpreter under $HOME (pyenv, uv)
+            readonly.append(Path(base))
+        return Prepared(env, readonly=tuple(readonly),
+                        executables={"python": str(target / "bin" / "python"), "pip": str(target / "bin" / "pip")},
+                        info=info)
+
+    def _build_venv(self, target: Path, python: str, requirements: list[str], project: Any, marker: Path) -> None:
+        shutil.rmtree(target, ignore_errors=True)  # a half-built one from a killed run
+
+        def step(argv: list[str], what: str) -> str:
+            proc = subprocess.run(argv, capture_output=True, text=True)
+            if proc.returncode != 0:
+                shutil.rmtree(target, ignore_errors=True)
+                lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()
+                         and not ln.startswith("WARNING: Location")]
+                last = lines[-1].strip() if lines else f"exit status {proc.returncode}"
+                raise InfrastructureError(f"building venv {target.name}: {what} failed: {last}")
+            return proc.stdout
+
+        try:
+            step([python, "-m", "venv", str(target)], f"{python} -m venv")
+        except FileNotFoundError:
+            raise InfrastructureError(f"building venv {target.name}: interpreter not found: {python}") from None
+        vpy = str(target / "bin" / "python")
+        packages = requirements + ([str(project)] if project else [])
+        if packages:
+            step([vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", *packages], "pip install")
+        freeze = step([vpy, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"], "pip freeze")
+        probe = json.loads(step([vpy, "-c", "import json, sys; print(json.dumps("
+                                 "[sys.version.split()[0], sys.base_prefix]))"], "python"))
+        self.builds += 1
+        tmp = marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps({
+            "python": probe[0], "base_prefix": probe[1], "requirements": requirements,
+            "project": str(project) if project else None,
+            "distributions": hashlib.sha256(freeze.encode()).hexdigest(), "built": time.time()}))
+        os.replace(tmp, marker)
+
+
+# ------------------------------------------------------------- child side
+
+def run_child(job: dict, zygote: Any, jobdir: str, pipes: dict) -> None:
+    """Runs in the forked child (see :mod:`.sandbox`): set up, then exec the
+    argv.  A failure before the exec is written to the close-on-exec status
+    pipe, so the harness can tell "could not start" (its fault) from anything
+    the command did."""
+    status_fd = pipes["status"]
+    try:
+        lim = job["limits"]
+        env = {**base_env(jobdir), **job["env"]}
+        outs = pipes["outputs"]
+        enter_child(jobdir, zygote.uid, {1: outs[0], 2: outs[1], 3: pipes["result"], 4: status_fd}, env,
+                    {resource.RLIMIT_CPU: max(1, math.ceil(lim["cpu_seconds"])),
+                     resource.RLIMIT_AS: lim["memory_mb"] << 20, resource.RLIMIT_FSIZE: lim["file_bytes"]},
+                    lim["processes"])
+        status_fd = 4
+        os.set_inheritable(4, False)
+        argv = job["argv"]
+        exe = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH", ""))
+        if exe is None:
+            raise FileNotFoundError(f"{argv[0]}: not found on PATH {env.get('PATH', '')}")
+        os.execve(exe, argv, env)
+    except BaseException as exc:  # noqa: BLE001
+        try:
+            os.write(status_fd, f"{type(exc).__name__}: {exc}"[:2000].encode())
+        finally:
+            os._exit(127)
+
+
+def make(settings: Any, hide: Sequence[str]) -> CommandExecutor:
+    """The ``command`` executor of :func:`pytest_specbench.execution.make_executor`."""
+    return CommandExecutor(hide=hide, isolate=settings.sandbox == "process", state_dir=settings.state_dir)
+
+

@@ -1,0 +1,173 @@
+"""The Python call runner: what a sandboxed child does for the ``python`` executor.
+
+Forked by the zygote (:mod:`.sandbox`) for each job: it defines the sample's
+code and calls its entry point on each input, under per-call CPU and wall
+timers, and writes one JSON line per call on fd 3:
+``[i, "ok", value, cpu_s]`` (value in the :mod:`.wire` codec),
+``[i, "okstr", [digest, length, prefix], cpu_s]``,
+``[i, "raise", [type, is_assertion, is_explicit_value_or_type_error, message], cpu_s]``,
+``[i, "timeout", null, cpu_s]``, ``["load", "error", message]`` and finally
+``["done"]``; before any of them, ``["ready"]`` once the sandbox is set up (or
+``["load", "setup", message]`` if that failed).  Sample code can write to fd 3
+too, so the harness trusts only what a sample could have said anyway: one
+record per call, in call order.
+"""
+from __future__ import annotations
+
+import dis
+import json
+import os
+import resource
+import signal
+import sys
+import time
+
+from pytest_specbench.execution import wire
+from pytest_specbench.execution.sandbox import base_env, enter_child
+
+# Modules most samples import: loading them once in the zygote makes every fork cheaper.
+PRELOAD = ("math", "re", "collections", "itertools", "functools", "heapq", "bisect", "string",
+           "typing", "hashlib", "statistics", "fractions", "decimal", "random", "operator",
+           "copy", "datetime", "json", "cmath", "array", "textwrap", "unicodedata")
+
+
+_RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]
+
+
+def _raised_by_statement(exc: BaseException) -> bool:
+    """Was ``exc`` raised by a ``raise`` statement (not by an operation that failed)?"""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code.co_code
+    return 0 <= tb.tb_lasti < len(code) and code[tb.tb_lasti] == _RAISE_VARARGS
+
+
+class _CallTimeout(BaseException):
+    """Raised in the child by the per-call timers."""
+
+
+def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
+    """Runs in the forked child; never returns."""
+    write, exit_ = os.write, os._exit  # bound before sample code can touch os
+    calls = zygote.inputs[job["key"]] if job.get("key") else job["calls"]
+    try:
+        lim = job["limits"]
+        cpu_total = int(sum(job["call_cpu"]) + lim["startup_cpu"]) + 1
+        mem = lim["memory_mb"] << 20
+        out = pipes["outputs"][0]
+        enter_child(jobdir, zygote.uid, {1: out, 2: out, 3: pipes["result"]}, base_env(jobdir),
+                    {resource.RLIMIT_CPU: cpu_total, resource.RLIMIT_AS: mem,
+                     resource.RLIMIT_FSIZE: lim["file_bytes"]}, lim["processes"])
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
+    except BaseException as exc:  # noqa: BLE001
+        write(3, (json.dumps(["load", "setup", f"sandbox setup failed: {exc!r}"]) + "\n").encode())
+        exit_(121)
+    # Written before any sample code runs, so the harness can tell a sandbox that
+    # failed to set up (its error) from a sample forging that record (its failure).
+    write(3, b'["ready"]\n')
+
+    # Everything below may meet hostile code: keep our own references.
+    real_assertion, real_value, real_type = AssertionError, ValueError, TypeError
+    isinstance_, type_, zip_ = isinstance, type, zip  # a sample may replace builtins
+    dumps, process_time, setitimer = wire.dumps, time.process_time, signal.setitimer
+    itimer_prof, itimer_real, jdumps = signal.ITIMER_PROF, signal.ITIMER_REAL, json.dumps
+    memoryview_ = memoryview
+
+    def send(data: bytes) -> None:
+        view = memoryview_(data)  # slicing a view copies nothing; slicing bytes copied the rest each time
+        while view:
+            view = view[write(3, view):]
+
+    def emit(record) -> None:
+        send((jdumps(record) + "\n").encode())
+
+    # The timers raise only while armed, so a signal that arrives just as a call
+    # ends cannot escape into the harness's own code; they repeat (every 50 ms)
+    # so that a sample swallowing one timeout gets another.
+    armed = [False]
+
+    def on_timer(signum, frame):
+        if armed[0]:
+            raise _CallTimeout()
+
+    def arm(cpu: float, wall: float) -> None:
+        armed[0] = True
+        setitimer(itimer_prof, cpu, 0.05)
+        setitimer(itimer_real, wall, 0.05)
+
+    def disarm() -> None:
+        armed[0] = False
+        setitimer(itimer_prof, 0)
+        setitimer(itimer_real, 0)
+
+    signal.signal(signal.SIGPROF, on_timer)
+    signal.signal(signal.SIGALRM, on_timer)
+    namespace = {"__name__": "__sample__", "__builtins__": __builtins__}
+    try:
+        try:
+            arm(lim["startup_cpu"], lim["startup_cpu"] * 3)
+            # dont_inherit: this module's own ``from __future__ import annotations``
+            # must not leak into the sample (its annotations would go unevaluated,
+            # and ``-> List[str]`` without the import would pass where Python fails).
+            exec(compile(job["code"], "<sample>", "exec", dont_inherit=True), namespace)  # noqa: S102 - the sandboxed child
+        finally:
+            disarm()
+        fn = namespace.get(job["entry_point"])
+        if not callable(fn):
+            emit(["load", "error", f"entry point {job['entry_point']!r} not defined"])
+            exit_(0)
+    except _CallTimeout:
+        emit(["load", "error", f"defining the sample took over {lim['startup_cpu']} s"])
+        exit_(0)
+    except BaseException as exc:  # noqa: BLE001
+        emit(["load", "error", f"{type_(exc).__name__}: {str(exc)[:300]}"])
+        exit_(0)
+
+    # A long string result may be sent as its digest (see PythonExecutor.run).
+    digest_over = job.get("digest_strings_over")
+    str_, string_digest = str, wire.string_digest
+    for i, cpu_limit in zip_(job["indices"], job["call_cpu"]):
+        args, kwargs = calls[i]
+        t0 = process_time()
+        encoded = unserializable = None
+        try:
+            try:
+                arm(cpu_limit, cpu_limit * lim["wall_factor"] + 0.5)
+                out = fn(*args, **kwargs)
+                try:
+                    if digest_over is not None and type_(out) is str_ and len(out) > digest_over:
+                        encoded = jdumps([string_digest(out), len(out), out[:100]])
+                        status = "okstr"
+                    else:
+                        encoded = dumps(out)  # still timed: a hostile __repr__ may loop
+                        status = "ok"
+                except _CallTimeout:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - cycles, hostile __repr__
+                    unserializable = type_(exc).__name__
+            finally:
+                disarm()
+        except _CallTimeout:
+            emit([i, "timeout", None, process_time() - t0])
+            continue
+        except BaseException as exc:  # noqa: BLE001
+            spent = process_time() - t0
+            try:
+                info = [type_(exc).__name__, isinstance_(exc, real_assertion),
+                        isinstance_(exc, (real_value, real_type)) and _raised_by_statement(exc), str(exc)[:200]]
+            except BaseException:  # noqa: BLE001
+                info = ["?", False, False, ""]
+            emit([i, "raise", info, spent])
+            continue
+        spent = process_time() - t0
+        if spent > cpu_limit:  # the sample swallowed the timer's exception
+            emit([i, "timeout", None, spent])
+        elif unserializable is not None:
+            emit([i, "raise", ["UnserializableOutput", False, False, unserializable], spent])
+        else:
+            send(f'[{i},"{status}",{encoded},{spent!r}]\n'.encode())
+    emit(["done"])
+    exit_(0)

@@ -1,0 +1,709 @@
+"""The sandbox: isolate, supervise, reap.  Shared by every executor.
+
+One *zygote* process per executor (started by :class:`SandboxClient` as
+``python -s -m pytest_specbench.execution._zygote``) sets up isolation once and
+then forks one child per job; a *runner* decides what that child does (the
+Python call runner in :mod:`.python_child`, the command runner in
+:mod:`.command`).  The zygote never runs untrusted code itself.  Why a separate
+process at all: a child forked from the pytest process would inherit xdist's
+channels and the expected outputs.
+
+Isolation, set up once in the zygote when the OS allows it (:func:`isolate`):
+a new network namespace (loopback down) and a mount namespace in which the
+project, the data, the state folder, the caches and $HOME are covered by empty,
+unlistable tmpfs mounts (the interpreter's installation is bound back
+read-only, so a venv inside the project still works while nothing else of the
+project is visible) and /tmp is a fresh tmpfs.  Paths a job may read (a built
+venv under the state folder, a repository checkout) are bound read-only on
+request (:meth:`Zygote.expose`).  Per job, in the child (:func:`enter_child`):
+a new session, rlimits, stdin on /dev/null, capped output pipes, a fresh
+private working directory, an empty environment plus the job's, and, as root,
+a uid of its own, so it can signal or write nothing of ours and everything it
+leaves behind is killed by uid (:meth:`Zygote.reap`).
+
+Protocol.  Harness -> zygote: 4-byte big-endian length + pickle (the harness is
+trusted).  Zygote -> harness: 1-byte kind + 4-byte length + payload: ``D`` raw
+bytes the child wrote on fd 3 (its records; never unpickled), ``R`` (ready,
+isolation report), ``X`` (job finished) and ``E`` (zygote error) as JSON
+written by the zygote itself.
+"""
+from __future__ import annotations
+
+import base64
+import ctypes
+import fcntl
+import json
+import os
+import pickle
+import resource
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable
+
+_LEN = struct.Struct(">I")
+_FRAME = struct.Struct(">BI")
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_HIDDEN_FDS: dict[str, int] = {}  # hidden path -> O_PATH fd of what the tmpfs covers
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(src, target, fstype, flags, data=None) -> None:
+    enc = lambda s: s.encode() if isinstance(s, str) else s  # noqa: E731
+    _check(_libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+
+
+def widen_pipe(fd: int) -> None:
+    """Give a pipe 1 MiB of buffer instead of 64 KiB: large outputs then cross it
+    in a sixteenth of the system calls and context switches."""
+    try:
+        fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 20)
+    except OSError:
+        pass  # over /proc/sys/fs/pipe-max-size: the default works, more slowly
+
+
+def _under(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+class Channel:
+    """The zygote's end of the harness pipe."""
+
+    def __init__(self) -> None:
+        self.rfd, self.wfd = 0, 1
+
+    def recv(self):
+        head = self._read_exact(_LEN.size)
+        if head is None:
+            return None
+        body = self._read_exact(_LEN.unpack(head)[0])
+        return pickle.loads(body) if body is not None else None
+
+    def _read_exact(self, n: int):
+        chunks, got = [], 0
+        while got < n:
+            chunk = os.read(self.rfd, n - got)
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def send(self, kind: bytes, payload: bytes) -> None:
+        data = _FRAME.pack(kind[0], len(payload)) + payload
+        view = memoryview(data)
+        while view:
+            n = os.write(self.wfd, view)
+            view = view[n:]
+
+    def send_json(self, kind: bytes, obj) -> None:
+        self.send(kind, json.dumps(obj).encode())
+
+
+# ---------------------------------------------------------------- isolation
+
+def _self_expose() -> list[str]:
+    """This interpreter's installation: what must stay visible for it to run."""
+    return sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+def isolate(cfg: dict) -> dict:
+    """Enter namespaces and hide paths; return what is in force (for the report)."""
+    report = {"network": False, "filesystem": False, "uid": None, "notes": []}
+    if not cfg.get("isolate", True):
+        report["notes"].append("isolation disabled by configuration")
+        return report
+    root = os.geteuid() == 0
+    flags = CLONE_NEWNS | CLONE_NEWNET
+    try:
+        if root:
+            _check(_libc.unshare(flags), "unshare")
+        else:
+            uid, gid = os.getuid(), os.getgid()
+            _check(_libc.unshare(flags | CLONE_NEWUSER), "unshare(user)")
+            with open("/proc/self/setgroups", "w") as fh:
+                fh.write("deny")
+            with open("/proc/self/uid_map", "w") as fh:
+                fh.write(f"{uid} {uid} 1")
+            with open("/proc/self/gid_map", "w") as fh:
+                fh.write(f"{gid} {gid} 1")
+        report["network"] = True
+    except OSError as exc:
+        report["notes"].append(f"no namespaces ({exc.strerror}): network isolation off, paths not hidden")
+        return _uid_policy(report, cfg, root, mounted=False)
+    expose = sorted(set(cfg.get("expose", ())) | set(_self_expose()))
+    try:
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        # Keep handles on what must stay visible before covering its ancestors.
+        keep = []
+        for path in expose:
+            if os.path.isdir(path):
+                keep.append((path, os.open(path, os.O_PATH | os.O_DIRECTORY)))
+        hidden = []
+        for path in cfg.get("hide", ()):
+            if os.path.isdir(path) and os.path.realpath(path) != "/":
+                _HIDDEN_FDS[path] = os.open(path, os.O_PATH | os.O_DIRECTORY)
+                # mode 111: the tmpfs can be walked through (to a venv bound back
+                # inside it) but not listed, so not even names show.
+                _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=111,size=1m")
+                hidden.append(path)
+        for path in ("/tmp", "/var/tmp", "/dev/shm"):
+            if os.path.isdir(path):
+                _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={cfg.get('tmp_mb', 512)}m")
+        for path, fd in keep:
+            if any(_under(path, h) for h in hidden):
+                _make_mountpoint(path, directory=True)
+                _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+                _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+            os.close(fd)
+        report["filesystem"] = True
+        report["hidden"] = hidden
+    except OSError as exc:
+        report["notes"].append(f"paths not hidden ({exc})")
+    return _uid_policy(report, cfg, root, mounted=report["filesystem"])
+
+
+def _make_mountpoint(path: str, directory: bool) -> None:
+    """Create ``path`` (and its parents) inside a hiding tmpfs, walkable but unlistable."""
+    parent = os.path.dirname(path)
+    if not os.path.exists(parent):
+        _make_mountpoint(parent, directory=True)
+    if os.path.lexists(path):
+        return
+    if directory:
+        os.mkdir(path, 0o111)
+        os.chmod(path, 0o111)
+    else:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o444))
+
+
+def _uid_policy(report: dict, cfg: dict, root: bool, mounted: bool) -> dict:
+    if not root:
+        report["notes"].append("not root: sample runs as the harness's user (can signal it)")
+        return report
+    prefix_readable = all(os.access(p, os.R_OK | os.X_OK) and _world_traversable(p) for p in _self_expose())
+    if mounted or prefix_readable:
+        report["uid"] = cfg.get("uid_base", 100000) + os.getpid()
+    else:
+        report["notes"].append("python installation not readable by other users and paths not hidden: uid drop off")
+    return report
+
+
+def _world_traversable(path: str) -> bool:
+    path = os.path.realpath(path)
+    while True:
+        if not os.stat(path).st_mode & 0o001:
+            return False
+        if path == "/":
+            return True
+        path = os.path.dirname(path)
+
+
+# ------------------------------------------------------------------- child
+
+def enter_child(jobdir: str, uid: int | None, fds: dict[int, int], env: dict[str, str],
+                rlimits: dict[int, int], processes: int) -> None:
+    """The sandboxed child's own setup, right after the fork: session, fds
+    (``{target: source}``; everything else closed), working directory,
+    environment, rlimits, uid.  Raises on failure (the runner reports it as a
+    setup failure, which is the harness's fault, not the job's)."""
+    os.setsid()
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    for target, source in fds.items():
+        os.dup2(source, target)
+    os.closerange(max(fds) + 1, 1 << 16)
+    os.chdir(jobdir)
+    os.environ.clear()
+    os.environ.update(env)
+    for which, value in rlimits.items():
+        resource.setrlimit(which, (value, value))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if uid is not None:
+        # Counts the uid's threads too: a JVM needs a few dozen.
+        resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def base_env(jobdir: str) -> dict[str, str]:
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": jobdir, "TMPDIR": jobdir, "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+# ------------------------------------------------------------------ zygote
+
+# runner name -> "module:function" run in the forked child: fn(job, zygote, jobdir, pipes) -> never returns.
+RUNNERS = {
+    "python": "pytest_specbench.execution.python_child:run_child",
+    "command": "pytest_specbench.execution.command:run_child",
+}
+
+
+class Zygote:
+    def __init__(self, chan: Channel, cfg: dict, iso: dict):
+        self.chan, self.cfg, self.iso = chan, cfg, iso
+        self.inputs: dict[str, list] = {}  # task inputs held for the Python runner
+        self.uid = iso.get("uid")
+        self.exposed: set[str] = set()  # paths bound read-only for the zygote's lifetime
+        self.mountpoints: set[str] = set()
+        self._runners: dict[str, Callable] = {}
+        try:  # needs CONFIG_PROC_CHILDREN; without it every job gets the full scan
+            self._has_children()
+            self._children_listed = True
+        except OSError:
+            self._children_listed = False
+        self.tmp_base = tempfile.mkdtemp(prefix="specbench-")
+        os.chmod(self.tmp_base, 0o711)
+
+    def serve(self) -> None:
+        while True:
+            msg = self.chan.recv()
+            if msg is None or msg.get("op") == "exit":
+                break
+            op = msg["op"]
+            if op == "load":
+                self.inputs[msg["key"]] = msg["calls"]
+            elif op == "drop":
+                self.inputs.pop(msg["key"], None)
+            elif op == "run":
+                try:
+                    self.run(msg)
+                except Exception as exc:  # noqa: BLE001 - report, keep serving
+                    self.chan.send_json(b"E", {"error": f"{type(exc).__name__}: {exc}"})
+        shutil.rmtree(self.tmp_base, ignore_errors=True)
+
+    # ------------------------------------------------------------ exposure
+    def expose(self, path: str) -> bool:
+        """Bind ``path`` read-only at its own place; True if a mount was made."""
+        if not self.iso.get("filesystem") or path in self.exposed:
+            return False
+        base = next((h for h in _HIDDEN_FDS if _under(path, h)), None)
+        if base is None or (os.path.exists(path) and path not in self.mountpoints):
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"read-only path not found: {path}")
+            src = path
+        else:
+            rel = path[len(base):].lstrip("/")
+            src = f"/proc/self/fd/{_HIDDEN_FDS[base]}" + (f"/{rel}" if rel else "")
+            if not os.path.exists(src):
+                raise FileNotFoundError(f"read-only path not found: {path}")
+            if path != base:
+                _make_mountpoint(path, directory=os.path.isdir(src))
+                self.mountpoints.add(path)
+        _mount(src, path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        return True
+
+    def unexpose(self, path: str) -> None:
+        _libc.umount2(path.encode(), MNT_DETACH)
+
+    # ----------------------------------------------------------------- jobs
+    def runner(self, name: str) -> Callable:
+        if name not in self._runners:
+            module, _, attr = RUNNERS[name].partition(":")
+            __import__(module)
+            self._runners[name] = getattr(sys.modules[module], attr)
+        return self._runners[name]
+
+    def run(self, job: dict) -> None:
+        run_child = self.runner(job.get("runner", "python"))
+        for path in job.get("keep_readonly", ()):
+            if self.expose(path):
+                self.exposed.add(path)
+        bound = [p for p in job.get("readonly", ()) if self.expose(p)]
+        lim = job["limits"]
+        r_res, w_res = os.pipe()
+        widen_pipe(w_res)
+        captures = [os.pipe() for _ in range(2 if job.get("split_output") else 1)]
+        r_ok, w_ok = os.pipe2(os.O_CLOEXEC)  # setup failures (closed unwritten by a successful exec)
+        jobdir = tempfile.mkdtemp(dir=self.tmp_base)
+        files = job.get("files")
+        for rel, content in (files or {}).items():
+            target = os.path.join(jobdir, rel)
+            if not _under(os.path.realpath(target), os.path.realpath(jobdir)):
+                raise ValueError(f"job file outside the job's directory: {rel!r}")
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.write(content)
+        if self.uid is not None:
+            os.chown(jobdir, self.uid, self.uid)
+            if files:
+                for dirpath, dirnames, filenames in os.walk(jobdir):
+                    for name in [os.path.join(dirpath, n) for n in dirnames + filenames]:
+                        os.chown(name, self.uid, self.uid)
+        os.chmod(jobdir, 0o700)
+        usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r_res)
+            os.close(r_ok)
+            for r, _ in captures:
+                os.close(r)
+            run_child(job, self, jobdir, {"result": w_res, "outputs": [w for _, w in captures], "status": w_ok})
+            os._exit(121)  # runners never return
+        os.close(w_res)
+        os.close(w_ok)
+        for _, w in captures:
+            os.close(w)
+        outs = [r for r, _ in captures]
+        status, killed, kept, dropped = self.supervise(pid, r_res, outs, lim, start + lim["job_wall"])
+        status = self.reap(pid, status)
+        setup_error = os.read(r_ok, 4096).decode("utf-8", "replace")  # everything of the job is dead: no block
+        os.close(r_ok)
+        os.close(r_res)
+        for fd in outs:
+            os.close(fd)
+        files = self._collect(jobdir, job.get("collect", ()), lim["output_bytes"])
+        shutil.rmtree(jobdir, ignore_errors=True)
+        for path in bound:
+            self.unexpose(path)
+        self._clean_tmp()
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.chan.send_json(b"X", {
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "killed": killed, "wall": time.monotonic() - start, "setup_error": setup_error or None,
+            "outputs": [k.decode("utf-8", "replace") for k in kept], "dropped": dropped, "pid": pid,
+            "cpu": (usage.ru_utime + usage.ru_stime) - (usage0.ru_utime + usage0.ru_stime),
+            "files": files,
+        })
+
+    def supervise(self, pid: int, r_res: int, outs: list[int], lim: dict, deadline: float):
+        """Forward the child's records, keep its output up to the cap, and stop
+        it at the deadline, on the harness's word or when its records exceed
+        the limit.  Returns (wait status or None, why it was stopped, kept
+        outputs, dropped byte count)."""
+        kept = {fd: bytearray() for fd in outs}
+        dropped, res_bytes = 0, 0
+        open_fds = {r_res, *outs}
+        status, killed, exited_at = None, None, None
+        while open_fds:
+            now = time.monotonic()
+            if now >= deadline:
+                killed = killed or "job time budget exceeded"
+                break
+            if exited_at is not None and now - exited_at > 0.2:
+                break  # a descendant holds the pipes open; it is killed by reap()
+            ready, _, _ = select.select(list(open_fds) + [self.chan.rfd], [], [],
+                                        min(0.05 if status else 0.5, deadline - now))
+            for fd in ready:
+                if fd == self.chan.rfd:
+                    msg = self.chan.recv()
+                    if msg is None or msg.get("op") == "kill":
+                        killed = "stopped by the harness"
+                        open_fds.clear()
+                        if msg is None:
+                            self.reap(pid)
+                            sys.exit(0)
+                    continue
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    open_fds.discard(fd)
+                    continue
+                if fd == r_res:
+                    res_bytes += len(chunk)
+                    if res_bytes > lim["result_bytes"]:
+                        killed = "result data over the limit"
+                        open_fds.clear()
+                        break
+                    self.chan.send(b"D", chunk)
+                else:
+                    buf = kept[fd]
+                    room = max(lim["output_bytes"] - len(buf), 0)
+                    buf += chunk[:room]
+                    dropped += max(len(chunk) - room, 0)
+            if status is None:
+                done, st = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    status, exited_at = st, time.monotonic()
+        return status, killed, [kept[fd] for fd in outs], dropped
+
+    @staticmethod
+    def _collect(jobdir: str, names, cap: int) -> dict[str, str]:
+        """Files the job asked to read back (base64, capped), never following a
+        link out of the job's directory (the child is dead by now)."""
+        files = {}
+        root = os.path.realpath(jobdir)
+        for name in names:
+            path = os.path.join(root, name)
+            if not _under(os.path.realpath(path), root) or os.path.realpath(path) == root:
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            try:
+                if not os.path.isfile(f"/proc/self/fd/{fd}"):
+                    continue
+                files[name] = base64.b64encode(os.read(fd, cap)).decode()
+            finally:
+                os.close(fd)
+        return files
+
+    def reap(self, pid: int, status: int | None = None) -> int:
+        """Kill the child, its group and everything it left, and reap them all;
+        return the child's wait status.
+
+        We are a subreaper, so orphans of the child are re-parented here, even
+        those that left its process group with setsid: once the child is
+        reaped, an empty children list means nothing of the job is alive (the
+        common case, which then costs one small /proc read).  Otherwise the
+        /proc scan finds every live process below us, and when the child has
+        a uid of its own a ``kill(-1)`` as that uid catches anything the scan
+        raced with.
+        """
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if status is None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            _, status = os.waitpid(pid, 0)
+        if self._children_listed and not self._has_children():
+            return status
+        for _ in range(50):  # a fork bomb may race the scan; a few rounds win
+            if not self._kill_descendants():
+                break
+        self._reap_orphans()
+        if self.uid is not None:
+            reaper = os.fork()
+            if reaper == 0:
+                try:
+                    os.setgid(self.uid)
+                    os.setuid(self.uid)
+                    # kill(-1) reports success whenever any other process exists
+                    # (EPERM on others is not counted), so it cannot tell us when
+                    # the uid is empty: a fixed number of rounds, each of which
+                    # also reaches processes forked during the previous one.
+                    for _ in range(5):
+                        os.kill(-1, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                except BaseException:  # noqa: BLE001
+                    os._exit(1)
+                os._exit(0)
+            os.waitpid(reaper, 0)
+            self._reap_orphans()
+        return status
+
+    @staticmethod
+    def _has_children() -> bool:
+        """Does this process have any child, alive or zombie?  (Children hang
+        off the thread that forked them, or that adopted them; the zygote has
+        one thread, but read them all.)"""
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children", "rb") as fh:
+                if fh.read().strip():
+                    return True
+        return False
+
+    @staticmethod
+    def _kill_descendants() -> int:
+        """SIGKILL every live process below this one; return how many were found."""
+        children: dict[int, list[int]] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields and fields[0] != b"Z":  # a zombie is dead already; it is reaped below
+                children.setdefault(int(fields[1]), []).append(int(entry))
+        found, todo = 0, list(children.get(os.getpid(), ()))
+        while todo:
+            victim = todo.pop()
+            todo.extend(children.get(victim, ()))
+            found += 1
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        return found
+
+    @staticmethod
+    def _reap_orphans(timeout: float = 2.0) -> None:
+        """Collect whatever was re-parented to us (we are a subreaper), waiting
+        briefly for processes just killed, so that none outlives its job."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                done, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if not done:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.002)
+
+    def _clean_tmp(self) -> None:
+        if not self.iso.get("filesystem"):
+            return
+        for base in ("/tmp", "/var/tmp", "/dev/shm"):
+            try:
+                entries = os.listdir(base)
+            except OSError:
+                continue
+            for name in entries:
+                path = os.path.join(base, name)
+                if path == self.tmp_base or any(_under(m, path) for m in self.exposed):
+                    continue  # (a read-only path bound under /tmp: tests' state folders)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
+
+
+def main(preload: tuple[str, ...] = ()) -> None:
+    chan = Channel()
+    # Our own stdout is the protocol channel: keep stray prints away from it.
+    chan.wfd = os.dup(1)
+    widen_pipe(chan.wfd)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    cfg = chan.recv()
+    if cfg is None:
+        return
+    runners = {}
+    for name, target in RUNNERS.items():  # imported while the package is still visible
+        module, _, attr = target.partition(":")
+        __import__(module)
+        runners[name] = getattr(sys.modules[module], attr)
+    iso = isolate(cfg)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if cfg.get("sys_path") is not None:
+        sys.path[:] = cfg["sys_path"]
+    for name in cfg.get("preload", preload):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    zygote = Zygote(chan, cfg, iso)
+    zygote._runners.update(runners)
+    iso["python"] = {"executable": sys.executable, "version": sys.version.split()[0], "prefix": sys.prefix}
+    chan.send_json(b"R", iso)
+    zygote.serve()
+
+
+# ------------------------------------------------------------- harness side
+
+class SandboxClient:
+    """Harness side of one zygote: start it, send jobs, read frames.  Not
+    thread-safe; one per executor per process."""
+
+    def __init__(self, limits: Any, hide=(), isolate: bool = True, python: str | None = None):
+        self.limits = limits
+        self.hide = [os.path.realpath(p) for p in hide if p]
+        self.isolate = isolate
+        self.python = python or sys.executable
+        self._proc: subprocess.Popen | None = None
+        self.isolation: dict[str, Any] = {}
+
+    def _zygote_cfg(self) -> dict:
+        home = os.path.realpath(os.path.expanduser("~"))
+        return {"isolate": self.isolate, "hide": sorted(set(self.hide + [home])), "expose": [],
+                "tmp_mb": self.limits.tmp_mb}
+
+    def _start(self) -> None:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        # The zygote imports this package by name; make it importable however we were installed.
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        self._proc = subprocess.Popen(
+            [self.python, "-s", "-m", "pytest_specbench.execution._zygote"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=env, cwd="/", close_fds=True, start_new_session=True,
+        )
+        self._on_start()
+        self._send(self._zygote_cfg())
+        kind, payload = self._recv_frame(timeout=30)
+        if kind != b"R":
+            raise OSError(f"sandbox did not start: {payload[:200]!r}")
+        self.isolation = json.loads(payload)
+
+    def _on_start(self) -> None:
+        """Hook: forget per-zygote state (e.g. loaded inputs)."""
+
+    def ensure_started(self) -> dict[str, Any]:
+        from ..errors import InfrastructureError
+
+        if self._proc is None or self._proc.poll() is not None:
+            try:
+                self._start()
+            except (OSError, EOFError, TimeoutError) as exc:
+                self.close()
+                raise InfrastructureError(f"sandbox could not start: {exc}") from None
+        return self.isolation
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if proc.poll() is None:
+                self._send_to(proc, {"op": "exit"})
+                proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        finally:
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+
+    def _send(self, obj: Any) -> None:
+        self._send_to(self._proc, obj)
+
+    @staticmethod
+    def _send_to(proc, obj: Any) -> None:
+        body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        proc.stdin.write(_LEN.pack(len(body)) + body)
+        proc.stdin.flush()
+
+    def _read_exact(self, n: int, deadline: float) -> bytes:
+        fd = self._proc.stdout.fileno()
+        chunks, got = [], 0
+        while got < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("sandbox zygote stopped answering")
+            chunk = os.read(fd, n - got)
+            if not chunk:
+                raise EOFError("sandbox zygote exited")
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def _recv_frame(self, timeout: float) -> tuple[bytes, bytes]:
+        deadline = time.monotonic() + timeout
+        kind, length = _FRAME.unpack(self._read_exact(_FRAME.size, deadline))
+        return bytes([kind]), self._read_exact(length, deadline)

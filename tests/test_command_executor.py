@@ -1,0 +1,258 @@
+"""The ``command`` executor: jobs in the sandbox, hostile commands, venv preparation.
+
+Each hostile command gets a result (never an exception), in bounded time, and
+leaves the executor healthy (the next job runs) and no process behind.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_specbench.errors import InfrastructureError
+from pytest_specbench.execution import make_executor
+from pytest_specbench.execution.command import CommandExecutor, CommandLimits
+from pytest_specbench.execution.protocol import CommandJob, CommandResult, Environment
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="needs root: a uid of its own per sandbox")
+SMALL = CommandLimits(cpu_seconds=1.0, wall_seconds=3.0, memory_mb=1024, processes=32, output_bytes=4096,
+                      tmp_mb=64)
+TIME_BOUND = 10.0
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory):
+    base = tmp_path_factory.mktemp("cmd")
+    project, state = base / "project", base / "project" / ".specbench"
+    state.mkdir(parents=True)
+    (project / "secret.txt").write_text("project secret")
+    (state / "cache.txt").write_text("state secret")
+    return SimpleNamespace(project=project, state=state)
+
+
+@pytest.fixture(scope="module")
+def executor(layout):
+    ex = CommandExecutor(SMALL, hide=[str(layout.project), str(layout.state)], state_dir=layout.state)
+    ex.ensure_started()
+    yield ex
+    ex.close()
+
+
+def _uid_processes(uid) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as fh:
+                    if int(next(ln for ln in fh if ln.startswith("Uid:")).split()[1]) == uid:
+                        found.append(int(entry))
+            except (OSError, StopIteration):
+                continue
+    return found
+
+
+def run(executor, argv, **kw) -> CommandResult:
+    t0 = time.monotonic()
+    result = executor.run(kw.pop("prepared", None), CommandJob(argv=tuple(argv), **kw))
+    assert time.monotonic() - t0 < TIME_BOUND
+    uid = executor.isolation.get("uid")
+    if uid is not None:
+        assert not _uid_processes(uid), "processes left behind"
+    healthy = executor.run(None, CommandJob(argv=("sh", "-c", "echo alive")))
+    assert healthy.exit_code == 0 and healthy.stdout == "alive\n"
+    return result
+
+
+def sh(executor, script, **kw) -> CommandResult:
+    return run(executor, ["sh", "-c", script], **kw)
+
+
+# ------------------------------------------------------------------ basics
+
+def test_streams_records_files_and_exit_code(executor):
+    result = sh(executor, "cat in.txt; echo oops >&2; echo '{\"n\": 1}' >&3; printf made > out.txt; exit 3",
+                files={"in.txt": b"hello\n"}, collect=("out.txt", "missing.txt"))
+    assert (result.exit_code, result.signal, result.timed_out) == (3, None, False)
+    assert result.stdout == "hello\n" and result.stderr == "oops\n"
+    assert result.records == [{"n": 1}]
+    assert result.files == {"out.txt": b"made"}
+
+
+def test_empty_environment_plus_the_jobs(executor, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-specbench-command-secret")
+    ex = CommandExecutor(SMALL)  # started with the secret in our environment
+    try:
+        result = ex.run(None, CommandJob(argv=("sh", "-c", "env; cat /proc/$PPID/environ 2>/dev/null"),
+                                         env={"MINE": "1"}))
+        assert "MINE=1" in result.stdout
+        assert "sk-specbench" not in result.stdout + result.stderr
+    finally:
+        ex.close()
+
+
+def test_missing_command_is_an_infrastructure_error_and_the_executor_survives(executor):
+    with pytest.raises(InfrastructureError, match="no-such-tool-xyz"):
+        executor.run(None, CommandJob(argv=("no-such-tool-xyz",)))
+    assert executor.run(None, CommandJob(argv=("true",))).exit_code == 0
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="java not installed: apt-get install openjdk-17-jdk-headless")
+def test_default_limits_let_a_jvm_start():
+    ex = CommandExecutor()  # the executor's own defaults, not the small test limits
+    try:
+        result = ex.run(None, CommandJob(argv=("java", "-Xmx256m", "-version")))
+        assert result.exit_code == 0, result.stderr
+        assert "version" in result.stderr
+    finally:
+        ex.close()
+
+
+def test_make_executor_builds_the_command_executor(tmp_path):
+    settings = SimpleNamespace(sandbox="process", state_dir=tmp_path, limits=None)
+    ex = make_executor("command", settings, [str(tmp_path)])
+    try:
+        assert ex.kind == "command" and ex.available() is None and ex.version
+        assert ex.run(None, CommandJob(argv=("true",))).exit_code == 0
+    finally:
+        ex.close()
+
+
+# ------------------------------------------------------------------ faults
+
+def test_infinite_loop_hits_the_cpu_limit(executor):
+    result = sh(executor, "while :; do :; done")
+    assert result.timed_out and "CPU" in result.killed
+
+
+def test_sleep_hits_the_wall_limit(executor):
+    result = sh(executor, "sleep 3600", wall_seconds=1.0)
+    assert result.timed_out and "wall" in result.killed
+
+
+@needs_root
+def test_fork_bomb_is_contained(executor):
+    result = sh(executor, "b() { b | b & }; b; sleep 5", wall_seconds=2.0)
+    assert result.exit_code != 0 or result.timed_out
+
+
+def test_output_flood_is_capped(executor):
+    result = sh(executor, "yes xxxxxxxxxxxxxxxx", wall_seconds=1.0)
+    assert result.output_truncated and len(result.stdout) <= SMALL.output_bytes
+
+
+def test_record_flood_is_cut_off():
+    ex = CommandExecutor(CommandLimits(**{**SMALL.__dict__, "result_bytes": 1 << 20}))
+    try:
+        result = ex.run(None, CommandJob(argv=("sh", "-c", "yes '[1]' >&3"), wall_seconds=3.0))
+        assert result.killed == "result data over the limit"
+    finally:
+        ex.close()
+
+
+def test_forged_and_garbled_records_are_only_data(executor):
+    result = sh(executor, "printf '[\"done\"]\\n{not json\\n\\377\\376\\n[1,\\n' >&3; exit 0")
+    assert result.records == [["done"]]  # valid JSON lines kept as claims; garbage dropped
+    assert result.exit_code == 0
+
+
+def test_exit_codes_and_signals(executor):
+    assert sh(executor, "exit 42").exit_code == 42
+    killed = sh(executor, "kill -SEGV $$")
+    assert killed.exit_code is None and killed.signal == signal.SIGSEGV
+
+
+def test_child_left_running_is_killed(executor):
+    result = sh(executor, "(setsid sleep 3600 &) ; sleep 3600 & echo started")
+    assert result.exit_code == 0 and result.stdout == "started\n"
+
+
+def test_memory_limit(executor):
+    result = run(executor, [sys.executable, "-c", "x = bytearray(4 << 30)"])
+    assert result.exit_code == 1 and "MemoryError" in result.stderr
+
+
+@needs_root
+def test_cannot_write_outside_its_directory(executor, layout):
+    home = os.path.realpath(os.path.expanduser("~"))
+    targets = [layout.project / "pwned", layout.state / "pwned", Path(home) / "pwned", Path("/usr/pwned")]
+    script = "; ".join(f"echo x > {t} 2>/dev/null && echo wrote {t}" for t in targets) + "; echo done"
+    result = sh(executor, script)
+    assert result.stdout == "done\n"
+    assert not any(t.exists() for t in targets)
+
+
+def test_cannot_see_project_state_or_home(executor, layout):
+    home = os.path.realpath(os.path.expanduser("~"))
+    result = sh(executor, f"cat {layout.project}/secret.txt {layout.state}/cache.txt; ls -A {layout.project} {home};"
+                " echo end")
+    assert "secret" not in result.stdout and result.stdout.endswith("end\n")
+
+
+@needs_root
+def test_no_network(executor):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        result = run(executor, [sys.executable, "-c",
+                                f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=1)"])
+        assert result.exit_code != 0 and ("refused" in result.stderr or "unreachable" in result.stderr)
+    finally:
+        server.close()
+
+
+def test_job_readonly_paths_are_visible_read_only_for_that_job_only(executor, layout):
+    shared = layout.project / "data"
+    shared.mkdir(exist_ok=True)
+    (shared / "input.txt").write_text("visible\n")
+    result = sh(executor, f"cat {shared}/input.txt; echo x > {shared}/new 2>/dev/null || echo read-only",
+                readonly=(shared,))
+    assert result.stdout == "visible\nread-only\n"
+    assert not (shared / "new").exists()
+    after = sh(executor, f"cat {shared}/input.txt 2>/dev/null || echo hidden")
+    assert after.stdout == "hidden\n"
+
+
+# ------------------------------------------------------------------ venvs
+
+def test_venv_is_built_once_and_used_read_only(layout, tmp_path):
+    hide = [str(layout.project), str(layout.state)]
+    env = Environment(kind="venv", key="plain-1", spec={"python": sys.executable, "requirements": []})
+    first = CommandExecutor(SMALL, hide=hide, state_dir=layout.state)
+    try:
+        prepared = first.prepare(env)
+        assert first.builds == 1
+        assert prepared.info["python"] and prepared.info["distributions"]
+        python = prepared.executables["python"]
+        result = first.run(prepared, CommandJob(argv=(
+            "python", "-c", "import sys, os; print(sys.prefix); open(os.path.join(sys.prefix, 'x'), 'w')"),
+            wall_seconds=10.0, cpu_seconds=5.0))
+        assert result.stdout.strip() == str(Path(python).parent.parent), result.stderr
+        assert "Read-only file system" in result.stderr or "Permission denied" in result.stderr
+        hidden = first.run(prepared, CommandJob(argv=("sh", "-c", f"cat {layout.state}/cache.txt || echo hidden")))
+        assert "secret" not in hidden.stdout and "hidden" in hidden.stdout
+    finally:
+        first.close()
+    second = CommandExecutor(SMALL, hide=hide, state_dir=layout.state)  # a later run or another worker
+    try:
+        again = second.prepare(env)
+        assert second.builds == 0 and again.info == prepared.info  # no venv, no pip call
+    finally:
+        second.close()
+
+
+def test_failed_venv_build_names_pips_last_line(layout):
+    ex = CommandExecutor(SMALL, state_dir=layout.state)
+    env = Environment(kind="venv", key="broken-1", spec={"requirements": [str(layout.project / "no-such-pkg")]})
+    with pytest.raises(InfrastructureError, match=r"pip install failed: .*no-such-pkg"):
+        ex.prepare(env)
+    assert not (layout.state / "envs" / "venv-broken-1").exists()

@@ -1,0 +1,51 @@
+"""What the sandbox shows of a venv that lives inside the project (``.venv``,
+the most common layout): its interpreter works, nothing else of the project is
+visible, not even names."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pytest_specbench.execution.limits import Limits
+from pytest_specbench.execution.python import PythonExecutor
+
+LIMITS = Limits(call_cpu=2.0, startup_cpu=2.0, memory_mb=1024, tmp_mb=16)
+
+PROBE = """
+import os, sys
+def f(project):
+    seen = {"prefix": sys.prefix}
+    for what, action in (("list project", lambda: os.listdir(project)),
+                         ("read secret", lambda: open(os.path.join(project, "secret.txt")).read()),
+                         ("list venv parent", lambda: os.listdir(os.path.dirname(sys.prefix))),
+                         ("stat src", lambda: os.stat(os.path.join(project, "src")).st_mode)):
+        try:
+            seen[what] = action()
+        except OSError as exc:
+            seen[what] = type(exc).__name__
+    return seen
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: without a uid of its own the sample owns the mounts")
+def test_venv_inside_the_project_runs_and_shows_nothing_else(tmp_path):
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "secret.txt").write_text("do not read")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(project / ".venv")], check=True)
+    ex = PythonExecutor(LIMITS, hide=[str(project)], python=str(project / ".venv" / "bin" / "python"))
+    try:
+        iso = ex.ensure_started()
+        assert iso["filesystem"], iso
+        result = ex.run(PROBE, "f", "layout", lambda: [((str(project),), {})], [0])
+        seen = result.outcomes[0].value
+    finally:
+        ex.close()
+    assert seen["prefix"] == str(project / ".venv")  # the venv's interpreter runs the sample
+    assert seen["list project"] in ("PermissionError", [])
+    assert seen["list venv parent"] in ("PermissionError", [])
+    assert seen["read secret"] in ("FileNotFoundError", "PermissionError")
+    assert seen["stat src"] in ("FileNotFoundError", "PermissionError")
