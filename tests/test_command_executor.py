@@ -231,7 +231,7 @@ def test_venv_is_built_once_and_used_read_only(layout, tmp_path):
     try:
         prepared = first.prepare(env)
         assert first.builds == 1
-        assert prepared.info["python"] and prepared.info["distributions"]
+        assert prepared.info["version"] and prepared.info["distributions"]
         python = prepared.executables["python"]
         result = first.run(prepared, CommandJob(argv=(
             "python", "-c", "import sys, os; print(sys.prefix); open(os.path.join(sys.prefix, 'x'), 'w')"),

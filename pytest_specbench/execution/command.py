@@ -20,15 +20,12 @@ class (their own limits and environments, the same sandbox).
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import math
 import os
-import re
 import resource
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -36,8 +33,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import InfrastructureError
+from .environments import prepare_interpreter, prepare_venv
 from .protocol import CommandJob, CommandResult, Environment, Prepared
-from .sandbox import SandboxClient, _under, base_env, enter_child
+from .sandbox import SandboxClient, base_env, enter_child
 
 EXECUTOR_VERSION = "1"
 
@@ -60,11 +58,6 @@ class CommandLimits:
     file_bytes: int = 256 << 20  # largest file the job may write
     result_bytes: int = 64 << 20  # records on fd 3
     tmp_mb: int = 1024  # the sandbox's private /tmp (holds job directories)
-
-
-def _safe_key(key: str) -> str:
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", key)[:80]
-    return safe if safe == key else f"{safe}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
 class CommandExecutor(SandboxClient):
@@ -93,7 +86,12 @@ class CommandExecutor(SandboxClient):
         if cached is not None:
             return cached
         if env.kind == "venv":
-            prepared = self._prepare_venv(env)
+            if self.state_dir is None:
+                raise InfrastructureError("no state folder to build environments in")
+            prepared, built = prepare_venv(self.state_dir, env)
+            self.builds += built
+        elif env.kind == "interpreter":
+            prepared = prepare_interpreter(env)
         elif env.kind == "paths":
             # Already built by the caller: just paths to see read-only.
             paths = tuple(Path(p) for p in env.spec.get("readonly", ()))
@@ -164,63 +162,6 @@ class CommandExecutor(SandboxClient):
             stdout=out, stderr=err, output_truncated=bool(info.get("dropped")),
             files={k: base64.b64decode(v) for k, v in info.get("files", {}).items()},
             records=parsed, cpu=cpu, wall=float(info["wall"]))
-
-    # ---------------------------------------------------------------- venvs
-    def _prepare_venv(self, env: Environment) -> Prepared:
-        if self.state_dir is None:
-            raise InfrastructureError("no state folder to build environments in")
-        from filelock import FileLock
-
-        python = str(env.spec.get("python") or sys.executable)
-        requirements = [str(r) for r in env.spec.get("requirements", ())]
-        project = env.spec.get("project")
-        root = self.state_dir / "envs"
-        root.mkdir(parents=True, exist_ok=True)
-        target = root / f"venv-{_safe_key(env.key)}"
-        marker = target / ".specbench-built.json"
-        with FileLock(str(root / f"venv-{_safe_key(env.key)}.lock")):
-            if not marker.exists():
-                self._build_venv(target, python, requirements, project, marker)
-        info = json.loads(marker.read_text())
-        readonly = [target.resolve()]
-        base = os.path.realpath(info.get("base_prefix", "/"))
-        if any(_under(base, h) for h in self.hide):  # an interpreter under $HOME (pyenv, uv)
-            readonly.append(Path(base))
-        return Prepared(env, readonly=tuple(readonly),
-                        executables={"python": str(target / "bin" / "python"), "pip": str(target / "bin" / "pip")},
-                        info=info)
-
-    def _build_venv(self, target: Path, python: str, requirements: list[str], project: Any, marker: Path) -> None:
-        shutil.rmtree(target, ignore_errors=True)  # a half-built one from a killed run
-
-        def step(argv: list[str], what: str) -> str:
-            proc = subprocess.run(argv, capture_output=True, text=True)
-            if proc.returncode != 0:
-                shutil.rmtree(target, ignore_errors=True)
-                lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()
-                         and not ln.startswith("WARNING: Location")]
-                last = lines[-1].strip() if lines else f"exit status {proc.returncode}"
-                raise InfrastructureError(f"building venv {target.name}: {what} failed: {last}")
-            return proc.stdout
-
-        try:
-            step([python, "-m", "venv", str(target)], f"{python} -m venv")
-        except FileNotFoundError:
-            raise InfrastructureError(f"building venv {target.name}: interpreter not found: {python}") from None
-        vpy = str(target / "bin" / "python")
-        packages = requirements + ([str(project)] if project else [])
-        if packages:
-            step([vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", *packages], "pip install")
-        freeze = step([vpy, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"], "pip freeze")
-        probe = json.loads(step([vpy, "-c", "import json, sys; print(json.dumps("
-                                 "[sys.version.split()[0], sys.base_prefix]))"], "python"))
-        self.builds += 1
-        tmp = marker.with_suffix(".tmp")
-        tmp.write_text(json.dumps({
-            "python": probe[0], "base_prefix": probe[1], "requirements": requirements,
-            "project": str(project) if project else None,
-            "distributions": hashlib.sha256(freeze.encode()).hexdigest(), "built": time.time()}))
-        os.replace(tmp, marker)
 
 
 # ------------------------------------------------------------- child side

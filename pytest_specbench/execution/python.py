@@ -10,8 +10,10 @@ it happens, so a check can stop a sample at its first wrong answer
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import re
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
@@ -20,6 +22,8 @@ from typing import Any, Callable, Sequence
 from ..errors import InfrastructureError
 from . import wire
 from .limits import Limits
+from .environments import prepare_interpreter, prepare_venv
+from .protocol import Environment, Prepared
 from .python_child import PRELOAD
 from .sandbox import SandboxClient
 
@@ -107,22 +111,40 @@ class PythonExecutor(SandboxClient):
     version = str(EXECUTOR_VERSION)
     MAX_LOADED = 16  # task input sets kept in the zygote
 
-    def __init__(self, limits: Limits, hide: Sequence[str] = (), isolate: bool = True, python: str | None = None):
+    def __init__(self, limits: Limits, hide: Sequence[str] = (), isolate: bool = True, python: str | None = None,
+                 state_dir: Any = None):
         super().__init__(limits, hide=hide, isolate=isolate, python=python)
+        self.state_dir = state_dir
         self._loaded: OrderedDict[str, None] = OrderedDict()
 
     def _on_start(self) -> None:
         self._loaded.clear()
 
     def _zygote_cfg(self) -> dict:
-        return {**super()._zygote_cfg(), "preload": PRELOAD}
+        cfg = {**super()._zygote_cfg(), "preload": PRELOAD, "describe": True}
+        if self.python == sys.executable:
+            cfg["sys_path"], cfg["expose"] = sample_path(cfg["hide"])
+        return cfg
 
     # ------------------------------------------------------ Executor protocol
     def available(self) -> str | None:
         return None
 
-    def prepare(self, env: Any) -> Any:
-        raise InfrastructureError(f"the python executor prepares no {env.kind!r} environment")
+    def prepare(self, env: Environment) -> Prepared:
+        """``interpreter`` (an existing interpreter or venv) or ``venv`` (built
+        under the state folder, as for the command executor)."""
+        if env.kind == "interpreter":
+            return prepare_interpreter(env)
+        if env.kind == "venv" and self.state_dir is not None:
+            return prepare_venv(self.state_dir, env)[0]
+        raise InfrastructureError(f"the python executor cannot prepare a {env.kind!r} environment")
+
+    def use(self, prepared: Prepared) -> None:
+        """Run samples with ``prepared``'s interpreter from now on."""
+        python = prepared.executables["python"]
+        if python != self.python:
+            self.close()
+            self.python = python
 
     # ------------------------------------------------------------------ run
     def run(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
@@ -257,6 +279,58 @@ class PythonExecutor(SandboxClient):
         return None
 
 
+def sample_path(hide: Sequence[str]) -> tuple[list[str], list[str]]:
+    """What a sample may import by default: this interpreter's installed
+    packages (stdlib, site-packages, the user site), never the project, the
+    data or anything else hidden that happens to be on ``sys.path`` (pytest's
+    rootdir, an editable install's source folder).  Returns the sample's
+    ``sys.path`` and the paths to bind back read-only for it."""
+    import site
+    import sysconfig
+
+    installed = {os.path.realpath(p) for p in site.getsitepackages() + [site.getusersitepackages()]}
+    installed |= {os.path.realpath(sysconfig.get_path(k)) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    hidden = [os.path.realpath(h) for h in hide]
+    path, expose = [], []
+    for entry in sys.path:
+        if not entry:
+            continue
+        real = os.path.realpath(entry)
+        under_hidden = any(real == h or real.startswith(h.rstrip("/") + "/") for h in hidden)
+        if (real in installed or os.path.basename(real) in ("site-packages", "dist-packages")
+                or any(real == p or real.startswith(p.rstrip("/") + "/") for p in prefixes)):
+            path.append(entry)
+            if under_hidden and os.path.isdir(real):
+                expose.append(real)
+        elif not under_hidden:
+            path.append(entry)
+    return path, expose
+
+
+def sample_environment(settings: Any, hide: Sequence[str]) -> dict:
+    """The interpreter samples run with and a hash of what they can import
+    (distributions and versions): for the result key (a package upgrade may
+    change a verdict) and the report's manifest."""
+    from .environments import describe_here, probe
+
+    python = getattr(settings, "sample_python", "")
+    key = (python, tuple(hide))
+    if key not in _ENVIRONMENTS:
+        _ENVIRONMENTS[key] = probe(python) if python else describe_here(sample_path(hide)[0])
+    return _ENVIRONMENTS[key]
+
+
+_ENVIRONMENTS: dict[tuple, dict] = {}
+
+
 def make(settings: Any, hide: Sequence[str]) -> PythonExecutor:
-    """The ``python`` executor of :func:`pytest_specbench.execution.make_executor`."""
-    return PythonExecutor(settings.limits, hide=hide, isolate=settings.sandbox == "process")
+    """The ``python`` executor of :func:`pytest_specbench.execution.make_executor`:
+    samples run with the harness's interpreter, or the one
+    ``--specbench-sample-python`` names (prepared like any environment)."""
+    ex = PythonExecutor(settings.limits, hide=hide, isolate=settings.sandbox == "process",
+                        state_dir=getattr(settings, "state_dir", None))
+    python = getattr(settings, "sample_python", "")
+    if python:
+        ex.use(ex.prepare(Environment(kind="interpreter", key=python, spec={"python": python})))
+    return ex

@@ -597,10 +597,15 @@ def main(preload: tuple[str, ...] = ()) -> None:
         module, _, attr = target.partition(":")
         __import__(module)
         runners[name] = getattr(sys.modules[module], attr)
-    iso = isolate(cfg)
-    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     if cfg.get("sys_path") is not None:
         sys.path[:] = cfg["sys_path"]
+    environment = None
+    if cfg.get("describe"):  # what samples can import, for the report's manifest
+        from .environments import describe_here
+
+        environment = describe_here(sys.path)
+    iso = isolate(cfg)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     for name in cfg.get("preload", preload):
         try:
             __import__(name)
@@ -608,7 +613,8 @@ def main(preload: tuple[str, ...] = ()) -> None:
             pass
     zygote = Zygote(chan, cfg, iso)
     zygote._runners.update(runners)
-    iso["python"] = {"executable": sys.executable, "version": sys.version.split()[0], "prefix": sys.prefix}
+    if environment is not None:
+        iso["environment"] = environment
     chan.send_json(b"R", iso)
     zygote.serve()
 

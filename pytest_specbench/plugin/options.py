@@ -31,6 +31,8 @@ _OPTIONS = [
     ("--specbench-result-cache", "specbench_result_cache", "reuse check results of identical earlier runs "
      "(same sample text, data, limits, options): readwrite or off", "readwrite"),
     ("--specbench-sandbox", "specbench_sandbox", "process (isolated child per sample) or none (NO isolation: trusted code only)", "process"),
+    ("--specbench-sample-python", "specbench_sample_python", "interpreter or venv folder that runs the samples "
+     "(default: the one running pytest; samples import what it has installed, read-only)", ""),
 ]
 
 
@@ -129,6 +131,7 @@ class Settings:
     sandbox: str
     limits: Limits
     config: Any = field(repr=False, default=None)
+    sample_python: str = ""  # interpreter for samples ("": the one running pytest)
 
     def option(self, name: str) -> Any:
         """A benchmark-specific option (command line, then ini)."""
@@ -156,6 +159,11 @@ class Settings:
         if sandbox not in ("process", "none"):
             raise OptionError("--specbench-sandbox", f"expected process or none, got {sandbox!r}")
         state = str(_value(config, "specbench_dir") or "") or str(config.rootpath / ".specbench")
+        sample_python = str(_value(config, "specbench_sample_python") or "")
+        if sample_python:
+            from ..execution.environments import resolve_python
+
+            sample_python = resolve_python(sample_python, Path(config.invocation_params.dir))
         limits = {}
         for f, opt in Limits.option_names().items():
             raw = _value(config, opt.lstrip("-").replace("-", "_"))
@@ -178,4 +186,5 @@ class Settings:
             sandbox=sandbox,
             limits=Limits(**limits).validated(),
             config=config,
+            sample_python=sample_python,
         )

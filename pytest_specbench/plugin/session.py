@@ -219,7 +219,8 @@ class SpecbenchRun:
         from .. import __version__
         from ..execution.python import EXECUTOR_VERSION
 
-        return json.dumps([__version__, EXECUTOR_VERSION, sys.version, self.data_digests, asdict(self.settings.limits),
+        return json.dumps([__version__, EXECUTOR_VERSION, sys.version, _sample_environment(self.settings),
+                           self.data_digests, asdict(self.settings.limits),
                            self.settings.details, self.settings.sandbox, self._benchmark_options()], sort_keys=True)
 
     def result_key(self, benchmark: str, check: str, task_id: str, completion) -> str:
@@ -440,6 +441,7 @@ class SpecbenchRun:
                         "isolation": self.store.isolation,
                         **({"warning": "NO isolation: trusted code only"} if self.settings.sandbox == "none" else {})},
             "python": sys.version.split()[0],
+            "sample_environment": _sample_environment(self.settings),  # interpreter, distributions hash
             "platform": platform.platform(),
             "started": _dt.datetime.fromtimestamp(self.started, _dt.timezone.utc).isoformat(),
             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
@@ -476,3 +478,9 @@ def _error_message(report: pytest.TestReport) -> str:
         return re.sub(r"^(?:\w+\.)+(?=\w+: )", "", crash.message)[:500]
     lines = [line.strip() for line in (report.longreprtext or "").splitlines() if line.strip()]
     return lines[-1][:500] if lines else "error"
+
+
+def _sample_environment(settings) -> dict[str, Any]:
+    from ..execution.python import sample_environment
+
+    return sample_environment(settings, [])
