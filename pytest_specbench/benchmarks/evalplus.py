@@ -262,7 +262,15 @@ def _calls_key(task: Mapping[str, Any], digest: str) -> str:
 
 
 def _short(value: Any, width: int = 120) -> str:
-    text = repr(value)
+    """A bounded repr of a value a sample returned: never raises, whatever the
+    value (an int past the 4,300-digit conversion limit, a self-referential or
+    too deeply nested container: the sample's fault must stay its F)."""
+    try:
+        if isinstance(value, int) and int.bit_length(value) > 14_000:  # ~4,300 digits: repr would raise
+            return f"<int of {int.bit_length(value)} bits>"
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001
+        text = f"<{type(value).__name__} that cannot be shown: {type(exc).__name__}>"
     return text if len(text) <= width else text[:width - 3] + "..."
 
 

@@ -70,8 +70,8 @@ class CallOutcome:
                 raise ValueError(f"only the digest of a {self.str_len}-character string was sent")
             try:
                 self._value = None if self.encoded is None else wire.loads(self.encoded)
-            except (RecursionError, TypeError) as exc:
-                raise ValueError(f"unreadable output: {exc}") from None
+            except (RecursionError, TypeError, MemoryError) as exc:
+                raise ValueError(f"unreadable output: {type(exc).__name__}") from None
         return self._value
 
 
@@ -184,6 +184,12 @@ class PythonExecutor(SandboxClient):
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:
             self.close()
             raise InfrastructureError(f"sandbox failed: {exc}") from None
+        except BaseException:
+            # Anything else (an on_outcome that raised, an interrupt) left this
+            # job's frames unread: the next job would read them as its own.
+            # Start afresh rather than misattribute them.
+            self.close()
+            raise
 
     def _collect(self, on_outcome, indices: list[int], deadline: float) -> JobResult:
         result, chunks, stopping = JobResult(), [], False

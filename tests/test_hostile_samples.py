@@ -1,0 +1,143 @@
+"""A sample's own fault is a model failure (F), never a harness error (E).
+
+Errored items leave the metrics, so a sample that could make the harness error
+would escape its failing verdict.  Each hostile value or hostile setup below
+must give a failing CheckResult with a one-line reason (no exception out of
+the check), on both ContractEval checks, and the harness must be healthy
+afterwards (the honest sample still passes on the same executor).
+"""
+from __future__ import annotations
+
+import json
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_specbench.benchmarks.contract import ADAPTER as CONTRACT
+from pytest_specbench.execution.limits import Limits
+from pytest_specbench.execution.python import PythonExecutor
+from pytest_specbench.models.base import Completion
+
+LIMITS = Limits(call_cpu=0.5, startup_cpu=1.0, memory_mb=1024, processes=16, tmp_mb=16,
+                result_bytes=64 << 20)
+TIME_BOUND = 15.0
+HONEST = ("def grade_for(score):\n    for bound, letter in ((90, 'A'), (80, 'B'), (70, 'C'), (60, 'D')):\n"
+          "        if score >= bound:\n            return letter\n    return 'F'\n")
+
+
+def returning(expr: str, prelude: str = "") -> str:
+    return prelude + f"def grade_for(score):\n    return {expr}\n"
+
+
+HOSTILE = {
+    # ---- hostile return values
+    "huge int (digit limit lifted)": returning("10 ** 2_000_000", "import sys\nsys.set_int_max_str_digits(0)\n"),
+    "huge int inside a list": returning("[1, 10 ** 200_000]", "import sys\nsys.set_int_max_str_digits(0)\n"),
+    "self-referential list": "def grade_for(score):\n    x = []\n    x.append(x)\n    return x\n",
+    "self-referential dict": "def grade_for(score):\n    d = {}\n    d['me'] = d\n    return d\n",
+    "too deep (100,000 levels)": ("def grade_for(score):\n    x = []\n    for _ in range(100_000):\n"
+                                  "        x = [x]\n    return x\n"),
+    "deep enough to fail decoding (2,500 levels)": ("def grade_for(score):\n    x = 'A'\n    for _ in range(2_500):\n"
+                                                    "        x = [x]\n    return x\n"),
+    "too large (60 MB encoded)": returning("[score] * (20 << 20)"),
+    "unencodable object (generator)": returning("(i for i in range(3))"),
+    "hostile __repr__": ("class R:\n    def __repr__(self):\n        raise RuntimeError('no')\n"
+                         "def grade_for(score):\n    return R()\n"),
+    "lone surrogate string": returning("'\\ud800'"),
+    "undecodable bytes": returning("b'\\xff\\xfe'"),
+    "NaN and infinities": returning("[float('nan'), float('inf'), -float('inf')]"),
+    # ---- hostile setup and import
+    "dies at import (os._exit)": "import os\nos._exit(0)\n" + HONEST,
+    "killed at import (SIGKILL)": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n" + HONEST,
+    "hangs at import": "while True:\n    pass\n" + HONEST,
+    "sleeps at import": "import time\ntime.sleep(60)\n" + HONEST,
+    "floods stdout at import": "while True:\n    print('x' * 65536)\n" + HONEST,
+    "floods the result channel at import": "import os\nwhile True:\n    os.write(3, b'x' * 65536)\n" + HONEST,
+    "closes the result channel": "import os\nos.close(3)\n" + HONEST,
+    "redirects the result channel": "import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), 3)\n" + HONEST,
+    "garbles the result channel": "import os\nos.write(3, b'[0,\"ok\",')\n" + HONEST,
+    "writes garbage lines": ("import os\nos.write(3, b'\\xff\\xfe garbage\\n[\"load\", 3]\\n{}\\n')\n"
+                             + HONEST.replace("'A'", "'Z'")),
+    "claims done early": "import os\nos.write(3, b'[\"done\"]\\n')\n" + HONEST.replace("'A'", "'Z'"),
+    "raises in a finalizer": ("import atexit, os\natexit.register(lambda: os._exit(3))\n"
+                              "def grade_for(score):\n    return None\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def executor():
+    ex = PythonExecutor(LIMITS)
+    ex.ensure_started()
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return {t.task_id: t for t in CONTRACT.load(None, None).tasks}
+
+
+@pytest.fixture(scope="module")
+def ctx(executor, tmp_path_factory):
+    state = tmp_path_factory.mktemp("state")
+
+    class Context:
+        settings = SimpleNamespace(limits=LIMITS, details=False, option=lambda name: "assert")
+
+        def python_executor(self):
+            return executor
+
+        def executor(self, kind):
+            assert kind == "python"
+            return executor
+
+        def cache_dir(self, *parts):
+            path = state.joinpath("cache", *parts)
+            path.mkdir(parents=True, exist_ok=True)
+            return path
+
+    return Context()
+
+
+def check(ctx, tasks, check_name, code):
+    t0 = time.monotonic()
+    result = CONTRACT.run_check(check_name, tasks["Mbpp-S/5"], Completion(code, {"trusted_reference": True}), ctx)
+    assert time.monotonic() - t0 < TIME_BOUND
+    return result
+
+
+@pytest.mark.parametrize("check_name", ["functional", "contract"])
+@pytest.mark.parametrize("fault", list(HOSTILE))
+def test_hostile_sample_fails_with_a_reason_and_the_harness_stays_healthy(ctx, tasks, fault, check_name):
+    result = check(ctx, tasks, check_name, HOSTILE[fault])  # no exception: not E
+    assert not result.passed
+    assert result.message and "\n" not in result.message and len(result.message) < 400, result.message
+    json.dumps(result.details)  # the verdict can be journaled
+    assert check(ctx, tasks, check_name, HONEST).passed or check_name == "contract"
+    if check_name == "functional":
+        return
+    honest = check(ctx, tasks, "contract", "def grade_for(score):\n    assert 0 <= score <= 100\n"
+                                           + HONEST.split("\n", 1)[1])
+    assert honest.details["rejected"] > 0
+
+
+def test_plugin_run_hostile_samples_are_failures_not_errors(pytester):
+    # Through the plugin (model answers are sanitized, so hostile code sits in the function).
+    bodies = [
+        "import sys\n    sys.set_int_max_str_digits(0)\n    return 10 ** 2_000_000",
+        "x = []\n    x.append(x)\n    return x",
+        "x = []\n    for _ in range(100_000):\n        x = [x]\n    return x",
+        "import os\n    os.close(3)\n    return 'A'",
+        "import os\n    os.write(3, b'[0,\"ok\",')\n    return 'A'",
+    ]
+    samples = pytester.path / "hostile.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": "Mbpp-S/5", "sample_index": i,
+                                           "solution": f"def grade_for(score):\n    {b}\n"}) + "\n"
+                               for i, b in enumerate(bodies)))
+    result = pytester.runpytest_subprocess(
+        "--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}", "-k", "Mbpp-S/5",
+        "--specbench-call-cpu=0.5", "--specbench-report=r.json")
+    result.assert_outcomes(failed=2 * len(bodies))
+    report = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["contract"]
+    assert report["errors"] == 0
