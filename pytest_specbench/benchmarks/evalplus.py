@@ -43,7 +43,7 @@ from ..models.base import Completion
 from .base import CheckResult, Message, Prompt, Task, TaskSet
 
 CANONICAL_CPU_FACTOR = 20
-EXPECTED_FORMAT = 4  # <task>.outputs (one encoding per line) + <task>.json (offsets, digests, costs)
+EXPECTED_FORMAT = 5  # <task>.outputs (one encoding per line) + <task>.json (offsets, digests, costs, digest_only)
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,26 @@ def _has_nan(value: Any) -> bool:
 # Results that are strings longer than this come back from the sandbox as a digest
 # when the task's oracle is plain equality (HumanEval/15's are up to 10 MB each).
 DIGEST_STRINGS_OVER = 1 << 16
+# Lists and tuples whose encoding is longer than this, and whose equality the
+# encoding decides (no floats, sets, dicts or bools inside), come back as the
+# digest of that encoding, computed in the child as it is produced, when the
+# task's oracle is plain equality: Mbpp/255's canonical output on one plus
+# input is 1.66 M tuples, 935 MB encoded.  Neither the harness nor the cache
+# holds such an output whole; a sample's output matches it iff the digests do.
+DIGEST_OUTPUTS_OVER = 8 << 20
+
+
+@dataclass(frozen=True)
+class DigestOnly:
+    """An expected output known by the digest of its encoding only."""
+
+    digest: str
+    length: int
+    prefix: str
+
+
+def _digest_outputs(task: Mapping[str, Any]) -> int | None:
+    return DIGEST_OUTPUTS_OVER if equality_judged(task) and stores_output_as_is(task) else None
 
 
 class ExpectedOutputs:
@@ -129,6 +149,7 @@ class ExpectedOutputs:
         self.outputs_path = index_path.with_suffix(".outputs")
         self.offsets, self.digests, self.work = index["offsets"], index["digests"], index["work"]
         self.str_digests = index["str_digests"]
+        self.digest_only = {int(i): v for i, v in index.get("digest_only", {}).items()}  # i -> [length, prefix]
         # Identical bytes decode to equal values; they settle the verdict when the
         # task's oracle is plain equality and the value holds no NaN (never equal).
         plain = equality_judged(task)
@@ -140,6 +161,16 @@ class ExpectedOutputs:
     def identical(self, i: int, encoded: bytes | None) -> bool:
         return encoded is not None and self.by_digest[i] and _digest(encoded) == self.digests[i]
 
+    def identical_digest(self, i: int, digest: str | None) -> bool:
+        return digest is not None and self.by_digest[i] and digest == self.digests[i]
+
+    def shown(self, i: int) -> str:
+        """The expected output for a failure message (large ones by size and start)."""
+        if i in self.digest_only:
+            length, prefix = self.digest_only[i]
+            return f"an output of {length:,} bytes encoded, starting {_short(prefix, 40)}"
+        return _short(self.value(i))
+
     def value(self, i: int) -> Any:
         start, end = self.offsets[i], self.offsets[i + 1] - 1  # without the newline
         with open(self.outputs_path, "rb") as fh:
@@ -147,8 +178,10 @@ class ExpectedOutputs:
             return wire.loads(fh.read(end - start))
 
     @staticmethod
-    def write(index_path: Path, encodings: Sequence[bytes], work: Sequence[float]) -> None:
+    def write(index_path: Path, encodings: Sequence[bytes | DigestOnly], work: Sequence[float]) -> None:
         offsets, pos = [], 0
+        digest_only = {i: e for i, e in enumerate(encodings) if isinstance(e, DigestOnly)}
+        encodings = [b"null" if isinstance(e, DigestOnly) else e for e in encodings]
         outputs_tmp = index_path.with_suffix(".outputs.tmp")
         with open(outputs_tmp, "wb") as fh:
             for enc in encodings:
@@ -162,7 +195,9 @@ class ExpectedOutputs:
             value = wire.loads(enc)
             str_digests.append(wire.string_digest(value) if type(value) is str else None)
             nan.append(_has_nan(value))
-        index = {"offsets": offsets, "digests": [_digest(e) for e in encodings],
+        digests = [digest_only[i].digest if i in digest_only else _digest(e) for i, e in enumerate(encodings)]
+        index = {"offsets": offsets, "digests": digests,
+                 "digest_only": {i: [e.length, e.prefix] for i, e in digest_only.items()},
                  "str_digests": str_digests, "nan": nan, "work": list(work)}
         index_tmp = index_path.with_suffix(".tmp")
         index_tmp.write_text(json.dumps(index))
@@ -242,14 +277,17 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> list[list]:
     calls = functional_calls(task)
     limit = ctx.settings.limits.call_cpu * CANONICAL_CPU_FACTOR
     result = ctx.python_executor().run(canonical_program(task), task["entry_point"], _calls_key(task, digest),
-                                       lambda: calls, range(len(calls)), call_cpu=[limit] * len(calls))
+                                       lambda: calls, range(len(calls)), call_cpu=[limit] * len(calls),
+                                       digest_over_bytes=_digest_outputs(task))
     encodings, work, speed = [], [], machine_speed()
     for i in range(len(calls)):
         outcome = result.outcomes.get(i)
         if outcome is None or outcome.status != "ok":
             why = result.failure_reason() if outcome is None else (outcome.exc_type or outcome.status)
             raise CanonicalFailure(f"{task['task_id']}: canonical solution failed on input #{i}: {why}")
-        if stores_output_as_is(task):
+        if outcome.encoded_digest is not None:
+            encodings.append(DigestOnly(outcome.encoded_digest, outcome.encoded_len, outcome.str_prefix))
+        elif stores_output_as_is(task):
             encodings.append(outcome.encoded)  # the bytes a sample's identical output encodes to
         else:
             encodings.append(wire.dumps(expected_from_canonical(task, outcome.value)).encode())
@@ -297,8 +335,20 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
             # that means the same string, which the digests settle.
             if outcome.str_digest == expected.str_digests[i]:
                 return True
-            why = (f"expected {_short(expected.value(i))}, got another string "
+            why = (f"expected {expected.shown(i)}, got another string "
                    f"({outcome.str_len} characters, starting {_short(outcome.str_prefix, 40)})")
+        elif outcome.status == "ok" and (outcome.encoded_digest is not None or i in expected.digest_only):
+            # A large output on either side: the digests of the encodings decide.
+            if expected.identical(i, outcome.encoded) or expected.identical_digest(i, outcome.encoded_digest):
+                return True
+            if outcome.encoded_digest is not None:
+                got = f"another output of {outcome.encoded_len:,} bytes encoded"
+            else:
+                try:
+                    got = _short(outcome.value)
+                except ValueError as exc:
+                    got = f"an unreadable output ({str(exc)[:100]})"
+            why = f"expected {expected.shown(i)}, got {got}"
         elif outcome.status == "ok":
             if expected.identical(i, outcome.encoded):
                 return True
@@ -323,7 +373,8 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     result = ctx.python_executor().run(code, task["entry_point"], _calls_key(task, digest),
                                        lambda: functional_calls(task), range(len(inputs)), call_cpu=call_cpu,
                                        on_outcome=judge,
-                                       digest_strings_over=DIGEST_STRINGS_OVER if equality_judged(task) else None)
+                                       digest_strings_over=DIGEST_STRINGS_OVER if equality_judged(task) else None,
+                                       digest_over_bytes=_digest_outputs(task))
     answered = len(result.outcomes)
     if not failures and answered < len(inputs):
         failures.append((answered, result.failure_reason() or "no answer"))

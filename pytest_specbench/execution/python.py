@@ -54,6 +54,10 @@ class CallOutcome:
     # ... or, for a long string when the job asked for that: its blake2b-128 digest
     # (of the UTF-8 bytes), length and first 100 characters, and no value.
     str_digest: str | None = None
+    # ... or, for a large output when the job asked for that: the blake2b-128 digest
+    # of its encoding (the bytes ``encoded`` would hold) and their length; prefix in str_prefix.
+    encoded_digest: str | None = None
+    encoded_len: int = 0
     str_len: int = 0
     str_prefix: str = ""
     exc_type: str = ""
@@ -68,6 +72,8 @@ class CallOutcome:
         if self._value is _UNDECODED:
             if self.str_digest is not None:
                 raise ValueError(f"only the digest of a {self.str_len}-character string was sent")
+            if self.encoded_digest is not None:
+                raise ValueError(f"only the digest of a {self.encoded_len}-byte output was sent")
             try:
                 self._value = None if self.encoded is None else wire.loads(self.encoded)
             except (RecursionError, TypeError, MemoryError) as exc:
@@ -150,7 +156,7 @@ class PythonExecutor(SandboxClient):
     def run(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
             indices: Sequence[int], call_cpu: Sequence[float] | None = None,
             on_outcome: Callable[[CallOutcome], bool] | None = None,
-            digest_strings_over: int | None = None) -> JobResult:
+            digest_strings_over: int | None = None, digest_over_bytes: int | None = None) -> JobResult:
         """Run ``entry_point`` from ``code`` on ``calls()[i]`` for each ``i`` in ``indices``.
 
         ``calls_key`` names the input set so the zygote loads it once.  ``call_cpu``
@@ -159,7 +165,12 @@ class PythonExecutor(SandboxClient):
         the child.  With ``digest_strings_over``, a result that is a ``str`` longer
         than that comes back as its digest only (``CallOutcome.str_digest``): for
         checks that compare strings by equality, it spares encoding, sending and
-        decoding outputs of hundreds of megabytes.  A sample cannot use this to
+        decoding outputs of hundreds of megabytes.  With ``digest_over_bytes``, a
+        list or tuple result whose encoding is longer than that, and whose
+        equality is decided by its encoding (nests of lists, tuples, str, int,
+        None, bytes), comes back as the digest of that encoding
+        (``CallOutcome.encoded_digest``), computed in the child as the encoding
+        is produced: neither side holds it whole.  A sample cannot use this to
         pass: it never sees the digest it would have to match.
         Raises :class:`InfrastructureError` only when the sandbox
         itself fails; anything the sample does ends up in the :class:`JobResult`.
@@ -179,6 +190,7 @@ class PythonExecutor(SandboxClient):
                 self._loaded.move_to_end(calls_key)
             self._send({"op": "run", "key": calls_key, "code": code, "entry_point": entry_point,
                         "indices": list(indices), "call_cpu": call_cpu, "digest_strings_over": digest_strings_over,
+                        "digest_over_bytes": digest_over_bytes,
                         "limits": {**asdict(lim), "job_wall": job_wall}})
             return self._collect(on_outcome, list(indices), deadline=time.monotonic() + job_wall + 30)
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:
@@ -275,6 +287,10 @@ class PythonExecutor(SandboxClient):
             return CallOutcome(index, "ok", encoded=wire.dumps(body).encode(), cpu=cpu, _value=body)
         if status == "timeout":
             return CallOutcome(index, "timeout", cpu=cpu)
+        if status == "okdigest" and isinstance(body, list) and len(body) == 3:
+            digest, n, prefix = body
+            if isinstance(digest, str) and type(n) is int and isinstance(prefix, str):
+                return CallOutcome(index, "ok", encoded_digest=digest, encoded_len=n, str_prefix=prefix, cpu=cpu)
         if status == "okstr" and isinstance(body, list) and len(body) == 3:
             digest, n, prefix = body
             if isinstance(digest, str) and type(n) is int and isinstance(prefix, str):

@@ -4,7 +4,8 @@ Forked by the zygote (:mod:`.sandbox`) for each job: it defines the sample's
 code and calls its entry point on each input, under per-call CPU and wall
 timers, and writes one JSON line per call on fd 3:
 ``[i, "ok", value, cpu_s]`` (value in the :mod:`.wire` codec),
-``[i, "okstr", [digest, length, prefix], cpu_s]``,
+``[i, "okstr", [digest, length, prefix], cpu_s]`` (a long string),
+``[i, "okdigest", [digest, length, prefix], cpu_s]`` (a large output's encoding),
 ``[i, "raise", [type, is_assertion, is_explicit_value_or_type_error, message], cpu_s]``,
 ``[i, "timeout", null, cpu_s]``, ``["load", "error", message]`` and finally
 ``["done"]``; before any of them, ``["ready"]`` once the sandbox is set up (or
@@ -129,6 +130,9 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
     # A long string result may be sent as its digest (see PythonExecutor.run).
     digest_over = job.get("digest_strings_over")
     str_, string_digest = str, wire.string_digest
+    # A large exact output may be sent as the digest of its encoding (see PythonExecutor.run).
+    digest_bytes, encode_capped = job.get("digest_over_bytes"), wire.encode_capped
+    list_, tuple_, len_ = list, tuple, len
     for i, cpu_limit in zip_(job["indices"], job["call_cpu"]):
         args, kwargs = calls[i]
         t0 = process_time()
@@ -141,6 +145,11 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
                     if digest_over is not None and type_(out) is str_ and len(out) > digest_over:
                         encoded = jdumps([string_digest(out), len(out), out[:100]])
                         status = "okstr"
+                    elif digest_bytes is not None and (type_(out) is list_ or type_(out) is tuple_) and len_(out) > 4096:
+                        encoded, big = encode_capped(out, digest_bytes)
+                        status = "ok"
+                        if big is not None:
+                            encoded, status = jdumps(list(big)), "okdigest"
                     else:
                         encoded = dumps(out)  # still timed: a hostile __repr__ may loop
                         status = "ok"

@@ -137,3 +137,67 @@ def _from_tagged(obj: dict) -> Any:
 def loads(text: str | bytes) -> Any:
     """Decode (harness side).  Raises ValueError/RecursionError/TypeError on garbage."""
     return json.loads(text, object_hook=_from_tagged)
+
+
+# ------------------------------------------------------- large outputs (digest)
+
+_EXACT = frozenset((list, tuple, str, int, type(None), bytes))
+_STREAM_OVER = 4096  # elements: smaller containers are encoded in one go
+
+
+def _exact(value: Any) -> bool:
+    """Is equality of ``value`` with any other value decided by its encoding
+    alone?  True for nests of lists, tuples, str, int, None and bytes (no float
+    tolerance, no bool == int, no set or dict order)."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        t = type(v)
+        if t not in _EXACT:
+            return False
+        if t is list or t is tuple:
+            todo.extend(v)
+    return True
+
+
+def iter_dumps(value: Any, batch: int = 1024):
+    """:func:`dumps` in pieces (their concatenation is ``dumps(value)``), so a
+    huge list or tuple is encoded, hashed and dropped as it goes."""
+    t = type(value)
+    if (t is not list and t is not tuple) or len(value) <= _STREAM_OVER:
+        yield dumps(value)
+        return
+    yield "[" if t is list else '{"t":['
+    for start in range(0, len(value), batch):
+        part = ",".join([dumps(v) for v in value[start:start + batch]])
+        yield part if start == 0 else "," + part
+    yield "]" if t is list else "]}"
+
+
+def encode_capped(value: Any, limit: int) -> tuple[str | None, tuple[str, int, str] | None]:
+    """``(dumps(value), None)``, or, when that encoding is over ``limit`` bytes
+    and the value is :func:`_exact`, ``(None, (digest, length, prefix))``: the
+    blake2b-128 digest of the very bytes ``dumps`` would give, computed as they
+    are produced, never holding them all."""
+    kept: list[str] = []
+    size = 0
+    pieces = iter_dumps(value)
+    for piece in pieces:
+        kept.append(piece)
+        size += len(piece)  # json.dumps escapes to ASCII: characters are bytes
+        if size > limit:
+            break
+    else:
+        return "".join(kept), None
+    if not _exact(value):
+        kept.extend(pieces)
+        return "".join(kept), None
+    h = hashlib.blake2b(digest_size=16)
+    prefix = "".join(kept)[:100]
+    for piece in kept:
+        h.update(piece.encode("ascii"))
+    del kept
+    for piece in pieces:
+        size += len(piece)
+        h.update(piece.encode("ascii"))
+    return None, (h.hexdigest(), size, prefix)
