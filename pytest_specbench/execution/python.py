@@ -216,13 +216,23 @@ class PythonExecutor(SandboxClient):
                 if b"\n" not in payload:
                     chunks.append(payload)
                     continue
-                *lines, rest = b"".join(chunks + [payload]).split(b"\n")
-                chunks = [rest] if rest else []
+                chunks.append(payload)
+                joined = b"".join(chunks)
+                # Lines are views of ``joined``, not copies: a record of 100 MB
+                # is then held once, plus the value's own bytes when kept.
+                view, start = memoryview(joined), 0
+                cut = joined.rfind(b"\n") + 1
+                chunks = [joined[cut:]] if cut < len(joined) else []
+                lines = []
+                while start < cut:
+                    end = joined.find(b"\n", start, cut)
+                    lines.append(view[start:end])
+                    start = end + 1
                 for line in lines:
                     if ready is None:  # the first record is the sandbox's own, before sample code ran
-                        ready = line.strip() == b'["ready"]'
+                        ready = bytes(line[:64]).strip() == b'["ready"]'
                         if not ready:
-                            setup_error = line[:300].decode("utf-8", "replace")
+                            setup_error = bytes(line[:300]).decode("utf-8", "replace")
                         continue
                     if stopping:
                         continue
@@ -255,20 +265,23 @@ class PythonExecutor(SandboxClient):
                 raise InfrastructureError(json.loads(payload).get("error", "sandbox error"))
 
     @staticmethod
-    def _parse_record(line: bytes, result: JobResult) -> CallOutcome | None:
+    def _parse_record(line: memoryview, result: JobResult) -> CallOutcome | None:
         ok = _OK_RECORD.match(line)
         if ok:
-            # ``[i,"ok",<value>,<cpu>]``: the value is kept encoded (decoded on demand).
-            head, _, tail = line.rstrip().rpartition(b",")
-            if not tail.endswith(b"]") or len(head) <= ok.end():
+            # ``[i,"ok",<value>,<cpu>]``: the value is kept encoded (decoded on demand),
+            # copied once out of the line (the cpu figure is in its last bytes).
+            tail_at = max(ok.end(), len(line) - 64)
+            tail = bytes(line[tail_at:]).rstrip()
+            comma = tail.rfind(b",")
+            if comma < 0 or not tail.endswith(b"]") or tail_at + comma <= ok.end():
                 return None
             try:
-                cpu = float(tail[:-1])
+                cpu = float(tail[comma + 1:-1])
             except ValueError:
                 return None
-            return CallOutcome(int(ok.group(1)), "ok", encoded=bytes(head[ok.end():]), cpu=cpu)
+            return CallOutcome(int(ok.group(1)), "ok", encoded=bytes(line[ok.end():tail_at + comma]), cpu=cpu)
         try:
-            rec = wire.loads(line)
+            rec = wire.loads(bytes(line))
         except (ValueError, RecursionError, TypeError):
             return None  # garbage on the channel proves nothing; the call stays unanswered
         if not isinstance(rec, list) or not rec:

@@ -61,6 +61,9 @@ def to_plain(value: Any) -> Any:
             return value
         return [to_plain(v) for v in value]
     if t is tuple:
+        kinds = set(map(type, value))  # a tuple of scalars encodes as is (json writes it as an array)
+        if kinds <= _SCALAR_KINDS and (int not in kinds or _ints_fit(list(value), kinds)):
+            return {"t": value}
         return {"t": [to_plain(v) for v in value]}
     if t is dict:
         return {"d": [[to_plain(k), to_plain(v)] for k, v in value.items()]}
@@ -112,6 +115,9 @@ def dumps(value: Any) -> str:
     return json.dumps(to_plain(value), allow_nan=True, separators=(",", ":"))
 
 
+_encode = json.JSONEncoder(allow_nan=True, separators=(",", ":")).encode  # = dumps of plain data
+
+
 def _from_tagged(obj: dict) -> Any:
     if len(obj) == 1:
         (tag, body), = obj.items()
@@ -153,10 +159,14 @@ def _exact(value: Any) -> bool:
     while todo:
         v = todo.pop()
         t = type(v)
-        if t not in _EXACT:
-            return False
         if t is list or t is tuple:
-            todo.extend(v)
+            kinds = set(map(type, v))  # one C-level pass per container
+            if not kinds <= _EXACT:
+                return False
+            if list in kinds or tuple in kinds:
+                todo.extend(x for x in v if type(x) is list or type(x) is tuple)
+        elif t not in _EXACT:
+            return False
     return True
 
 
@@ -169,7 +179,8 @@ def iter_dumps(value: Any, batch: int = 1024):
         return
     yield "[" if t is list else '{"t":['
     for start in range(0, len(value), batch):
-        part = ",".join([dumps(v) for v in value[start:start + batch]])
+        # One C-encoder call per batch: the encoding of a list of the pieces, without its brackets.
+        part = _encode([to_plain(v) for v in value[start:start + batch]])[1:-1]
         yield part if start == 0 else "," + part
     yield "]" if t is list else "]}"
 
