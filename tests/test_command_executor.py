@@ -256,3 +256,20 @@ def test_failed_venv_build_names_pips_last_line(layout):
     with pytest.raises(InfrastructureError, match=r"pip install failed: .*no-such-pkg"):
         ex.prepare(env)
     assert not (layout.state / "envs" / "venv-broken-1").exists()
+
+
+def test_services_give_one_executor_per_kind_and_close_them_all(tmp_path):
+    from pytest_specbench.execution.limits import Limits
+    from pytest_specbench.plugin.services import Services
+
+    settings = SimpleNamespace(sandbox="process", state_dir=tmp_path, limits=Limits(), sample_python="")
+    services = Services(settings, [str(tmp_path)])
+    command, python = services.executor("command"), services.executor("python")
+    assert services.executor("command") is command and services.python_executor() is python
+    assert command.run(None, CommandJob(argv=("true",))).exit_code == 0
+    python.ensure_started()
+    procs = [command._proc, python._proc]
+    services.close()
+    assert all(p.poll() is not None for p in procs)
+    with pytest.raises(InfrastructureError, match="unknown executor kind"):
+        services.executor("cobol")
