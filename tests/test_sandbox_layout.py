@@ -9,7 +9,9 @@ import sys
 
 import pytest
 
+from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.execution.limits import Limits
+from pytest_specbench.execution.protocol import CommandJob
 from pytest_specbench.execution.python import PythonExecutor
 
 LIMITS = Limits(call_cpu=2.0, startup_cpu=2.0, memory_mb=1024, tmp_mb=16)
@@ -49,3 +51,27 @@ def test_venv_inside_the_project_runs_and_shows_nothing_else(tmp_path):
     assert seen["list venv parent"] in ("PermissionError", [])
     assert seen["read secret"] in ("FileNotFoundError", "PermissionError")
     assert seen["stat src"] in ("FileNotFoundError", "PermissionError")
+
+
+def test_venv_in_a_temporary_folder_still_works(tmp_path):
+    # CI builds its venv under /tmp, which the sandbox covers with a fresh tmpfs.
+    venv = tmp_path / "ci-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "specbench_probe_mod.py").write_text("VALUE = 'installed in the venv'\n")
+    python = str(venv / "bin" / "python")
+    ex = PythonExecutor(LIMITS, hide=[], python=python)
+    try:
+        ex.ensure_started()
+        code = "import sys\ndef f():\n    import specbench_probe_mod\n    return [sys.prefix, specbench_probe_mod.VALUE]\n"
+        result = ex.run(code, "f", "tmp-venv", lambda: [((), {})], [0])
+        assert result.outcomes[0].value == [str(venv), "installed in the venv"], result.failure_reason()
+    finally:
+        ex.close()
+    command = CommandExecutor(hide=[])
+    try:
+        done = command.run(None, CommandJob(argv=(python, "-c", "import specbench_probe_mod as m; print(m.VALUE)"),
+                                            readonly=(venv,)))
+        assert done.stdout == "installed in the venv\n", done.stderr
+    finally:
+        command.close()

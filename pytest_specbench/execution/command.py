@@ -147,7 +147,8 @@ class CommandExecutor(SandboxClient):
         timed_out = False
         if killed == "job time budget exceeded":
             killed, timed_out = f"wall-clock limit ({limits['job_wall']:g} s)", True
-        elif sig in (signal.SIGXCPU, signal.SIGKILL) and cpu >= limits["cpu_seconds"] - 0.05:
+        elif sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= 0.8 * limits["cpu_seconds"]):
+            # (the children's CPU time the zygote reads lags the kernel's own count a little)
             killed, timed_out = f"CPU limit ({limits['cpu_seconds']:g} s)", True
         parsed = []
         for line in records.split(b"\n"):
@@ -177,7 +178,8 @@ def run_child(job: dict, zygote: Any, jobdir: str, pipes: dict) -> None:
         env = {**base_env(jobdir), **job["env"]}
         outs = pipes["outputs"]
         enter_child(jobdir, zygote.uid, {1: outs[0], 2: outs[1], 3: pipes["result"], 4: status_fd}, env,
-                    {resource.RLIMIT_CPU: max(1, math.ceil(lim["cpu_seconds"])),
+                    # SIGXCPU at the limit (a clear "CPU limit" signal), SIGKILL a second later.
+                    {resource.RLIMIT_CPU: (max(1, math.ceil(lim["cpu_seconds"])), max(1, math.ceil(lim["cpu_seconds"])) + 1),
                      resource.RLIMIT_AS: lim["memory_mb"] << 20, resource.RLIMIT_FSIZE: lim["file_bytes"]},
                     lim["processes"])
         status_fd = 4

@@ -57,6 +57,7 @@ F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _HIDDEN_FDS: dict[str, int] = {}  # hidden path -> O_PATH fd of what the tmpfs covers
+_KEPT: list[str] = []  # paths bound back read-only at start (the interpreter's installation)
 
 
 def _check(rc: int, what: str) -> None:
@@ -164,11 +165,16 @@ def isolate(cfg: dict) -> dict:
                 # inside it) but not listed, so not even names show.
                 _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=111,size=1m")
                 hidden.append(path)
+        covered = list(hidden)
         for path in ("/tmp", "/var/tmp", "/dev/shm"):
             if os.path.isdir(path):
+                # What was there (say, CI's venv in a temporary folder) can be bound back.
+                _HIDDEN_FDS.setdefault(path, os.open(path, os.O_PATH | os.O_DIRECTORY))
                 _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={cfg.get('tmp_mb', 512)}m")
+                covered.append(path)
         for path, fd in keep:
-            if any(_under(path, h) for h in hidden):
+            if any(_under(path, h) for h in covered):
+                _KEPT.append(path)
                 _make_mountpoint(path, directory=True)
                 _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
                 _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
@@ -219,7 +225,7 @@ def _world_traversable(path: str) -> bool:
 # ------------------------------------------------------------------- child
 
 def enter_child(jobdir: str, uid: int | None, fds: dict[int, int], env: dict[str, str],
-                rlimits: dict[int, int], processes: int) -> None:
+                rlimits: dict[int, Any], processes: int) -> None:
     """The sandboxed child's own setup, right after the fork: session, fds
     (``{target: source}``; everything else closed), working directory,
     environment, rlimits, uid.  Raises on failure (the runner reports it as a
@@ -234,7 +240,7 @@ def enter_child(jobdir: str, uid: int | None, fds: dict[int, int], env: dict[str
     os.environ.clear()
     os.environ.update(env)
     for which, value in rlimits.items():
-        resource.setrlimit(which, (value, value))
+        resource.setrlimit(which, value if isinstance(value, tuple) else (value, value))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if uid is not None:
         # Counts the uid's threads too: a JVM needs a few dozen.
@@ -265,7 +271,7 @@ class Zygote:
         self.chan, self.cfg, self.iso = chan, cfg, iso
         self.inputs: dict[str, list] = {}  # task inputs held for the Python runner
         self.uid = iso.get("uid")
-        self.exposed: set[str] = set()  # paths bound read-only for the zygote's lifetime
+        self.exposed: set[str] = set(_KEPT)  # paths bound read-only for the zygote's lifetime
         self.mountpoints: set[str] = set()
         self._runners: dict[str, Callable] = {}
         try:  # needs CONFIG_PROC_CHILDREN; without it every job gets the full scan
@@ -298,7 +304,8 @@ class Zygote:
         """Bind ``path`` read-only at its own place; True if a mount was made."""
         if not self.iso.get("filesystem") or path in self.exposed:
             return False
-        base = next((h for h in _HIDDEN_FDS if _under(path, h)), None)
+        # The deepest covered ancestor: its fd was opened before anything below it was covered.
+        base = max((h for h in _HIDDEN_FDS if _under(path, h)), key=len, default=None)
         if base is None or (os.path.exists(path) and path not in self.mountpoints):
             if not os.path.exists(path):
                 raise FileNotFoundError(f"read-only path not found: {path}")
