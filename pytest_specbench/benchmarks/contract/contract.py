@@ -21,14 +21,14 @@ import ast
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..data.jsonl import file_digest, read_jsonl
-from ..errors import DataError, OptionError
-from ..models.base import Completion
-from .base import CheckResult, Message, Prompt, Task, TaskSet
-from ..data.evalplus import canonical_program
+from ...data.jsonl import file_digest, read_jsonl
+from ...errors import DataError, OptionError
+from ...models.base import Completion
+from ..base import CheckResult, Message, Prompt, Task, TaskSet
+from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
                        functional_cost, pass_at_k_metrics, sample_code)
-from ..metrics.contract import contract_satisfaction
+from .metrics import contract_satisfaction
 
 CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
 CONDITIONS = ("standard", "cs", "eas")
@@ -51,6 +51,16 @@ class ContractBenchmark:
                              "rule, default) or assert-or-raise (also a raised ValueError/TypeError)")
         addini("contract_rejection", "default for --contract-rejection", default="assert")
 
+    def __init__(self) -> None:
+        self._evalplus_folder: dict[Path, Path] = {}
+
+    def _evalplus(self, task: Task) -> EvalPlusData:
+        folder = self._evalplus_folder.get(Path(task.source).resolve())
+        if folder is None:
+            raise DataError(task.source, task.line, "ContractEval task used before its data was loaded "
+                                                    "(call load() first: it pairs the file with its EvalPlus data)")
+        return EvalPlusData.load(folder)
+
     # ------------------------------------------------------------------ data
     def load(self, data_root: Path | None, settings) -> TaskSet:
         root = data_root if data_root else bundled_folder("contract")
@@ -58,6 +68,9 @@ class ContractBenchmark:
         if not path.is_file():
             raise DataError(path, None, "ContractEval file not found (expected DATA/contracteval/contracteval_rebuilt.jsonl)")
         evalplus = EvalPlusData.load(root / "evalplus")
+        # Each ContractEval file is checked against the EvalPlus data loaded with it
+        # (not a folder guessed from the file's path).
+        self._evalplus_folder[path.resolve()] = root / "evalplus"
         tasks, missing = [], []
         for lineno, row in read_jsonl(path, required=CONTRACT_FIELDS):
             if not isinstance(row["cvts"], list):
@@ -95,7 +108,7 @@ class ContractBenchmark:
         (``specbench contract check-data`` lists them).
         """
         if check == "functional":
-            evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+            evalplus = self._evalplus(task)
             return canonical_program(evalplus.tasks[task.task_id])
         return task.data["reference_with_contracts"]
 
@@ -106,7 +119,7 @@ class ContractBenchmark:
 
     # ---------------------------------------------------------------- checks
     def run_check(self, check: str, task: Task, sample: Completion, ctx) -> CheckResult:
-        evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+        evalplus = self._evalplus(task)
         if check == "functional":
             return functional_check(evalplus.tasks[task.task_id], evalplus.digest[task.task_id], sample, ctx)
         if check == "contract":
@@ -116,7 +129,7 @@ class ContractBenchmark:
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         """Predicted cost of one item, for dispatch order under xdist (plugin/scheduling.py)."""
         if check == "functional":
-            evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+            evalplus = self._evalplus(task)
             return functional_cost(evalplus.tasks[task.task_id], evalplus.digest[task.task_id], ctx)
         return JOB_OVERHEAD_WORK + len(task.data["cvts"]) * CALL_OVERHEAD_WORK
 
