@@ -18,6 +18,10 @@ class Services:
         self._hide = hide
         self._python: PythonExecutor | None = None
 
+    def option(self, name: str):
+        """The validated value of a declared adapter option (``CheckContext.option``)."""
+        return self.settings.option(name)
+
     def python_executor(self) -> PythonExecutor:
         if self._python is None:
             self._python = PythonExecutor(self.settings.limits, hide=self._hide,

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 from ...data.jsonl import file_digest, read_jsonl
 from ...errors import DataError, OptionError
 from ...models.base import Completion
-from ..base import CheckResult, Message, Prompt, Task, TaskSet
+from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
                        functional_cost, pass_at_k_metrics, sample_code)
@@ -41,15 +41,24 @@ class ContractBenchmark:
     name = "contract"
     checks = ("functional", "contract")
 
-    def addoption(self, group, addini) -> None:
-        group.addoption("--contract-condition", default=None, choices=CONDITIONS,
-                        help="ContractEval prompt (paper §4.2): standard (original prompt), cs (contract "
-                             "specification), eas (cs + example violations). Default: standard.")
-        addini("contract_condition", "default for --contract-condition", default="standard")
-        group.addoption("--contract-rejection", default=None, choices=REJECTION_RULES,
-                        help="what rejects a contract-violating input: assert (AssertionError, upstream's "
-                             "rule, default) or assert-or-raise (also a raised ValueError/TypeError)")
-        addini("contract_rejection", "default for --contract-rejection", default="assert")
+    version = "1"
+    options = (
+        Option("contract_condition", "ContractEval prompt (paper §4.2): standard (original prompt), cs (contract "
+                                     "specification), eas (cs + example violations). Default: standard.",
+               default="standard", choices=CONDITIONS),
+        Option("contract_rejection", "what rejects a contract-violating input: assert (AssertionError, upstream's "
+                                     "rule, default) or assert-or-raise (also a raised ValueError/TypeError)",
+               default="assert", choices=REJECTION_RULES),
+    )
+
+    def checks_for(self, task: Task) -> tuple[str, ...]:
+        return self.checks
+
+    def metric_names(self, settings) -> list[str]:
+        return sorted(self.aggregate({"probe": [{"index": i, "checks": {c: {"passed": True, "base_passed": True,
+                                                                             "rejected": 1, "total": 1}
+                                                                         for c in self.checks}}
+                                                for i in range(max(settings.ks))]}, {}, settings))
 
     def __init__(self) -> None:
         self._evalplus_folder: dict[Path, Path] = {}
@@ -112,7 +121,7 @@ class ContractBenchmark:
             return canonical_program(evalplus.tasks[task.task_id])
         return task.data["reference_with_contracts"]
 
-    def skip_reason(self, check: str, task: Task) -> str | None:
+    def skip_reason(self, check: str, task: Task, ctx=None) -> str | None:
         if check == "contract" and not task.data["cvts"]:
             return "task has no contract-violating tests"
         return None
@@ -162,7 +171,8 @@ class ContractBenchmark:
             details["accepted"] = accepted[:50]
         return CheckResult(details["passed"], details, message)
 
-    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], settings) -> dict[str, Any]:
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
+                  settings) -> dict[str, Any]:
         metrics = pass_at_k_metrics(results, settings.ks)
         metrics.update(contract_satisfaction(results))
         return metrics

@@ -125,8 +125,18 @@ class ContractCvtBenchmark:
     name = "contract-cvt"
     checks = (CHECK,)
 
-    def addoption(self, group, addini) -> None:
-        return None
+    version = "1"
+    options = ()
+
+    def checks_for(self, task: Task) -> tuple[str, ...]:
+        return self.checks
+
+    def metric_names(self, settings) -> list[str]:
+        probe = {"probe": [{"index": 0, "checks": {CHECK: {"passed": True, "proposed": 1, "rejected": 1}}}]}
+        try:
+            return sorted(self.aggregate(probe, {}, settings))
+        except Exception:  # noqa: BLE001 - the metric set does not depend on the details
+            return ["all_rejected", "answers_parsed", "avc", "cvts_proposed", "ts", "ts_upstream"]
 
     # ------------------------------------------------------------------ data
     def load(self, data_root: Path | None, settings) -> TaskSet:
@@ -146,7 +156,7 @@ class ContractCvtBenchmark:
             tasks.append(Task(row["task_id"], row, path, lineno))
         return TaskSet(tuple(tasks), (path,), bundled=data_root is None)
 
-    def skip_reason(self, check: str, task: Task) -> str | None:
+    def skip_reason(self, check: str, task: Task, ctx=None) -> str | None:
         if not task.data["contracts"]:
             return "task has no contract asserts"
         if not task.data["cvts"]:
@@ -233,7 +243,8 @@ class ContractCvtBenchmark:
                        f"first: {row['entry_point']}{_short_call(cases[first])} {what}")
         return CheckResult(details["passed"], details, message)
 
-    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], settings) -> dict[str, Any]:
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
+                  settings) -> dict[str, Any]:
         return cvt_metrics.generated_cvt_metrics(results, CHECK)
 
 

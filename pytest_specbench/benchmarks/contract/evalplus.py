@@ -353,8 +353,18 @@ class EvalPlusBenchmark:
     name = "evalplus"
     checks = ("functional",)
 
-    def addoption(self, group, addini) -> None:
+    version = "1"
+    options = ()
+
+    def checks_for(self, task: Task) -> tuple[str, ...]:
+        return self.checks
+
+    def skip_reason(self, check: str, task: Task, ctx=None) -> str | None:
         return None
+
+    def metric_names(self, settings) -> list[str]:
+        return sorted(pass_at_k_metrics({"probe": [{"index": i, "checks": {"functional": {"passed": True, "base_passed": True}}}
+                                                   for i in range(max(settings.ks))]}, settings.ks))
 
     def load(self, data_root: Path | None, settings) -> TaskSet:
         folder = (data_root / "evalplus") if data_root else bundled_folder("contract") / "evalplus"
@@ -377,7 +387,7 @@ class EvalPlusBenchmark:
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         return functional_cost(task.data, EvalPlusData.load(task.source.parent).digest[task.task_id], ctx)
 
-    def aggregate(self, results, settings) -> dict[str, Any]:
+    def aggregate(self, results, tasks, settings) -> dict[str, Any]:
         return pass_at_k_metrics(results, settings.ks)
 
 
