@@ -469,12 +469,12 @@ def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thre
 
 
 def compare_section(base_section: Mapping[str, Any], section: Mapping[str, Any], adapter: Any,
-                    alpha: float, settings: Any) -> dict[str, Any]:
+                    alpha: float, settings: Any, tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
     base, cand = results_from_section(base_section), results_from_section(section)
     # Rates only (floats); counts such as cvts_run describe the run, not the model.
     metrics = [m for m, v in section["metrics"].items()
                if isinstance(v, float) and stats.is_number(base_section["metrics"].get(m))]
-    deltas = stats.paired_deltas(lambda r: adapter.aggregate(r, settings), base, cand, metrics, level=1 - alpha)
+    deltas = stats.paired_deltas(lambda r: adapter.aggregate(r, tasks or {}, settings), base, cand, metrics, level=1 - alpha)
     for m, d in deltas.items():
         per_task = d.pop("per_task", None)
         if d.get("binary") and per_task:
