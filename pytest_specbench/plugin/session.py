@@ -433,6 +433,9 @@ class SpecbenchRun:
             "data": "bundled" if ts.bundled else str(self.settings.data_root),
             "checks": self.checks_of(name),
         }
+        figures = getattr(adapter, "figures", None)  # optional: plots for the HTML report
+        if callable(figures):
+            section["figures"] = list(figures(section["metrics"], self.settings))
         digests = self.data_digests
         section.update(section_extras(adapter, results, section["metrics"], self.settings,
                                       {Path(f).name: digests[str(f)] for f in ts.files},
