@@ -47,14 +47,11 @@ class BundledContractAnswers:
     """Maps a ContractEval prompt of the bundled suite (any condition) to its task's reference."""
 
     def __init__(self, check: str = "functional"):
-        from pytest_specbench.benchmarks.base import Task
-        from pytest_specbench.benchmarks.contract import ADAPTER, STANDARD_INSTRUCTION
-        from pytest_specbench.data.jsonl import read_jsonl
+        from pytest_specbench.benchmarks.contract.contract import ADAPTER, STANDARD_INSTRUCTION
 
-        path = REPO / "benchmarks" / "contract" / "contracteval" / "contracteval_rebuilt.jsonl"
         self.by_prompt: dict[str, str] = {}
-        for lineno, row in read_jsonl(path, required=("task_id",)):
-            answer = ADAPTER.reference(Task(row["task_id"], row, path, lineno), check)
+        for task in ADAPTER.load(None, None).tasks:  # the bundled suite
+            row, answer = task.data, ADAPTER.reference(task, check)
             for prompt in (STANDARD_INSTRUCTION + row["original_prompt"], row.get("cs_user"), row.get("eas_user")):
                 if prompt:
                     self.by_prompt[prompt] = answer

@@ -8,9 +8,9 @@ import re
 import pytest
 
 from openai_server import StubOpenAIServer
-from pytest_specbench.benchmarks.contract_cvt import AnswerError, parse_answer
+from pytest_specbench.benchmarks.contract.contract_cvt import AnswerError, parse_answer
 from pytest_specbench.data.jsonl import read_jsonl
-from pytest_specbench.metrics.cvt import set_metrics
+from pytest_specbench.benchmarks.contract.cvt_metrics import set_metrics
 
 MERGE = "HumanEval-S/2"  # merge_unique_sorted(a, b): 0 both lists, 1 all ints, 2 a increasing, 3 b increasing
 
@@ -64,7 +64,7 @@ def test_reference_answers_score_avc_100_on_the_bundled_suite(pytester):
     assert section["metrics"]["avc"] == 1.0 and section["metrics"]["all_rejected"] == 1.0
     # The sandbox's per-assert outcomes reproduce the suite's own fired_individually labels:
     # the TS figures equal those computed from the data file alone.
-    from pytest_specbench.benchmarks.evalplus import bundled_folder
+    from pytest_specbench.benchmarks.contract.evalplus import bundled_folder
 
     rows = [row for _, row in read_jsonl(bundled_folder("contract") / "contracteval" / "contracteval_rebuilt.jsonl")]
     for key, mode in (("ts", "exact"), ("ts_upstream", "upstream")):

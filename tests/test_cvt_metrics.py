@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_specbench.metrics.cvt import aggregate, set_metrics, task_metrics
+from pytest_specbench.benchmarks.contract.cvt_metrics import aggregate, set_metrics, task_metrics
 
 CONTRACTS = {"assert_0": "...", "assert_1": "...", "assert_2": "..."}
 

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_specbench.benchmarks import evalplus
-from pytest_specbench.benchmarks.evalplus import EvalPlusData, bundled_folder
+from pytest_specbench.benchmarks.contract import evalplus
+from pytest_specbench.benchmarks.contract.evalplus import EvalPlusData, bundled_folder
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import PythonExecutor
 from pytest_specbench.execution.wire import string_digest

@@ -1,7 +1,7 @@
 """Bounded slices of the real upstream data (skipped when ../shared/datasets is absent).
 
 The full runs (all 475 ContractEval tasks, all samples) are in the closing notes
-and `benchmarks/perf/`; these keep CI within minutes.
+and `pytest_specbench/perf/`; these keep CI within minutes.
 """
 from __future__ import annotations
 

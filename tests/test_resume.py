@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_specbench.benchmarks.contract import ADAPTER as CONTRACT
+from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 
 SLEEP = 0.3  # seconds each sample sleeps once per job
 KILL_AFTER = 6  # journaled results before the SIGKILL

@@ -20,8 +20,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_specbench.benchmarks.contract import ADAPTER as CONTRACT
-from pytest_specbench.benchmarks.evalplus import bundled_folder
+from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
+from pytest_specbench.benchmarks.contract.evalplus import bundled_folder
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import JobResult, PythonExecutor
 from pytest_specbench.models.base import Completion

@@ -7,7 +7,7 @@ import pytest
 
 from openai_server import StubOpenAIServer
 from pytest_specbench.cli import main
-from pytest_specbench.synthesis.llm import parse_answer, rewrite_contract
+from pytest_specbench.benchmarks.contract.synthesis.llm import parse_answer, rewrite_contract
 
 
 def task_row(task_id="T/7", lines=("assert isinstance(n, int)", "assert n.real >= 0")):

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specbench.synthesis import pipeline
-from pytest_specbench.synthesis.feasibility import run_calls
-from pytest_specbench.synthesis.solve import enumerate_candidates
-from pytest_specbench.synthesis.translate import translate_contract
-from pytest_specbench.synthesis.variants import VariantError, build_variants
+from pytest_specbench.benchmarks.contract.synthesis import pipeline
+from pytest_specbench.benchmarks.contract.synthesis.feasibility import run_calls
+from pytest_specbench.benchmarks.contract.synthesis.solve import enumerate_candidates
+from pytest_specbench.benchmarks.contract.synthesis.translate import translate_contract
+from pytest_specbench.benchmarks.contract.synthesis.variants import VariantError, build_variants
 
 
 def make_task(task_id="T/0", contract_lines=("assert isinstance(n, int)", "assert n >= 0"),
@@ -152,7 +152,7 @@ def test_run_writes_schema_and_resumes(tmp_path: Path):
 # ---------------------------------------------------------------- feasibility in the loop
 def _plain(task: dict, kwargs: dict):
     """Call the hand-written reference of ``task`` without its contract, in this process."""
-    from pytest_specbench.synthesis.variants import build_variants
+    from pytest_specbench.benchmarks.contract.synthesis.variants import build_variants
 
     v = build_variants(task["reference_with_contracts"], task["contract"], task["entry_point"],
                        len(task["contracts"]))

@@ -23,15 +23,15 @@ def _rows():
 
 
 def test_upstream_set_metrics_are_computable():
-    from pytest_specbench.metrics.cvt import set_metrics
+    from pytest_specbench.benchmarks.contract.cvt_metrics import set_metrics
 
     _, agg = set_metrics(_rows(), "upstream")
     assert agg["tasks"] == 475 and agg["tasks_with_cvt"] == 463
 
 
 def test_translation_coverage_on_a_sample():
-    from pytest_specbench.synthesis.pipeline import function_params
-    from pytest_specbench.synthesis.translate import translate_contract
+    from pytest_specbench.benchmarks.contract.synthesis.pipeline import function_params
+    from pytest_specbench.benchmarks.contract.synthesis.translate import translate_contract
 
     rows = _rows()[::10]
     total = ok = 0
@@ -56,7 +56,7 @@ def test_full_synthesis(tmp_path):
 
 def test_guided_search_on_real_tasks():
     """Feasibility in the loop (§3.2) on real tasks whose first models all crash the plain reference."""
-    from pytest_specbench.synthesis import pipeline
+    from pytest_specbench.benchmarks.contract.synthesis import pipeline
 
     rows = {r["task_id"]: r for r in _rows()}
     examples = pipeline.load_examples(DATA)

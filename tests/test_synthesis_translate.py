@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_specbench.synthesis.adt import Bounds
-from pytest_specbench.synthesis.solve import ConcreteChecker
-from pytest_specbench.synthesis.translate import translate_contract
+from pytest_specbench.benchmarks.contract.synthesis.adt import Bounds
+from pytest_specbench.benchmarks.contract.synthesis.solve import ConcreteChecker
+from pytest_specbench.benchmarks.contract.synthesis.translate import translate_contract
 
 BOUNDS = Bounds()
 

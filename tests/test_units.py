@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from pytest_specbench.data.evalplus import mbpp_deserialize_inputs, outputs_match
-from pytest_specbench.data.sanitize import clean_sample, code_extract, extract_code_field, sanitize
+from pytest_specbench.benchmarks.contract.evalplus_data import mbpp_deserialize_inputs, outputs_match
+from pytest_specbench.benchmarks.contract.sanitize import clean_sample, code_extract, extract_code_field, sanitize
 from pytest_specbench.execution import wire
 from pytest_specbench.metrics.passk import pass_at_k, pass_at_k_table
 

@@ -1,26 +1,41 @@
-"""Benchmark adapters, one module each, all behind :class:`.base.Benchmark`.
+"""Benchmark adapters, one folder per family, all behind :class:`.base.Benchmark`.
 
-Built-in adapters are listed in :data:`BUILTIN` as ``name -> "module:attribute"``
-and imported only when asked for; other packages add theirs under the
-``specbench.benchmarks`` entry-point group.
+A family folder ``pytest_specbench/benchmarks/<family>/`` declares its adapters
+in its ``__init__.py`` as ``ADAPTERS = {"name": "module:attribute"}``; they are
+found here by listing the folders and imported only when asked for.  Other
+packages add theirs under the ``specbench.benchmarks`` entry-point group.  No
+file outside a family's folder names it.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import pkgutil
+from functools import lru_cache
 from importlib.metadata import entry_points
 
 from ..errors import OptionError
 from .base import Benchmark
 
-BUILTIN = {
-    "contract": "pytest_specbench.benchmarks.contract:ADAPTER",
-    "contract-cvt": "pytest_specbench.benchmarks.contract_cvt:ADAPTER",
-    "evalplus": "pytest_specbench.benchmarks.evalplus:ADAPTER",
-}
+# Transitional: adapters not yet in a family folder (``name -> "module:attribute"``).
+BUILTIN: dict[str, str] = {}
+
+
+@lru_cache(maxsize=1)
+def family_packages() -> tuple[str, ...]:
+    """The family folders (subpackages) of this package."""
+    return tuple(f"{__name__}.{m.name}" for m in pkgutil.iter_modules(__path__) if m.ispkg)
 
 
 def _registry() -> dict[str, str]:
     found = dict(BUILTIN)
+    for package in family_packages():
+        try:
+            adapters = getattr(importlib.import_module(package), "ADAPTERS", {})
+        except Exception:  # noqa: BLE001 - one broken family must not hide the others (nor break --help)
+            continue
+        for name, target in adapters.items():
+            found.setdefault(name, target)
     for ep in entry_points(group="specbench.benchmarks"):
         found.setdefault(ep.name, ep.value)
     return found
@@ -47,3 +62,13 @@ def all_benchmarks() -> list[Benchmark]:
         except Exception:  # noqa: BLE001 - a broken third-party adapter must not break pytest --help
             continue
     return adapters
+
+
+def family_cli_modules() -> list[str]:
+    """Family folders that ship a ``cli.py`` (``register(subparsers)`` adds ``specbench <family> ...``)."""
+    found = []
+    for package in family_packages():
+        spec = importlib.util.find_spec(f"{package}.cli")
+        if spec is not None:
+            found.append(f"{package}.cli")
+    return found

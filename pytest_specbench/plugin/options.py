@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ..benchmarks import all_benchmarks, get_benchmark, known_benchmarks
+from ..benchmarks.base import Option
 from ..errors import OptionError
 from ..execution.limits import Limits
 
@@ -88,8 +89,18 @@ def addoption(parser: pytest.Parser) -> None:
     def addini(name: str, text: str, default: Any = None, type: str | None = None) -> None:  # noqa: A002
         parser.addini(name, text, default=default, type=type)
 
+    seen: set[str] = set()
     for adapter in all_benchmarks():
-        adapter.addoption(group, addini)
+        for opt in declared_options(adapter):
+            if opt.name in seen:  # two adapters of a family may share one option
+                continue
+            seen.add(opt.name)
+            help_text = opt.help + (f" (one of: {', '.join(opt.choices)})" if opt.choices else "")
+            group.addoption(opt.flag, dest=opt.name, default=None, help=help_text)
+            parser.addini(opt.name, f"default for {opt.flag}", default=_ini_default(opt))
+        legacy = getattr(adapter, "addoption", None)  # adapters written before declared options
+        if callable(legacy):
+            legacy(group, addini)
     # Shared services register their own options (models, journal, gate).
     for provider in _OPTION_PROVIDERS:
         module, _, attr = provider.partition(":")
@@ -98,6 +109,42 @@ def addoption(parser: pytest.Parser) -> None:
         except (ImportError, AttributeError):
             continue
         add(group, addini)
+
+
+def declared_options(adapter: Any) -> tuple[Option, ...]:
+    return tuple(getattr(adapter, "options", ()) or ())
+
+
+def _ini_default(opt: Option) -> Any:
+    if opt.default is None:
+        return ""
+    if opt.multiple and isinstance(opt.default, (list, tuple)):
+        return ",".join(map(str, opt.default))
+    return opt.default if isinstance(opt.default, str) else str(opt.default)
+
+
+def validate_option(opt: Option, config: pytest.Config) -> Any:
+    """The checked value of one declared option (command line, then ini, then default).
+
+    A bad value is a one-line :class:`OptionError` naming the flag and, when it came
+    from an ini file, the ini key."""
+    cli = config.getoption(opt.name, default=None)
+    raw = cli if cli is not None else config.getini(opt.name)
+    where = opt.flag if cli is not None else f"{opt.flag} (ini key {opt.name})"
+    if raw is None or raw == "" or raw == []:
+        return opt.default
+    if not isinstance(raw, str):
+        return raw
+    parts = [p.strip() for p in raw.split(",") if p.strip()] if opt.multiple else [raw.strip()]
+    values = []
+    for part in parts:
+        if opt.choices is not None and part not in opt.choices:
+            raise OptionError(where, f"expected one of {', '.join(opt.choices)}, got {part!r}")
+        try:
+            values.append(opt.parse(part) if opt.parse else part)
+        except ValueError as exc:
+            raise OptionError(where, f"{exc}") from None
+    return values if opt.multiple else values[0]
 
 
 def _value(config: pytest.Config, key: str) -> Any:
@@ -132,9 +179,14 @@ class Settings:
     limits: Limits
     config: Any = field(repr=False, default=None)
     sample_python: str = ""  # interpreter for samples ("": the one running pytest)
+    # Declared options (benchmarks.base.Option) of the selected adapters, validated.
+    benchmark_options: dict[str, Any] = field(default_factory=dict)
 
     def option(self, name: str) -> Any:
-        """A benchmark-specific option (command line, then ini)."""
+        """A declared benchmark option's validated value; any other option from the
+        command line, then the ini file."""
+        if name in self.benchmark_options:
+            return self.benchmark_options[name]
         return _value(self.config, name)
 
     @classmethod
@@ -142,8 +194,11 @@ class Settings:
         names = [n.strip() for n in str(_value(config, "specbench") or "").split(",") if n.strip()]
         if not names:
             return None
+        benchmark_options: dict[str, Any] = {}
         for name in names:
-            get_benchmark(name)  # one-line error for an unknown name
+            adapter = get_benchmark(name)  # one-line error for an unknown name
+            for opt in declared_options(adapter):
+                benchmark_options[opt.name] = validate_option(opt, config)
         data = str(_value(config, "specbench_data") or "")
         data_root = None
         if data:
@@ -187,4 +242,5 @@ class Settings:
             limits=Limits(**limits).validated(),
             config=config,
             sample_python=sample_python,
+            benchmark_options=benchmark_options,
         )

@@ -26,6 +26,10 @@ class Services:
             self._executors[kind] = make_executor(kind, self.settings, self._hide)
         return self._executors[kind]
 
+    def option(self, name: str):
+        """The validated value of a declared adapter option (``CheckContext.option``)."""
+        return self.settings.option(name)
+
     def python_executor(self) -> PythonExecutor:
         return self.executor("python")
 

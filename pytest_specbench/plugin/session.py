@@ -42,7 +42,6 @@ class SpecbenchRun:
         self.config, self.settings = config, settings
         self.model = load_model(settings.model_spec, settings)
         self.adapters = {name: get_benchmark(name) for name in settings.benchmarks}
-        self._check_checks()
         hide = [str(config.rootpath), str(settings.state_dir)]
         if settings.data_root:
             hide.append(str(settings.data_root.resolve()))
@@ -51,6 +50,7 @@ class SpecbenchRun:
         self._tasksets: dict[str, TaskSet] = {}
         for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
             self.taskset(name)
+        self._check_checks()  # checks are per task (checks_for): known once the tasks are loaded
         # The task data lives as long as the process: keep it out of the cyclic
         # GC, which otherwise re-scans millions of input objects at every full
         # collection, and in pytest's gc.collect() loop at exit (~1 s per
@@ -100,8 +100,8 @@ class SpecbenchRun:
 
     def item_specs(self, name: str):
         """(task, sample index, check) of every item of one benchmark, in collection order."""
-        checks = self.checks_of(name)
         for task in self.taskset(name).tasks:
+            checks = self.checks_for(name, task)
             for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
                 for check in checks:
                     yield task, index, check
@@ -126,9 +126,8 @@ class SpecbenchRun:
                 costs[self.item_nodeid(name, task.task_id, index, check)] = per_check[key]
         return [costs.get(nodeid, 0.0) for nodeid in nodeids]
 
-    @staticmethod
-    def skip_reason(adapter, check: str, task) -> str | None:
-        return getattr(adapter, "skip_reason", lambda check, task: None)(check, task)
+    def skip_reason(self, adapter, check: str, task) -> str | None:
+        return adapter.skip_reason(check, task, self.services)
 
     def generation_request(self, adapter, task, sample: int, check: str) -> GenerationRequest:
         """What the model is asked for one item (the reference answers with that check's solution)."""
@@ -138,7 +137,8 @@ class SpecbenchRun:
     def _check_checks(self) -> None:
         if not self.settings.checks:
             return
-        known = {c for a in self.adapters.values() for c in a.checks}
+        known = {c for name in self.adapters for task in self.taskset(name).tasks
+                 for c in self.adapters[name].checks_for(task)}
         unknown = [c for c in self.settings.checks if c not in known]
         if unknown:
             raise OptionError("--specbench-checks", f"unknown check {unknown[0]!r}; known: {', '.join(sorted(known))}")
@@ -158,9 +158,20 @@ class SpecbenchRun:
             self._tasksets[name] = self.adapters[name].load(self.settings.data_root, self.settings)
         return self._tasksets[name]
 
-    def checks_of(self, name: str) -> list[str]:
-        checks = list(self.adapters[name].checks)
+    def tasks_by_id(self, name: str) -> dict[str, Any]:
+        return {t.task_id: t for t in self.taskset(name).tasks}
+
+    def checks_for(self, name: str, task) -> list[str]:
+        """The checks of one task (``checks_for``), narrowed by --specbench-checks."""
+        checks = list(self.adapters[name].checks_for(task))
         return [c for c in checks if c in self.settings.checks] if self.settings.checks else checks
+
+    def checks_of(self, name: str) -> list[str]:
+        """Every check of a benchmark over its tasks, in first-seen order (for reports and the gate)."""
+        seen: dict[str, None] = {}
+        for task in self.taskset(name).tasks:
+            seen.update(dict.fromkeys(self.checks_for(name, task)))
+        return list(seen)
 
     def _open_journal(self) -> None:
         """Controller: start a journal, or reopen the one named by --specbench-resume.
@@ -230,8 +241,12 @@ class SpecbenchRun:
         return h.hexdigest()
 
     def _benchmark_options(self) -> dict[str, Any]:
-        return {k: self.settings.option(k) for k in ("contract_condition", "contract_rejection")
-                if "contract" in self.adapters}
+        """Name, version and declared option values of every adapter of the run (result key)."""
+        from .options import declared_options
+
+        return {name: {"version": str(adapter.version),
+                       "options": {o.name: self.settings.option(o.name) for o in declared_options(adapter)}}
+                for name, adapter in sorted(self.adapters.items())}
 
     def journal_result(self, nodeid: str) -> dict[str, Any] | None:
         """The outcome of an item a resumed run already finished (it is not run again)."""
@@ -413,16 +428,19 @@ class SpecbenchRun:
         order = [t.task_id for t in ts.tasks]
         results = self.store.results(name, order)
         section = {
-            "metrics": adapter.aggregate(results, self.settings),
+            "metrics": adapter.aggregate(results, self.tasks_by_id(name), self.settings),
             "tasks": self.store.tasks_section(name, order),
             "errors": self.store.error_count(name),
             "data": "bundled" if ts.bundled else str(self.settings.data_root),
             "checks": self.checks_of(name),
         }
+        figures = getattr(adapter, "figures", None)  # optional: plots for the HTML report
+        if callable(figures):
+            section["figures"] = list(figures(section["metrics"], self.settings))
         digests = self.data_digests
         section.update(section_extras(adapter, results, section["metrics"], self.settings,
                                       {Path(f).name: digests[str(f)] for f in ts.files},
-                                      cache_dir=self.services.cache_dir("intervals")))
+                                      cache_dir=self.services.cache_dir("intervals"), tasks=self.tasks_by_id(name)))
         return section
 
     def manifest(self) -> dict[str, Any]:

@@ -41,7 +41,7 @@ GATE_OPTIONS = ("specbench_fail_under", "specbench_baseline", "specbench_compare
 
 def addoption(group, addini) -> None:
     def opt(name: str, dest: str, text: str, default: Any = "", **kw: Any) -> None:
-        group.addoption(name, dest=dest, default=None, help=text, **kw)
+        group.addoption(name, dest=dest, default=None, help=text.replace("%", "%%"), **kw)  # argparse %-formats help
         addini(dest, text, default=default, **({"type": "bool"} if kw.get("action") == "store_true" else {}))
 
     opt("--specbench-fail-under", "specbench_fail_under",
@@ -160,7 +160,8 @@ def benchmark_version(adapter: Any) -> str:
 
 
 def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[str, Any], settings: Any,
-                   data_files: Mapping[str, str], cache_dir: Path | None = None) -> dict[str, Any]:
+                   data_files: Mapping[str, str], cache_dir: Path | None = None,
+                   tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What a report section carries beside its metrics: bootstrap CIs, version, data hashes.
 
     The intervals are a pure function of the results (fixed seed, fixed counts), so
@@ -175,7 +176,7 @@ def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[st
     if cached is not None and cached.exists():
         ci = json.loads(cached.read_text())
     else:
-        ci = dict(stats.bootstrap_ci(lambda r: adapter.aggregate(r, settings), results, metrics))
+        ci = dict(stats.bootstrap_ci(lambda r: adapter.aggregate(r, tasks or {}, settings), results, metrics))
         if cached is not None:
             tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
             tmp.write_text(json.dumps(ci))
@@ -185,17 +186,8 @@ def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[st
 
 
 def _probe_metrics(adapter: Any, checks: list[str], settings: Any) -> set[str] | None:
-    """The metric names ``adapter`` reports for these checks (from a synthetic all-pass result)."""
-    names = getattr(adapter, "metric_names", None)
-    if callable(names):
-        return set(names(settings))
-    n = max(settings.ks)
-    detail = {"passed": True, "base_passed": True, "rejected": 1, "total": 1}
-    probe = {"probe": [{"index": i, "checks": {c: dict(detail) for c in checks}} for i in range(n)]}
-    try:
-        return set(adapter.aggregate(probe, settings))
-    except Exception:  # noqa: BLE001 - an adapter that needs real details: check at the end instead
-        return None
+    """The metric names ``adapter`` reports (``Benchmark.metric_names``, required by the interface)."""
+    return set(adapter.metric_names(settings))
 
 
 # ------------------------------------------------------------------ plugin
@@ -468,12 +460,12 @@ def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thre
 
 
 def compare_section(base_section: Mapping[str, Any], section: Mapping[str, Any], adapter: Any,
-                    alpha: float, settings: Any) -> dict[str, Any]:
+                    alpha: float, settings: Any, tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
     base, cand = results_from_section(base_section), results_from_section(section)
     # Rates only (floats); counts such as cvts_run describe the run, not the model.
     metrics = [m for m, v in section["metrics"].items()
                if isinstance(v, float) and stats.is_number(base_section["metrics"].get(m))]
-    deltas = stats.paired_deltas(lambda r: adapter.aggregate(r, settings), base, cand, metrics, level=1 - alpha)
+    deltas = stats.paired_deltas(lambda r: adapter.aggregate(r, tasks or {}, settings), base, cand, metrics, level=1 - alpha)
     for m, d in deltas.items():
         per_task = d.pop("per_task", None)
         if d.get("binary") and per_task:

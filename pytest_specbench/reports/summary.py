@@ -315,6 +315,28 @@ def _svg(fig) -> str:
     return text
 
 
+def _adapter_figure(Figure, spec: Mapping[str, Any]):
+    """One ``Benchmark.figures`` entry: kind bar | errorbar | hist, x, y, lo/hi (errorbar), labels."""
+    fig = Figure(figsize=(4.8, 3.0))
+    ax = fig.add_subplot()
+    kind, x, y = spec["kind"], list(spec.get("x", [])), list(spec.get("y", []))
+    if kind == "bar":
+        ax.bar([str(v) for v in x], y, color="#0969da")
+    elif kind == "errorbar":
+        lo, hi = spec.get("lo"), spec.get("hi")
+        err = [[a - b for a, b in zip(y, lo)], [b - a for a, b in zip(y, hi)]] if lo and hi else None
+        ax.errorbar(x, y, yerr=err, fmt="o", capsize=4, color="#0969da")
+    elif kind == "hist":
+        ax.hist(y or x, bins=spec.get("bins", 10), color="#0969da")
+    else:
+        raise ValueError(f"unknown figure kind {kind!r}")
+    ax.set_title(str(spec.get("title", "")), fontsize=10)
+    ax.set_xlabel(str(spec.get("xlabel", "")))
+    ax.set_ylabel(str(spec.get("ylabel", "")))
+    ax.grid(alpha=0.3)
+    return fig
+
+
 def _plots(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] | None) -> str:
     from matplotlib.figure import Figure
 
@@ -389,6 +411,12 @@ def _plots(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] | None
         ax.set_title(f"{name}: metrics with 95% bootstrap CI", fontsize=10)
         ax.grid(alpha=0.3, axis="x")
         figures.append((_svg(fig), "95% percentile bootstrap over tasks"))
+    # the adapter's own plots (Benchmark.figures), drawn from plain data
+    for spec in section.get("figures") or []:
+        try:
+            figures.append((_svg(_adapter_figure(Figure, spec)), str(spec.get("caption", spec.get("title", "")))))
+        except (KeyError, TypeError, ValueError) as exc:  # a malformed figure costs that figure only
+            figures.append(("", f"{spec.get('title', 'figure')}: not drawn ({exc})"))
     if not figures:
         return ""
     return "<div class='plots'>" + "".join(f"<figure>{svg}<figcaption>{_e(cap)}</figcaption></figure>"

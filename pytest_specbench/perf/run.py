@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Performance table: pytest-specbench against EvalPlus 0.3.1 and a no-isolation floor.
 
-    python benchmarks/perf/run.py --workloads W4,W3 [--data ../shared/datasets] [--work /tmp/specbench-perf]
+    python -m pytest_specbench.perf --workloads W4,W3 [--data ../shared/datasets] [--work /tmp/specbench-perf]
 
 Workloads (issue "Performance"; data from the shared data root, functional checks only
 except W3):
@@ -47,8 +47,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from pytest_specbench.data.evalplus import load_evalplus, outputs_match  # noqa: E402
-from pytest_specbench.data.sanitize import clean_sample  # noqa: E402
+from pytest_specbench.benchmarks.contract.evalplus_data import load_evalplus, outputs_match  # noqa: E402
+from pytest_specbench.benchmarks.contract.sanitize import clean_sample  # noqa: E402
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -146,7 +146,7 @@ def plugin_verdicts(report: Path, bench: str) -> dict[str, list[bool]]:
 
 
 def evalplus_run(samples: Path, dataset: str, data_file: Path, work: Path, tasks: list[str] | None) -> dict:
-    cmd = [sys.executable, str(REPO / "benchmarks" / "perf" / "run_evalplus.py"), "--samples", str(samples),
+    cmd = [sys.executable, str(Path(__file__).resolve().with_name("run_evalplus.py")), "--samples", str(samples),
            "--dataset", dataset, "--data", str(data_file), "--work-dir", str(work), "--parallel", "2"]
     if tasks:
         (work.parent / f"{work.name}-tasks.txt").write_text("\n".join(tasks) + "\n")
@@ -215,7 +215,7 @@ def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
     from pytest_specbench.execution import wire
     from pytest_specbench.execution.limits import Limits, machine_speed
 
-    from pytest_specbench.benchmarks.evalplus import EXPECTED_FORMAT
+    from pytest_specbench.benchmarks.contract.evalplus import EXPECTED_FORMAT
 
     expected, limits, cost = {}, {}, {}
     folders = list((state / "cache" / "expected").glob(f"v{EXPECTED_FORMAT}-*"))

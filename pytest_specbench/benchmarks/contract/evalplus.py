@@ -9,7 +9,7 @@ How a verdict is reached: the canonical solution's outputs are computed once,
 in the sandbox, and cached (keyed by the data file's sha256 and the Python
 version); the sample runs in the sandbox on ``base_input`` then ``plus_input``
 and streams its outputs back; the harness compares each with
-:func:`~pytest_specbench.data.evalplus.outputs_match` and stops the sample at
+:func:`~pytest_specbench.benchmarks.contract.evalplus_data.outputs_match` and stops the sample at
 its first wrong answer unless ``--specbench-details`` asks for all.
 
 Time limits are CPU seconds per input: ``--specbench-call-cpu`` (default 1 s, the
@@ -31,16 +31,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..data.evalplus import (canonical_program, equality_judged, expected_from_canonical, load_evalplus,
+from .evalplus_data import (canonical_program, equality_judged, expected_from_canonical, load_evalplus,
                              outputs_match, stores_output_as_is)
-from ..data.jsonl import file_digest
-from ..data.sanitize import clean_sample
-from ..errors import DataError, RepeatableError
-from ..execution import wire
-from ..execution.limits import machine_speed
-from ..metrics.passk import pass_at_k_table
-from ..models.base import Completion
-from .base import CheckResult, Message, Prompt, Task, TaskSet
+from ...data.jsonl import file_digest
+from .sanitize import clean_sample
+from ...errors import DataError, RepeatableError
+from ...execution import wire
+from ...execution.limits import machine_speed
+from ...metrics.passk import pass_at_k_table
+from ...models.base import Completion
+from ..base import CheckResult, Message, Prompt, Task, TaskSet
 
 # CPU limit of the trusted canonical solution per input, in multiples of --specbench-call-cpu:
 # Mbpp/255's largest output takes ~25 s to compute and hash (892 MB encoded).
@@ -253,7 +253,7 @@ def _expected_index_path(task: Mapping[str, Any], digest: str, ctx) -> Path:
 # What one item costs besides the calls' own work (for dispatch order only,
 # plugin/scheduling.py), in the units the expected-output index stores work in
 # (multiples of execution.limits.machine_speed, ~15 ms here): a sandbox job
-# (fork, load, verdict: ~2.5 ms measured by benchmarks/perf) and one call's
+# (fork, load, verdict: ~2.5 ms measured by pytest_specbench/perf) and one call's
 # round trip in the child (~20 us).
 JOB_OVERHEAD_WORK = 0.2
 CALL_OVERHEAD_WORK = 0.0015
@@ -416,8 +416,18 @@ class EvalPlusBenchmark:
     name = "evalplus"
     checks = ("functional",)
 
-    def addoption(self, group, addini) -> None:
+    version = "1"
+    options = ()
+
+    def checks_for(self, task: Task) -> tuple[str, ...]:
+        return self.checks
+
+    def skip_reason(self, check: str, task: Task, ctx=None) -> str | None:
         return None
+
+    def metric_names(self, settings) -> list[str]:
+        return sorted(pass_at_k_metrics({"probe": [{"index": i, "checks": {"functional": {"passed": True, "base_passed": True}}}
+                                                   for i in range(max(settings.ks))]}, settings.ks))
 
     def load(self, data_root: Path | None, settings) -> TaskSet:
         folder = (data_root / "evalplus") if data_root else bundled_folder("contract") / "evalplus"
@@ -440,13 +450,13 @@ class EvalPlusBenchmark:
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         return functional_cost(task.data, EvalPlusData.load(task.source.parent).digest[task.task_id], ctx)
 
-    def aggregate(self, results, settings) -> dict[str, Any]:
+    def aggregate(self, results, tasks, settings) -> dict[str, Any]:
         return pass_at_k_metrics(results, settings.ks)
 
 
 def bundled_folder(benchmark: str) -> Path:
     """The sample suite shipped in the repository's ``benchmarks/`` folder."""
-    here = Path(__file__).resolve().parents[2] / "benchmarks" / benchmark
+    here = Path(__file__).resolve().parents[3] / "benchmarks" / benchmark
     if not here.is_dir():
         raise DataError(here, None, "bundled sample suite not found (installed without the repository?); "
                                     "pass --specbench-data=DIR")

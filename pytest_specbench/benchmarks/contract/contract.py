@@ -21,14 +21,14 @@ import ast
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..data.jsonl import file_digest, read_jsonl
-from ..errors import DataError, OptionError
-from ..models.base import Completion
-from .base import CheckResult, Message, Prompt, Task, TaskSet
-from ..data.evalplus import canonical_program
+from ...data.jsonl import file_digest, read_jsonl
+from ...errors import DataError, OptionError
+from ...models.base import Completion
+from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
+from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
                        functional_cost, pass_at_k_metrics, sample_code)
-from ..metrics.contract import contract_satisfaction
+from .metrics import contract_satisfaction
 
 CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
 CONDITIONS = ("standard", "cs", "eas")
@@ -41,15 +41,34 @@ class ContractBenchmark:
     name = "contract"
     checks = ("functional", "contract")
 
-    def addoption(self, group, addini) -> None:
-        group.addoption("--contract-condition", default=None, choices=CONDITIONS,
-                        help="ContractEval prompt (paper §4.2): standard (original prompt), cs (contract "
-                             "specification), eas (cs + example violations). Default: standard.")
-        addini("contract_condition", "default for --contract-condition", default="standard")
-        group.addoption("--contract-rejection", default=None, choices=REJECTION_RULES,
-                        help="what rejects a contract-violating input: assert (AssertionError, upstream's "
-                             "rule, default) or assert-or-raise (also a raised ValueError/TypeError)")
-        addini("contract_rejection", "default for --contract-rejection", default="assert")
+    version = "1"
+    options = (
+        Option("contract_condition", "ContractEval prompt (paper §4.2): standard (original prompt), cs (contract "
+                                     "specification), eas (cs + example violations). Default: standard.",
+               default="standard", choices=CONDITIONS),
+        Option("contract_rejection", "what rejects a contract-violating input: assert (AssertionError, upstream's "
+                                     "rule, default) or assert-or-raise (also a raised ValueError/TypeError)",
+               default="assert", choices=REJECTION_RULES),
+    )
+
+    def checks_for(self, task: Task) -> tuple[str, ...]:
+        return self.checks
+
+    def metric_names(self, settings) -> list[str]:
+        return sorted(self.aggregate({"probe": [{"index": i, "checks": {c: {"passed": True, "base_passed": True,
+                                                                             "rejected": 1, "total": 1}
+                                                                         for c in self.checks}}
+                                                for i in range(max(settings.ks))]}, {}, settings))
+
+    def __init__(self) -> None:
+        self._evalplus_folder: dict[Path, Path] = {}
+
+    def _evalplus(self, task: Task) -> EvalPlusData:
+        folder = self._evalplus_folder.get(Path(task.source).resolve())
+        if folder is None:
+            raise DataError(task.source, task.line, "ContractEval task used before its data was loaded "
+                                                    "(call load() first: it pairs the file with its EvalPlus data)")
+        return EvalPlusData.load(folder)
 
     # ------------------------------------------------------------------ data
     def load(self, data_root: Path | None, settings) -> TaskSet:
@@ -58,6 +77,9 @@ class ContractBenchmark:
         if not path.is_file():
             raise DataError(path, None, "ContractEval file not found (expected DATA/contracteval/contracteval_rebuilt.jsonl)")
         evalplus = EvalPlusData.load(root / "evalplus")
+        # Each ContractEval file is checked against the EvalPlus data loaded with it
+        # (not a folder guessed from the file's path).
+        self._evalplus_folder[path.resolve()] = root / "evalplus"
         tasks, missing = [], []
         for lineno, row in read_jsonl(path, required=CONTRACT_FIELDS):
             if not isinstance(row["cvts"], list):
@@ -95,18 +117,18 @@ class ContractBenchmark:
         (``specbench contract check-data`` lists them).
         """
         if check == "functional":
-            evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+            evalplus = self._evalplus(task)
             return canonical_program(evalplus.tasks[task.task_id])
         return task.data["reference_with_contracts"]
 
-    def skip_reason(self, check: str, task: Task) -> str | None:
+    def skip_reason(self, check: str, task: Task, ctx=None) -> str | None:
         if check == "contract" and not task.data["cvts"]:
             return "task has no contract-violating tests"
         return None
 
     # ---------------------------------------------------------------- checks
     def run_check(self, check: str, task: Task, sample: Completion, ctx) -> CheckResult:
-        evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+        evalplus = self._evalplus(task)
         if check == "functional":
             return functional_check(evalplus.tasks[task.task_id], evalplus.digest[task.task_id], sample, ctx)
         if check == "contract":
@@ -116,7 +138,7 @@ class ContractBenchmark:
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         """Predicted cost of one item, for dispatch order under xdist (plugin/scheduling.py)."""
         if check == "functional":
-            evalplus = EvalPlusData.load(task.source.parent.parent / "evalplus")
+            evalplus = self._evalplus(task)
             return functional_cost(evalplus.tasks[task.task_id], evalplus.digest[task.task_id], ctx)
         return JOB_OVERHEAD_WORK + len(task.data["cvts"]) * CALL_OVERHEAD_WORK
 
@@ -149,7 +171,8 @@ class ContractBenchmark:
             details["accepted"] = accepted[:50]
         return CheckResult(details["passed"], details, message)
 
-    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], settings) -> dict[str, Any]:
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
+                  settings) -> dict[str, Any]:
         metrics = pass_at_k_metrics(results, settings.ks)
         metrics.update(contract_satisfaction(results))
         return metrics

@@ -143,7 +143,7 @@ def generated_cvt_metrics(results: Mapping, check: str = "violations") -> dict:
 
     ``results`` is ``{task_id: [{"index": i, "checks": {check: details}}]}`` where
     ``details["cvts"]`` lists ``[intended, fired_individually, rejected]`` per
-    proposed input (see :mod:`pytest_specbench.benchmarks.contract_cvt`).  Each
+    proposed input (see :mod:`pytest_specbench.benchmarks.contract.contract_cvt`).  Each
     sample's set is scored with :func:`task_metrics` and pooled with
     :func:`aggregate` (micro averages over inputs), once per TS reading:
     ``ts`` is ``exact``, ``ts_upstream`` is upstream's pair average.

@@ -35,6 +35,7 @@ from .feasibility import run_calls
 from .solve import STEERS, CandidateSearch
 from .translate import translate_contract
 from .variants import VariantError, build_variants
+from .signature import function_params  # noqa: F401  (also used by callers of the pipeline)
 
 CVT_KEYS = ("input", "intended_violated", "fired_individually", "smt_section", "case_index")
 WORK_VERSION = 2  # 2: guided search rounds, feasibility mode, coverage and uncovered reasons
@@ -75,17 +76,6 @@ def task_digest(row: dict) -> str:
         h.update(b"\0")
     h.update(json.dumps(sorted(row.get("contracts", {}).items())).encode())
     return h.hexdigest()[:16]
-
-
-def function_params(reference: str, entry_point: str) -> list:
-    tree = ast.parse(reference)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point:
-            a = node.args
-            if a.vararg or a.kwarg:
-                raise ValueError(f"{entry_point}() takes *args/**kwargs")
-            return [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
-    raise ValueError(f"reference has no function {entry_point!r}")
 
 
 def fresh_z3_context() -> None:
@@ -325,7 +315,7 @@ def _fail(rec: dict, kind: str, detail: str) -> None:
 
 # ---------------------------------------------------------------- data
 def read_tasks(path: Path) -> list:
-    from ..data.jsonl import read_jsonl
+    from ....data.jsonl import read_jsonl
 
     return [obj for _, obj in read_jsonl(Path(path), required=("task_id",))]
 

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .jsonl import read_jsonl
+from ...data.jsonl import read_jsonl
 
 EVALPLUS_FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "base_input", "plus_input", "atol")
 

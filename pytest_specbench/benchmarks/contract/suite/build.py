@@ -3,8 +3,8 @@
 
 Usage::
 
-    python benchmarks/contract/build.py          # rewrite the three data files
-    python benchmarks/contract/build.py --check  # fail if they are out of date
+    specbench contract build-suite          # rewrite the three data files
+    specbench contract build-suite --check  # fail if they are out of date
 
 The tasks, their wording and every input were written for pytest-specbench;
 nothing here comes from HumanEval(+), MBPP(+) or ContractEval.  The files
@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.dont_write_bytecode = True  # keep the data folder free of __pycache__
-sys.path.insert(0, str(HERE))
-import validate  # noqa: E402  (same folder)
+# The bundled suite these scripts write and check (the repository's benchmarks/contract/).
+SUITE = Path(__file__).resolve().parents[4] / "benchmarks" / "contract"
+from . import validate
 
 REQ = "{REQ}"
 
@@ -863,21 +863,21 @@ def main(argv=None) -> int:
         ce_rows.append(ce)
         (he_rows if t["task_id"].startswith("HumanEval") else mbpp_rows).append(fp)
     outputs = {
-        HERE / validate.CONTRACTEVAL: dump(ce_rows),
-        HERE / validate.HUMANEVAL: dump(he_rows),
-        HERE / validate.MBPP: dump(mbpp_rows),
+        SUITE / validate.CONTRACTEVAL: dump(ce_rows),
+        SUITE / validate.HUMANEVAL: dump(he_rows),
+        SUITE / validate.MBPP: dump(mbpp_rows),
     }
     stale = [p for p, text in outputs.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
     if args.check:
         for p in stale:
-            print(f"out of date: {p.relative_to(HERE)}", file=sys.stderr)
+            print(f"out of date: {p.relative_to(SUITE)}", file=sys.stderr)
         print("bundled suite is up to date" if not stale else f"{len(stale)} file(s) out of date")
         return 1 if stale else 0
     for p, text in outputs.items():
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
     print(f"wrote {len(ce_rows)} tasks ({len(he_rows)} HumanEval-style, {len(mbpp_rows)} MBPP-style); "
-          f"now run validate.py")
+          f"now run specbench contract validate-suite")
     return 0
 
 

@@ -24,7 +24,7 @@ Steps
      (timings, pass@1, dropped ids, data md5) is written next to it.
 
 Example
-  python benchmarks/perf/run_evalplus.py \\
+  python -m pytest_specbench.perf.run_evalplus \\
       --samples ../shared/datasets/samples/humaneval-chatgpt-temp0.0.jsonl \\
       --dataset humaneval --data ../shared/datasets/evalplus/HumanEvalPlus-v0.1.10.jsonl.gz \\
       --work-dir /tmp/evalplus-work/he --parallel 2

@@ -49,7 +49,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import OptionError, SpecbenchError
+from ....errors import OptionError, SpecbenchError
 
 SYSTEM = """You are an expert program analyst who writes precise specifications of Python input-validation \
 assertions.
@@ -111,7 +111,7 @@ class TranslatorSettings:
 
 def require_translator(model: str, state_dir: Path | None = None) -> "LLMTranslator":
     """The fallback translator for ``model`` (a ``--model`` spec such as ``openai:NAME``)."""
-    from ..models import load_model
+    from ....models import load_model
 
     state = state_dir or Path(os.environ.get("SPECBENCH_DIR") or ".specbench")
     try:
@@ -135,9 +135,9 @@ class LLMTranslator:
         for tasks with unsupported asserts; expressions are kept only when the
         deterministic translator accepts them.
         """
-        from ..benchmarks.base import Message, Prompt, Task
-        from ..models.base import GenerationRequest
-        from .pipeline import function_params
+        from ...base import Message, Prompt, Task
+        from ....models.base import GenerationRequest
+        from .signature import function_params
         from .translate import translate_contract
 
         jobs = []  # (task row, params, names, assert name, request)

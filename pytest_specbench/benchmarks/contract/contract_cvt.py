@@ -1,6 +1,6 @@
 """ContractEval's CVT-generation task (Lim et al., arXiv:2510.12047, §6.2):
 a model writes *contract-violating inputs* for a function, and the inputs are
-scored with AVC and TS (§3.4, :mod:`pytest_specbench.metrics.cvt`).
+scored with AVC and TS (§3.4, :mod:`pytest_specbench.benchmarks.contract.cvt_metrics`).
 
 ``pytest --specbench=contract-cvt --model=...`` reads the same tasks as
 ``contract`` (the bundled suite, or ``DATA/contracteval/contracteval_rebuilt.jsonl``;
@@ -33,7 +33,7 @@ anything.
 
 Scoring runs in the sandbox (:class:`~pytest_specbench.execution.python.PythonExecutor`),
 on program variants of ``reference_with_contracts`` built by
-:func:`pytest_specbench.synthesis.variants.build_variants`:
+:func:`pytest_specbench.benchmarks.contract.synthesis.variants.build_variants`:
 
 * ``full`` (the contract block, then a sentinel exception): an input is
   *rejected* iff this raises ``AssertionError``.  The contract block sits at the
@@ -67,11 +67,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..data.jsonl import read_jsonl
-from ..errors import DataError, OptionError
-from ..metrics import cvt as cvt_metrics
-from ..models.base import Completion
-from .base import CheckResult, Message, Prompt, Task, TaskSet
+from ...data.jsonl import read_jsonl
+from ...errors import DataError, OptionError
+from . import cvt_metrics
+from ...models.base import Completion
+from ..base import CheckResult, Message, Prompt, Task, TaskSet
 from .contract import CONTRACT_FIELDS, entry_parameters, file_digest_cached
 from .evalplus import bundled_folder
 
@@ -125,8 +125,18 @@ class ContractCvtBenchmark:
     name = "contract-cvt"
     checks = (CHECK,)
 
-    def addoption(self, group, addini) -> None:
-        return None
+    version = "1"
+    options = ()
+
+    def checks_for(self, task: Task) -> tuple[str, ...]:
+        return self.checks
+
+    def metric_names(self, settings) -> list[str]:
+        probe = {"probe": [{"index": 0, "checks": {CHECK: {"passed": True, "proposed": 1, "rejected": 1}}}]}
+        try:
+            return sorted(self.aggregate(probe, {}, settings))
+        except Exception:  # noqa: BLE001 - the metric set does not depend on the details
+            return ["all_rejected", "answers_parsed", "avc", "cvts_proposed", "ts", "ts_upstream"]
 
     # ------------------------------------------------------------------ data
     def load(self, data_root: Path | None, settings) -> TaskSet:
@@ -146,7 +156,7 @@ class ContractCvtBenchmark:
             tasks.append(Task(row["task_id"], row, path, lineno))
         return TaskSet(tuple(tasks), (path,), bundled=data_root is None)
 
-    def skip_reason(self, check: str, task: Task) -> str | None:
+    def skip_reason(self, check: str, task: Task, ctx=None) -> str | None:
         if not task.data["contracts"]:
             return "task has no contract asserts"
         if not task.data["cvts"]:
@@ -186,7 +196,7 @@ class ContractCvtBenchmark:
         except AnswerError as exc:
             return CheckResult(False, {"passed": False, "parsed": False, "reason": str(exc)[:300]},
                                f"unusable answer: {exc}")
-        from ..synthesis.variants import VariantError, build_variants
+        from .synthesis.variants import VariantError, build_variants
 
         try:
             with warnings.catch_warnings():  # parsing (not running) the reference: its escape sequences are its own
@@ -233,7 +243,8 @@ class ContractCvtBenchmark:
                        f"first: {row['entry_point']}{_short_call(cases[first])} {what}")
         return CheckResult(details["passed"], details, message)
 
-    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], settings) -> dict[str, Any]:
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
+                  settings) -> dict[str, Any]:
         return cvt_metrics.generated_cvt_metrics(results, CHECK)
 
 
@@ -361,7 +372,7 @@ def contract_listing(row: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``(assert_k, source)`` pairs: the contract block's asserts unparsed, else the data's texts."""
     names = list(row["contracts"])
     try:
-        from ..synthesis.translate import parse_contract_block
+        from .synthesis.translate import parse_contract_block
 
         asserts = [n for st in parse_contract_block(row["contract"]) for n in _in_order(st) if isinstance(n, ast.Assert)]
         if len(asserts) == len(names):

@@ -3,7 +3,7 @@
 
 Usage::
 
-    python benchmarks/contract/validate.py [--root DIR] [--timeout SECONDS] [-v]
+    specbench contract validate-suite [--root DIR] [--timeout SECONDS] [-v]
 
 For every task it checks the shape of the three data files (fields, ids, the
 contract block against ``contracts``, the prompts, the CVT bookkeeping) and then,
@@ -32,6 +32,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The bundled suite these scripts write and check (the repository's benchmarks/contract/).
+SUITE = Path(__file__).resolve().parents[4] / "benchmarks" / "contract"
 CONTRACTEVAL = Path("contracteval") / "contracteval_rebuilt.jsonl"
 HUMANEVAL = Path("evalplus") / "HumanEvalPlus.jsonl"
 MBPP = Path("evalplus") / "MbppPlus.jsonl"
@@ -405,7 +407,7 @@ def main(argv=None) -> int:
         _child_main()
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--root", type=Path, default=HERE, help="suite root (default: this folder)")
+    ap.add_argument("--root", type=Path, default=SUITE, help="suite root (default: the bundled benchmarks/contract/)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per task process")
     ap.add_argument("--per-call-timeout", type=float, default=5.0, help="seconds per call")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per task")

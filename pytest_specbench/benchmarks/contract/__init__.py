@@ -1,0 +1,13 @@
+"""ContractEval (HumanEval+/MBPP+ with contracts) and EvalPlus: adapters and their machinery.
+
+- ``contract``: functional tests and rejection of contract-violating inputs (ContractEval §3-4);
+- ``contract-cvt``: the model writes contract-violating inputs (ContractEval §6.2);
+- ``evalplus``: HumanEval+/MBPP+ functional tests only;
+- ``synthesis/``: z3 synthesis of contract-violating tests (ContractEval §3.2), ``specbench contract synthesize``.
+"""
+
+ADAPTERS = {
+    "contract": "pytest_specbench.benchmarks.contract.contract:ADAPTER",
+    "contract-cvt": "pytest_specbench.benchmarks.contract.contract_cvt:ADAPTER",
+    "evalplus": "pytest_specbench.benchmarks.contract.evalplus:ADAPTER",
+}
