@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_specbench.benchmarks.contract import ADAPTER as CONTRACT
+from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import PythonExecutor
 from pytest_specbench.models.base import Completion

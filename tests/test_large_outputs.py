@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_specbench.benchmarks import evalplus
+from pytest_specbench.benchmarks.contract import evalplus
 from pytest_specbench.execution import wire
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import PythonExecutor
