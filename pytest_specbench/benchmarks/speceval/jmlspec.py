@@ -145,6 +145,10 @@ class SpecBlock:
     line: int  # 1-based line of the comment
     clauses: list[Clause] = field(default_factory=list)
     variables: tuple[str, ...] = ()  # variables in scope at the block (for mutations)
+    # where the spec belongs, stable under the perturbations: (method name, its
+    # ordinal among same-named methods, "method"/"loop"/"other", loop ordinal in the method)
+    location: tuple = ()
+    types: dict = field(default_factory=dict)  # variable -> declared type
 
 
 _CLAUSE_START = re.compile(r"(?<![\w\\])(" + "|".join(SPEC_KEYWORDS + ("assignable", "modifies", "assume",
@@ -234,6 +238,31 @@ def declared_names(node: Node, src: bytes) -> list[str]:
     return names
 
 
+def declared_types(node: Node, src: bytes) -> dict[str, str]:
+    """name -> declared type (``int[]`` for ``int a[]`` too) of the parameters,
+    locals and fields under ``node``; a name declared twice with different
+    types maps to ``?`` (it is then never swapped for another)."""
+    out: dict[str, str] = {}
+
+    def put(name_node, type_node, dims_node=None):
+        if name_node is None or type_node is None:
+            return
+        t = text(type_node, src).replace(" ", "") + (text(dims_node, src).replace(" ", "") if dims_node else "")
+        name = text(name_node, src)
+        out[name] = t if out.get(name, t) == t else "?"
+
+    for n in walk(node):
+        if n.type in ("formal_parameter", "catch_formal_parameter"):
+            put(n.child_by_field_name("name"), n.child_by_field_name("type"), n.child_by_field_name("dimensions"))
+        elif n.type in ("local_variable_declaration", "field_declaration"):
+            for c in n.named_children:
+                if c.type == "variable_declarator":
+                    put(c.child_by_field_name("name"), n.child_by_field_name("type"), c.child_by_field_name("dimensions"))
+        elif n.type == "enhanced_for_statement":
+            put(n.child_by_field_name("name"), n.child_by_field_name("type"))
+    return out
+
+
 def field_names(tree, src: bytes) -> list[str]:
     out = []
     for n in walk(tree.root_node):
@@ -249,7 +278,15 @@ def spec_blocks(source: str) -> list[SpecBlock]:
     src = source.encode("utf-8")
     tree = parse(source)
     fields = field_names(tree, src)
+    field_types = {k: v for k, v in declared_types(tree.root_node, src).items() if k in fields}
     blocks: list[SpecBlock] = []
+    methods = [m for m in walk(tree.root_node) if m.type in METHOD_TYPES]
+    method_key = {}
+    seen: dict[str, int] = {}
+    for m in methods:
+        name = text(m.child_by_field_name("name"), src)
+        method_key[m.id] = (name, seen.get(name, 0))
+        seen[name] = seen.get(name, 0) + 1
     for n in walk(tree.root_node):
         if n.type not in ("line_comment", "block_comment"):
             continue
@@ -257,6 +294,8 @@ def spec_blocks(source: str) -> list[SpecBlock]:
         if not is_jml_comment(raw):
             continue
         target, method, variables = "other", "", tuple(fields)
+        types = dict(field_types)
+        location: tuple = ("", 0, "other", 0)
         # what the comment annotates: the next named sibling that is not a comment
         nxt = n.next_named_sibling
         while nxt is not None and nxt.type in ("line_comment", "block_comment"):
@@ -269,16 +308,23 @@ def spec_blocks(source: str) -> list[SpecBlock]:
             method = text(nxt.child_by_field_name("name"), src)
             params = nxt.child_by_field_name("parameters")
             variables = tuple(declared_names(params, src)) + tuple(fields) if params else tuple(fields)
+            location = method_key[nxt.id] + ("method", 0)
+            types.update(declared_types(nxt, src))
         elif enclosing is not None:
             method = text(enclosing.child_by_field_name("name"), src)
             variables = tuple(_names_in_scope(enclosing, n, src)) + tuple(fields)
+            types.update(declared_types(enclosing, src))
             if nxt is not None and nxt.type in LOOP_TYPES:
                 target = "loop"
                 variables = tuple(dict.fromkeys(variables + tuple(_loop_header_names(nxt, src))))
+                loops = [x for x in walk(enclosing) if x.type in LOOP_TYPES]
+                location = method_key[enclosing.id] + ("loop", next(i for i, x in enumerate(loops) if x.id == nxt.id))
+            else:
+                location = method_key[enclosing.id] + ("other", 0)
         elif nxt is not None and nxt.type == "modifiers":  # /*@ pure @*/ inside a method's modifiers
             target = "other"
         blocks.append(SpecBlock(n.start_byte, n.end_byte, raw, target, method, n.start_point[0] + 1,
-                                _clauses(raw, n.start_byte), variables))
+                                _clauses(raw, n.start_byte), variables, location, types))
     blocks.sort(key=lambda b: b.start)
     return blocks
 

@@ -42,6 +42,11 @@ package private protected public return short static strictfp super switch synch
 transient try void volatile while true false null var record yield""".split())
 
 
+# words task texts may put into comments (placeholders, trivial specs): always
+# taken, so a task's text never changes the names a perturbation picks
+_RESERVED = {"FILL", "CANDIDATE", "true", "false"}
+
+
 @dataclass(frozen=True)
 class Perturbed:
     source: str
@@ -136,7 +141,7 @@ def _fresh_name(rng: random.Random, taken: set[str]) -> str:
 def _renaming(source: str, rng: random.Random, shuffle: bool) -> Perturbed:
     src = source.encode("utf-8")
     tree = parse(source)
-    taken = all_identifiers(source)
+    taken = all_identifiers(source) | _RESERVED
     edits = []
     for method in _methods(tree):
         names = declared_names(method, src)
@@ -170,7 +175,7 @@ def _name_shuffle(source: str, rng: random.Random) -> Perturbed:
 def _def_use_break(source: str, rng: random.Random) -> Perturbed:
     src = source.encode("utf-8")
     tree = parse(source)
-    taken = all_identifiers(source)
+    taken = all_identifiers(source) | _RESERVED
     edits = []
     for method in _methods(tree):
         params = method.child_by_field_name("parameters")
