@@ -165,7 +165,8 @@ class JmlChecker:
                     got[k] = _verdict(r, calls[k].text)
             done_all = any(r.get("done") is True for r in records)
             rest = [k for k in todo if k not in got]
-            if rest and not done_all:
+            stopped = bool(records) and (records[-1].get("verdict") == "timeout" or records[-1].get("outlived"))
+            if rest and not done_all and not stopped:
                 # The JVM stopped inside the first missing call (limits, a crash of the JVM): that call is
                 # the program's fault; go on with the others in a fresh JVM.
                 k = rest[0]
@@ -174,7 +175,7 @@ class JmlChecker:
                        + (": " + result.stderr.strip().splitlines()[-1][:200] if result.stderr.strip() else ""))
                 got[k] = CallVerdict(k, calls[k].text, "timeout" if result.timed_out else "crashed", message=why)
                 rest = rest[1:]
-            elif rest:
+            elif rest and done_all:
                 raise InfrastructureError(f"JML runner finished without records for calls {rest[:5]}")
             todo = rest
         for k in todo:
@@ -188,7 +189,7 @@ class JmlChecker:
         wall = self.call_seconds * len(todo) * 3 + 20
         job = JavaJob(main=RUNNER, args=(str(classes), driver.class_name, str(int(self.call_seconds * 1000)),
                                          str(self.output_bytes), *map(str, todo)),
-                      classpath=(self.runtime(), classes), files={"nonce": nonce.encode()},
+                      classpath=(self.runtime(),), files={"nonce": nonce.encode()},
                       wall_seconds=wall)
         result = self.jvm.run(None, job)
         records = []

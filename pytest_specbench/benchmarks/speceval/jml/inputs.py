@@ -86,7 +86,7 @@ def driver_from_daikon(daikon_source: str, translation: Translation, program: st
     tree = _parser().parse(src)
     cls = next(c for c in tree.root_node.named_children if c.type == "class_declaration")
     body = cls.child_by_field_name("body")
-    dmethods: dict[str, list[str]] = {}
+    dmethods: dict[str, list[list[str]]] = {}
     main = None
     for m in body.named_children:
         if m.type != "method_declaration":
@@ -101,7 +101,7 @@ def driver_from_daikon(daikon_source: str, translation: Translation, program: st
                 t = _text(src, p.child_by_field_name("type"))
                 dims = p.child_by_field_name("dimensions")
                 ptypes.append(_norm_type(t + (_text(src, dims) if dims else "")))
-        dmethods[name] = ptypes
+        dmethods.setdefault(name, []).append(ptypes)
     oracle_cls = translation.class_name
     lines: list[str] = []
     calls: list[DriverCall] = []
@@ -127,8 +127,9 @@ def driver_from_daikon(daikon_source: str, translation: Translation, program: st
                     call = special.format(*args)
                     void = True
                 else:
-                    hit = _map_method(dname, dmethods[dname], translation.methods)
-                    if hit is None:
+                    ptypes = next((p for p in dmethods[dname] if len(p) == len(args)), None)
+                    hit = None if ptypes is None else _map_method(dname, ptypes, translation.methods)
+                    if hit is None or len(hit[2]) != len(args):
                         unmapped.add(dname)
                         continue
                     oname, ov, perm = hit
@@ -196,3 +197,19 @@ def _walk(node):
     yield node
     for c in node.children:
         yield from _walk(c)
+
+
+def driver_from_calls(calls: list[str], void: set[int] = frozenset()) -> Driver:
+    """A driver of Java call expressions (``"A.f(1, new int[]{2})"``); indices in
+    ``void`` are statements whose value is not returned."""
+    lines = []
+    out = []
+    for k, call in enumerate(calls):
+        out.append(DriverCall(k, call))
+        lines.append(f"        if (k == {k}) {{ {call}; return null; }}" if k in void
+                     else f"        if (k == {k}) return {call};")
+    source = ("public final class __JmlDriver {\n"
+              "    public static Object call(int k) throws Throwable {\n"
+              + "\n".join(lines)
+              + "\n        throw new IllegalArgumentException(\"no call \" + k);\n    }\n}\n")
+    return Driver("__JmlDriver", source, out)

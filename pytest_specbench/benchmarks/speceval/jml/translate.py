@@ -106,9 +106,10 @@ def comment_text(raw: str) -> str | None:
 class ClauseScanner:
     """Splits JML text into keyword items; expressions go through :mod:`.expr`."""
 
-    def __init__(self, text: str, first_line: int):
+    def __init__(self, text: str, first_line: int, offset: int = 0):
         self.text = text
         self.first_line = first_line
+        self.offset = offset  # of ``text`` in the source (for clause spans)
         self.p = X.Parser(text)
 
     def line_at(self, pos: int) -> int:
@@ -151,11 +152,13 @@ class ClauseScanner:
                     p.take()
                     raise TranslationError("\\same is not supported", line)
                 e = p.expr()
-                text = self.text[start:p.tok.pos].strip()
+                end = p.tok.pos
+                text = self.text[start:end].strip()
                 if p.at(":") and kind in ("assert", "assume"):
                     raise TranslationError("assert messages are not supported", line)
                 self.end(p)
-                out.append((kind, line, Clause(kind, line, " ".join(text.split()), e)))
+                out.append((kind, line, Clause(kind, line, " ".join(text.split()), e,
+                                               {"span": (self.offset + start, self.offset + end)})))
                 continue
             if kw == "signals_only":
                 types = []
@@ -437,8 +440,9 @@ class Translator:
         body = comment_text(raw)
         if body is None:
             return None
+        offset = len(self.src[:comment.start_byte].decode("utf-8"))
         try:
-            return ClauseScanner(body, self.line_of(comment)).items()
+            return ClauseScanner(body, self.line_of(comment), offset).items()
         except X.JmlSyntaxError as exc:
             scanner = ClauseScanner(body, self.line_of(comment))
             raise TranslationError(str(exc), scanner.line_at(exc.offset)) from None
