@@ -152,9 +152,14 @@ class SpecEval:
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
         requested = _option(ctx.settings, "speceval_validation") if hasattr(ctx, "settings") else "auto"
-        if validation.mode(requested) == "unavailable":
+        mode = validation.mode(requested)
+        if mode == "unavailable":
             return ("--speceval-validation=dynamic needs the JML runtime checker "
-                    "(pytest_specbench.benchmarks.speceval.jml, issue 13), which is not installed in this version")
+                    "(pytest_specbench.benchmarks.speceval.jml), which is not installed in this version")
+        if mode == "dynamic" and check in ("judgement", "infilling", "generation"):
+            missing = validation.jvm_missing(ctx)
+            if missing:
+                return missing + " (or run with --speceval-validation=syntactic)"
         return None
 
     # --- prompts and answers -------------------------------------------------
@@ -183,8 +188,16 @@ class SpecEval:
         dynamic = validation.mode(requested) == "dynamic"
         kind = task.data["kind"]
         if kind == "judgement":
+            details = {**base, "label": d["label"], "validation": "syntactic"}
+            if dynamic and not d["label"]:
+                # §3.2.1 / issue: a mutant counts as incorrect only if the tests refute it
+                refuted, summary, calls = self._mutant_refuted(task, inst, ctx)
+                details.update({"validation": "dynamic", "tests": calls, "checker": summary})
+                if not refuted:
+                    return CheckResult(True, {**details, "dropped": True, "passed": None},
+                                       "mutant not refuted by the tests: dropped from the metrics")
             verdict = prompts.parse_judgement(text)
-            details = {**base, "label": d["label"], "answer": verdict, "validation": "syntactic"}
+            details["answer"] = verdict
             if verdict is None:
                 return CheckResult(False, {**details, "passed": False}, "no 'correct'/'incorrect' verdict in the answer")
             ok = verdict == d["label"]
@@ -203,6 +216,13 @@ class SpecEval:
             return self._infilling(inst, text, base, dynamic, ctx, task)
         return self._generation(inst, text, base, dynamic, ctx, task)
 
+    def _mutant_refuted(self, task: Task, inst: Instance, ctx: Any) -> tuple[bool, str, int]:
+        key = (task.task_id, json.dumps(task.data["plan"], sort_keys=True))
+        if key not in _MUTANT_VERDICTS:
+            holds, summary, calls = validation.spec_holds(inst.program, _tests(task), ctx)
+            _MUTANT_VERDICTS[key] = (holds is False, summary, calls)
+        return _MUTANT_VERDICTS[key]
+
     def _infilling(self, inst: Instance, text: str, base: dict, dynamic: bool, ctx: Any, task: Task) -> CheckResult:
         d = inst.data
         fill = prompts.parse_infilling(text, d["masked"])
@@ -214,12 +234,9 @@ class SpecEval:
         details["match"] = "syntactic" if ok else None
         if not ok and dynamic:
             program = inst.program.replace(PLACEHOLDER, fill, 1)
-            verdicts = validation.clause_verdicts(program, task.data.get("tests") and
-                                                  Path(task.data["tests"]).read_text(), ctx)
-            if verdicts is not None:
-                ok = all(v is True for v in verdicts.clauses)
-                details["match"] = "dynamic" if ok else None
-                details["tests"] = verdicts.tests
+            holds, summary, calls = validation.spec_holds(program, _tests(task), ctx)
+            ok = holds is True
+            details.update({"match": "dynamic" if ok else None, "tests": calls, "checker": summary})
         return CheckResult(ok, {**details, "passed": ok}, "" if ok else f"filled {fill!r}: does not hold")
 
     def _generation(self, inst: Instance, text: str, base: dict, dynamic: bool, ctx: Any, task: Task) -> CheckResult:
@@ -245,12 +262,11 @@ class SpecEval:
         holds: list[bool] = [g in gt for g in generated]
         mode = "syntactic"
         if dynamic and not code_changed:
-            verdicts = validation.clause_verdicts(program, task.data.get("tests") and
-                                                  Path(task.data["tests"]).read_text(), ctx)
-            if verdicts is not None:
-                holds = [v is True for v in verdicts.clauses]
-                mode = "dynamic"
-                details["tests"] = verdicts.tests
+            verdicts = validation.clause_verdicts(program, _tests(task), ctx)
+            holds = [v is True for v in verdicts.clauses]
+            mode = "dynamic"
+            details.update({"tests": verdicts.tests, "checker": verdicts.message,
+                            "undecided": sum(v is None for v in verdicts.clauses)})
         precision = sum(holds) / len(generated) if generated else 0.0
         recall = len(gt & set(generated)) / len(gt) if gt else 0.0
         all_hold = bool(generated) and all(holds)
@@ -331,6 +347,14 @@ def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:
             details["index"] = s.get("index", 0)
             out.setdefault(key, []).append(details)
     return out
+
+
+_MUTANT_VERDICTS: dict = {}
+
+
+def _tests(task: Task) -> str | None:
+    path = task.data.get("tests")
+    return Path(path).read_text(encoding="utf-8") if path and Path(path).is_file() else None
 
 
 def _squash(s: str) -> str:
