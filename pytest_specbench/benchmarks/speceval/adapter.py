@@ -192,8 +192,10 @@ class SpecEval:
             if dynamic and not d["label"]:
                 # §3.2.1 / issue: a mutant counts as incorrect only if the tests refute it
                 refuted, summary, calls = self._mutant_refuted(task, inst, ctx)
-                details.update({"validation": "dynamic", "tests": calls, "checker": summary})
-                if not refuted:
+                details.update({"validation": "dynamic" if refuted is not None else "unchecked", "tests": calls,
+                                "checker": summary})
+                # a mutant the checker cannot run (unsupported construct) stays incorrect, as built
+                if refuted is False:
                     return CheckResult(True, {**details, "dropped": True, "passed": None},
                                        "mutant not refuted by the tests: dropped from the metrics")
             verdict = prompts.parse_judgement(text)
@@ -216,11 +218,11 @@ class SpecEval:
             return self._infilling(inst, text, base, dynamic, ctx, task)
         return self._generation(inst, text, base, dynamic, ctx, task)
 
-    def _mutant_refuted(self, task: Task, inst: Instance, ctx: Any) -> tuple[bool, str, int]:
+    def _mutant_refuted(self, task: Task, inst: Instance, ctx: Any) -> tuple[bool | None, str, int]:
         key = (task.task_id, json.dumps(task.data["plan"], sort_keys=True))
         if key not in _MUTANT_VERDICTS:
             holds, summary, calls = validation.spec_holds(inst.program, _tests(task), ctx)
-            _MUTANT_VERDICTS[key] = (holds is False, summary, calls)
+            _MUTANT_VERDICTS[key] = (None if holds is None else holds is False, summary, calls)
         return _MUTANT_VERDICTS[key]
 
     def _infilling(self, inst: Instance, text: str, base: dict, dynamic: bool, ctx: Any, task: Task) -> CheckResult:
@@ -263,7 +265,9 @@ class SpecEval:
         mode = "syntactic"
         if dynamic and not code_changed:
             verdicts = validation.clause_verdicts(program, _tests(task), ctx)
-            holds = [v is True for v in verdicts.clauses]
+            # a clause the checker could not decide (unsupported construct, a
+            # crash no clause is named for) holds only if it is a ground-truth clause
+            holds = [v is True or (v is None and g in gt) for v, g in zip(verdicts.clauses, generated)]
             mode = "dynamic"
             details.update({"tests": verdicts.tests, "checker": verdicts.message,
                             "undecided": sum(v is None for v in verdicts.clauses)})

@@ -83,6 +83,7 @@ def compute(entries: Mapping[tuple[str, str, str], Sequence[Mapping[str, Any]]],
             out[f"judgement_label_correct/{cat}"] = accuracy([bool(x) for x in labels])
             out[f"judgement_dropped/{cat}"] = sum(1 for (p, t, c), dd in entries.items() if t == "judgement"
                                                   and c == cat for d in dd if d.get("dropped"))
+            out[f"judgement_unchecked/{cat}"] = sum(1 for d in ds if d.get("validation") == "unchecked")
         if "generation" in tasks:
             ds = samples_of("generation", cat)
             prec = [d.get("precision") or 0.0 for d in ds]
