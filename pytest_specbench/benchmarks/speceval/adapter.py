@@ -112,6 +112,13 @@ class SpecEval:
     name = "speceval"
     version = "1"
     options = OPTIONS
+    checks = TASKS  # for the plugin before declared options and checks_for (remove with the shims below)
+
+    def addoption(self, group, addini) -> None:
+        """Registers :data:`OPTIONS` for a plugin that predates declared options."""
+        for opt in OPTIONS:
+            group.addoption(opt.flag, dest=opt.name, default=None, help=opt.help)
+            addini(opt.name, f"default for {opt.flag}", default=str(opt.default))
 
     # --- tasks ---------------------------------------------------------------
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
@@ -150,7 +157,9 @@ class SpecEval:
     def checks_for(self, task: Task) -> Sequence[str]:
         return (task.data["kind"],)
 
-    def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
+    def skip_reason(self, check: str, task: Task, ctx: Any = None) -> str | None:
+        if check != task.data["kind"]:  # a plugin that offers every check to every task
+            return f"{task.task_id} is a {task.data['kind']} task"
         requested = _option(ctx.settings, "speceval_validation") if hasattr(ctx, "settings") else "auto"
         mode = validation.mode(requested)
         if mode == "unavailable":
@@ -281,8 +290,10 @@ class SpecEval:
             "no specification generated" if not generated else "none of the generated specifications holds"))
 
     # --- metrics ---------------------------------------------------------------
-    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
-                  settings: Any) -> dict[str, Any]:
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
+                  settings: Any = None) -> dict[str, Any]:
+        if settings is None and not isinstance(tasks, Mapping):  # the plugin's older call: (results, settings)
+            tasks, settings = None, tasks
         entries = _entries(results, tasks)
         cats = _option(settings, "speceval_perturbation")
         kinds = _option(settings, "speceval_task")
@@ -340,12 +351,16 @@ class SpecEval:
 def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:
     out: dict[tuple[str, str, str], list[dict]] = {}
     for task_id, samples in results.items():
-        task = tasks.get(task_id)
-        if task is None:
-            continue
-        key = (task.data["program"], task.data["kind"], task.data["category"])
+        task = tasks.get(task_id) if tasks else None
+        if task is not None:
+            key = (task.data["program"], task.data["kind"], task.data["category"])
+        else:  # the id says it: Program/kind/category
+            parts = task_id.rsplit("/", 2)
+            if len(parts) != 3:
+                continue
+            key = (parts[0], parts[1], parts[2])
         for s in samples:
-            details = dict(s["checks"].get(task.data["kind"]) or {})
+            details = dict(s["checks"].get(key[1]) or {})
             if not details:
                 continue
             details["index"] = s.get("index", 0)

@@ -16,8 +16,9 @@ TASK_ORDER = ("judgement", "selection", "infilling", "generation")
 
 
 def accuracy(flags: Sequence[bool]) -> float | None:
-    """Accuracy (§3.2.1-§3.2.3): share of tasks answered correctly, in percent."""
-    return 100.0 * sum(flags) / len(flags) if flags else None
+    """Accuracy (§3.2.1-§3.2.3): share of tasks answered correctly (0..1; the
+    report prints percentages as Table 1 does)."""
+    return sum(flags) / len(flags) if flags else None
 
 
 def jaccard_distance(original: set[str], perturbed: set[str]) -> float | None:
@@ -88,8 +89,8 @@ def compute(entries: Mapping[tuple[str, str, str], Sequence[Mapping[str, Any]]],
             ds = samples_of("generation", cat)
             prec = [d.get("precision") or 0.0 for d in ds]
             rec = [d.get("recall") or 0.0 for d in ds]
-            out[f"generation_avg_precision/{cat}"] = 100.0 * mean(prec) if prec else None
-            out[f"generation_avg_recall/{cat}"] = 100.0 * mean(rec) if rec else None
+            out[f"generation_avg_precision/{cat}"] = mean(prec) if prec else None
+            out[f"generation_avg_recall/{cat}"] = mean(rec) if rec else None
             out[f"generation_pass/{cat}"] = _per_index_mean(by_index, lambda m: sum(
                 1 for (p, t, c), d in m.items() if t == "generation" and c == cat and d.get("all_hold")))
         if all(t in tasks for t in TASK_ORDER):

@@ -56,10 +56,25 @@ def mode(requested: str) -> str:
 _CHECKERS: dict[int, Any] = {}
 
 
+_JVMS: dict[int, Any] = {}
+
+
+def _jvm(ctx: Any):
+    """``ctx.executor("jvm")``; a context without ``executor`` (the plugin before
+    the executor layer) gets one made here from its settings."""
+    if hasattr(ctx, "executor"):
+        return ctx.executor("jvm")
+    if id(ctx) not in _JVMS:
+        from ...execution import make_executor
+
+        _JVMS[id(ctx)] = make_executor("jvm", ctx.settings, list(getattr(ctx, "hide", None) or getattr(ctx, "_hide", None) or []))
+    return _JVMS[id(ctx)]
+
+
 def _checker(ctx: Any):
     from .jml.checker import JmlChecker
 
-    jvm = ctx.executor("jvm")
+    jvm = _jvm(ctx)
     if id(jvm) not in _CHECKERS:
         _CHECKERS[id(jvm)] = JmlChecker(jvm)
     return _CHECKERS[id(jvm)]
@@ -67,8 +82,13 @@ def _checker(ctx: Any):
 
 def jvm_missing(ctx: Any) -> str | None:
     """One line when javac/java are absent (the item is then skipped)."""
+    if ctx is None:
+        import shutil
+
+        return None if shutil.which("javac") and shutil.which("java") else \
+            "javac/java not found: apt-get install openjdk-17-jdk-headless"
     try:
-        return ctx.executor("jvm").available()
+        return _jvm(ctx).available()
     except Exception as exc:  # noqa: BLE001 - an executor kind this version lacks
         return f"the jvm executor is not available: {exc}"
 
