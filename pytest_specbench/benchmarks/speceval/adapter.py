@@ -279,7 +279,9 @@ class SpecEval:
             holds = [v is True or (v is None and g in gt) for v, g in zip(verdicts.clauses, generated)]
             mode = "dynamic"
             details.update({"tests": verdicts.tests, "checker": verdicts.message,
-                            "undecided": sum(v is None for v in verdicts.clauses)})
+                            "undecided": sum(v is None for v in verdicts.clauses),
+                            # beyond the paper: a spec that "holds" on few in-domain calls is flagged
+                            "weak_tests": verdicts.tests < WEAK_TESTS})
         precision = sum(holds) / len(generated) if generated else 0.0
         recall = len(gt & set(generated)) / len(gt) if gt else 0.0
         all_hold = bool(generated) and all(holds)
@@ -369,6 +371,7 @@ def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:
 
 
 _MUTANT_VERDICTS: dict = {}
+WEAK_TESTS = 5  # fewer in-domain test calls than this: the verdict "holds" is flagged as weak
 
 
 def _tests(task: Task) -> str | None:
