@@ -142,3 +142,17 @@ def test_real_reference_scores_100_percent_syntactically():
         results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
     m = ADAPTER.aggregate(results, {t.task_id: t for t in ts.tasks}, settings)
     assert all(m[f"pcs/{c}"] == 1.0 for c in ALL_CATEGORIES)
+
+
+def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
+    settings = _Settings(Path(tempfile.gettempdir()), speceval_task="judgement", speceval_validation="syntactic")
+    tasks = ADAPTER.load(None, settings).tasks
+    rows = [{"task_id": t.task_id, "solution": "After reading it carefully: **correct**."} for t in tasks]
+    (pytester.path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=replay:s.jsonl", "-p", "no:cacheprovider",
+                                           "--speceval-task=judgement", "--speceval-validation=syntactic",
+                                           "--specbench-report=r.json")
+    metrics = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]["metrics"]
+    assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
+    labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks]
+    assert metrics["judgement_acc/original"] == sum(labels) / len(labels)
