@@ -85,6 +85,8 @@ class JvmExecutor:
         self.javac = shutil.which("javac")
         self.java = shutil.which("java")
         self._jdk: str | None = None
+        self._server: subprocess.Popen | None = None
+        self._server_broken: str | None = None
 
     # ------------------------------------------------------------ toolchain
     def available(self) -> str | None:
@@ -104,7 +106,7 @@ class JvmExecutor:
 
     # -------------------------------------------------------------- compile
     def compile(self, sources: Mapping[str, str], classpath: Sequence[Path] = (),
-                timeout: float = 120.0) -> CompileResult:
+                timeout: float = 120.0, use_server: bool = True) -> CompileResult:
         """Compile ``sources`` (relative path -> text) against ``classpath``; cached by content."""
         if self.available():
             raise InfrastructureError(self.available())
@@ -136,15 +138,21 @@ class JvmExecutor:
                 f.write_text(text, encoding="utf-8")
                 files.append(str(f))
             cp = os.pathsep.join(str(p) for p in classpath)
-            argv = [self.javac, *JAVAC_FLAGS, "-d", str(outdir)] + (["-cp", cp] if cp else []) + files
-            # javac only parses and type-checks (no annotation processing): run as a plain child.
-            try:
-                r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=srcdir,
-                                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"})
-            except subprocess.TimeoutExpired:
-                return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
-            diag = (r.stdout + r.stderr).replace(str(srcdir) + os.sep, "")
-            if r.returncode != 0:
+            args = [*JAVAC_FLAGS, "-d", str(outdir)] + (["-cp", cp] if cp else []) + files
+            # javac only parses and type-checks (no annotation processing): no sample code runs.
+            served = self._serve(args, Path(tmp), timeout) if use_server else None
+            if served is not None:
+                rc, diag = served
+            else:
+                try:
+                    r = subprocess.run([self.javac, *args], capture_output=True, text=True, timeout=timeout,
+                                       cwd=srcdir, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                                        "LANG": "C.UTF-8"})
+                except subprocess.TimeoutExpired:
+                    return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
+                rc, diag = r.returncode, r.stdout + r.stderr
+            diag = diag.replace(str(srcdir) + os.sep, "")
+            if rc != 0:
                 fail.write_text(diag)
                 return CompileResult(False, None, diag, key)
             (outdir / ".ok").write_text("")
@@ -154,6 +162,96 @@ class JvmExecutor:
                 if not done.exists():
                     raise
         return CompileResult(True, out, diag, key)
+
+    # A warm javac (CompileServer) saves a JVM start per compilation; javac's own
+    # command line is the fallback when the server cannot start or stops answering.
+    def _serve(self, args: list[str], tmp: Path, timeout: float) -> tuple[int, str] | None:
+        server = self._server_proc()
+        if server is None:
+            return None
+        argfile = tmp / "javac.args"
+        argfile.write_text("\n".join(a for a in args if not a.startswith("-J")) + "\n", encoding="utf-8")
+        try:
+            server.stdin.write((str(argfile) + "\n").encode())
+            server.stdin.flush()
+            head = self._read_line(server, timeout)
+            rc, n = (int(x) for x in head.split())
+            diag = self._read_n(server, n, timeout)
+            return rc, diag.decode("utf-8", "replace")
+        except (OSError, ValueError, TimeoutError) as exc:
+            self._stop_server()
+            self._server_broken = f"javac server failed: {exc}"
+            return None
+
+    def _server_proc(self):
+        if self._server is not None and self._server.poll() is None:
+            return self._server
+        if self._server_broken:
+            return None
+        src = Path(__file__).with_name("java") / "specbench" / "jvm" / "CompileServer.java"
+        res = self.compile({"specbench/jvm/CompileServer.java": src.read_text()}, use_server=False)
+        if not res.ok:
+            self._server_broken = "javac server did not compile"
+            return None
+        try:
+            self._server = subprocess.Popen(
+                [self.java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx512m",
+                 "-XX:-UsePerfData", "-cp", str(res.classes), "specbench.jvm.CompileServer"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/",
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}, start_new_session=True)
+        except OSError as exc:
+            self._server_broken = str(exc)
+            return None
+        return self._server
+
+    @staticmethod
+    def _read_line(proc, timeout: float) -> str:
+        import select
+
+        fd = proc.stdout.fileno()
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while not buf.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("no answer")
+            chunk = os.read(fd, 1)
+            if not chunk:
+                raise OSError("server exited")
+            buf += chunk
+        return buf.decode()
+
+    @staticmethod
+    def _read_n(proc, n: int, timeout: float) -> bytes:
+        import select
+
+        fd = proc.stdout.fileno()
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("no answer")
+            chunk = os.read(fd, n - len(buf))
+            if not chunk:
+                raise OSError("server exited")
+            buf += chunk
+        return buf
+
+    def _stop_server(self) -> None:
+        proc, self._server = self._server, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        try:
+            proc.stdout.close()
+        except OSError:
+            pass
 
     def prepare(self, env: Environment) -> Prepared:
         if env.kind != "classpath":
@@ -234,7 +332,13 @@ class JvmExecutor:
             output_truncated=truncated, cpu=ru.ru_utime + ru.ru_stime, wall=time.monotonic() - t0)
 
     def close(self) -> None:
-        pass
+        self._stop_server()
+
+    def __del__(self):
+        try:
+            self._stop_server()
+        except Exception:
+            pass
 
 
 def make(settings: Any, hide: Sequence[str]) -> JvmExecutor:
