@@ -42,6 +42,8 @@ JVM_FLAGS = (
     "-XX:CompressedClassSpaceSize=64m", "-XX:MaxMetaspaceSize=128m", "-XX:ReservedCodeCacheSize=32m",
     "-XX:-UsePerfData", "-Djava.security.manager=allow", "-Dfile.encoding=UTF-8",
 )
+# glibc reserves 64 MiB of address space per thread arena: too much under an address-space limit.
+JVM_ENV = {"MALLOC_ARENA_MAX": "2"}
 JAVAC_FLAGS = ("-proc:none", "-nowarn", "-encoding", "UTF-8", "-Xmaxerrs", "20", "-J-XX:TieredStopAtLevel=1",
                "-J-XX:+UseSerialGC", "-J-Xshare:auto")
 INSTALL_HINT = "apt-get install openjdk-17-jdk-headless"
@@ -76,8 +78,9 @@ class JvmExecutor:
     version = "1"
 
     def __init__(self, cache_dir: Path, hide: Sequence[str] = (), isolate: bool = True,
-                 memory_mb: int = 4096, output_bytes: int = 1 << 20):
+                 memory_mb: int = 4096, output_bytes: int = 1 << 20, state_dir: Path | None = None):
         self.cache_dir = Path(cache_dir)
+        self.state_dir = state_dir
         self.hide = list(hide)
         self.isolate = isolate
         self.memory_mb = memory_mb
@@ -86,6 +89,7 @@ class JvmExecutor:
         self.java = shutil.which("java")
         self._jdk: str | None = None
         self._server: subprocess.Popen | None = None
+        self._command = None
         self._server_broken: str | None = None
 
     # ------------------------------------------------------------ toolchain
@@ -278,6 +282,7 @@ class JvmExecutor:
         command = self._command_executor()
         if command is not None:
             cjob = CommandJob(argv=tuple(self.argv(job)), readonly=classpath, wall_seconds=job.wall_seconds,
+                              env=dict(JVM_ENV),
                               cpu_seconds=job.cpu_seconds, memory_mb=job.memory_mb or self.memory_mb,
                               output_bytes=job.output_bytes or self.output_bytes,
                               files=dict(job.files))
@@ -285,8 +290,17 @@ class JvmExecutor:
         return self._run_local(job)
 
     def _command_executor(self):
-        """The sandboxed ``command`` executor, once it exists (issue 12)."""
-        return None
+        """The sandboxed ``command`` executor (issue 12), or None while this
+        version has none (then, and with ``isolate=False``, a plain child)."""
+        if not self.isolate:
+            return None
+        if self._command is None:
+            try:
+                from .command import CommandExecutor  # type: ignore[import-not-found]
+            except ImportError:
+                return None
+            self._command = CommandExecutor(hide=self.hide, isolate=True, state_dir=self.state_dir)
+        return self._command
 
     def _run_local(self, job: JavaJob) -> CommandResult:
         mem = (job.memory_mb or self.memory_mb) << 20
@@ -302,7 +316,7 @@ class JvmExecutor:
         cap = job.output_bytes or self.output_bytes
         t0 = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="specbench-jvm-") as work:
-            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": work, "TMPDIR": work}
+            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": work, "TMPDIR": work, **JVM_ENV}
             for name, data in job.files.items():
                 Path(work, name).write_bytes(data)
             try:
@@ -333,6 +347,9 @@ class JvmExecutor:
 
     def close(self) -> None:
         self._stop_server()
+        if self._command is not None:
+            self._command.close()
+            self._command = None
 
     def __del__(self):
         try:
@@ -346,5 +363,6 @@ def make(settings: Any, hide: Sequence[str]) -> JvmExecutor:
     state = Path(getattr(settings, "state_dir", None) or Path(tempfile.gettempdir()) / "specbench-state")
     limits = getattr(settings, "limits", None)
     return JvmExecutor(state / "jvm", hide=hide, isolate=getattr(settings, "sandbox", "process") == "process",
+                       state_dir=state,
                        memory_mb=max(getattr(limits, "memory_mb", 4096), 4096),
                        output_bytes=getattr(limits, "output_bytes", 1 << 20) * 16)

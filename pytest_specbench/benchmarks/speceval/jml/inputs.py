@@ -10,7 +10,7 @@ Policy (docs/jml.md, "Inputs"):
    then by arity when one method fits.
 2. When a program has fewer than ``MIN_CALLS`` calls, generated calls are added:
    small boundary and seeded-random values per parameter type (ints and longs
-   in [-100, 1000], chars, booleans, strings, int and char arrays, square int
+   in [-100, 100], chars, booleans, strings, int and char arrays, square int
    matrices); no Integer.MAX_VALUE: a loop linear in its input would only time out.  A generated call outside the method's
    ``requires`` is reported as "precondition" by the checker and so does not
    count: the precondition itself is the filter.
@@ -166,14 +166,13 @@ def driver_from_daikon(daikon_source: str, translation: Translation, program: st
 
 
 # Small magnitudes only: loops linear in an int input would turn Integer.MAX_VALUE into timeouts.
-_INT_EDGES = ["0", "1", "-1", "2", "3", "7", "10", "-10", "100", "16", "-100", "1000"]
+_INT_EDGES = ["0", "1", "-1", "2", "3", "7", "10", "-10", "100", "16", "-100", "5"]
 
 
 def _gen_value(t: str, rng: random.Random, j: int) -> str | None:
     t = _norm_type(t)
     if t in ("int", "short", "byte"):
-        v = _INT_EDGES[j] if j < len(_INT_EDGES) else str(rng.randint(-50, 50))
-        return v if t == "int" or not v.startswith("Integer") else "0"
+        return _INT_EDGES[j] if j < len(_INT_EDGES) else str(rng.randint(-50, 50))
     if t == "long":
         v = _INT_EDGES[j] if j < len(_INT_EDGES) else str(rng.randint(-50, 50))
         return v.replace("Integer.", "Long.") if v.startswith("Integer") else v + "L"
@@ -190,7 +189,7 @@ def _gen_value(t: str, rng: random.Random, j: int) -> str | None:
         n = rng.randint(0, 6) if j else 0
         return "new int[]{" + ", ".join(str(rng.randint(-9, 9)) for _ in range(n)) + "}"
     if t == "int[][]":
-        n = rng.randint(1, 3)
+        n = rng.randint(2, 3)
         return "new int[][]{" + ", ".join(
             "{" + ", ".join(str(rng.randint(-9, 9)) for _ in range(n)) + "}" for _ in range(n)) + "}"
     if t == "char[]":
