@@ -203,3 +203,16 @@ def test_hostile_programs_cannot_change_their_verdicts(checker):
     assert got["H.flood(0)"].verdict == "holds" and len(got["H.flood(0)"].output) <= 2100
     assert got["H.reflect(5)"].verdict in ("crashed", "violated") and got["H.reflect(5)"].verdict != "holds"
     assert rep.jvm_starts == 2  # the infinite loop cost one JVM restart, nothing else did
+
+
+def test_class_invariant_checked_after_constructor_and_methods(checker):
+    src = """public class C {
+    private /*@ spec_public @*/ int[] items;
+    //@ public invariant items.length >= 1;
+    C(int n) { items = new int[n]; }
+    public void shrink() { items = new int[items.length - 1]; }
+}"""
+    rep = checker.check(src, driver_from_calls(["new C(2)", "new C(0)", "new C(2).shrink()", "new C(1).shrink()"],
+                                               void={2, 3}))
+    assert [c.verdict for c in rep.calls] == ["holds", "violated", "holds", "violated"]
+    assert {(c.kind, c.line) for c in rep.calls if c.verdict == "violated"} == {("invariant", 3)}

@@ -50,9 +50,12 @@ def test_nested_spec_cases_get_the_common_prefix():
     assert cases[1].of("ensures")[0].line == 16
 
 
-def test_class_invariant_is_reported_unsupported():
+def test_class_invariant_is_checked_and_constraint_is_unsupported():
     src = "class A {\n int[] f;\n //@ public invariant f.length > 0;\n int g() { return 1; }\n}"
-    assert translate(src).unsupported == [("class-level invariant", 3)]
+    t = translate(src)
+    assert t.ok and '"invariant", 3,' in t.source
+    src = "class A {\n int x;\n //@ public constraint x >= \\old(x);\n int g() { return 1; }\n}"
+    assert translate(src).unsupported == [("class-level constraint", 3)]
 
 
 def test_translation_shape():

@@ -42,6 +42,8 @@ JVM_FLAGS = (
     "-XX:CompressedClassSpaceSize=64m", "-XX:MaxMetaspaceSize=128m", "-XX:ReservedCodeCacheSize=32m",
     "-XX:-UsePerfData", "-Djava.security.manager=allow", "-Dfile.encoding=UTF-8",
 )
+# glibc reserves 64 MiB of address space per thread arena: too much under an address-space limit.
+JVM_ENV = {"MALLOC_ARENA_MAX": "2"}
 JAVAC_FLAGS = ("-proc:none", "-nowarn", "-encoding", "UTF-8", "-Xmaxerrs", "20", "-J-XX:TieredStopAtLevel=1",
                "-J-XX:+UseSerialGC", "-J-Xshare:auto")
 INSTALL_HINT = "apt-get install openjdk-17-jdk-headless"
@@ -76,8 +78,9 @@ class JvmExecutor:
     version = "1"
 
     def __init__(self, cache_dir: Path, hide: Sequence[str] = (), isolate: bool = True,
-                 memory_mb: int = 4096, output_bytes: int = 1 << 20):
+                 memory_mb: int = 4096, output_bytes: int = 1 << 20, state_dir: Path | None = None):
         self.cache_dir = Path(cache_dir)
+        self.state_dir = state_dir
         self.hide = list(hide)
         self.isolate = isolate
         self.memory_mb = memory_mb
@@ -85,6 +88,9 @@ class JvmExecutor:
         self.javac = shutil.which("javac")
         self.java = shutil.which("java")
         self._jdk: str | None = None
+        self._server: subprocess.Popen | None = None
+        self._command = None
+        self._server_broken: str | None = None
 
     # ------------------------------------------------------------ toolchain
     def available(self) -> str | None:
@@ -104,7 +110,7 @@ class JvmExecutor:
 
     # -------------------------------------------------------------- compile
     def compile(self, sources: Mapping[str, str], classpath: Sequence[Path] = (),
-                timeout: float = 120.0) -> CompileResult:
+                timeout: float = 120.0, use_server: bool = True) -> CompileResult:
         """Compile ``sources`` (relative path -> text) against ``classpath``; cached by content."""
         if self.available():
             raise InfrastructureError(self.available())
@@ -136,15 +142,21 @@ class JvmExecutor:
                 f.write_text(text, encoding="utf-8")
                 files.append(str(f))
             cp = os.pathsep.join(str(p) for p in classpath)
-            argv = [self.javac, *JAVAC_FLAGS, "-d", str(outdir)] + (["-cp", cp] if cp else []) + files
-            # javac only parses and type-checks (no annotation processing): run as a plain child.
-            try:
-                r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=srcdir,
-                                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"})
-            except subprocess.TimeoutExpired:
-                return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
-            diag = (r.stdout + r.stderr).replace(str(srcdir) + os.sep, "")
-            if r.returncode != 0:
+            args = [*JAVAC_FLAGS, "-d", str(outdir)] + (["-cp", cp] if cp else []) + files
+            # javac only parses and type-checks (no annotation processing): no sample code runs.
+            served = self._serve(args, Path(tmp), timeout) if use_server else None
+            if served is not None:
+                rc, diag = served
+            else:
+                try:
+                    r = subprocess.run([self.javac, *args], capture_output=True, text=True, timeout=timeout,
+                                       cwd=srcdir, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                                        "LANG": "C.UTF-8"})
+                except subprocess.TimeoutExpired:
+                    return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
+                rc, diag = r.returncode, r.stdout + r.stderr
+            diag = diag.replace(str(srcdir) + os.sep, "")
+            if rc != 0:
                 fail.write_text(diag)
                 return CompileResult(False, None, diag, key)
             (outdir / ".ok").write_text("")
@@ -154,6 +166,96 @@ class JvmExecutor:
                 if not done.exists():
                     raise
         return CompileResult(True, out, diag, key)
+
+    # A warm javac (CompileServer) saves a JVM start per compilation; javac's own
+    # command line is the fallback when the server cannot start or stops answering.
+    def _serve(self, args: list[str], tmp: Path, timeout: float) -> tuple[int, str] | None:
+        server = self._server_proc()
+        if server is None:
+            return None
+        argfile = tmp / "javac.args"
+        argfile.write_text("\n".join(a for a in args if not a.startswith("-J")) + "\n", encoding="utf-8")
+        try:
+            server.stdin.write((str(argfile) + "\n").encode())
+            server.stdin.flush()
+            head = self._read_line(server, timeout)
+            rc, n = (int(x) for x in head.split())
+            diag = self._read_n(server, n, timeout)
+            return rc, diag.decode("utf-8", "replace")
+        except (OSError, ValueError, TimeoutError) as exc:
+            self._stop_server()
+            self._server_broken = f"javac server failed: {exc}"
+            return None
+
+    def _server_proc(self):
+        if self._server is not None and self._server.poll() is None:
+            return self._server
+        if self._server_broken:
+            return None
+        src = Path(__file__).with_name("java") / "specbench" / "jvm" / "CompileServer.java"
+        res = self.compile({"specbench/jvm/CompileServer.java": src.read_text()}, use_server=False)
+        if not res.ok:
+            self._server_broken = "javac server did not compile"
+            return None
+        try:
+            self._server = subprocess.Popen(
+                [self.java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx512m",
+                 "-XX:-UsePerfData", "-cp", str(res.classes), "specbench.jvm.CompileServer"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/",
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}, start_new_session=True)
+        except OSError as exc:
+            self._server_broken = str(exc)
+            return None
+        return self._server
+
+    @staticmethod
+    def _read_line(proc, timeout: float) -> str:
+        import select
+
+        fd = proc.stdout.fileno()
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while not buf.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("no answer")
+            chunk = os.read(fd, 1)
+            if not chunk:
+                raise OSError("server exited")
+            buf += chunk
+        return buf.decode()
+
+    @staticmethod
+    def _read_n(proc, n: int, timeout: float) -> bytes:
+        import select
+
+        fd = proc.stdout.fileno()
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("no answer")
+            chunk = os.read(fd, n - len(buf))
+            if not chunk:
+                raise OSError("server exited")
+            buf += chunk
+        return buf
+
+    def _stop_server(self) -> None:
+        proc, self._server = self._server, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        try:
+            proc.stdout.close()
+        except OSError:
+            pass
 
     def prepare(self, env: Environment) -> Prepared:
         if env.kind != "classpath":
@@ -180,6 +282,7 @@ class JvmExecutor:
         command = self._command_executor()
         if command is not None:
             cjob = CommandJob(argv=tuple(self.argv(job)), readonly=classpath, wall_seconds=job.wall_seconds,
+                              env=dict(JVM_ENV),
                               cpu_seconds=job.cpu_seconds, memory_mb=job.memory_mb or self.memory_mb,
                               output_bytes=job.output_bytes or self.output_bytes,
                               files=dict(job.files))
@@ -187,8 +290,17 @@ class JvmExecutor:
         return self._run_local(job)
 
     def _command_executor(self):
-        """The sandboxed ``command`` executor, once it exists (issue 12)."""
-        return None
+        """The sandboxed ``command`` executor (issue 12), or None while this
+        version has none (then, and with ``isolate=False``, a plain child)."""
+        if not self.isolate:
+            return None
+        if self._command is None:
+            try:
+                from .command import CommandExecutor  # type: ignore[import-not-found]
+            except ImportError:
+                return None
+            self._command = CommandExecutor(hide=self.hide, isolate=True, state_dir=self.state_dir)
+        return self._command
 
     def _run_local(self, job: JavaJob) -> CommandResult:
         mem = (job.memory_mb or self.memory_mb) << 20
@@ -204,7 +316,7 @@ class JvmExecutor:
         cap = job.output_bytes or self.output_bytes
         t0 = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="specbench-jvm-") as work:
-            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": work, "TMPDIR": work}
+            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": work, "TMPDIR": work, **JVM_ENV}
             for name, data in job.files.items():
                 Path(work, name).write_bytes(data)
             try:
@@ -234,7 +346,16 @@ class JvmExecutor:
             output_truncated=truncated, cpu=ru.ru_utime + ru.ru_stime, wall=time.monotonic() - t0)
 
     def close(self) -> None:
-        pass
+        self._stop_server()
+        if self._command is not None:
+            self._command.close()
+            self._command = None
+
+    def __del__(self):
+        try:
+            self._stop_server()
+        except Exception:
+            pass
 
 
 def make(settings: Any, hide: Sequence[str]) -> JvmExecutor:
@@ -242,5 +363,6 @@ def make(settings: Any, hide: Sequence[str]) -> JvmExecutor:
     state = Path(getattr(settings, "state_dir", None) or Path(tempfile.gettempdir()) / "specbench-state")
     limits = getattr(settings, "limits", None)
     return JvmExecutor(state / "jvm", hide=hide, isolate=getattr(settings, "sandbox", "process") == "process",
+                       state_dir=state,
                        memory_mb=max(getattr(limits, "memory_mb", 4096), 4096),
                        output_bytes=getattr(limits, "output_bytes", 1 << 20) * 16)

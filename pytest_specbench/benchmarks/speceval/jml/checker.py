@@ -153,6 +153,8 @@ class JmlChecker:
             report.status, report.message = "no_calls", "no input calls for this program"
             return report
         got: dict[int, CallVerdict] = {}
+        died_once: set[int] = set()
+        runner_errors: set[str] = set()
         while todo and report.jvm_starts < self.max_jvm_starts:
             report.jvm_starts += 1
             records, result = self._run_jvm(classes, driver, todo)
@@ -166,9 +168,18 @@ class JmlChecker:
             done_all = any(r.get("done") is True for r in records)
             rest = [k for k in todo if k not in got]
             stopped = bool(records) and (records[-1].get("verdict") == "timeout" or records[-1].get("outlived"))
+            runner_error = next((r["runner_error"] for r in records if "runner_error" in r), None)
+            if rest and not done_all and not stopped and (runner_error or rest[0] not in died_once):
+                # The runner failed or the JVM died inside a call: once, that may be the machine
+                # (memory, load); run the rest again in a fresh JVM before blaming the call.
+                if runner_error and runner_error in runner_errors:
+                    raise InfrastructureError(f"JML runner failed twice: {runner_error}")
+                runner_errors.add(runner_error or "")
+                died_once.add(rest[0])
+                todo = rest
+                continue
             if rest and not done_all and not stopped:
-                # The JVM stopped inside the first missing call (limits, a crash of the JVM): that call is
-                # the program's fault; go on with the others in a fresh JVM.
+                # The JVM died inside this call twice: the call's fault; go on in a fresh JVM.
                 k = rest[0]
                 why = ("JVM ended: " + (result.killed or (f"signal {result.signal}" if result.signal else
                                                           f"exit status {result.exit_code}"))
@@ -190,7 +201,7 @@ class JmlChecker:
         job = JavaJob(main=RUNNER, args=(str(classes), driver.class_name, str(int(self.call_seconds * 1000)),
                                          str(self.output_bytes), *map(str, todo)),
                       classpath=(self.runtime(),), files={"nonce": nonce.encode()},
-                      wall_seconds=wall)
+                      wall_seconds=wall, cpu_seconds=wall)
         result = self.jvm.run(None, job)
         records = []
         for line in result.stdout.splitlines():

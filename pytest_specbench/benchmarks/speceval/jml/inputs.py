@@ -9,8 +9,9 @@ Policy (docs/jml.md, "Inputs"):
    permutation of them: ``linearSearch(arr, x)`` -> ``linearSearch(int, int[])``),
    then by arity when one method fits.
 2. When a program has fewer than ``MIN_CALLS`` calls, generated calls are added:
-   boundary and seeded-random values per parameter type (ints, longs, chars,
-   booleans, strings, int arrays).  A generated call outside the method's
+   small boundary and seeded-random values per parameter type (ints and longs
+   in [-100, 100], chars, booleans, strings, int and char arrays, square int
+   matrices); no Integer.MAX_VALUE: a loop linear in its input would only time out.  A generated call outside the method's
    ``requires`` is reported as "precondition" by the checker and so does not
    count: the precondition itself is the filter.
 """
@@ -64,7 +65,7 @@ def _map_method(name: str, ptypes: list[str], oracle: dict[str, list[dict]]):
                 out.append((mname, ov, [ptypes.index(t) for t in otypes]))
         return out
 
-    all_methods = [(n, ov) for n, ovs in oracle.items() for ov in ovs if not ov.get("ctor")]
+    all_methods = [(n, ov) for n, ovs in oracle.items() for ov in ovs if not ov.get("ctor") and not ov.get("private")]
     for pred in (lambda n: n == name, lambda n: n.lower() == name.lower(), lambda n: True):
         cands = [(n, ov) for n, ov in all_methods if pred(n)]
         hits = fits(cands)
@@ -142,8 +143,8 @@ def driver_from_daikon(daikon_source: str, translation: Translation, program: st
     if generate and len(calls) < MIN_CALLS:
         rng = random.Random(f"{seed}:{program}")
         methods = [(n, ov) for n, ovs in translation.methods.items() for ov in ovs
-                   if not ov.get("ctor") and not n.startswith("__") and n != "main"]
-        mapped = {c.text.split("(")[0].split(".")[-1] for c in calls}
+                   if not ov.get("ctor") and not ov.get("private") and not n.startswith("__") and n != "main"]
+        mapped = {re.findall(r"\.(\w+)\(", c.text)[-1] for c in calls if re.findall(r"\.(\w+)\(", c.text)}
         methods = [m for m in methods if m[0] in mapped] or methods
         for j in range(GENERATED):
             if not methods:
@@ -164,14 +165,14 @@ def driver_from_daikon(daikon_source: str, translation: Translation, program: st
     return Driver("__JmlDriver", source, calls, sorted(unmapped))
 
 
-_INT_EDGES = ["0", "1", "-1", "2", "3", "7", "10", "-10", "100", "Integer.MAX_VALUE", "Integer.MIN_VALUE", "16"]
+# Small magnitudes only: loops linear in an int input would turn Integer.MAX_VALUE into timeouts.
+_INT_EDGES = ["0", "1", "-1", "2", "3", "7", "10", "-10", "100", "16", "-100", "5"]
 
 
 def _gen_value(t: str, rng: random.Random, j: int) -> str | None:
     t = _norm_type(t)
     if t in ("int", "short", "byte"):
-        v = _INT_EDGES[j] if j < len(_INT_EDGES) else str(rng.randint(-50, 50))
-        return v if t == "int" or not v.startswith("Integer") else "0"
+        return _INT_EDGES[j] if j < len(_INT_EDGES) else str(rng.randint(-50, 50))
     if t == "long":
         v = _INT_EDGES[j] if j < len(_INT_EDGES) else str(rng.randint(-50, 50))
         return v.replace("Integer.", "Long.") if v.startswith("Integer") else v + "L"
@@ -187,6 +188,10 @@ def _gen_value(t: str, rng: random.Random, j: int) -> str | None:
     if t == "int[]":
         n = rng.randint(0, 6) if j else 0
         return "new int[]{" + ", ".join(str(rng.randint(-9, 9)) for _ in range(n)) + "}"
+    if t == "int[][]":
+        n = rng.randint(2, 3)
+        return "new int[][]{" + ", ".join(
+            "{" + ", ".join(str(rng.randint(-9, 9)) for _ in range(n)) + "}" for _ in range(n)) + "}"
     if t == "char[]":
         n = rng.randint(0, 6) if j else 0
         return "new char[]{" + ", ".join(repr(rng.choice("abcd")) for _ in range(n)) + "}"

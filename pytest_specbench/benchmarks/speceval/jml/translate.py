@@ -28,8 +28,12 @@ Semantics (JML Reference Manual):
   accepted (nothing to check at run time); reference parameters and results are
   non-null by default (§6.2.10) unless ``nullable``.
 - ``assignable`` is parsed and not checked (documented in docs/jml.md).
-Not supported (reported, never silently passed): class ``invariant``, ``model``
-methods, ``\\sum``-style generalized quantifiers, unbounded quantifiers.
+- class ``invariant``s (§8.2) are checked at entry and normal exit of
+  non-private, non-helper instance methods and at the normal exit of constructors.
+- ``model`` methods become plain Java methods (their own specs unchecked).
+Not supported (reported, never silently passed): ``constraint``, ``initially``,
+``represents``, ``\\sum``-style generalized quantifiers, unbounded quantifiers,
+``\\same``, labelled ``\\old``.
 """
 from __future__ import annotations
 
@@ -144,7 +148,7 @@ class ClauseScanner:
                 out.append(("behavior", line, kw))
                 continue
             if kw in ("requires", "pre", "ensures", "post", "maintaining", "loop_invariant", "decreases",
-                      "decreasing", "assert", "assume", "loop_variant"):
+                      "decreasing", "assert", "assume", "loop_variant", "invariant"):
                 kind = {"pre": "requires", "post": "ensures", "loop_invariant": "maintaining",
                         "decreasing": "decreases", "loop_variant": "decreases"}.get(kw, kw)
                 start = p.tok.pos
@@ -214,7 +218,7 @@ class ClauseScanner:
                 self.end(p)
                 out.append((kw, line, (typ + dims, name, init)))
                 continue
-            if kw in ("invariant", "constraint", "initially", "axiom", "represents", "model", "monitors_for",
+            if kw in ("constraint", "initially", "axiom", "represents", "model", "monitors_for",
                       "readable", "writable"):
                 # class-level constructs this checker does not run: skip to the end of the comment's item
                 depth = 0
@@ -423,6 +427,7 @@ class Translator:
         self.fields: dict[str, str] = {}
         self.n = 0
         self.methods: dict[str, list[dict]] = {}
+        self.invariants: list[Clause] = []
 
     # -------------------------------------------------------------- helpers
     def edit(self, start: int, end: int, text: str) -> None:
@@ -523,6 +528,16 @@ class Translator:
                 t = _text(self.src, c.child_by_field_name("type"))
                 for d in c.children_by_field_name("declarator"):
                     self.fields[_text(self.src, d.child_by_field_name("name"))] = t
+        self.invariants = []
+        # class invariants first: they apply to every method, wherever they stand
+        for c in body.children:
+            if c.type in ("line_comment", "block_comment"):
+                text = comment_text(_text(self.src, c))
+                if text is not None and re.search(r"\binvariant\b", text) and not re.search(r"\bmodel\b", text):
+                    for it in self.jml_items(c) or ():
+                        if it[0] == "invariant":
+                            self.record(it[2])
+                            self.invariants.append(it[2])
         pending: list = []
         for c in body.children:
             if c.type in ("line_comment", "block_comment"):
@@ -535,13 +550,15 @@ class Translator:
                     continue
                 member_items = []
                 for it in items:
-                    if it[0] == "ghost":
+                    if it[0] == "invariant":
+                        pass  # collected above
+                    elif it[0] == "ghost":
                         typ, name, init = it[2]
                         self.fields[name] = typ
                         init_java = f" = {self.plain_java(init, it[1])}" if init is not None else ""
                         self.edit(c.start_byte, c.end_byte, "")
                         self.edit(c.end_byte, c.end_byte, f" {typ} {name}{init_java};")
-                    elif it[0] in ("invariant", "model", "constraint", "initially", "axiom", "represents"):
+                    elif it[0] in ("model", "constraint", "initially", "axiom", "represents"):
                         self.unsupported.append((f"class-level {it[0]}", it[1]))
                     else:
                         member_items.append(it)
@@ -593,7 +610,8 @@ class Translator:
     def do_method(self, node, cls_end: int, items) -> None:
         m = _Method(node, self.src)
         self.methods.setdefault(m.name, []).append(
-            {"params": [(p.type, p.name) for p in m.params], "ret": m.ret, "static": m.static, "ctor": m.is_ctor})
+            {"params": [(p.type, p.name) for p in m.params], "ret": m.ret, "static": m.static, "ctor": m.is_ctor,
+             "private": bool(re.search(r"\bprivate\b", m.mod_text))})
         cases, unsup = spec_cases(items)
         self.unsupported.extend(unsup)
         if m.body is None:
@@ -663,6 +681,15 @@ class Translator:
                 else:
                     lines.append(f"{t} {name} = __jml_pre{i} ? {val} : {_default(t)};")
                     old_decls[name] = t
+        # class invariants (JML RM §8.2): at entry of non-private instance methods, at exit of those and
+        # of constructors; not for static methods or helper methods
+        inv_checks = []
+        if not m.static and "private" not in m.mod_text and "helper" not in m.mod_text:
+            for c in self.invariants:
+                call = self.helper(m, cls_end, c, c.expr, pre_pos, {})
+                inv_checks.append(f"{_RT}.check({call}, \"invariant\", {c.line}, {_java_str(c.text)});")
+        if not m.is_ctor:
+            lines.extend(inv_checks)
         void = m.ret == "void"
         if not void:
             lines.append(f"{m.ret} __jml_result;")
@@ -717,6 +744,7 @@ class Translator:
                     body.append(f"{_RT}.allowed();")
             if body:
                 exc.append(f"if (__jml_pre{i}) {{ " + " ".join(body) + " }")
+        post.extend(inv_checks)
         suffix = ("} } catch (final Throwable __jml_exc) { if (!(__jml_exc instanceof specbench.jml.JmlViolation)) { "
                   + " ".join(exc) + " } throw __jml_exc; }\n" + "\n".join(post)
                   + ("" if void else "\nreturn __jml_result;") + f"\n}} finally {{ {_RT}.exit(); }}\n")

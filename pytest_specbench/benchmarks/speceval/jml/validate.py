@@ -29,6 +29,7 @@ from .inputs import driver_from_daikon
 from .translate import Clause, TranslationError, translate
 
 MUTATED_KINDS = ("ensures", "maintaining", "assert")
+MAX_NOT_COMPILING = 4  # further candidates tried per operator when a mutant does not compile
 _FLIP = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
 
 
@@ -54,10 +55,9 @@ def _replace_node(e: X.Node, target: X.Node, new: X.Node) -> X.Node:
     return go(e)
 
 
-def mutants(source: str, clauses: list[Clause], rng: random.Random, per_operator: int = 1
-            ) -> list[tuple[str, str, str]]:
-    """[(operator, description, mutated source)] of ``source``'s clauses."""
-    out: list[tuple[str, str, str]] = []
+def mutants(source: str, clauses: list[Clause], rng: random.Random) -> dict[str, list[tuple[str, str]]]:
+    """{operator: [(description, mutated source)] in a seeded random order} for ``source``'s clauses."""
+    out: dict[str, list[tuple[str, str]]] = {}
     cands = [c for c in clauses if c.kind in MUTATED_KINDS and c.expr is not None and "span" in c.extra]
     by_op: dict[str, list[tuple[Clause, X.Node, X.Node]]] = {"variable": [], "relational": [], "quantifier": []}
     for c in cands:
@@ -76,11 +76,11 @@ def mutants(source: str, clauses: list[Clause], rng: random.Random, per_operator
             by_op["quantifier"].append((c, n, replace(n, kind="exists" if n.kind == "forall" else "forall")))
     for op, sites in by_op.items():
         rng.shuffle(sites)
-        for c, node, new in sites[:per_operator]:
+        for c, node, new in sites:
             mutated = _replace_node(c.expr, node, new)
             start, end = c.extra["span"]
             text = X.to_jml(mutated)
-            out.append((op, f"line {c.line}: {c.text} -> {text}", source[:start] + text + source[end:]))
+            out.setdefault(op, []).append((f"line {c.line}: {c.text} -> {text}", source[:start] + text + source[end:]))
     return out
 
 
@@ -132,16 +132,21 @@ def validate(data_root: Path, checker: JmlChecker, per_operator: int = 1, only: 
         fig["ground_truth_holds"] += 1
         if per_operator <= 0:
             continue
-        for op, desc, msrc in mutants(src, tr.clauses, rng, per_operator):
-            mrep = checker.check(msrc, driver)
-            if mrep.status in ("compile_error", "syntax_error", "unsupported"):
-                fig["mutants_not_compiled"] += 1
-                continue
-            total[op] += 1
-            if mrep.verdict != "holds":
-                caught[op] += 1
-            else:
-                survivors.append(f"{name} [{op}] {desc}")
+        for op, cands in mutants(src, tr.clauses, rng).items():
+            kept = 0
+            for desc, msrc in cands[:per_operator + MAX_NOT_COMPILING]:
+                if kept == per_operator:
+                    break
+                mrep = checker.check(msrc, driver)
+                if mrep.status in ("compile_error", "syntax_error", "unsupported"):
+                    fig["mutants_not_compiled"] += 1  # e.g. a variable replaced by one of another type
+                    continue
+                kept += 1
+                total[op] += 1
+                if mrep.verdict != "holds":
+                    caught[op] += 1
+                else:
+                    survivors.append(f"{name} [{op}] {desc}")
     elapsed = time.monotonic() - t_start
     res = {"figures": dict(fig), "ground_truth_failures": truth_failures, "unsupported": unsupported,
            "mutants": {op: (caught[op], total[op]) for op in total}, "survivors": survivors,
@@ -160,7 +165,7 @@ def validate(data_root: Path, checker: JmlChecker, per_operator: int = 1, only: 
         all_c, all_t = sum(caught.values()), sum(total.values())
         w(f"mutants caught: {all_c}/{all_t} = {all_c / all_t:.1%} "
           + ", ".join(f"{op} {caught[op]}/{total[op]}" for op in sorted(total))
-          + f"; not compiling {fig['mutants_not_compiled']}")
+          + f"; not compiling (skipped for the next candidate) {fig['mutants_not_compiled']}")
     w(f"calls per second per JVM (incl. start-up, mean over programs): {res['calls_per_second_per_jvm']:.1f}")
     w(f"end-to-end: {elapsed:.1f} s")
     return res

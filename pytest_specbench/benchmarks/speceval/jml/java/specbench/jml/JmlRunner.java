@@ -81,6 +81,17 @@ public final class JmlRunner {
 
     public static void main(String[] args) throws Exception {
         final PrintStream channel = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        try {
+            run(args, channel);
+        } catch (Throwable t) {
+            // The runner's own failure (System.err is the program's capture by now): say so on the channel.
+            channel.println("{\"runner_error\":" + json(clip(t.toString(), 500)) + "}");
+            channel.flush();
+            Runtime.getRuntime().halt(2);
+        }
+    }
+
+    private static void run(String[] args, PrintStream channel) throws Exception {
         // The nonce comes in a file of the working directory, read and deleted before any program class loads.
         java.nio.file.Path nonceFile = Paths.get("nonce");
         String nonce = new String(java.nio.file.Files.readAllBytes(nonceFile), StandardCharsets.UTF_8).trim();
@@ -143,7 +154,7 @@ public final class JmlRunner {
                     out.cpuNanos = mx.getCurrentThreadCpuTime() - t0;
                     out.done = true;
                 }
-            }, "specbench-call", 256L << 20);
+            }, "specbench-call", 64L << 20);
             long w0 = System.nanoTime();
             th.start();
             th.join(timeoutMs);
