@@ -154,6 +154,16 @@ class SpecEval:
         return _instance(Path(task.source).read_text(encoding="utf-8"), json.dumps(d["plan"], sort_keys=True),
                          d["category"], d["seed"])
 
+    def dispatch_cost(self, task: Task, check: str, ctx: Any) -> float:
+        """Predicted item cost (relative): Generation runs the JML checker in
+        rounds, a Judgement mutant and a non-matching infill once, Selection never."""
+        kind = task.data["kind"]
+        if kind == "generation":
+            return 10.0
+        if kind == "judgement":
+            return 3.0 if not task.data["plan"].get("label", True) else 0.1
+        return 1.0 if kind == "infilling" else 0.1
+
     def checks_for(self, task: Task) -> Sequence[str]:
         return (task.data["kind"],)
 
