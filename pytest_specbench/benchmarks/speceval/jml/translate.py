@@ -428,6 +428,7 @@ class Translator:
         self.n = 0
         self.methods: dict[str, list[dict]] = {}
         self.invariants: list[Clause] = []
+        self._loop_specs: dict[int, list] = {}  # loop node id -> its maintaining/decreases items
 
     # -------------------------------------------------------------- helpers
     def edit(self, start: int, end: int, text: str) -> None:
@@ -873,8 +874,6 @@ class Translator:
                 continue
             self.do_block(m, cls_end, c)
 
-    _loop_specs: dict = {}
-
     def _old_types(self, m: _Method, e: X.Node):
         for name in X.free_names(e):
             if name.startswith("__jml_old_"):
@@ -968,6 +967,4 @@ def _java_str(s: str) -> str:
 def translate(source: str, class_name: str | None = None) -> Translation:
     """Translate JML-annotated Java ``source``; raises :class:`TranslationError`
     for a JML or Java syntax error (with its line)."""
-    t = Translator(source)
-    t._loop_specs = {}
-    return t.run(class_name)
+    return Translator(source).run(class_name)
