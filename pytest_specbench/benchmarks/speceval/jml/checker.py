@@ -200,7 +200,7 @@ class JmlChecker:
         wall = self.call_seconds * len(todo) * 3 + 20
         job = JavaJob(main=RUNNER, args=(str(classes), driver.class_name, str(int(self.call_seconds * 1000)),
                                          str(self.output_bytes), *map(str, todo)),
-                      classpath=(self.runtime(),), files={"nonce": nonce.encode()},
+                      classpath=(self.runtime(),), readonly=(classes,), files={"nonce": nonce.encode()},
                       wall_seconds=wall, cpu_seconds=wall)
         result = self.jvm.run(None, job)
         records = []
