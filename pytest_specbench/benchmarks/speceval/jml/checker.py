@@ -10,7 +10,7 @@ The API SpecEval (and PostcondBench's Java side) build on::
 
 Verdicts per call (issue 13): ``holds``; ``precondition`` (the call is outside
 the spec's domain: not a spec failure); ``violated`` with the clause ``kind``
-(``ensures``, ``maintaining``, ``decreases``, ``signals``, ``signals_only``,
+(``ensures``, ``maintaining``, ``decreases``, ``signals``, ``signals_only``, ``invariant``, ``assignable``,
 ``assert``, ``assume``, ``requires`` of an inner call, ``undefined`` when a
 clause raised), its JML ``line`` and text; ``crashed`` (an exception the spec
 does not allow, or a thread that outlived the call); ``timeout``.
