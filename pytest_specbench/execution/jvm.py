@@ -20,7 +20,6 @@ runner: ``benchmarks/speceval/jml/java``) and read the records it writes.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import resource
 import shutil

@@ -21,7 +21,6 @@ import json
 import re
 import secrets
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Sequence
 

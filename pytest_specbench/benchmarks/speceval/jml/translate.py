@@ -135,7 +135,7 @@ class ClauseScanner:
             if t.kind == "op" and t.text in ("{", "}") and p.peek().text == "|" or (
                     t.text == "|" and p.peek().text == "}"):
                 a = p.take()
-                b = p.take()
+                p.take()
                 out.append(("{|" if a.text == "{" else "|}", line, None))
                 continue
             if t.kind != "id":
@@ -750,8 +750,6 @@ class Translator:
                               f"\"\\\\result != null (non_null by default)\");")
             if checks:
                 post.append(f"if (__jml_pre{i}) {{ " + " ".join(checks) + " }")
-        if not cases and not void and m.ret not in _PRIMS and not m.is_ctor:
-            pass  # no spec: nothing is checked for the result
         # exceptions
         exc: list[str] = []
         for i, case in enumerate(cases):

@@ -123,7 +123,6 @@ def validate(data_root: Path, checker: JmlChecker, per_operator: int = 1, only: 
             continue
         fig["compiled"] += 1
         fig["in_domain_calls"] += len(rep.in_domain)
-        cpu = sum(c.cpu_ms for c in rep.calls) / 1000
         if rep.wall > 0:
             call_rates.append(len(rep.calls) / rep.wall)
         if rep.verdict != "holds":
