@@ -216,3 +216,23 @@ def test_class_invariant_checked_after_constructor_and_methods(checker):
                                                void={2, 3}))
     assert [c.verdict for c in rep.calls] == ["holds", "violated", "holds", "violated"]
     assert {(c.kind, c.line) for c in rep.calls if c.verdict == "violated"} == {("invariant", 3)}
+
+
+def test_assignable_and_pure_frames_whole_variables(checker):
+    src = """public class F {
+    private int count;
+    //@ assignable a[0];
+    //@ ensures a[0] == 1;
+    public void first(int[] a, int[] b) { a[0] = 1; b[0] = 1; }
+    public /*@ pure @*/ int peek(int[] a) { a[0] = 5; return 0; }
+    //@ assignable \\nothing;
+    public int bump() { count++; return count; }
+    public /*@ pure @*/ int ok(int[] a) { int[] c = a.clone(); c[0] = 9; return c[0]; }
+}"""
+    calls = ["new F().first(new int[]{0}, new int[]{0})", "new F().peek(new int[]{0})", "new F().bump()",
+             "new F().ok(new int[]{0})", "new F().first(new int[]{0}, new int[0].length == 0 ? new int[]{0} : null)"]
+    rep = checker.check(src, driver_from_calls(calls, void={0, 4}))
+    v = [(c.verdict, c.kind, c.line) for c in rep.calls]
+    assert v[0] == ("violated", "assignable", 3) and "b changed" in rep.calls[0].clause
+    assert v[1] == ("violated", "assignable", 6) and v[2] == ("violated", "assignable", 7)
+    assert v[3] == ("holds", "", 0)

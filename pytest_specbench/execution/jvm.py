@@ -20,7 +20,6 @@ runner: ``benchmarks/speceval/jml/java``) and read the records it writes.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import resource
 import shutil
@@ -66,6 +65,7 @@ class JavaJob:
     args: tuple[str, ...] = ()
     classpath: tuple[Path, ...] = ()
     files: Mapping[str, bytes] = field(default_factory=dict)  # written into the fresh working directory
+    readonly: tuple[Path, ...] = ()  # further paths the JVM may read (not on its class path)
     wall_seconds: float = 60.0
     cpu_seconds: float | None = None
     memory_mb: int | None = None  # address space; a JVM reserves far more than it uses
@@ -281,7 +281,8 @@ class JvmExecutor:
         job = JavaJob(**{**job.__dict__, "classpath": classpath})
         command = self._command_executor()
         if command is not None:
-            cjob = CommandJob(argv=tuple(self.argv(job)), readonly=classpath, wall_seconds=job.wall_seconds,
+            cjob = CommandJob(argv=tuple(self.argv(job)), readonly=classpath + tuple(job.readonly),
+                              wall_seconds=job.wall_seconds,
                               env=dict(JVM_ENV),
                               cpu_seconds=job.cpu_seconds, memory_mb=job.memory_mb or self.memory_mb,
                               output_bytes=job.output_bytes or self.output_bytes,

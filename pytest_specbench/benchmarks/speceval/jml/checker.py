@@ -10,7 +10,7 @@ The API SpecEval (and PostcondBench's Java side) build on::
 
 Verdicts per call (issue 13): ``holds``; ``precondition`` (the call is outside
 the spec's domain: not a spec failure); ``violated`` with the clause ``kind``
-(``ensures``, ``maintaining``, ``decreases``, ``signals``, ``signals_only``,
+(``ensures``, ``maintaining``, ``decreases``, ``signals``, ``signals_only``, ``invariant``, ``assignable``,
 ``assert``, ``assume``, ``requires`` of an inner call, ``undefined`` when a
 clause raised), its JML ``line`` and text; ``crashed`` (an exception the spec
 does not allow, or a thread that outlived the call); ``timeout``.
@@ -21,7 +21,6 @@ import json
 import re
 import secrets
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Sequence
 
@@ -200,7 +199,7 @@ class JmlChecker:
         wall = self.call_seconds * len(todo) * 3 + 20
         job = JavaJob(main=RUNNER, args=(str(classes), driver.class_name, str(int(self.call_seconds * 1000)),
                                          str(self.output_bytes), *map(str, todo)),
-                      classpath=(self.runtime(),), files={"nonce": nonce.encode()},
+                      classpath=(self.runtime(),), readonly=(classes,), files={"nonce": nonce.encode()},
                       wall_seconds=wall, cpu_seconds=wall)
         result = self.jvm.run(None, job)
         records = []

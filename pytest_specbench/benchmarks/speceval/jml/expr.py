@@ -10,7 +10,7 @@ the comments comes from tree-sitter.  Precedence, lowest first (JML RM §12.1):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 # --------------------------------------------------------------------- tokens
@@ -479,19 +479,6 @@ def walk(n: Node) -> Iterator[Node]:
     yield n
     for c in children(n):
         yield from walk(c)
-
-
-def transform(n: Node, fn: Callable[[Node], Node | None]) -> Node:
-    """Rebuild ``n`` bottom-up; ``fn`` returns a replacement or None to keep the node."""
-    changes = {}
-    for k, v in vars(n).items():
-        if isinstance(v, Node):
-            changes[k] = transform(v, fn)
-        elif isinstance(v, tuple) and any(isinstance(x, Node) for x in v):
-            changes[k] = tuple(transform(x, fn) if isinstance(x, Node) else x for x in v)
-    m = replace(n, **changes) if changes else n
-    out = fn(m)
-    return m if out is None else out
 
 
 def free_names(n: Node, bound: frozenset = frozenset()) -> set[str]:

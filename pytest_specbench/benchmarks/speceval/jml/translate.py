@@ -27,7 +27,8 @@ Semantics (JML Reference Manual):
 - ``pure``, ``spec_public``, ``helper``, ``nullable``, ``function`` are
   accepted (nothing to check at run time); reference parameters and results are
   non-null by default (§6.2.10) unless ``nullable``.
-- ``assignable`` is parsed and not checked (documented in docs/jml.md).
+- ``assignable`` (and ``pure`` = ``assignable \\nothing``) is checked for whole
+  variables: array parameters and Java fields not named must be unchanged.
 - class ``invariant``s (§8.2) are checked at entry and normal exit of
   non-private, non-helper instance methods and at the normal exit of constructors.
 - ``model`` methods become plain Java methods (their own specs unchecked).
@@ -134,7 +135,7 @@ class ClauseScanner:
             if t.kind == "op" and t.text in ("{", "}") and p.peek().text == "|" or (
                     t.text == "|" and p.peek().text == "}"):
                 a = p.take()
-                b = p.take()
+                p.take()
                 out.append(("{|" if a.text == "{" else "|}", line, None))
                 continue
             if t.kind != "id":
@@ -190,10 +191,12 @@ class ClauseScanner:
                 continue
             if kw in ("assignable", "modifies", "modifiable", "accessible", "loop_modifies", "loop_writes",
                       "diverges", "when", "measured_by", "callable", "captures", "working_space", "duration"):
+                start = p.tok.pos
                 while p.tok.kind != "eof" and not p.at(";"):
                     p.take()
-                p.expect(";")
-                out.append((kw, line, None))
+                text = " ".join(self.text[start:p.tok.pos].split())
+                self.end(p)
+                out.append((kw, line, text))
                 continue
             if kw in ("ghost", "old", "set"):
                 if kw == "set":
@@ -282,6 +285,8 @@ def spec_cases(items: list[tuple[str, int, object]]) -> tuple[list[SpecCase], li
                 typ, name, init = payload
                 cur.clauses.append(Clause("old", line, X.to_jml(init) if init else "", init,
                                           {"type": typ, "name": name}))
+            elif kw in ("assignable", "modifies", "modifiable"):
+                cur.clauses.append(Clause("assignable", line, payload or ""))
             elif kw in ("invariant", "model", "constraint", "initially", "axiom", "represents"):
                 unsupported.append((kw, line))
         if started:
@@ -428,6 +433,8 @@ class Translator:
         self.n = 0
         self.methods: dict[str, list[dict]] = {}
         self.invariants: list[Clause] = []
+        self.field_static: dict[str, bool] = {}  # Java fields (not ghost ones): static?
+        self._loop_specs: dict[int, list] = {}  # loop node id -> its maintaining/decreases items
 
     # -------------------------------------------------------------- helpers
     def edit(self, start: int, end: int, text: str) -> None:
@@ -526,8 +533,13 @@ class Translator:
         for c in body.named_children:
             if c.type == "field_declaration":
                 t = _text(self.src, c.child_by_field_name("type"))
+                mods = next((k for k in c.children if k.type == "modifiers"), None)
+                static = bool(mods and any(k.type == "static" for k in mods.children))
                 for d in c.children_by_field_name("declarator"):
-                    self.fields[_text(self.src, d.child_by_field_name("name"))] = t
+                    dims = d.child_by_field_name("dimensions")
+                    name = _text(self.src, d.child_by_field_name("name"))
+                    self.fields[name] = t + (_text(self.src, dims) if dims else "")
+                    self.field_static[name] = static
         self.invariants = []
         # class invariants first: they apply to every method, wherever they stand
         for c in body.children:
@@ -681,6 +693,31 @@ class Translator:
                 else:
                     lines.append(f"{t} {name} = __jml_pre{i} ? {val} : {_default(t)};")
                     old_decls[name] = t
+        # frame conditions (JML RM §9.9.9), whole variables only: a case with ``assignable`` clauses (or a
+        # ``pure`` method: assignable \nothing) may not change array parameters or fields it does not name
+        frame_checks = []
+        pure = bool(re.search(r"\bpure\b", self.pure_text(node))) or any(it[0] == "pure" for it in items)
+        if not m.is_ctor:
+            for i, case in enumerate(cases or [SpecCase()]):
+                assigns = case.of("assignable")
+                if not assigns and not pure:
+                    continue
+                text = " ".join(a.text for a in assigns)
+                if "\\everything" in text:
+                    continue
+                named = set(re.findall(r"[A-Za-z_$][\w$]*", re.sub(r"\\\w+", " ", text))) - {"this"}
+                line = assigns[0].line if assigns else self.line_of(node)
+                what = _java_str(f"assignable {text}" if assigns else "pure: assignable \\nothing")
+                flag = f"__jml_pre{i}" if cases else "true"
+                frame = [(p.name, p.type) for p in m.params if p.type.endswith("]") and p.name not in named]
+                frame += [(f, t) for f, t in self.fields.items() if f not in named and f in self.field_static
+                          and (self.field_static[f] or not m.static)]
+                for name, t in frame:
+                    snap = f"__jml_frame{i}_{name}"
+                    lines.append(f"final {t} {snap} = {flag} ? {_RT}.old({name}) : null;" if not t in _PRIMS
+                                 else f"final {t} {snap} = {name};")
+                    frame_checks.append(f"if ({flag}) {_RT}.check(java.util.Objects.deepEquals({snap}, {name}), "
+                                        f"\"assignable\", {line}, {what[:-1]} ({name} changed)\");")
         # class invariants (JML RM §8.2): at entry of non-private instance methods, at exit of those and
         # of constructors; not for static methods or helper methods
         inv_checks = []
@@ -713,8 +750,6 @@ class Translator:
                               f"\"\\\\result != null (non_null by default)\");")
             if checks:
                 post.append(f"if (__jml_pre{i}) {{ " + " ".join(checks) + " }")
-        if not cases and not void and m.ret not in _PRIMS and not m.is_ctor:
-            pass  # no spec: nothing is checked for the result
         # exceptions
         exc: list[str] = []
         for i, case in enumerate(cases):
@@ -744,6 +779,7 @@ class Translator:
                     body.append(f"{_RT}.allowed();")
             if body:
                 exc.append(f"if (__jml_pre{i}) {{ " + " ".join(body) + " }")
+        post.extend(frame_checks)
         post.extend(inv_checks)
         suffix = ("} } catch (final Throwable __jml_exc) { if (!(__jml_exc instanceof specbench.jml.JmlViolation)) { "
                   + " ".join(exc) + " } throw __jml_exc; }\n" + "\n".join(post)
@@ -756,6 +792,16 @@ class Translator:
         else:
             self.edit(entry + 1, entry + 1, "\n" + prefix + "\n")
         self.edit(m.body.end_byte - 1, m.body.end_byte - 1, "\n" + suffix)
+
+    def pure_text(self, node) -> str:
+        """JML modifiers written in comments inside the declaration's modifiers (``/*@ pure @*/``)."""
+        mods = next((c for c in node.children if c.type == "modifiers"), None)
+        out = [_text(self.src, c) for c in (mods.children if mods else ()) if c.type.endswith("comment")]
+        # comments between the modifiers and the name (public /*@ pure @*/ int f())
+        for c in node.children:
+            if c.type.endswith("comment"):
+                out.append(_text(self.src, c))
+        return " ".join(x for x in out if x.startswith(("/*@", "//@")))
 
     def body_olds(self, m: _Method):
         out = []
@@ -873,8 +919,6 @@ class Translator:
                 continue
             self.do_block(m, cls_end, c)
 
-    _loop_specs: dict = {}
-
     def _old_types(self, m: _Method, e: X.Node):
         for name in X.free_names(e):
             if name.startswith("__jml_old_"):
@@ -968,6 +1012,4 @@ def _java_str(s: str) -> str:
 def translate(source: str, class_name: str | None = None) -> Translation:
     """Translate JML-annotated Java ``source``; raises :class:`TranslationError`
     for a JML or Java syntax error (with its line)."""
-    t = Translator(source)
-    t._loop_specs = {}
-    return t.run(class_name)
+    return Translator(source).run(class_name)
