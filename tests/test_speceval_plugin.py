@@ -152,6 +152,7 @@ def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
     result = pytester.runpytest_subprocess("--specbench=speceval", "--model=replay:s.jsonl", "-p", "no:cacheprovider",
                                            "--speceval-task=judgement", "--speceval-validation=syntactic",
                                            "--specbench-report=r.json")
+    assert (pytester.path / "r.json").is_file(), result.stdout.str()[-2000:]
     metrics = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]["metrics"]
     assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
     labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks]

@@ -21,7 +21,7 @@ from ..base import CheckResult, Option, Prompt, Task, TaskSet
 from . import metrics as M
 from . import prompts, validation
 from .jmlspec import has_syntax_error, normalize, spec_blocks, strip_jml
-from .perturb import ALL_CATEGORIES, PERTURBATIONS
+from .perturb import ALL_CATEGORIES
 from .tasks import PLACEHOLDER, TASKS, Instance, build, instantiate, load_programs
 
 
