@@ -1,0 +1,5 @@
+"""SpecEval family: JML judgement, selection, infilling and generation, with
+perturbations and progressive consistency (:mod:`.adapter`); its JML runtime
+assertion checker lives in :mod:`.jml`."""
+
+ADAPTERS = {"speceval": "pytest_specbench.benchmarks.speceval.adapter:ADAPTER"}

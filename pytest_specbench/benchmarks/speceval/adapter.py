@@ -1,0 +1,397 @@
+"""The ``speceval`` adapter: SpecEval's four JML tasks under the five
+perturbations, on SpecGenBench (``--specbench-data=DIR`` with
+``DIR/specgenbench/{oracle,common,daikon}`` or ``DIR/{oracle,...}``) or the
+bundled suite ``benchmarks/speceval/`` (same layout).
+
+One task per (program, task kind, perturbation category); its id
+``Program/kind/category`` (``BinarySearch/infilling/name-random``) and its one
+check, named after the kind, make the item
+``specbench::speceval::BinarySearch/infilling/name-random::0::infilling``.
+Tasks are built from ``--speceval-seed`` (§3.2) and recorded in the task data.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ...errors import DataError
+from ..base import CheckResult, Option, Prompt, Task, TaskSet
+from . import metrics as M
+from . import prompts, validation
+from .jmlspec import has_syntax_error, normalize, spec_blocks, strip_jml
+from .perturb import ALL_CATEGORIES
+from .tasks import PLACEHOLDER, TASKS, Instance, build, instantiate, load_programs
+
+
+def _names(value: str, allowed: tuple[str, ...], extra: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    out: list[str] = []
+    for part in (p.strip() for p in str(value).split(",")):
+        if not part:
+            continue
+        if part in extra:
+            out += extra[part]
+        elif part in allowed:
+            out.append(part)
+        else:
+            raise ValueError(f"unknown value {part!r}; choose from {', '.join(allowed + tuple(extra))}")
+    return tuple(dict.fromkeys(out))
+
+
+def parse_tasks(value: Any) -> tuple[str, ...]:
+    if isinstance(value, (list, tuple)):
+        value = ",".join(value)
+    return _names(value, TASKS, {"all": TASKS})
+
+
+def parse_perturbations(value: Any) -> tuple[str, ...]:
+    """``original`` is always included: the perturbation metrics compare with it."""
+    if isinstance(value, (list, tuple)):
+        value = ",".join(value)
+    chosen = _names(value, ALL_CATEGORIES, {"all": ALL_CATEGORIES, "none": ("original",)})
+    return tuple(dict.fromkeys(("original",) + chosen))
+
+
+def _seed(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"--speceval-seed must be an integer, got {value!r}") from None
+
+
+OPTIONS = (
+    Option("speceval_task", "SpecEval tasks: judgement,selection,infilling,generation or all (§3.2)",
+           default="all", parse=parse_tasks),
+    Option("speceval_perturbation", "perturbation categories besides original: def-use-break, if-else-flip, "
+           "independent-swap, name-random, name-shuffle, all or none (§3.3.1)", default="none",
+           parse=parse_perturbations),
+    Option("speceval_seed", "seed of task construction and perturbations (§3.2)", default="0", parse=_seed),
+    Option("speceval_validation", "how a specification's correctness is decided: dynamic (the JML checker on "
+           "the tests, §4.1), syntactic (equal to a ground-truth clause), auto (dynamic when available)",
+           default="auto", choices=("auto", "dynamic", "syntactic")),
+)
+
+
+def _option(settings: Any, name: str) -> Any:
+    opt = next(o for o in OPTIONS if o.name == name)
+    value = None
+    getter = getattr(settings, "option", None)
+    if callable(getter):
+        try:
+            value = getter(name)
+        except Exception:  # noqa: BLE001 - an option the plugin does not know yet: its default
+            value = None
+    if value is None or value == "":
+        value = opt.default
+    if opt.parse is not None and (isinstance(value, str) or name != "speceval_seed"):
+        if not (name == "speceval_seed" and isinstance(value, int)):
+            value = opt.parse(value)
+    return value
+
+
+def bundled_root() -> Path:
+    return Path(__file__).resolve().parents[3] / "benchmarks" / "speceval"
+
+
+def data_folder(data_root: Path | None) -> Path:
+    if data_root is None:
+        return bundled_root()
+    for cand in (data_root / "specgenbench", data_root):
+        if (cand / "oracle").is_dir():
+            return cand
+    raise DataError(data_root, None, "no SpecGenBench data here: expected specgenbench/oracle/<Name>/<Name>.java")
+
+
+@lru_cache(maxsize=4096)
+def _instance(source: str, plan_json: str, category: str, seed: int) -> Instance:
+    return instantiate(source, json.loads(plan_json), category, seed)
+
+
+class SpecEval:
+    name = "speceval"
+    version = "1"
+    options = OPTIONS
+    checks = TASKS  # for the plugin before declared options and checks_for (remove with the shims below)
+
+    def addoption(self, group, addini) -> None:
+        """Registers :data:`OPTIONS` for a plugin that predates declared options."""
+        for opt in OPTIONS:
+            group.addoption(opt.flag, dest=opt.name, default=None, help=opt.help)
+            addini(opt.name, f"default for {opt.flag}", default=str(opt.default))
+
+    # --- tasks ---------------------------------------------------------------
+    def load(self, data_root: Path | None, settings: Any) -> TaskSet:
+        folder = data_folder(data_root)
+        kinds = _option(settings, "speceval_task")
+        categories = _option(settings, "speceval_perturbation")
+        seed = _option(settings, "speceval_seed")
+        tasks, files, warnings = [], [], []
+        for program in load_programs(folder):
+            files.append(program.oracle)
+            source = program.source
+            if has_syntax_error(source):
+                warnings.append(f"{program.oracle}: not parseable as Java; skipped")
+                continue
+            if not any(b.clauses for b in spec_blocks(source)):
+                warnings.append(f"{program.oracle}: no JML specification (no ground truth); skipped")
+                continue
+            for kind in kinds:
+                plan = build(program.name, source, kind, seed)
+                if plan is None:
+                    warnings.append(f"{program.oracle}: nothing to build a {kind} task from; skipped")
+                    continue
+                for cat in categories:
+                    data = {"program": program.name, "kind": kind, "category": cat, "seed": seed, "plan": plan,
+                            "tests": str(program.daikon) if program.daikon else None}
+                    tasks.append(Task(f"{program.name}/{kind}/{cat}", data, program.oracle, 0, program.name))
+        if not tasks:
+            raise DataError(folder, None, "no SpecEval task could be built from these programs")
+        return TaskSet(tuple(tasks), tuple(files), bundled=data_root is None, warnings=tuple(warnings))
+
+    def instance(self, task: Task) -> Instance:
+        d = task.data
+        return _instance(Path(task.source).read_text(encoding="utf-8"), json.dumps(d["plan"], sort_keys=True),
+                         d["category"], d["seed"])
+
+    def dispatch_cost(self, task: Task, check: str, ctx: Any) -> float:
+        """Predicted item cost (relative): Generation runs the JML checker in
+        rounds, a Judgement mutant and a non-matching infill once, Selection never."""
+        kind = task.data["kind"]
+        if kind == "generation":
+            return 10.0
+        if kind == "judgement":
+            return 3.0 if not task.data["plan"].get("label", True) else 0.1
+        return 1.0 if kind == "infilling" else 0.1
+
+    def checks_for(self, task: Task) -> Sequence[str]:
+        return (task.data["kind"],)
+
+    def skip_reason(self, check: str, task: Task, ctx: Any = None) -> str | None:
+        if check != task.data["kind"]:  # a plugin that offers every check to every task
+            return f"{task.task_id} is a {task.data['kind']} task"
+        requested = _option(ctx.settings, "speceval_validation") if hasattr(ctx, "settings") else "auto"
+        mode = validation.mode(requested)
+        if mode == "unavailable":
+            return ("--speceval-validation=dynamic needs the JML runtime checker "
+                    "(pytest_specbench.benchmarks.speceval.jml), which is not installed in this version")
+        if mode == "dynamic" and check in ("judgement", "infilling", "generation"):
+            missing = validation.jvm_missing(ctx)
+            if missing:
+                return missing + " (or run with --speceval-validation=syntactic)"
+        return None
+
+    # --- prompts and answers -------------------------------------------------
+    def prompt(self, task: Task, settings: Any) -> Prompt:
+        inst = self.instance(task)
+        return prompts.build_prompt(task.data["kind"], inst.program, inst.data)
+
+    def reference(self, task: Task, check: str) -> str:
+        d = self.instance(task).data
+        kind = task.data["kind"]
+        if kind == "judgement":
+            return "Answer: " + ("correct" if d["label"] else "incorrect")
+        if kind == "selection":
+            return "Answer: " + "ABCD"[d["answer"]]
+        if kind == "infilling":
+            return f"```jml\n{d['ground_truth']}\n```"
+        return f"```java\n{d['ground_truth']}\n```"
+
+    # --- checks ----------------------------------------------------------------
+    def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        text = sample.text if hasattr(sample, "text") else str(sample)
+        inst = self.instance(task)
+        d = inst.data
+        base = {"program": task.data["program"], "category": task.data["category"], "applied": d["applied"]}
+        requested = _option(ctx.settings, "speceval_validation") if hasattr(ctx, "settings") else "auto"
+        dynamic = validation.mode(requested) == "dynamic"
+        kind = task.data["kind"]
+        if kind == "judgement":
+            details = {**base, "label": d["label"], "validation": "syntactic"}
+            if dynamic and not d["label"]:
+                # §3.2.1 / issue: a mutant counts as incorrect only if the tests refute it
+                refuted, summary, calls = self._mutant_refuted(task, inst, ctx)
+                details.update({"validation": "dynamic" if refuted is not None else "unchecked", "tests": calls,
+                                "checker": summary})
+                # a mutant the checker cannot run (unsupported construct) stays incorrect, as built
+                if refuted is False:
+                    return CheckResult(True, {**details, "dropped": True, "passed": None},
+                                       "mutant not refuted by the tests: dropped from the metrics")
+            verdict = prompts.parse_judgement(text)
+            details["answer"] = verdict
+            if verdict is None:
+                return CheckResult(False, {**details, "passed": False}, "no 'correct'/'incorrect' verdict in the answer")
+            ok = verdict == d["label"]
+            return CheckResult(ok, {**details, "passed": ok},
+                               "" if ok else f"answered {'correct' if verdict else 'incorrect'} for a "
+                                             f"{'correct' if d['label'] else 'incorrect'} specification")
+        if kind == "selection":
+            pick = prompts.parse_selection(text, d["candidates"])
+            details = {**base, "answer": pick, "expected": d["answer"]}
+            if pick is None:
+                return CheckResult(False, {**details, "passed": False}, "no candidate letter (A-D) in the answer")
+            ok = pick == d["answer"]
+            return CheckResult(ok, {**details, "passed": ok},
+                               "" if ok else f"chose {'ABCD'[pick]}, the most appropriate is {'ABCD'[d['answer']]}")
+        if kind == "infilling":
+            return self._infilling(inst, text, base, dynamic, ctx, task)
+        return self._generation(inst, text, base, dynamic, ctx, task)
+
+    def _mutant_refuted(self, task: Task, inst: Instance, ctx: Any) -> tuple[bool | None, str, int]:
+        key = (task.task_id, json.dumps(task.data["plan"], sort_keys=True))
+        if key not in _MUTANT_VERDICTS:
+            holds, summary, calls = validation.spec_holds(inst.program, _tests(task), ctx)
+            _MUTANT_VERDICTS[key] = (None if holds is None else holds is False, summary, calls)
+        return _MUTANT_VERDICTS[key]
+
+    def _infilling(self, inst: Instance, text: str, base: dict, dynamic: bool, ctx: Any, task: Task) -> CheckResult:
+        d = inst.data
+        fill = prompts.parse_infilling(text, d["masked"])
+        details = {**base, "fill": fill, "expected": d["answer"], "component": d["component"]}
+        if fill is None:
+            return CheckResult(False, {**details, "passed": False}, "no filled specification in the answer")
+        filled = d["masked"].replace(PLACEHOLDER, fill)
+        ok = normalize(filled) == normalize(d["ground_truth"])
+        details["match"] = "syntactic" if ok else None
+        if not ok and dynamic:
+            program = inst.program.replace(PLACEHOLDER, fill, 1)
+            holds, summary, calls = validation.spec_holds(program, _tests(task), ctx)
+            ok = holds is True
+            details.update({"match": "dynamic" if ok else None, "tests": calls, "checker": summary})
+        return CheckResult(ok, {**details, "passed": ok}, "" if ok else f"filled {fill!r}: does not hold")
+
+    def _generation(self, inst: Instance, text: str, base: dict, dynamic: bool, ctx: Any, task: Task) -> CheckResult:
+        """Precision(P), Recall(P) (§3.2.4).  A ground-truth clause is *among* the
+        generated ones when a generated clause at the same place (method, or
+        loop by its ordinal in the method) with the same keyword is equal to it
+        after normalisation (whitespace and outer parentheses removed).
+        A generated clause holds: by the JML checker on the tests (dynamic), or
+        (syntactic fallback) when it is such a ground-truth clause."""
+        gt_blocks = spec_blocks(inst.data["ground_truth"])
+        gt = {(b.location, c.keyword, normalize(c.expr)) for b in gt_blocks for c in b.clauses}
+        program = prompts.parse_generation(text)
+        details = {**base, "ground_truth_clauses": len(gt)}
+        if program is None:
+            return CheckResult(False, {**details, "precision": 0.0, "recall": 0.0, "all_hold": False},
+                               "no Java program in the answer")
+        if has_syntax_error(program):
+            return CheckResult(False, {**details, "precision": 0.0, "recall": 0.0, "all_hold": False},
+                               "the answer is not parseable Java")
+        blocks = spec_blocks(program)
+        generated = [(b.location, c.keyword, normalize(c.expr)) for b in blocks for c in b.clauses]
+        code_changed = _squash(strip_jml(program)) != _squash(inst.program)
+        holds: list[bool] = [g in gt for g in generated]
+        mode = "syntactic"
+        if dynamic and not code_changed:
+            verdicts = validation.clause_verdicts(program, _tests(task), ctx)
+            # a clause the checker could not decide (unsupported construct, a
+            # crash no clause is named for) holds only if it is a ground-truth clause
+            holds = [v is True or (v is None and g in gt) for v, g in zip(verdicts.clauses, generated)]
+            mode = "dynamic"
+            details.update({"tests": verdicts.tests, "checker": verdicts.message,
+                            "undecided": sum(v is None for v in verdicts.clauses),
+                            # beyond the paper: a spec that "holds" on few in-domain calls is flagged
+                            "weak_tests": verdicts.tests < WEAK_TESTS})
+        precision = sum(holds) / len(generated) if generated else 0.0
+        recall = len(gt & set(generated)) / len(gt) if gt else 0.0
+        all_hold = bool(generated) and all(holds)
+        details.update({"generated_clauses": len(generated), "holding": sum(holds), "precision": precision,
+                        "recall": recall, "all_hold": all_hold, "code_changed": code_changed, "validation": mode})
+        ok = precision > 0
+        return CheckResult(ok, details, "" if ok else (
+            "no specification generated" if not generated else "none of the generated specifications holds"))
+
+    # --- metrics ---------------------------------------------------------------
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
+                  settings: Any = None) -> dict[str, Any]:
+        if settings is None and not isinstance(tasks, Mapping):  # the plugin's older call: (results, settings)
+            tasks, settings = None, tasks
+        entries = _entries(results, tasks)
+        cats = _option(settings, "speceval_perturbation")
+        kinds = _option(settings, "speceval_task")
+        out = M.compute(entries, cats, kinds)
+        if all(k in kinds for k in M.TASK_ORDER):
+            out["pcs_by_program"] = M.pcs_by_program(entries, "original")
+        return out
+
+    def metric_names(self, settings: Any) -> Sequence[str]:
+        cats = _option(settings, "speceval_perturbation")
+        kinds = _option(settings, "speceval_task")
+        names = []
+        for cat in cats:
+            for k in ("judgement", "selection", "infilling"):
+                if k in kinds:
+                    names.append(f"{k}_acc/{cat}")
+            if "infilling" in kinds:
+                names.append(f"infilling_pass/{cat}")
+            if "generation" in kinds:
+                names += [f"generation_avg_precision/{cat}", f"generation_avg_recall/{cat}",
+                          f"generation_pass/{cat}"]
+            if all(k in kinds for k in M.TASK_ORDER):
+                names.append(f"pcs/{cat}")
+            if cat != "original":
+                names += [f"jaccard_{k}/{cat}" for k in ("judgement", "selection", "infilling") if k in kinds]
+                if "generation" in kinds:
+                    names += [f"variance_precision/{cat}", f"variance_recall/{cat}"]
+        return names
+
+    def figures(self, metrics: Mapping[str, Any], settings: Any) -> list[dict]:
+        cats = [c for c in _option(settings, "speceval_perturbation")]
+        figs = []
+        for k, label in (("judgement_acc", "Judgement accuracy (%)"), ("selection_acc", "Selection accuracy (%)"),
+                         ("infilling_acc", "Infilling accuracy (%)"),
+                         ("generation_avg_precision", "Generation AvgPrecision (%)"),
+                         ("generation_avg_recall", "Generation AvgRecall (%)"), ("pcs", "PCS")):
+            ys = [metrics.get(f"{k}/{c}") for c in cats]
+            if any(y is not None for y in ys):
+                figs.append({"title": f"SpecEval: {label} per category (Table 1)", "kind": "bar", "x": cats,
+                             "y": [y if y is not None else 0 for y in ys], "xlabel": "category", "ylabel": label})
+        pert = [c for c in cats if c != "original"]
+        for k in ("jaccard_judgement", "jaccard_selection", "jaccard_infilling", "variance_precision",
+                  "variance_recall"):
+            ys = [metrics.get(f"{k}/{c}") for c in pert]
+            if pert and any(y is not None for y in ys):
+                figs.append({"title": f"SpecEval: {k} per perturbation (Table 2)", "kind": "bar", "x": pert,
+                             "y": [y if y is not None else 0 for y in ys], "xlabel": "perturbation", "ylabel": k})
+        per_program = metrics.get("pcs_by_program") or {}
+        if per_program:
+            figs.append({"title": "SpecEval: PCS(P) per program, original (§3.4.2)", "kind": "hist",
+                         "x": list(per_program.values()), "y": [], "xlabel": "PCS(P)", "ylabel": "programs"})
+        return figs
+
+
+def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:
+    out: dict[tuple[str, str, str], list[dict]] = {}
+    for task_id, samples in results.items():
+        task = tasks.get(task_id) if tasks else None
+        if task is not None:
+            key = (task.data["program"], task.data["kind"], task.data["category"])
+        else:  # the id says it: Program/kind/category
+            parts = task_id.rsplit("/", 2)
+            if len(parts) != 3:
+                continue
+            key = (parts[0], parts[1], parts[2])
+        for s in samples:
+            details = dict(s["checks"].get(key[1]) or {})
+            if not details:
+                continue
+            details["index"] = s.get("index", 0)
+            out.setdefault(key, []).append(details)
+    return out
+
+
+_MUTANT_VERDICTS: dict = {}
+WEAK_TESTS = 5  # fewer in-domain test calls than this: the verdict "holds" is flagged as weak
+
+
+def _tests(task: Task) -> str | None:
+    path = task.data.get("tests")
+    return Path(path).read_text(encoding="utf-8") if path and Path(path).is_file() else None
+
+
+def _squash(s: str) -> str:
+    import re
+    return re.sub(r"\s+", "", s)
+
+
+ADAPTER = SpecEval()

@@ -1,0 +1,244 @@
+"""Check a JML-annotated Java class on calls: translate, compile, run, verdicts.
+
+The API SpecEval (and PostcondBench's Java side) build on::
+
+    checker = JmlChecker(make_executor("jvm", settings, hide))
+    report = checker.check(annotated_source, driver)        # driver: inputs.Driver
+    report.status      # "checked" | "syntax_error" | "unsupported" | "compile_error" | "no_calls" | "runner_error"
+    report.calls       # [CallVerdict]: holds / precondition / violated (kind, line, clause) / crashed / timeout
+    report.verdict     # one word for the whole spec on these calls (see SpecReport.verdict)
+
+Verdicts per call (issue 13): ``holds``; ``precondition`` (the call is outside
+the spec's domain: not a spec failure); ``violated`` with the clause ``kind``
+(``ensures``, ``maintaining``, ``decreases``, ``signals``, ``signals_only``, ``invariant``, ``assignable``,
+``assert``, ``assume``, ``requires`` of an inner call, ``undefined`` when a
+clause raised), its JML ``line`` and text; ``crashed`` (an exception the spec
+does not allow, or a thread that outlived the call); ``timeout``.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ....errors import InfrastructureError
+from ....execution.jvm import JavaJob, JvmExecutor
+from ....execution.protocol import Environment
+from .inputs import Driver
+from .translate import Translation, TranslationError, translate
+
+RUNNER = "specbench.jml.JmlRunner"
+JAVA_DIR = Path(__file__).with_name("java")
+# Part of result keys: bump when the same spec could get another verdict.
+CHECKER_VERSION = "1"
+
+
+@dataclass
+class CallVerdict:
+    index: int
+    call: str
+    verdict: str  # holds | precondition | violated | crashed | timeout
+    kind: str = ""
+    line: int = 0
+    clause: str = ""
+    message: str = ""
+    output: str = ""
+    cpu_ms: int = 0
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v not in ("", 0) or k in ("index", "verdict")}
+
+
+@dataclass
+class SpecReport:
+    status: str  # checked | syntax_error | unsupported | compile_error | no_calls | runner_error
+    message: str = ""
+    line: int = 0  # JML source line of a syntax/compile error or unsupported construct
+    calls: list[CallVerdict] = field(default_factory=list)
+    translation: Translation | None = None
+    unsupported: list[tuple[str, int]] = field(default_factory=list)
+    jvm_starts: int = 0
+    wall: float = 0.0
+
+    @property
+    def in_domain(self) -> list[CallVerdict]:
+        return [c for c in self.calls if c.verdict != "precondition"]
+
+    @property
+    def failures(self) -> list[CallVerdict]:
+        return [c for c in self.calls if c.verdict not in ("holds", "precondition")]
+
+    @property
+    def verdict(self) -> str:
+        """``holds`` (every in-domain call held, at least one in domain), ``violated``
+        (a clause failed: the first one is in ``failures[0]``), ``crashed``, ``timeout``,
+        ``vacuous`` (no call satisfied the precondition), or the status when not checked."""
+        if self.status != "checked":
+            return self.status
+        bad = self.failures
+        if bad:
+            return bad[0].verdict
+        return "holds" if self.in_domain else "vacuous"
+
+    def summary(self) -> str:
+        if self.status != "checked":
+            return f"{self.status} (line {self.line}): {self.message}" if self.line else f"{self.status}: {self.message}"
+        bad = self.failures
+        if not bad:
+            return f"{self.verdict}: {len(self.in_domain)} of {len(self.calls)} calls in the precondition's domain"
+        c = bad[0]
+        where = f" {c.kind} (line {c.line}): {c.clause}" if c.kind else f": {c.message}"
+        return f"{c.verdict} on call {c.index} {c.call}{where}"
+
+
+_JAVAC_LINE = re.compile(r"^(?P<file>[^\s:]+\.java):(?P<line>\d+): error: (?P<msg>.*)$", re.M)
+
+
+class JmlChecker:
+    def __init__(self, jvm: JvmExecutor, call_seconds: float = 2.0, output_bytes: int = 4096,
+                 max_jvm_starts: int = 8):
+        self.jvm = jvm
+        self.call_seconds = call_seconds
+        self.output_bytes = output_bytes
+        self.max_jvm_starts = max_jvm_starts
+        self._runtime: Path | None = None
+
+    def available(self) -> str | None:
+        return self.jvm.available()
+
+    def runtime(self) -> Path:
+        """The compiled runner and JmlRt (trusted; compiled once per content)."""
+        if self._runtime is None:
+            sources = {f"specbench/jml/{p.name}": p.read_text() for p in sorted((JAVA_DIR / "specbench" / "jml").glob("*.java"))}
+            prepared = self.jvm.prepare(Environment("classpath", "jml-runtime", {"sources": sources}))
+            self._runtime = Path(prepared.info["classes"])
+        return self._runtime
+
+    # ------------------------------------------------------------- compile
+    def compile(self, source: str, driver: Driver | None, class_name: str | None = None
+                ) -> tuple[SpecReport | None, Translation | None, Path | None]:
+        try:
+            tr = translate(source, class_name)
+        except TranslationError as exc:
+            return SpecReport("syntax_error", str(exc).split(": ", 1)[-1], exc.line), None, None
+        if tr.unsupported:
+            what, line = tr.unsupported[0]
+            return SpecReport("unsupported", what, line, translation=tr, unsupported=tr.unsupported), tr, None
+        sources = {f"{tr.class_name}.java": tr.source}
+        if driver is not None:
+            sources[f"{driver.class_name}.java"] = driver.source
+        res = self.jvm.compile(sources, (self.runtime(),))
+        if not res.ok:
+            line, msg = _map_javac(res.diagnostics, tr)
+            return SpecReport("compile_error", msg, line, translation=tr), tr, None
+        return None, tr, res.classes
+
+    # --------------------------------------------------------------- check
+    def check(self, source: str, driver: Driver, class_name: str | None = None,
+              indices: Sequence[int] | None = None) -> SpecReport:
+        import time
+
+        t0 = time.monotonic()
+        early, tr, classes = self.compile(source, driver, class_name)
+        if early is not None:
+            return early
+        calls = {c.index: c for c in driver.calls}
+        todo = list(indices if indices is not None else calls)
+        report = SpecReport("checked", translation=tr)
+        if not todo:
+            report.status, report.message = "no_calls", "no input calls for this program"
+            return report
+        got: dict[int, CallVerdict] = {}
+        died_once: set[int] = set()
+        runner_errors: set[str] = set()
+        while todo and report.jvm_starts < self.max_jvm_starts:
+            report.jvm_starts += 1
+            records, result = self._run_jvm(classes, driver, todo)
+            if records and "load_error" in records[0]:
+                report.status, report.message = "runner_error", records[0]["load_error"]
+                return report
+            for r in records:
+                k = r.get("call")
+                if isinstance(k, int) and k in calls and k not in got:
+                    got[k] = _verdict(r, calls[k].text)
+            done_all = any(r.get("done") is True for r in records)
+            rest = [k for k in todo if k not in got]
+            stopped = bool(records) and (records[-1].get("verdict") == "timeout" or records[-1].get("outlived"))
+            runner_error = next((r["runner_error"] for r in records if "runner_error" in r), None)
+            if rest and not done_all and not stopped and (runner_error or rest[0] not in died_once):
+                # The runner failed or the JVM died inside a call: once, that may be the machine
+                # (memory, load); run the rest again in a fresh JVM before blaming the call.
+                if runner_error and runner_error in runner_errors:
+                    raise InfrastructureError(f"JML runner failed twice: {runner_error}")
+                runner_errors.add(runner_error or "")
+                died_once.add(rest[0])
+                todo = rest
+                continue
+            if rest and not done_all and not stopped:
+                # The JVM died inside this call twice: the call's fault; go on in a fresh JVM.
+                k = rest[0]
+                why = ("JVM ended: " + (result.killed or (f"signal {result.signal}" if result.signal else
+                                                          f"exit status {result.exit_code}"))
+                       + (": " + result.stderr.strip().splitlines()[-1][:200] if result.stderr.strip() else ""))
+                got[k] = CallVerdict(k, calls[k].text, "timeout" if result.timed_out else "crashed", message=why)
+                rest = rest[1:]
+            elif rest and done_all:
+                raise InfrastructureError(f"JML runner finished without records for calls {rest[:5]}")
+            todo = rest
+        for k in todo:
+            got[k] = CallVerdict(k, calls[k].text, "crashed", message="not run: too many JVM restarts")
+        report.calls = [got[k] for k in sorted(got)]
+        report.wall = time.monotonic() - t0
+        return report
+
+    def _run_jvm(self, classes: Path, driver: Driver, todo: list[int]):
+        nonce = secrets.token_hex(16)
+        wall = self.call_seconds * len(todo) * 3 + 20
+        job = JavaJob(main=RUNNER, args=(str(classes), driver.class_name, str(int(self.call_seconds * 1000)),
+                                         str(self.output_bytes), *map(str, todo)),
+                      classpath=(self.runtime(),), readonly=(classes,), files={"nonce": nonce.encode()},
+                      wall_seconds=wall, cpu_seconds=wall)
+        result = self.jvm.run(None, job)
+        records = []
+        for line in result.stdout.splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(r, dict) and r.get("nonce") == nonce:
+                records.append(r)
+        return records, result
+
+
+def _verdict(r: dict, call: str) -> CallVerdict:
+    v = r.get("verdict", "crashed")
+    msg = r.get("message", "") or ""
+    if r.get("outlived"):
+        v, msg = "crashed", "a thread started by the call outlived it"
+    elif v == "crashed" and r.get("exception"):
+        msg = f"{r['exception']}: {msg}"
+    elif v == "timeout":
+        msg = "call time limit"
+    return CallVerdict(int(r["call"]), call, v, r.get("kind", ""), int(r.get("line", 0) or 0),
+                       r.get("clause", ""), msg, r.get("output", ""), int(r.get("cpu_ms", 0) or 0))
+
+
+def _map_javac(diag: str, tr: Translation) -> tuple[int, str]:
+    """(JML line, javac's message) for the first error: a generated helper
+    carries its clause's line in a ``/*@jml:LINE*/`` marker."""
+    m = _JAVAC_LINE.search(diag)
+    if not m:
+        return 0, (diag.strip().splitlines() or ["javac failed"])[0]
+    msg = m.group("msg")
+    line = int(m.group("line"))
+    if m.group("file") == f"{tr.class_name}.java":
+        lines = tr.source.splitlines()
+        for i in range(min(line, len(lines)) - 1, max(line - 4, 0) - 1, -1):
+            mk = re.search(r"/\*@jml:(\d+)\*/", lines[i])
+            if mk and (i == line - 1 or "__jml_c" in lines[i]):
+                return int(mk.group(1)), msg
+        return 0, f"{msg} (translated line {line})"
+    return 0, f"{m.group('file')}: {msg}"

@@ -1,0 +1,20 @@
+package specbench.jml;
+
+/** Thrown by translated JML checks: names the violated clause kind, its JML
+ *  source line and text.  An Error, so {@code catch (Exception e)} in the
+ *  program does not swallow it; {@link JmlRt} records it before it is thrown,
+ *  so {@code catch (Throwable t)} cannot hide it either. */
+public final class JmlViolation extends Error {
+    public final String kind;
+    public final int line;
+    public final String clause;
+    public final int depth;
+
+    JmlViolation(String kind, int line, String clause, int depth, String detail) {
+        super(kind + " (line " + line + "): " + clause + (detail.isEmpty() ? "" : " [" + detail + "]"), null, false, false);
+        this.kind = kind;
+        this.line = line;
+        this.clause = clause;
+        this.depth = depth;
+    }
+}

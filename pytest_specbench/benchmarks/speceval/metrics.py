@@ -1,0 +1,144 @@
+"""SpecEval's metrics: Table 1 per task and perturbation category (§3.2),
+the perturbation impact of Table 2 (§3.3.2) and PCS (§3.4.2).
+
+Input: per (program, task, category) the list of samples' details, as the
+checks wrote them.  With several samples per task, accuracies average over all
+samples; program-set metrics (Jaccard distance, average variance, PCS) are
+computed per sample index and averaged over the indices.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import mean
+from typing import Any, Iterable, Mapping, Sequence
+
+TASK_ORDER = ("judgement", "selection", "infilling", "generation")
+
+
+def accuracy(flags: Sequence[bool]) -> float | None:
+    """Accuracy (§3.2.1-§3.2.3): share of tasks answered correctly (0..1; the
+    report prints percentages as Table 1 does)."""
+    return sum(flags) / len(flags) if flags else None
+
+
+def jaccard_distance(original: set[str], perturbed: set[str]) -> float | None:
+    """J = 1 - |P ∩ P'| / |P ∪ P'| over the programs handled (§3.3.2); None when
+    neither version of any program was handled."""
+    union = original | perturbed
+    if not union:
+        return None
+    return 1.0 - len(original & perturbed) / len(union)
+
+
+def average_variance(pairs: Iterable[tuple[float, float]]) -> float | None:
+    """v_m = mean |m(P') - m(P)| over pairs where either is non-zero (§3.3.2)."""
+    diffs = [abs(b - a) for a, b in pairs if a > 0 or b > 0]
+    return mean(diffs) if diffs else None
+
+
+def pcs(results: Sequence[bool]) -> float:
+    """PCS(P) for R(P) = [r1..r4] (§3.4.2): 1 for four tasks in a row, 0.5 for
+    three, 0.25 for two, else 0."""
+    best = run = 0
+    for r in results:
+        run = run + 1 if r else 0
+        best = max(best, run)
+    return {4: 1.0, 3: 0.5, 2: 0.25}.get(best, 0.0)
+
+
+def success(task: str, details: Mapping[str, Any]) -> bool:
+    """A task handled for PCS and Jaccard: the right answer, or for
+    Generation Precision(P) > 0 (§3.4.2's softened criterion)."""
+    if task == "generation":
+        return (details.get("precision") or 0.0) > 0
+    return bool(details.get("passed"))
+
+
+def compute(entries: Mapping[tuple[str, str, str], Sequence[Mapping[str, Any]]],
+            categories: Sequence[str], tasks: Sequence[str]) -> dict[str, Any]:
+    """``entries[(program, task, category)]`` = the samples' details (each with
+    ``index``).  Returns flat metrics named ``<metric>/<category>``."""
+    out: dict[str, Any] = {}
+    by_index: dict[int, dict[tuple[str, str, str], Mapping[str, Any]]] = defaultdict(dict)
+    for key, samples in entries.items():
+        for d in samples:
+            if d.get("dropped"):
+                continue
+            by_index[d["index"]][key] = d
+
+    def samples_of(task: str, cat: str) -> list[Mapping[str, Any]]:
+        return [d for (p, t, c), ds in entries.items() if t == task and c == cat for d in ds if not d.get("dropped")]
+
+    for cat in categories:
+        for task in ("judgement", "selection", "infilling"):
+            if task not in tasks:
+                continue
+            ds = samples_of(task, cat)
+            out[f"{task}_acc/{cat}"] = accuracy([bool(d.get("passed")) for d in ds])
+            if task == "infilling":
+                out[f"infilling_pass/{cat}"] = _per_index_mean(by_index, lambda m: sum(
+                    1 for (p, t, c), d in m.items() if t == task and c == cat and d.get("passed")))
+        if "judgement" in tasks:
+            ds = samples_of("judgement", cat)
+            labels = [d.get("label") for d in ds if d.get("label") is not None]
+            out[f"judgement_label_correct/{cat}"] = accuracy([bool(x) for x in labels])
+            out[f"judgement_dropped/{cat}"] = sum(1 for (p, t, c), dd in entries.items() if t == "judgement"
+                                                  and c == cat for d in dd if d.get("dropped"))
+            out[f"judgement_unchecked/{cat}"] = sum(1 for d in ds if d.get("validation") == "unchecked")
+        if "generation" in tasks:
+            ds = samples_of("generation", cat)
+            prec = [d.get("precision") or 0.0 for d in ds]
+            rec = [d.get("recall") or 0.0 for d in ds]
+            out[f"generation_avg_precision/{cat}"] = mean(prec) if prec else None
+            out[f"generation_avg_recall/{cat}"] = mean(rec) if rec else None
+            out[f"generation_pass/{cat}"] = _per_index_mean(by_index, lambda m: sum(
+                1 for (p, t, c), d in m.items() if t == "generation" and c == cat and d.get("all_hold")))
+        if all(t in tasks for t in TASK_ORDER):
+            out[f"pcs/{cat}"] = _per_index_mean(by_index, lambda m: _pcs_mean(m, cat))
+        if cat != "original":
+            for task in ("judgement", "selection", "infilling"):
+                if task in tasks:
+                    out[f"jaccard_{task}/{cat}"] = _per_index_mean(by_index, lambda m: _jaccard(m, task, cat))
+            if "generation" in tasks:
+                for metric in ("precision", "recall"):
+                    out[f"variance_{metric}/{cat}"] = _per_index_mean(
+                        by_index, lambda m: _variance(m, metric, cat))
+    return out
+
+
+def pcs_by_program(entries, category: str) -> dict[str, float]:
+    """PCS(P) per program for one category (sample 0), for the report."""
+    m = {k: ds[0] for k, ds in entries.items() if ds and not ds[0].get("dropped")}
+    programs = {p for (p, t, c) in m if c == category}
+    out = {}
+    for p in sorted(programs):
+        if all((p, t, category) in m for t in TASK_ORDER):
+            out[p] = pcs([success(t, m[(p, t, category)]) for t in TASK_ORDER])
+    return out
+
+
+def _pcs_mean(m, cat):
+    programs = {p for (p, t, c) in m if c == cat}
+    scores = [pcs([success(t, m[(p, t, cat)]) for t in TASK_ORDER]) for p in programs
+              if all((p, t, cat) in m for t in TASK_ORDER)]
+    return mean(scores) if scores else None
+
+
+def _jaccard(m, task, cat):
+    programs = {p for (p, t, c) in m if t == task and c == cat} & {p for (p, t, c) in m if t == task and c == "original"}
+    if not programs:
+        return None
+    orig = {p for p in programs if success(task, m[(p, task, "original")])}
+    pert = {p for p in programs if success(task, m[(p, task, cat)])}
+    return jaccard_distance(orig, pert)
+
+
+def _variance(m, metric, cat):
+    pairs = [((m[(p, "generation", "original")].get(metric) or 0.0), (d.get(metric) or 0.0))
+             for (p, t, c), d in m.items() if t == "generation" and c == cat and (p, t, "original") in m]
+    return average_variance(pairs)
+
+
+def _per_index_mean(by_index, fn):
+    vals = [v for v in (fn(m) for m in by_index.values()) if v is not None]
+    return mean(vals) if vals else None

@@ -1,0 +1,92 @@
+"""Survey a SpecGenBench root with the JML checker and print figures.
+
+    python -m pytest_specbench.benchmarks.speceval.survey [DATA_ROOT] [--seed N] [--only A,B] [--categories ...]
+
+For every program with JML and every category (original and the five
+perturbations): the perturbation check (the ground-truth specification still
+holds on the program's test calls after the perturbation; a failure is a
+perturbation bug or an oracle problem, listed), and on the original program
+the Judgement label balance before and after dropping mutants the tests do
+not refute (§3.2.1).  Programs and mutants are harness-generated (trusted),
+run through the sandboxed ``jvm`` executor all the same.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+from . import validation
+from .perturb import ALL_CATEGORIES
+from .tasks import build, instantiate, load_programs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data_root", nargs="?", default="../shared/datasets/specgenbench")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--categories", default=",".join(ALL_CATEGORIES))
+    args = ap.parse_args(argv)
+    root = Path(args.data_root)
+    from ...execution import make_executor
+
+    settings = SimpleNamespace(state_dir=Path(tempfile.gettempdir()) / "specbench-state", sandbox="process",
+                               limits=None)
+    jvm = make_executor("jvm", settings, [])
+    ctx = SimpleNamespace(settings=settings, executor=lambda kind: jvm)
+    only = {x for x in args.only.split(",") if x}
+    cats = [c for c in args.categories.split(",") if c]
+    fig: Counter = Counter()
+    problems: list[str] = []
+    t0 = time.monotonic()
+    for p in load_programs(root):
+        if only and p.name not in only:
+            continue
+        tests = p.daikon.read_text() if p.daikon else None
+        gen = build(p.name, p.source, "generation", args.seed)
+        if gen is None:
+            fig["no_jml"] += 1
+            continue
+        fig["programs"] += 1
+        for cat in cats:
+            inst = instantiate(p.source, gen, cat, args.seed)
+            holds, summary, calls = validation.spec_holds(inst.data["ground_truth"], tests, ctx)
+            key = {True: "holds", False: "refuted", None: "unchecked"}[holds]
+            fig[f"{cat}:{key}"] += 1
+            if holds is not True:
+                problems.append(f"{p.name} [{cat}] {key}: {summary}")
+        if "original" in cats:
+            plan = build(p.name, p.source, "judgement", args.seed)
+            if plan is not None:
+                fig["judgement"] += 1
+                fig["judgement_label_correct"] += plan["label"]
+                if not plan["label"]:
+                    inst = instantiate(p.source, plan, "original", args.seed)
+                    holds, summary, _ = validation.spec_holds(inst.program, tests, ctx)
+                    fig[{True: "mutant_not_refuted", False: "mutant_refuted", None: "mutant_unchecked"}[holds]] += 1
+        print(f"  {p.name} done ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+    jvm.close() if hasattr(jvm, "close") else None
+    w = print
+    w(f"programs with JML: {fig['programs']} (without: {fig['no_jml']})")
+    for cat in cats:
+        w(f"  {cat:17s} ground truth holds {fig[cat + ':holds']}, refuted {fig[cat + ':refuted']}, "
+          f"not checkable {fig[cat + ':unchecked']}")
+    if fig["judgement"]:
+        kept = fig["judgement"] - fig["mutant_not_refuted"]
+        w(f"judgement: {fig['judgement']} tasks, {fig['judgement_label_correct']} correct labels "
+          f"({fig['judgement_label_correct'] / fig['judgement']:.1%}); mutants refuted {fig['mutant_refuted']}, "
+          f"not refuted (dropped) {fig['mutant_not_refuted']}, not checkable {fig['mutant_unchecked']}; "
+          f"after dropping: {fig['judgement_label_correct']}/{kept} correct ({fig['judgement_label_correct'] / max(kept, 1):.1%})")
+    for line in problems:
+        w("  " + line)
+    w(f"end-to-end: {time.monotonic() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Dynamic validation: does a specification hold on the program's tests?
+
+SpecEval decides a specification's correctness by running test cases against
+the JML-instrumented program (§4.1).  That is the JML runtime checker's job
+(issue 13: ``speceval/jml/`` and the ``jvm`` executor, written alongside this
+family).  Every SpecEval check reaches it through :func:`clause_verdicts` only,
+so wiring it is this one module.
+
+``--speceval-validation=syntactic`` (or a build without the checker) falls
+back to *syntactic* validation: a clause holds iff it is, after
+normalisation, a ground-truth clause at the same place; exact for the
+reference model, a lower bound on Precision and on infilling accuracy for
+others, and no mutant is dropped from Judgement.  Each item's details say
+which mode decided it (``validation``).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """One verdict per spec clause of the program, in source order (as
+    :func:`.jmlspec.spec_blocks` lists them): True not refuted on any test call
+    in its precondition's domain, False refuted, None not decided (the spec
+    does not translate or compile, the program crashed)."""
+
+    clauses: tuple[bool | None, ...]
+    tests: int = 0  # test calls in the precondition's domain
+    calls: int = 0  # test calls made
+    status: str = "checked"  # the checker's status of the first run
+    message: str = ""
+
+
+def checker_available() -> bool:
+    try:
+        importlib.import_module("pytest_specbench.benchmarks.speceval.jml.checker")
+    except ImportError:
+        return False
+    return True
+
+
+def mode(requested: str) -> str:
+    """``dynamic`` or ``syntactic`` for a ``--speceval-validation`` value
+    (``unavailable`` when dynamic is asked for without the checker)."""
+    if requested == "syntactic":
+        return "syntactic"
+    if not checker_available():
+        return "unavailable" if requested == "dynamic" else "syntactic"
+    return "dynamic"
+
+
+_CHECKERS: dict[int, Any] = {}
+
+
+_JVMS: dict[int, Any] = {}
+
+
+def _jvm(ctx: Any):
+    """``ctx.executor("jvm")``; a context without ``executor`` (the plugin before
+    the executor layer) gets one made here from its settings."""
+    if hasattr(ctx, "executor"):
+        return ctx.executor("jvm")
+    if id(ctx) not in _JVMS:
+        from ...execution import make_executor
+
+        _JVMS[id(ctx)] = make_executor("jvm", ctx.settings, list(getattr(ctx, "hide", None) or getattr(ctx, "_hide", None) or []))
+    return _JVMS[id(ctx)]
+
+
+def _checker(ctx: Any):
+    from .jml.checker import JmlChecker
+
+    jvm = _jvm(ctx)
+    if id(jvm) not in _CHECKERS:
+        _CHECKERS[id(jvm)] = JmlChecker(jvm)
+    return _CHECKERS[id(jvm)]
+
+
+def jvm_missing(ctx: Any) -> str | None:
+    """One line when javac/java are absent (the item is then skipped)."""
+    if ctx is None:
+        import shutil
+
+        return None if shutil.which("javac") and shutil.which("java") else \
+            "javac/java not found: apt-get install openjdk-17-jdk-headless"
+    try:
+        return _jvm(ctx).available()
+    except Exception as exc:  # noqa: BLE001 - an executor kind this version lacks
+        return f"the jvm executor is not available: {exc}"
+
+
+def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) -> Verdicts:
+    """Run the program's test calls (its ``daikon/`` driver, plus the checker's
+    generated inputs where those are few) against the JML-instrumented program
+    in the sandbox, and attribute each violation to its clause.
+
+    The checker stops a call at its first violated clause, so the clauses are
+    decided by rounds: a round's violated clauses are recorded as refuted and
+    replaced by ``true``, and the program is checked again, until a round finds
+    no violation (at most one round per clause)."""
+    from .jml.inputs import driver_from_daikon
+    from .jml.translate import TranslationError, translate
+    from .jmlspec import spec_blocks
+
+    checker = _checker(ctx)
+    blocks = spec_blocks(source_with_specs)
+    n = sum(len(b.clauses) for b in blocks)
+    verdicts: list[bool | None] = [True] * n
+    src = source_with_specs
+    try:
+        tr = translate(src)
+    except TranslationError as exc:
+        return Verdicts((None,) * n, status="syntax_error", message=str(exc))
+    driver = driver_from_daikon(tests_source or "class X {}", tr)
+    first = None
+    for _ in range(n + 1):
+        rep = checker.check(src, driver)
+        if first is None:
+            first = rep
+        if rep.status != "checked":
+            undecided = [i for i, v in enumerate(verdicts) if v is True]
+            for i in undecided:
+                verdicts[i] = None
+            return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), rep.status, rep.summary())
+        bad = rep.failures
+        if not bad:
+            break
+        lines = {c.line for c in bad if c.verdict == "violated" and c.line}
+        cur = [(b, c) for b in spec_blocks(src) for c in b.clauses]
+        hit = [i for i, (b, c) in enumerate(cur) if _line(src, c.start) in lines and verdicts[i] is True]
+        if not hit:  # a crash or timeout no clause is named for: leave the rest undecided
+            for i, v in enumerate(verdicts):
+                if v is True:
+                    verdicts[i] = None
+            return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), "checked", rep.summary())
+        raw = src.encode("utf-8")
+        for i in sorted(hit, key=lambda i: cur[i][1].start, reverse=True):
+            verdicts[i] = False
+            c = cur[i][1]
+            raw = raw[:c.start] + b"true" + raw[c.end:]
+        src = raw.decode("utf-8")
+    return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), "checked",
+                    first.summary() if first else "")
+
+
+def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> tuple[bool | None, str, int]:
+    """Whole-spec verdict: (True when no test call refutes it, None when it
+    could not be checked, False refuted; the checker's summary; in-domain calls)."""
+    from .jml.inputs import driver_from_daikon
+    from .jml.translate import TranslationError, translate
+
+    try:
+        tr = translate(source_with_specs)
+    except TranslationError as exc:
+        return None, f"JML syntax error: {exc}", 0
+    driver = driver_from_daikon(tests_source or "class X {}", tr)
+    rep = _checker(ctx).check(source_with_specs, driver)
+    if rep.status != "checked":
+        return None, rep.summary(), 0
+    if rep.verdict in ("holds", "vacuous"):
+        return True, rep.summary(), len(rep.in_domain)
+    return False, rep.summary(), len(rep.in_domain)
+
+
+def _line(source: str, byte_offset: int) -> int:
+    return source.encode("utf-8")[:byte_offset].count(b"\n") + 1

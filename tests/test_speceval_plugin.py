@@ -1,0 +1,159 @@
+"""SpecEval end to end: the plugin on the bundled suite, dynamic validation through
+the JML checker, and the real SpecGenBench data (``realdata``)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
+from pytest_specbench.benchmarks.speceval.perturb import ALL_CATEGORIES, PERTURBATIONS, perturb, structure
+from pytest_specbench.benchmarks.speceval.tasks import TASKS, build, instantiate, load_programs
+from pytest_specbench.models.base import Completion
+
+HERE = Path(__file__).resolve()
+SPECGEN = next((p / "shared" / "datasets" / "specgenbench" for p in (HERE.parents[2], HERE.parents[3])
+                if (p / "shared" / "datasets" / "specgenbench" / "oracle").is_dir()), None)
+JAVA = shutil.which("javac") is not None and shutil.which("java") is not None
+
+
+def test_plugin_runs_the_bundled_suite_with_the_reference(pytester):
+    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
+                                           "--speceval-validation=syntactic", "--specbench-report=r.json")
+    result.stdout.fnmatch_lines(["*specbench speceval (bundled sample suite; 16 tasks*",
+                                 "*judgement_acc/original*100.00%*", "*pcs/original*100.00%*"])
+    assert result.ret == 0
+    report = json.loads((pytester.path / "r.json").read_text())
+    metrics = report["benchmarks"]["speceval"]["metrics"]
+    assert metrics["generation_avg_recall/original"] == 1.0
+
+
+def test_items_are_readable_with_k(pytester):
+    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
+                                           "--speceval-validation=syntactic", "--collect-only", "-q",
+                                           "-k", "MaxOfTwo and infilling")
+    result.stdout.fnmatch_lines(["*speceval::MaxOfTwo/infilling/original::0::infilling*"])
+
+
+class _Settings:
+    def __init__(self, state, **kw):
+        self.kw, self.state_dir, self.sandbox, self.limits = kw, state, "process", None
+
+    def option(self, name):
+        return self.kw.get(name)
+
+
+class _Ctx:
+    def __init__(self, settings):
+        self.settings = settings
+        self._jvm = None
+
+    def executor(self, kind):
+        from pytest_specbench.execution import make_executor
+
+        assert kind == "jvm"
+        self._jvm = self._jvm or make_executor("jvm", self.settings, [])
+        return self._jvm
+
+
+@pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
+def test_dynamic_validation_on_the_bundled_suite(tmp_path):
+    """Reference 100% with the JML checker deciding; ground truth holds under every perturbation;
+    a wrong generation and a wrong infill are refuted on the tests."""
+    settings = _Settings(tmp_path, speceval_perturbation="all", speceval_task="infilling,generation")
+    ctx = _Ctx(settings)
+    ts = ADAPTER.load(None, settings)
+    for t in ts.tasks:
+        (check,) = ADAPTER.checks_for(t)
+        assert ADAPTER.skip_reason(check, t, ctx) is None
+        r = ADAPTER.run_check(check, t, Completion(ADAPTER.reference(t, check)), ctx)
+        assert r.passed, (t.task_id, r.message)
+        if check == "generation":
+            # the perturbation check: every ground-truth clause holds on the tests
+            assert r.details["validation"] == "dynamic" and r.details["precision"] == 1.0, (t.task_id, r.details)
+            assert r.details["tests"] > 0
+    gen = next(t for t in ts.tasks if t.task_id == "MaxOfTwo/generation/original")
+    wrong = ADAPTER.reference(gen, "generation").replace("\\result >= x && \\result >= y", "\\result > x")
+    r = ADAPTER.run_check("generation", gen, Completion(wrong), ctx)
+    assert r.details["holding"] == r.details["generated_clauses"] - 1 and not r.details["all_hold"]
+    inf = next(t for t in ts.tasks if t.task_id.endswith("/infilling/original"))
+    r = ADAPTER.run_check("infilling", inf, Completion("Answer: `zzz_not_a_name`"), ctx)
+    assert not r.passed
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(SPECGEN is None, reason="SpecGenBench not found at ../shared/datasets/specgenbench")
+def test_real_data_builds_every_task_under_every_perturbation_deterministically():
+    programs = load_programs(SPECGEN)
+    assert len(programs) == 120
+    built = {t: 0 for t in TASKS}
+    labels = []
+    for p in programs:
+        for task in TASKS:
+            plan = build(p.name, p.source, task, 0)
+            if plan is None:
+                continue
+            assert plan == build(p.name, p.source, task, 0)
+            built[task] += 1
+            if task == "judgement":
+                labels.append(plan["label"])
+    # 4 programs have no JML at all (Inverse, MatrixAdd, MatrixMul, SolveQuadraticEquation)
+    assert built == {t: 116 for t in TASKS}
+    assert 0.35 < sum(labels) / len(labels) < 0.65
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
+def test_real_perturbed_programs_compile_and_keep_methods_and_loops(tmp_path):
+    # harness-generated, trusted code (perturbations of the oracle), compiled directly with javac
+    programs = load_programs(SPECGEN)
+    for kind in PERTURBATIONS:
+        files = []
+        for p in programs:
+            src = p.source
+            out = perturb(src, kind, 0).source
+            assert structure(out) == structure(src), (kind, p.name)
+            d = tmp_path / kind / p.name
+            d.mkdir(parents=True)
+            (d / f"{p.name}.java").write_text(out)
+            files.append(str(d / f"{p.name}.java"))
+        res = subprocess.run(["javac", "-nowarn", "-d", str(tmp_path / kind / "_classes"), *files],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, (kind, res.stderr[-2000:])
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(SPECGEN is None, reason="SpecGenBench not found")
+def test_real_reference_scores_100_percent_syntactically():
+    settings = _Settings(Path(tempfile.gettempdir()), speceval_perturbation="all", speceval_validation="syntactic")
+    ctx = SimpleNamespace(settings=settings)
+    ts = ADAPTER.load(SPECGEN, settings)
+    assert len(ts.tasks) == 116 * 4 * len(ALL_CATEGORIES)
+    results = {}
+    for t in ts.tasks:
+        (check,) = ADAPTER.checks_for(t)
+        r = ADAPTER.run_check(check, t, Completion(ADAPTER.reference(t, check)), ctx)
+        assert r.passed, (t.task_id, r.message)
+        results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
+    m = ADAPTER.aggregate(results, {t.task_id: t for t in ts.tasks}, settings)
+    assert all(m[f"pcs/{c}"] == 1.0 for c in ALL_CATEGORIES)
+
+
+def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
+    settings = _Settings(Path(tempfile.gettempdir()), speceval_task="judgement", speceval_validation="syntactic")
+    tasks = ADAPTER.load(None, settings).tasks
+    rows = [{"task_id": t.task_id, "solution": "After reading it carefully: **correct**."} for t in tasks]
+    (pytester.path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=replay:s.jsonl", "-p", "no:cacheprovider",
+                                           "--speceval-task=judgement", "--speceval-validation=syntactic",
+                                           "--specbench-report=r.json")
+    assert (pytester.path / "r.json").is_file(), result.stdout.str()[-2000:]
+    metrics = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]["metrics"]
+    assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
+    labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks]
+    assert metrics["judgement_acc/original"] == sum(labels) / len(labels)

@@ -1,0 +1,204 @@
+"""SpecEval: spec extraction, task construction, perturbations, parsing and metrics (unit level)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_specbench.benchmarks.speceval import metrics as M
+from pytest_specbench.benchmarks.speceval import prompts
+from pytest_specbench.benchmarks.speceval.adapter import ADAPTER, parse_perturbations, parse_tasks
+from pytest_specbench.benchmarks.speceval.jmlspec import normalize, spec_blocks, strip_jml
+from pytest_specbench.benchmarks.speceval.perturb import PERTURBATIONS, perturb, structure
+from pytest_specbench.benchmarks.speceval.tasks import TASKS, build, components, instantiate, mutate
+from pytest_specbench.models.base import Completion
+
+PROGRAM = """public class Demo {
+    //@ requires n >= 0;
+    //@ ensures \\result >= 0 && \\result <= n;
+    public static int clamp(int n, int lo) {
+        int r = n;
+        int s = lo;
+        if (r > 100) {
+            r = 100;
+        } else {
+            r = r + 0;
+        }
+        //@ maintaining 0 <= i && i <= n;
+        //@ maintaining (\\forall int k; 0 <= k && k < i; k < n);
+        //@ decreases n - i;
+        for (int i = 0; i < n; i++) {
+            s = s + 1;
+        }
+        return r;
+    }
+}
+"""
+
+
+def test_blocks_and_clauses_are_found_with_their_places():
+    blocks = [b for b in spec_blocks(PROGRAM) if b.clauses]
+    kinds = [(b.target, c.keyword) for b in blocks for c in b.clauses]
+    assert kinds == [("method", "requires"), ("method", "ensures"), ("loop", "maintaining"),
+                     ("loop", "maintaining"), ("loop", "decreases")]
+    assert blocks[0].location == ("clamp", 0, "method", 0)
+    assert blocks[2].location == ("clamp", 0, "loop", 0)
+    assert "i" in blocks[2].variables and blocks[2].types["n"] == "int"
+    src = PROGRAM.encode()
+    c = blocks[1].clauses[0]
+    assert src[c.start:c.end].decode() == c.expr == "\\result >= 0 && \\result <= n"
+
+
+def test_unparenthesised_quantifier_owns_its_semicolons():
+    src = "class Q {\n  //@ requires \\forall int j; 0 <= j && j < a.length; a[j] > 0;\n  void f(int[] a) {}\n}\n"
+    (clause,) = [c for b in spec_blocks(src) for c in b.clauses]
+    assert clause.expr == "\\forall int j; 0 <= j && j < a.length; a[j] > 0"
+
+
+def test_strip_jml_removes_every_spec_comment():
+    plain = strip_jml(PROGRAM)
+    assert "//@" not in plain and "int r = n;" in plain
+
+
+def test_mutation_changes_at_least_one_component_and_keeps_types():
+    import random
+
+    types = {"n": "int", "lo": "int", "a": "int[]"}
+    for seed in range(30):
+        out = mutate("0 <= n && n < a.length", ("n", "lo", "a"), random.Random(seed), types)
+        assert out is not None and normalize(out) != normalize("0 <= n && n < a.length")
+        assert "a.length" in out or "lo" not in out.split("&&")[1]  # 'a' is never swapped for an int
+    comps = components("\\forall int k; 0 <= k; k < n", ("n", "lo"), {"n": "int", "lo": "int"})
+    assert {k for _, _, k in comps} == {"variable", "operator", "quantifier"}
+
+
+def test_tasks_are_deterministic_from_the_seed():
+    for task in TASKS:
+        assert build("Demo", PROGRAM, task, 7) == build("Demo", PROGRAM, task, 7)
+    plans = {str(build("Demo", PROGRAM, "selection", s)) for s in range(10)}
+    assert len(plans) > 1  # the seed matters
+
+
+def test_selection_has_four_distinct_candidates_one_of_them_the_ground_truth():
+    for seed in range(20):
+        plan = build("Demo", PROGRAM, "selection", seed)
+        cands = plan["candidates"]
+        assert len({normalize(c) for c in cands}) == 4
+        truth = [c for b in spec_blocks(PROGRAM) for c in b.clauses]
+        assert cands[plan["answer"]] in [c.expr for c in truth]
+
+
+@pytest.mark.parametrize("kind", PERTURBATIONS)
+def test_each_perturbation_changes_the_demo_keeps_structure_and_is_deterministic(kind):
+    out = perturb(PROGRAM, kind, 3)
+    assert out.applied and out.source != PROGRAM
+    assert structure(out.source) == structure(PROGRAM)
+    assert perturb(PROGRAM, kind, 3).source == out.source
+    # specs travel with the program: the same number of clauses, still in JML comments
+    assert sum(len(b.clauses) for b in spec_blocks(out.source)) == 5
+
+
+def test_name_perturbations_rename_specs_with_the_code():
+    out = perturb(PROGRAM, "name-random", 0).source
+    assert "int r = n" not in out and "\\result <= n;" not in out
+    m = [c for b in spec_blocks(out) for c in b.clauses][1]
+    param = out.split("clamp(int ")[1].split(",")[0]
+    assert m.expr == f"\\result >= 0 && \\result <= {param}"
+
+
+@pytest.mark.skipif(shutil.which("javac") is None, reason="javac not found: apt-get install openjdk-17-jdk-headless")
+def test_perturbed_demo_compiles(tmp_path):
+    # harness-generated, trusted code: compiled directly
+    for kind in PERTURBATIONS:
+        d = tmp_path / kind
+        d.mkdir()
+        (d / "Demo.java").write_text(perturb(PROGRAM, kind, 1).source)
+        res = subprocess.run(["javac", "-d", str(d), str(d / "Demo.java")], capture_output=True, text=True)
+        assert res.returncode == 0, (kind, res.stderr)
+
+
+@pytest.mark.parametrize("kind", ("original",) + PERTURBATIONS)
+def test_instances_carry_the_task_through_the_perturbation(kind):
+    for task in TASKS:
+        plan = build("Demo", PROGRAM, task, 5)
+        inst = instantiate(PROGRAM, plan, kind, 5)
+        if task == "infilling":
+            assert "<FILL>" in inst.program and inst.data["masked"].count("<FILL>") == 1
+            filled = inst.data["masked"].replace("<FILL>", inst.data["answer"])
+            assert normalize(filled) == normalize(inst.data["ground_truth"])
+        if task == "generation":
+            assert "//@" not in inst.program
+        if task == "selection":
+            assert "<CANDIDATE>" in inst.program and len(inst.data["candidates"]) == 4
+
+
+def test_answer_parsing_is_tolerant():
+    assert prompts.parse_judgement("Let me think... The spec is **incorrect** because x.") is False
+    assert prompts.parse_judgement("Answer: correct") is True
+    assert prompts.parse_judgement("I cannot tell") is None
+    assert prompts.parse_selection("The strongest is (C).", ["a", "b", "c", "d"]) == 2
+    assert prompts.parse_selection("Answer: b", ["a", "b", "c", "d"]) == 1
+    masked = "ensures a[<FILL>] == x;"
+    assert prompts.parse_infilling("```jml\nensures a[i + 1] == x;\n```", masked) == "i+1"
+    assert prompts.parse_infilling("Answer: `k`", masked) == "k"
+    assert prompts.parse_generation("Here:\n```java\nclass A {}\n```\nDone") == "class A {}"
+
+
+def test_pcs_scores_the_longest_run():
+    assert M.pcs([True] * 4) == 1.0
+    assert M.pcs([False, True, True, True]) == 0.5
+    assert M.pcs([True, True, False, False]) == 0.25
+    assert M.pcs([True, False, True, True]) == 0.25
+    assert M.pcs([True, False, False, True]) == 0.0
+
+
+def test_jaccard_and_average_variance():
+    assert M.jaccard_distance({"a", "b"}, {"b", "c"}) == pytest.approx(2 / 3)
+    assert M.jaccard_distance(set(), set()) is None
+    assert M.average_variance([(0.5, 1.0), (0.0, 0.0), (1.0, 0.0)]) == pytest.approx(0.75)
+
+
+def test_options_parse_and_reject_bad_values():
+    assert parse_tasks("all") == TASKS
+    assert parse_perturbations("name-random")[0] == "original"
+    with pytest.raises(ValueError, match="unknown value 'nope'"):
+        parse_perturbations("nope")
+
+
+class _Settings:
+    def __init__(self, **kw):
+        self.kw = kw
+
+    def option(self, name):
+        return self.kw.get(name)
+
+
+def _run(settings, answer_for):
+    ctx = SimpleNamespace(settings=settings)
+    ts = ADAPTER.load(None, settings)
+    results = {}
+    for t in ts.tasks:
+        (check,) = ADAPTER.checks_for(t)
+        ADAPTER.prompt(t, settings)
+        r = ADAPTER.run_check(check, t, Completion(answer_for(t, check)), ctx)
+        results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
+    return ts, ADAPTER.aggregate(results, {t.task_id: t for t in ts.tasks}, settings)
+
+
+def test_reference_scores_100_percent_on_the_bundled_suite_syntactically():
+    settings = _Settings(speceval_perturbation="all", speceval_validation="syntactic")
+    ts, m = _run(settings, ADAPTER.reference)
+    assert len(ts.tasks) == 4 * 4 * 6
+    for cat in ("original",) + PERTURBATIONS:
+        for name in ("judgement_acc", "selection_acc", "infilling_acc", "generation_avg_precision",
+                     "generation_avg_recall", "pcs"):
+            assert m[f"{name}/{cat}"] == 1.0, (name, cat)
+    assert m["jaccard_judgement/name-random"] == 0.0
+
+
+def test_always_correct_judge_scores_the_label_balance():
+    settings = _Settings(speceval_task="judgement", speceval_perturbation="none", speceval_validation="syntactic")
+    _, m = _run(settings, lambda t, c: "Answer: correct")
+    assert m["judgement_acc/original"] == m["judgement_label_correct/original"]
