@@ -135,7 +135,7 @@ def plausible_outcome(report: FileReport, key: str) -> str:
         return "gave_up"
     if PLAUSIBLE_NONE in text:
         return "no_counterexample"
-    return "error" if errors else "closed"
+    return "error"  # no message at all: neither side is definitive
 
 
 def relation_outcome(decide: str, plausible: str | None, plausible_neg: str | None) -> str:
