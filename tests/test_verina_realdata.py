@@ -54,3 +54,74 @@ def test_every_test_value_renders_as_lean(tasks):
                 assert render(t.signature["return_type"], value).strip()
                 rendered += 1
     assert rendered > 5000
+
+
+class _Settings:
+    ks = [1]
+
+    def __init__(self, **options):
+        self.options = options
+
+    def option(self, name):
+        return self.options.get(name)
+
+
+@pytest.fixture(scope="module")
+def adapter_tasks(tasks):
+    from pytest_specbench.benchmarks.verina.adapter import VerinaBenchmark
+    b = VerinaBenchmark()
+    root = tasks[0].folder.parent
+    return b, b.load(root, _Settings()).tasks
+
+
+def test_sections_come_in_the_order_the_cut_points_assume(tasks):
+    order = ["precond_aux", "precond", "code_aux", "code", "postcond_aux", "postcond", "proof_aux", "proof"]
+    for t in tasks:
+        names = [s.name for s in t.template.segments if not isinstance(s, str) and s.name in order]
+        assert names == order, t.task_id
+
+
+def test_reference_proof_file_is_the_task_file_itself(adapter_tasks):
+    """The reference's ProofGen file, Lean-free: ``task.lean`` with Mathlib and
+    Plausible imported first (whitespace aside), for all 187 scored tasks."""
+    import re
+
+    from pytest_specbench.benchmarks.verina import prompts
+    from pytest_specbench.benchmarks.verina.answers import parse_answer
+    from pytest_specbench.benchmarks.verina.kinds import KINDS
+    b, tasks = adapter_tasks
+    kind = KINDS["proofgen"]
+    squash = lambda s: re.sub(r"\s+", "", s)  # noqa: E731
+    for task in tasks:
+        vt = b.task(task)
+        fields = parse_answer(prompts.answer_text(prompts.reference_fields(vt, kind)), kind.fields)
+        file = b.proof_file(vt, kind, fields, _Settings())
+        body = file.text.split("#print \"specbench:")[0]
+        body = body.replace("import Mathlib\nimport Plausible\n", "", 1)
+        original = vt.lean_text.replace("import Mathlib\n", "", 1)
+        assert squash(body) == squash(original), task.task_id
+
+
+@pytest.mark.parametrize("kind_name", ["codegen", "specgen", "proofgen", "code_spec", "code_proof", "spec_proof",
+                                       "code_spec_proof", "codegen_with_spec", "specgen_with_code"])
+def test_every_kind_prompts_and_assembles_on_all_tasks(adapter_tasks, kind_name):
+    from pytest_specbench.benchmarks.verina import prompts
+    from pytest_specbench.benchmarks.verina.answers import parse_answer, screen
+    from pytest_specbench.benchmarks.verina.kinds import KINDS
+    b, tasks = adapter_tasks
+    kind = KINDS[kind_name]
+    examples = b._examples
+    assert [e.task_id for e in examples] == ["verina_basic_15", "verina_basic_44"]
+    for task in tasks:
+        vt = b.task(task)
+        system, user = prompts.render(vt, kind, examples)
+        assert user.count("[[ ## task_template ## ]]") == 3
+        fields = parse_answer(prompts.answer_text(prompts.reference_fields(vt, kind)), kind.fields)
+        screen(fields)
+        if "code" in kind.checks:
+            assert len(b.code_file(vt, kind, fields, _Settings()).cases) == len(vt.tests)
+        if "precond_sound" in kind.checks:
+            n = len(vt.tests) * 2 + len(vt.reject_inputs) + sum(len(t["unexpected"]) for t in vt.tests)
+            assert len(b.spec_files(vt, kind, fields, _Settings()).cases) == n
+        if "proof" in kind.checks:
+            assert b.proof_file(vt, kind, fields, _Settings()).text.count("#print axioms") == 1

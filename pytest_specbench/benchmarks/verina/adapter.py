@@ -212,11 +212,11 @@ class VerinaBenchmark:
         return attribute(file, parse_messages(result.stdout), stopped)
 
     def code_file(self, vt: VerinaTask, kind: Kind, fields: dict[str, str], settings: Any) -> assembly.LeanFile:
-        parts = assembly.merge(vt, fields, kind.writes, shown=("precond",))
+        parts = assembly.merge(vt, fields, kind.writes, kind.given)
         # Code is checked against the ground-truth precondition (Appendix C.5).
         gt = assembly.ground_truth(vt)
         parts["precond"], parts["precond_aux"] = gt["precond"], gt["precond_aux"]
-        header = assembly.program(vt, parts, with_postcond=False)
+        header = assembly.check_program(vt, parts, "code")
         fb = assembly.FileBuilder(header, _option(settings, "verina_heartbeats"))
         for i, test in enumerate(vt.tests):
             fb.add(f"code:{i}", assembly.code_test(vt, i, test))
@@ -244,9 +244,9 @@ class VerinaBenchmark:
         return CheckResult(True, details)
 
     def spec_header(self, vt: VerinaTask, kind: Kind, fields: dict[str, str]) -> str:
-        parts = assembly.merge(vt, fields, kind.writes, shown=("precond", "postcond"))
+        parts = assembly.merge(vt, fields, kind.writes, kind.given)
         parts["code"], parts["code_aux"] = "sorry", ""  # spec checks use test values, never the code
-        return assembly.program(vt, parts, with_code=True)
+        return assembly.check_program(vt, parts, "spec")
 
     def spec_files(self, vt, kind, fields, settings, decided: dict[str, str] | None = None):
         """Pass 1: ``#guard decide`` for every case of the four relations (one
@@ -300,8 +300,8 @@ class VerinaBenchmark:
         if kind.name == "code_spec_proof" and _option(settings, "verina_e2e_proof_target") == "ground_truth":
             fields = {k: v for k, v in fields.items() if not k.startswith(("precond", "postcond"))}
             writes = tuple(w for w in writes if w != "spec")
-        parts = assembly.merge(vt, fields, writes)
-        header = assembly.program(vt, parts, with_theorem=True)
+        parts = assembly.merge(vt, fields, writes, kind.given + (("precond", "postcond") if writes != kind.writes else ()))
+        header = assembly.check_program(vt, parts, "proof")
         fb = assembly.FileBuilder(header, _option(settings, "verina_heartbeats"))
         fb.add("axioms", f"#print axioms {vt.signature['name']}_spec_satisfied")
         return fb.build()

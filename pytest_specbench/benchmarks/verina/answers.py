@@ -86,11 +86,15 @@ IMPORT_LINE = re.compile(r"^import\s+[\w.]+(\s+[\w.]+)*\s*$")
 # an answer using them could rewrite the harness's own check commands (a macro for
 # #guard) or stop Lean before them.  Refused with a reason: the verdict must not be
 # forgeable (GUIDE: untrusted code).
-FORBIDDEN = re.compile(
-    r"(?m)(^|[\s;(])(macro_rules|macro|elab_rules|elab|syntax|notation|infix[lr]?|prefix|postfix|"
-    r"#exit|run_cmd|run_elab|run_meta|initialize|builtin_initialize|declare_syntax_cat|"
-    r"set_option\s+maxHeartbeats|set_option\s+maxRecDepth)\b|@\[\s*(command_elab|term_elab|tactic|macro|"
-    r"builtin_\w+|implemented_by|extern)\b")
+_LEAD = r"(?m)^[ \t]*(?:@\[[^\]\n]*\][ \t]*)?(?:(?:local|scoped)[ \t]+)?"
+FORBIDDEN = (
+    # syntax extensions: a keyword at the start of a line, shaped like the command
+    re.compile(_LEAD + r"(macro_rules|elab_rules|macro|elab|syntax|declare_syntax_cat)\b(?![ \t]*:=)(?=[^\n]*[\"|:(])"),
+    re.compile(_LEAD + r"(notation|infixl|infixr|infix|prefix|postfix)\b(?=[^\n]*\"[^\n]*=>)"),
+    re.compile(_LEAD + r"(#exit|run_cmd|run_elab|run_meta|initialize|builtin_initialize)\b"),
+    re.compile(r"(set_option[ \t]+(?:maxHeartbeats|maxRecDepth|synthInstance\.maxHeartbeats))\b"),
+    re.compile(r"@\[[^\]\n]*\b(command_elab|term_elab|tactic|macro|builtin_\w+|implemented_by|extern)\b"),
+)
 
 
 def screen(fields: dict[str, str]) -> None:
@@ -100,8 +104,9 @@ def screen(fields: dict[str, str]) -> None:
         if line and not line.startswith("--") and not IMPORT_LINE.match(line):
             raise AnswerError(f"imports field holds a non-import line: {line[:60]!r}")
     for name, value in fields.items():
-        m = FORBIDDEN.search(value)
-        if m:
-            raise AnswerError(f"{name} uses '{(m.group(2) or m.group(3))}', which the harness does not accept")
+        for pattern in FORBIDDEN:
+            m = pattern.search(value)
+            if m:
+                raise AnswerError(f"{name} uses '{m.group(1)}', which the harness does not accept")
         if "-- !benchmark" in value:
             raise AnswerError(f"{name} contains a '-- !benchmark' marker")

@@ -16,7 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from .loader import VerinaTask
+from .loader import VerinaTask, reassemble
 from .values import render
 
 PLAUSIBLE = ("plausible (config := {{ numInst := {budget}, maxSize := 100, numRetries := 20, "
@@ -108,6 +108,34 @@ def program(task: VerinaTask, parts: dict[str, str], *, with_code: bool = True, 
     return "\n".join(out)
 
 
+def keeps_solution_aux(task: VerinaTask, writes: tuple[str, ...], given: tuple[str, ...]) -> bool:
+    """Whether the ground truth's ``solution_aux`` stays in a kind's files: when a
+    ground-truth part the kind is given uses one of its names (a candidate's own
+    helper of the same name would clash otherwise).  The reference answer carries
+    it in its first auxiliary field exactly when it does not stay."""
+    gt = ground_truth(task)
+    kept_text = " ".join(gt[f] for part in given for f in (part, part + "_aux"))
+    names = defined_names(gt["solution_aux"])
+    if gt["solution_aux"].strip() and not names:
+        return True  # only directives such as 'open Std': nothing a candidate could clash with
+    return any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w'])", kept_text) for n in names)
+
+
+def check_program(task: VerinaTask, parts: dict[str, str], upto: str) -> str:
+    """The task's own ``task.lean`` with every section's body from ``parts`` (the
+    signatures and attributes stay exactly as the task writes them), cut before
+    ``postcond_aux`` (``upto="code"``) or ``proof_aux`` (``"spec"``), or whole
+    (``"proof"``); Mathlib and Plausible imported first."""
+    header = list(HEADER_IMPORTS)
+    imports = [ln for ln in parts.get("imports", "").splitlines() if ln.strip() and ln.strip() not in header]
+    replace = {"import:solution": "\n".join(imports), "import:llm": "", "import:test": ""}
+    for name in ("task_aux", "solution_aux", "precond_aux", "precond", "code_aux", "code", "postcond_aux",
+                 "postcond", "proof_aux", "proof"):
+        replace[name] = parts.get(name, "")
+    stop = {"code": "postcond_aux", "spec": "proof_aux", "proof": None}[upto]
+    return "\n".join(header) + "\n" + reassemble(task.template, replace, stop_before=stop)
+
+
 def merge(task: VerinaTask, candidate: dict[str, str], writes: tuple[str, ...],
           shown: tuple[str, ...] = ("precond", "code", "postcond")) -> dict[str, str]:
     """Candidate fields over the ground truth.  The ground truth's ``solution_aux``
@@ -117,10 +145,7 @@ def merge(task: VerinaTask, candidate: dict[str, str], writes: tuple[str, ...],
     written = {f for part in writes for f in _PART_FIELDS[part]} | {"imports"}
     for f in written:
         parts[f] = candidate.get(f, "")
-    kept = [f for part in shown for f in (part, part + "_aux") if f not in written]
-    kept_text = " ".join(parts[f] for f in kept)
-    names = defined_names(parts["solution_aux"])
-    if writes and not any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w'])", kept_text) for n in names):
+    if not keeps_solution_aux(task, writes, shown):
         parts["solution_aux"] = ""
     return parts
 

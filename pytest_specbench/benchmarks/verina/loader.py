@@ -92,7 +92,7 @@ def parse_template(text: str, path: Path | str = "task.lean") -> LeanTemplate:
     return LeanTemplate(tuple(segments))
 
 
-def reassemble(template: LeanTemplate, replace: dict[str, str] | None = None) -> str:
+def reassemble(template: LeanTemplate, replace: dict[str, str] | None = None, stop_before: str | None = None) -> str:
     """The file with each section's body; ``replace`` maps a section name to new
     (dedented) text, re-indented to the section's markers.  Several sections of
     one name (``import type=solution`` / ``type=llm``): the first takes the text, the
@@ -104,6 +104,9 @@ def reassemble(template: LeanTemplate, replace: dict[str, str] | None = None) ->
         if isinstance(seg, str):
             out.append(seg)
             continue
+        if seg.name == stop_before:
+            # The plain text before this section that belongs to it (none in upstream files) stays.
+            break
         key = f"{seg.name}:{seg.kind}" if f"{seg.name}:{seg.kind}" in replace else seg.name
         if key not in replace:
             body = seg.body

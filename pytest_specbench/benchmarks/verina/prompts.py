@@ -9,7 +9,7 @@ their ground truth in the same format.
 """
 from __future__ import annotations
 
-from .assembly import ground_truth, merge, program
+from .assembly import ground_truth, keeps_solution_aux, merge, program
 from .kinds import Kind
 from .loader import VerinaTask
 
@@ -93,7 +93,7 @@ def reference_fields(task: VerinaTask, kind: Kind) -> dict[str, str]:
     helpers) goes into the first auxiliary field the model writes."""
     gt = ground_truth(task)
     fields = {f: gt[f] for f in kind.fields}
-    if gt["solution_aux"].strip():
+    if gt["solution_aux"].strip() and not keeps_solution_aux(task, kind.writes, kind.given):
         for aux in ("precond_aux", "code_aux", "postcond_aux", "proof_aux"):
             if aux in fields:
                 fields[aux] = (gt["solution_aux"] + "\n\n" + fields[aux]).strip("\n")
