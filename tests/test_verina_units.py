@@ -82,6 +82,8 @@ def test_dspy_json_and_heading_answers_parse():
     assert parse_answer(dspy, fields)["code"] == "a + b"
     assert parse_answer(json.dumps({"code": "a", "imports": ""}), fields) == {"imports": "", "code_aux": "", "code": "a"}
     assert parse_answer("## code\n```lean\nx\n```\n", fields)["code"] == "x"
+    fenced = "```\n[[ ## imports ## ]]\n\n[[ ## code ## ]]\nx + 1\n```"
+    assert parse_answer(fenced, fields)["code"] == "x + 1"
 
 
 @pytest.mark.parametrize("answer,reason", [
@@ -350,6 +352,7 @@ def test_empty_relation_vacuous_or_excluded():
                "b": [_row(0, precond_complete={"score": "fail", "cases": 2})]}
     assert metrics.aggregate(results, ("precond_complete",), [1])["precond_complete_pass@1"] == 0.5
     assert metrics.aggregate(results, ("precond_complete",), [1], empty_relation="exclude")["precond_complete_pass@1"] == 0.0
+    assert metrics.aggregate(results, ("precond_complete",), [1])["precond_complete_untested_tasks"] == 1
 
 
 def test_errored_items_leave_the_metrics_and_figures_have_error_bars():

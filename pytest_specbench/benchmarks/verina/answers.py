@@ -29,6 +29,15 @@ def strip_fences(text: str) -> str:
     m = _FENCE.search(text)
     if m and not text[:m.start()].strip() and not text[m.end():].strip():
         text = m.group(1)
+    else:
+        # A fence opened before the first field or closed after the last one
+        # (the whole answer fenced) leaves a lone fence line at one end.
+        lines = text.strip("\n").split("\n")
+        if lines and re.fullmatch(r"\s*```[\w+-]*\s*", lines[0]) and "```" not in "\n".join(lines[1:]):
+            lines = lines[1:]
+        if lines and re.fullmatch(r"\s*```\s*", lines[-1]) and "```" not in "\n".join(lines[:-1]):
+            lines = lines[:-1]
+        text = "\n".join(lines)
     return text.strip("\n").rstrip()
 
 

@@ -88,6 +88,13 @@ def aggregate(results: Mapping[str, Sequence[Mapping[str, Any]]], checks: Sequen
                     suffix = "_upper" if bound == "upper" else ""
                     out[f"{metric}_pass@{k}{suffix}"] = sum(pass_at_k(n, c, k) for n, c in counts) / len(counts)
             out[f"{metric}_tasks"] = len(counts)
+    for check in checks:
+        if check in SPEC_CHECKS:
+            # How many tasks tested each relation on no case at all (112 tasks have no
+            # reject inputs: precondition completeness holds vacuously there).
+            untested = {tid for tid, rows in results.items() for row in rows
+                        if row.get("checks", {}).get(check, {}).get("cases", 1) == 0}
+            out[f"{check}_untested_tasks"] = len(untested)
     return out
 
 
