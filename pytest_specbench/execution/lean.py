@@ -54,7 +54,7 @@ class LeanJob:
     commands: int = 1
     cpu_seconds_per_command: float = 20.0
     base_cpu_seconds: float = 120.0  # importing Mathlib
-    memory_mb: int = 8192
+    memory_mb: int = 16384  # address space: Lean maps Mathlib's .olean files (several GB)
 
     @property
     def digest(self) -> str:
@@ -173,7 +173,8 @@ class LeanExecutor:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one worker checks a file; the others read its result
             if path.is_file():
                 return CommandResult(**json.loads(path.read_text(encoding="utf-8")))
-            result = self._command_executor().run(None, self.command_job(prepared, job))
+            # The command executor keeps the project and toolchain visible (read-only) for this job.
+            result = self._command_executor().run(prepared, self.command_job(prepared, job))
             record = {k: getattr(result, k) for k in ("exit_code", "signal", "timed_out", "killed", "stdout",
                                                        "stderr", "output_truncated", "cpu", "wall")}
             path.write_text(json.dumps(record), encoding="utf-8")
