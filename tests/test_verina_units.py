@@ -416,3 +416,33 @@ def test_every_option_is_declared_with_a_default():
                                          "verina_unfinished_tests", "verina_empty_relation",
                                          "verina_e2e_proof_target"}
     assert ADAPTER.name == "verina" and ADAPTER.version
+
+
+def test_lean_results_are_cached_by_content(tmp_path):
+    """A fake command executor stands in for the sandbox; no Lean runs."""
+    from pytest_specbench.execution.protocol import CommandResult, Environment, Prepared
+
+    class FakeCommand:
+        def __init__(self):
+            self.jobs = []
+
+        def run(self, prepared, job):
+            self.jobs.append(job)
+            return CommandResult(exit_code=0, stdout='{"severity": "information", "pos": {"line": 1}, "data": "x"}')
+
+        def close(self):
+            pass
+
+    settings = FakeSettings()
+    settings.state_dir = tmp_path
+    ex = lean_exec.make(settings, ())
+    ex._command = FakeCommand()
+    prepared = Prepared(Environment("lean-project", "k1"), executables={"lean": "/t/lean"})
+    first = ex.run(prepared, lean_exec.LeanJob("#print \"a\"\n"))
+    again = ex.run(prepared, lean_exec.LeanJob("#print \"a\"\n"))
+    other = ex.run(prepared, lean_exec.LeanJob("#print \"b\"\n"))
+    assert first.stdout == again.stdout and len(ex._command.jobs) == 2 and other.exit_code == 0
+    ex2 = lean_exec.make(settings, ())
+    ex2._command = FakeCommand()
+    ex2.run(Prepared(Environment("lean-project", "k2"), executables={"lean": "/t/lean"}), lean_exec.LeanJob("#print \"a\"\n"))
+    assert len(ex2._command.jobs) == 1  # another toolchain/project: not the same result
