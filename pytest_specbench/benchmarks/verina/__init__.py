@@ -1,0 +1,10 @@
+"""VERINA (Ye et al.): Lean 4 code, specification and proof generation.
+
+The family's machinery: :mod:`.loader` (upstream task folders), :mod:`.values`
+(test values as Lean), :mod:`.prompts` (Appendix C.3, 2-shot), :mod:`.answers`
+(the answer's fields), :mod:`.assembly` (Lean files per check, Appendix C.5),
+:mod:`.verdicts` (Lean/Plausible diagnostics -> outcomes), :mod:`.metrics`
+(pass@k, lower/upper bounds, §4.1) and :mod:`.adapter`.
+"""
+
+ADAPTERS = {"verina": "pytest_specbench.benchmarks.verina.adapter:ADAPTER"}

@@ -1,0 +1,357 @@
+"""The ``verina`` adapter (VERINA: Lean 4 code, specification and proof
+generation; paper §4.1-4.2, Appendix C.3/C.5).
+
+Checks per task kind (:mod:`.kinds`): ``code`` (compiles with the ground-truth
+precondition, then ``#guard`` on every positive test), ``precond_sound``,
+``precond_complete``, ``postcond_sound``, ``postcond_complete`` (per case
+``decide``, then ``plausible`` on R and ¬R), ``proof`` (compiles; ``#print axioms``
+shows only Lean's standard axioms and those the task itself declares).
+
+All checks of one sample that share a Lean file are put in one file (one Lean
+process, Mathlib loaded once); the ``lean`` executor caches files by content,
+so the sample's other checks read the same run.  Without Lean every item skips
+with the executor's install hint.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ...errors import DataError, InfrastructureError, OptionError
+from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
+from . import assembly, metrics, prompts
+from .answers import AnswerError, parse_answer, screen
+from .kinds import KINDS, SPEC_CHECKS, Kind
+from .loader import VerinaTask, load_tasks
+from .verdicts import (STANDARD_AXIOMS, FileReport, attribute, axioms_of, guard_outcome, parse_messages,
+                       plausible_outcome, relation_outcome, relation_score)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(str(text))
+    except ValueError:
+        raise ValueError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"expected a positive number, got {value}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(str(text))
+    except ValueError:
+        raise ValueError(f"expected a whole number, got {text!r}") from None
+
+
+OPTIONS = (
+    Option("verina_task", "VERINA task kind: " + "; ".join(f"{k.name}: {k.doc}" for k in KINDS.values()),
+           default="codegen", choices=tuple(KINDS)),
+    Option("verina_lean_project", "a built VERINA Lean project (lake exe cache get && lake build in a clone "
+                                  "of sunblaze-ucb/verina); lake from PATH or ~/.elan/bin", default=""),
+    Option("verina_plausible_budget", "plausible's numInst per case (Table 6; default 1000)", default=1000,
+           parse=_positive_int),
+    Option("verina_plausible_seed", "plausible's randomSeed (default 42)", default=42, parse=_int),
+    Option("verina_heartbeats", "maxHeartbeats per check command (Lean's deterministic work limit)",
+           default=200000, parse=_positive_int),
+    Option("verina_upper_bound", "upper bound: paper (unknown counts as holding) or upstream (only when the "
+                                 "relation also has a passing case)", default="paper", choices=("paper", "upstream")),
+    Option("verina_proof_check", "proof acceptance: axioms (#print axioms: Lean's standard axioms only; paper §4.1) "
+                                 "or substring (upstream: no 'sorry'/'admit' in the proof text)",
+           default="axioms", choices=("axioms", "substring")),
+    Option("verina_unfinished_tests", "code tests after a timeout or crash: fail (ours, with the reason) or pass "
+                                      "(upstream scores them as passing)", default="fail", choices=("fail", "pass")),
+    Option("verina_empty_relation", "a relation with no test cases (112 tasks have no reject inputs): vacuous "
+                                    "(holds) or exclude (task left out of that metric)",
+           default="vacuous", choices=("vacuous", "exclude")),
+    Option("verina_e2e_proof_target", "end-to-end proof target: ground_truth spec (paper §4.2) or generated "
+                                      "(upstream HEAD)", default="ground_truth", choices=("ground_truth", "generated")),
+)
+
+
+def bundled_root() -> Path:
+    here = Path(__file__).resolve().parents[3] / "benchmarks" / "verina"
+    if not here.is_dir():
+        raise DataError(here, None, "bundled VERINA suite not found (installed without the repository?); "
+                                    "pass --specbench-data=DIR")
+    return here
+
+
+_TASKS: dict[str, VerinaTask] = {}  # folder -> task, per process
+
+
+def _option(settings: Any, name: str) -> Any:
+    default = next(o for o in OPTIONS if o.name == name)
+    value = None
+    getter = getattr(settings, "option", None)
+    if callable(getter):
+        try:
+            value = getter(name)
+        except Exception:  # noqa: BLE001 - option not registered by this plugin version
+            value = None
+    if value is None or value == "":
+        return default.default
+    if default.parse and isinstance(value, str):
+        try:
+            return default.parse(value)
+        except ValueError as exc:
+            raise OptionError(default.flag, str(exc)) from None
+    if default.choices and value not in default.choices:
+        raise OptionError(default.flag, f"expected one of {', '.join(default.choices)}, got {value!r}")
+    return value
+
+
+class VerinaBenchmark:
+    name = "verina"
+    version = "1"
+    options: Sequence[Option] = OPTIONS
+
+    def __init__(self) -> None:
+        self._settings: Any = None
+        self._examples: list[VerinaTask] = []
+
+    # ------------------------------------------------------------ options (bridge for the current plugin)
+    def addoption(self, group, addini) -> None:
+        for opt in OPTIONS:
+            group.addoption(opt.flag, dest=opt.name, default=None, help=opt.help)
+            addini(opt.name, opt.help, default=str(opt.default) if opt.default not in (None, "") else None)
+
+    def kind(self, settings: Any = None) -> Kind:
+        return KINDS[_option(settings if settings is not None else self._settings, "verina_task")]
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        """Every check name until the tasks are loaded (option validation), then the kind's."""
+        if self._settings is None:
+            return KINDS["code_spec_proof"].checks
+        return self.kind().checks
+
+    # ------------------------------------------------------------ data
+    def load(self, data_root: Path | None, settings: Any) -> TaskSet:
+        self._settings = settings
+        self.kind(settings)  # a bad --verina-task is a one-line error now
+        root = bundled_root() if data_root is None else (
+            data_root / "verina" if (data_root / "verina").is_dir() else data_root)
+        loaded = load_tasks(root)
+        for t in loaded:
+            _TASKS[str(t.folder)] = t
+        self._examples = [t for t in loaded if t.fewshot]
+        tasks = tuple(Task(t.task_id, {"folder": str(t.folder), "tests": len(t.tests),
+                                       "reject_inputs": len(t.reject_inputs), "has_proof": t.has_proof},
+                           t.folder / "task.lean") for t in loaded if not t.fewshot)
+        files = tuple(f for t in loaded for f in (t.folder / "task.lean", t.folder / "test.json",
+                                                   t.folder / "reject_inputs.json") if f.exists())
+        warnings = () if len(self._examples) == 2 else (
+            f"{root}: {len(self._examples)} few-shot example tasks found (expected 2)",)
+        return TaskSet(tasks, files, bundled=data_root is None, warnings=warnings)
+
+    @staticmethod
+    def task(task: Task) -> VerinaTask:
+        folder = task.data["folder"]
+        if folder not in _TASKS:
+            from .loader import load_task
+            _TASKS[folder] = load_task(Path(folder))
+        return _TASKS[folder]
+
+    def checks_for(self, task: Task) -> Sequence[str]:
+        # Every task is scored on every check of the kind; on ProofGen the reference's
+        # answer is the task's own proof, a 'sorry' on the 141 tasks without one (it fails there).
+        return self.kind().checks
+
+    def skip_reason(self, check: str, task: Task, ctx: Any = None) -> str | None:
+        executor = self._executor(ctx)
+        reason = executor.available()
+        if reason:
+            return reason
+        return None
+
+    def _executor(self, ctx: Any) -> Any:
+        get = getattr(ctx, "executor", None)
+        if callable(get):
+            try:
+                return get("lean")
+            except InfrastructureError:
+                pass
+        from ...execution.lean import make
+        return make(getattr(ctx, "settings", None) or self._settings, ())
+
+    # ------------------------------------------------------------ prompts and answers
+    def prompt(self, task: Task, settings: Any) -> Prompt:
+        system, user = prompts.render(self.task(task), self.kind(settings), self._examples)
+        return Prompt(messages=(Message("system", system), Message("user", user)))
+
+    def reference(self, task: Task, check: str) -> str:
+        return prompts.answer_text(prompts.reference_fields(self.task(task), self.kind()))
+
+    # ------------------------------------------------------------ checks
+    def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        vt, kind = self.task(task), self.kind()
+        text = getattr(sample, "text", sample)
+        try:
+            fields = parse_answer(text, kind.fields)
+            screen(fields)
+        except AnswerError as exc:
+            return CheckResult(False, {"score": "fail", "outcome": "unreadable", "cases": 0, "pass_cases": 0},
+                               f"unreadable answer: {exc}")
+        settings = getattr(ctx, "settings", None) or self._settings
+        if check == "code":
+            return self._code(vt, kind, fields, ctx, settings)
+        if check in SPEC_CHECKS:
+            return self._spec(check, vt, kind, fields, ctx, settings)
+        if check == "proof":
+            return self._proof(vt, kind, fields, ctx, settings)
+        raise InfrastructureError(f"unknown VERINA check {check!r}")
+
+    def _lean(self, ctx: Any, file: assembly.LeanFile) -> FileReport:
+        from ...execution.lean import LeanJob
+        result = self._executor(ctx).run(None, LeanJob(file.text, commands=max(1, len(file.cases))))
+        stopped = ""
+        if result.timed_out or result.killed:
+            stopped = f"Lean stopped: {result.killed or 'time limit'}"
+        elif result.signal:
+            stopped = f"Lean ended by signal {result.signal}"
+        return attribute(file, parse_messages(result.stdout), stopped)
+
+    def code_file(self, vt: VerinaTask, kind: Kind, fields: dict[str, str], settings: Any) -> assembly.LeanFile:
+        parts = assembly.merge(vt, fields, kind.writes, kind.given)
+        # Code is checked against the ground-truth precondition (Appendix C.5).
+        gt = assembly.ground_truth(vt)
+        parts["precond"], parts["precond_aux"] = gt["precond"], gt["precond_aux"]
+        header = assembly.check_program(vt, parts, "code")
+        fb = assembly.FileBuilder(header, _option(settings, "verina_heartbeats"))
+        for i, test in enumerate(vt.tests):
+            fb.add(f"code:{i}", assembly.code_test(vt, i, test))
+        return fb.build()
+
+    def _code(self, vt, kind, fields, ctx, settings) -> CheckResult:
+        report = self._lean(ctx, self.code_file(vt, kind, fields, settings))
+        if not report.compiled:
+            return CheckResult(False, {"score": "fail", "outcome": "cannot_compile", "cases": len(vt.tests),
+                                       "pass_cases": 0}, f"does not compile: {report.compile_error}")
+        upstream = _option(settings, "verina_unfinished_tests") == "pass"
+        outcomes = {}
+        for i in range(len(vt.tests)):
+            got, msg = guard_outcome(report, f"code:{i}")
+            if got == "not_run" and upstream:
+                got = "passed"
+            outcomes[i] = (got, msg)
+        failed = [(i, o, m) for i, (o, m) in outcomes.items() if o != "passed"]
+        details = {"score": "fail" if failed else "pass", "cases": len(vt.tests),
+                   "pass_cases": len(vt.tests) - len(failed),
+                   "outcomes": {str(i): o for i, (o, _) in outcomes.items()}}
+        if failed:
+            i, o, m = failed[0]
+            return CheckResult(False, details, f"test {i} {o.replace('_', ' ')}: {m}"[:300])
+        return CheckResult(True, details)
+
+    def spec_header(self, vt: VerinaTask, kind: Kind, fields: dict[str, str]) -> str:
+        parts = assembly.merge(vt, fields, kind.writes, kind.given)
+        parts["code"], parts["code_aux"] = "sorry", ""  # spec checks use test values, never the code
+        return assembly.check_program(vt, parts, "spec")
+
+    def spec_files(self, vt, kind, fields, settings, decided: dict[str, str] | None = None):
+        """Pass 1: ``#guard decide`` for every case of the four relations (one
+        file); pass 2: ``plausible`` on R and ¬R for the undecidable ones."""
+        header = self.spec_header(vt, kind, fields)
+        beats = _option(settings, "verina_heartbeats")
+        fb = assembly.FileBuilder(header, beats)
+        budget, seed = _option(settings, "verina_plausible_budget"), _option(settings, "verina_plausible_seed")
+        for check in SPEC_CHECKS:
+            unfold = check.split("_")[0]
+            for case, prop in assembly.spec_relations(vt, check):
+                key = f"{check}:{case}"
+                if decided is None:
+                    fb.add(f"{key}:decide", f"#guard decide ({prop})")
+                elif decided.get(key) == "undecidable" or decided.get(key) == "error":
+                    fb.add(f"{key}:plausible", assembly.plausible_tactic(vt, f"({prop})", budget, seed, unfold))
+                    fb.add(f"{key}:plausible_neg", assembly.plausible_tactic(vt, f"¬ ({prop})", budget, seed, unfold))
+        return fb.build()
+
+    def _spec(self, check, vt, kind, fields, ctx, settings) -> CheckResult:
+        first = self.spec_files(vt, kind, fields, settings)
+        report = self._lean(ctx, first)
+        cases = assembly.spec_relations(vt, check)
+        if not report.compiled:
+            return CheckResult(False, {"score": "fail", "outcome": "cannot_compile", "cases": len(cases),
+                                       "pass_cases": 0}, f"does not compile: {report.compile_error}")
+        decided = {c.key.rsplit(":", 1)[0]: guard_outcome(report, c.key)[0] for c in first.cases}
+        second_report = None
+        if any(v in ("undecidable", "error") for v in decided.values()):
+            second_report = self._lean(ctx, self.spec_files(vt, kind, fields, settings, decided))
+        outcomes: dict[str, str] = {}
+        for case, _ in cases:
+            key = f"{check}:{case}"
+            d = decided[key]
+            if d in ("undecidable", "error") and second_report is not None:
+                outcomes[case] = relation_outcome("undecidable", plausible_outcome(second_report, f"{key}:plausible"),
+                                                  plausible_outcome(second_report, f"{key}:plausible_neg"))
+            else:
+                outcomes[case] = relation_outcome(d, None, None)
+        score = relation_score(list(outcomes.values()))
+        passing = sum(o in ("proved", "might_hold") for o in outcomes.values())
+        details = {"score": score, "cases": len(cases), "pass_cases": passing, "outcomes": outcomes}
+        if score == "pass":
+            return CheckResult(True, details)
+        bad = next((c, o) for c, o in outcomes.items() if o in (("counterexample", "not_run") if score == "fail"
+                                                                  else ("unknown",)))
+        return CheckResult(False, details, f"{check} case {bad[0]}: {bad[1].replace('_', ' ')}")
+
+    def proof_file(self, vt, kind, fields, settings) -> assembly.LeanFile:
+        writes = kind.writes
+        if kind.name == "code_spec_proof" and _option(settings, "verina_e2e_proof_target") == "ground_truth":
+            fields = {k: v for k, v in fields.items() if not k.startswith(("precond", "postcond"))}
+            writes = tuple(w for w in writes if w != "spec")
+        parts = assembly.merge(vt, fields, writes, kind.given + (("precond", "postcond") if writes != kind.writes else ()))
+        header = assembly.check_program(vt, parts, "proof")
+        fb = assembly.FileBuilder(header, _option(settings, "verina_heartbeats"))
+        fb.add("axioms", f"#print axioms {vt.signature['name']}_spec_satisfied")
+        return fb.build()
+
+    def _proof(self, vt, kind, fields, ctx, settings) -> CheckResult:
+        base = {"cases": 1, "pass_cases": 0}
+        if _option(settings, "verina_proof_check") == "substring":
+            if re.search(r"\b(sorry|admit)\b", fields.get("proof", "") + fields.get("proof_aux", "")):
+                return CheckResult(False, {**base, "score": "fail", "outcome": "placeholder"},
+                                   "proof uses sorry or admit")
+        file = self.proof_file(vt, kind, fields, settings)
+        report = self._lean(ctx, file)
+        if not report.compiled:
+            return CheckResult(False, {**base, "score": "fail", "outcome": "cannot_compile"},
+                               f"does not compile: {report.compile_error}")
+        if _option(settings, "verina_proof_check") == "substring":
+            return CheckResult(True, {**base, "score": "pass", "pass_cases": 1, "outcome": "compiles"})
+        axioms, why = axioms_of(report, "axioms", f"{vt.signature['name']}_spec_satisfied")
+        if axioms is None:
+            return CheckResult(False, {**base, "score": "fail", "outcome": "no_axioms_report"}, why)
+        allowed = STANDARD_AXIOMS | task_axioms(vt)
+        extra = sorted(axioms - allowed)
+        if extra:
+            return CheckResult(False, {**base, "score": "fail", "outcome": "axioms", "axioms": sorted(axioms)},
+                               f"proof depends on {', '.join(extra)}")
+        return CheckResult(True, {**base, "score": "pass", "pass_cases": 1, "outcome": "proved",
+                                  "axioms": sorted(axioms)})
+
+    # ------------------------------------------------------------ metrics
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
+                  settings: Any = None) -> dict[str, Any]:
+        if settings is None and not isinstance(tasks, Mapping):
+            settings, tasks = tasks, None  # the current plugin calls aggregate(results, settings)
+        settings = settings if settings is not None else self._settings
+        ks = list(getattr(settings, "ks", None) or [1])
+        return metrics.aggregate(results, self.kind(settings).checks, ks,
+                                 _option(settings, "verina_upper_bound"), _option(settings, "verina_empty_relation"))
+
+    def metric_names(self, settings: Any) -> Sequence[str]:
+        return metrics.names(self.kind(settings).checks, list(getattr(settings, "ks", None) or [1]))
+
+    def figures(self, metrics_: Mapping[str, Any], settings: Any) -> list[dict[str, Any]]:
+        return metrics.figures(metrics_, self.kind(settings).checks)
+
+
+def task_axioms(vt: VerinaTask) -> set[str]:
+    """Axioms the task itself declares (``task_aux``: basic_63's Float axioms)."""
+    return set(re.findall(r"(?m)^\s*axiom\s+([^\s:({\[]+)", vt.template.text("task_aux")))
+
+
+ADAPTER = VerinaBenchmark()

@@ -1,0 +1,157 @@
+"""VERINA through pytest and through run_check with a fake Lean.
+
+Lean never runs here.  ``FakeLean`` answers with hand-written ``lean --json``
+messages (sentinels for every command, plus chosen errors), to test the path
+from an answer to a verdict; it says nothing about what real Lean would report.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_specbench.benchmarks.verina.adapter import ADAPTER
+from pytest_specbench.execution.protocol import CommandResult
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+if not (DATA / "verina").is_dir():
+    DATA = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+
+
+def test_reference_run_skips_every_lean_item_with_the_hint(pytester, monkeypatch):
+    monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
+    result = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", "-rs", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.assert_outcomes(skipped=4)  # four scored bundled tasks, codegen by default
+    assert re.search(r"SKIPPED \[4\] .*(Lean 4 not found|no VERINA Lean project).*--verina-lean-project=DIR",
+                     result.stdout.str())
+
+
+def test_every_kind_skips_and_bad_option_is_one_line(pytester, monkeypatch):
+    monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
+    result = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", "--verina-task=code_spec_proof",
+                                           "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.assert_outcomes(skipped=4 * 6)
+    bad = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", "--verina-task=nope",
+                                        "-p", "no:cacheprovider")
+    assert bad.ret != 0 and "--verina-task: expected one of" in bad.stderr.str() + bad.stdout.str()
+
+
+@pytest.mark.realdata
+def test_reference_on_real_data_skips_and_exits_zero(pytester, monkeypatch):
+    if not (DATA / "verina").is_dir():
+        pytest.skip("VERINA data not found")
+    monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
+    result = pytester.runpytest_subprocess("--specbench=verina", f"--specbench-data={DATA}", "--model=reference",
+                                           "--verina-task=specgen", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.assert_outcomes(skipped=187 * 4)
+
+
+# ---------------------------------------------------------------- run_check with a fake Lean
+class FakeLean:
+    """Answers each file with its sentinels; ``errors`` maps a case-key pattern to a message."""
+
+    kind, version = "lean", "fake"
+
+    def __init__(self, errors=None, stop_after=None):
+        self.errors = errors or {}
+        self.stop_after = stop_after
+        self.files = []
+
+    def available(self):
+        return None
+
+    def run(self, prepared, job):
+        self.files.append(job.text)
+        lines = job.text.split("\n")
+        out, n = [], 0
+        for i, line in enumerate(lines, 1):
+            m = re.match(r'#print "(specbench:[0-9a-f]+:(.*))"$', line)
+            if not m:
+                continue
+            key = m.group(2)
+            if self.stop_after is not None and n > self.stop_after:
+                return CommandResult(exit_code=None, timed_out=True, killed="CPU time limit", stdout="\n".join(out))
+            n += 1
+            for pattern, text in self.errors.items():
+                if re.fullmatch(pattern, key):
+                    out.append(json.dumps({"pos": {"line": i - 1}, "severity": "error" if "Unable" not in text
+                                           else "warning", "data": text}))
+            if key == "axioms":
+                name = re.search(r"#print axioms (\S+)", lines[i - 2]).group(1)
+                out.append(json.dumps({"pos": {"line": i - 1}, "severity": "information",
+                                       "data": self.errors.get("@axioms", f"'{name}' depends on axioms: [propext]")}))
+            out.append(json.dumps({"pos": {"line": i}, "severity": "information", "data": m.group(1)}))
+        return CommandResult(exit_code=0, stdout="\n".join(out))
+
+
+class Ctx:
+    def __init__(self, lean, **options):
+        self.lean = lean
+        self.settings = type("S", (), {"ks": [1], "option": lambda _s, n: options.get(n)})()
+
+    def executor(self, kind):
+        return self.lean
+
+
+def _task(kind, task_id="bundled_div", **options):
+    settings = Ctx(None, verina_task=kind, **options).settings
+    tasks = {t.task_id: t for t in ADAPTER.load(None, settings).tasks}
+    return tasks[task_id]
+
+
+def test_reference_code_passes_with_clean_diagnostics():
+    task = _task("codegen")
+    lean = FakeLean()
+    result = ADAPTER.run_check("code", task, ADAPTER.reference(task, "code"), Ctx(lean, verina_task="codegen"))
+    assert result.passed and result.details["cases"] == 3 and len(lean.files) == 1
+
+
+def test_failed_guard_and_timeout_fail_with_reasons_upstream_reading_passes_them():
+    task = _task("codegen")
+    answer = ADAPTER.reference(task, "code")
+    lean = FakeLean({"code:1": "Expression\n  x\ndid not evaluate to `true`"})
+    r = ADAPTER.run_check("code", task, answer, Ctx(lean, verina_task="codegen"))
+    assert not r.passed and r.message.startswith("test 1 failed")
+    timeout = ADAPTER.run_check("code", task, answer, Ctx(FakeLean(stop_after=1), verina_task="codegen"))
+    assert not timeout.passed and "not run" in timeout.message and "CPU time limit" in timeout.message
+    upstream = ADAPTER.run_check("code", task, answer, Ctx(FakeLean(stop_after=1), verina_task="codegen",
+                                                         verina_unfinished_tests="pass"))
+    assert upstream.passed
+
+
+def test_garbage_answer_fails_without_running_lean():
+    task = _task("codegen")
+    lean = FakeLean()
+    r = ADAPTER.run_check("code", task, "Sure! Here is the code: a / b", Ctx(lean, verina_task="codegen"))
+    assert not r.passed and r.message.startswith("unreadable answer") and not lean.files
+
+
+def test_spec_check_decide_then_plausible_and_one_file_per_pass():
+    task = _task("specgen")
+    answer = ADAPTER.reference(task, "precond_sound")
+    lean = FakeLean({r"postcond_sound:0\.0:decide": "failed to synthesize\n  Decidable (∀ x, x = x)",
+                     r"postcond_sound:0\.0:plausible": "Unable to find a counter-example",
+                     r"postcond_sound:0\.0:plausible_neg": "Unable to find a counter-example"})
+    ctx = Ctx(lean, verina_task="specgen")
+    sound = ADAPTER.run_check("postcond_sound", task, answer, ctx)
+    assert sound.passed and sound.details["outcomes"]["0.0"] == "might_hold"
+    complete = ADAPTER.run_check("precond_complete", task, answer, ctx)
+    assert complete.passed and complete.details["cases"] == 2
+    assert len(lean.files) == 4 and lean.files[0] == lean.files[2]  # the same files: the executor's cache hits them
+
+
+def test_proof_axioms_rule_and_upstream_substring_rule():
+    task = _task("proofgen", "bundled_max")
+    answer = ADAPTER.reference(task, "proof")
+    ok = ADAPTER.run_check("proof", task, answer, Ctx(FakeLean(), verina_task="proofgen"))
+    assert ok.passed and ok.details["axioms"] == ["propext"]
+    sneaky = FakeLean({"@axioms": "'maxOfTwo_spec_satisfied' depends on axioms: [propext, sorryAx]"})
+    r = ADAPTER.run_check("proof", task, answer, Ctx(sneaky, verina_task="proofgen"))
+    assert not r.passed and "sorryAx" in r.message
+    upstream = ADAPTER.run_check("proof", task, answer, Ctx(sneaky, verina_task="proofgen", verina_proof_check="substring"))
+    assert upstream.passed  # upstream's substring test misses a sorry that is not in the proof text
