@@ -16,6 +16,7 @@ BUILTIN = {
     "contract": "pytest_specbench.benchmarks.contract:ADAPTER",
     "contract-cvt": "pytest_specbench.benchmarks.contract_cvt:ADAPTER",
     "evalplus": "pytest_specbench.benchmarks.evalplus:ADAPTER",
+    "cife": "pytest_specbench.benchmarks.cife.adapter:ADAPTER",  # until the registry finds family folders (i19)
 }
 
 
