@@ -16,7 +16,9 @@ from pytest_specbench.benchmarks.cife.adapter import ADAPTER
 
 pytestmark = pytest.mark.realdata
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "datasets"
+# ../shared/datasets beside the checkout (a worktree under /work/wt/ sits one level deeper)
+DATA = next((p for p in (ROOT.parent / "shared" / "datasets", ROOT.parent.parent / "shared" / "datasets")
+             if (p / "cife").is_dir()), ROOT.parent / "shared" / "datasets")
 FILE = DATA / "cife" / "benchmark_data.jsonl"
 LABELS = ROOT / "benchmarks" / "cife" / "rule_labels_200.json"
 

@@ -23,6 +23,7 @@ import io
 import re
 import sys
 import tokenize
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -34,6 +35,13 @@ Runner = Callable[[str, str, Sequence[tuple]], "list[tuple[str, Any]] | str"]
 
 _NEG = r"(?:do\s+not|don't|does\s+not|must\s+not|should\s+not|shall\s+not|cannot|can't|never|without|avoid(?:ing)?|not\s+allowed\s+to|refrain\s+from|no)"
 _USE = r"(?:use|using|uses|utiliz(?:e|es|ing)|utilis(?:e|es|ing)|employ(?:s|ing)?|leverag(?:e|es|ing)|rely\s+on|relying\s+on|import(?:ing)?|call(?:ing)?)"
+
+
+def _quiet_parse(text: str) -> ast.Module:
+    """``ast.parse`` without the SyntaxWarnings/DeprecationWarnings of the parsed text (answers' own problems)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
 
 
 @dataclass(frozen=True)
@@ -54,7 +62,7 @@ class Code:
     @classmethod
     def parse(cls, text: str) -> "Code":
         try:
-            return cls(text, ast.parse(text))
+            return cls(text, _quiet_parse(text))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             return cls(text, None, f"the code does not parse ({type(exc).__name__})")
 
@@ -820,7 +828,7 @@ class StarterCode(Rule):
         if not m:
             return None
         try:
-            tree = ast.parse(m.group("code").rstrip() + "\n    pass\n" if m.group("code").rstrip().endswith(":") else m.group("code"))
+            tree = _quiet_parse(m.group("code").rstrip() + "\n    pass\n" if m.group("code").rstrip().endswith(":") else m.group("code"))
         except SyntaxError:
             return None
         imports = sorted(Code("", tree).imports() - {""})
