@@ -346,7 +346,7 @@ class Inherits(Rule):
     name = "inherits"
     applies = "'(the class) should inherit from / subclass / derive from `X`': some class must have base X"
     pattern = re.compile(r"\b(?:inherit(?:s|ing)?\s+from|extends?|extending|derived?\s+from|(?:be\s+a\s+)?subclass(?:es)?\s+of|subclass(?:es)?)\s+"
-                         r"(?:the\s+)?(?:built-in\s+)?`?(?P<base>[A-Za-z_][\w.]*)`?", re.I)
+                         r"(?:the\s+)?(?:built-in\s+)?(?:[\w-]+'s\s+)?`?(?P<base>[A-Za-z_][\w.]*)`?", re.I)
 
     def params(self, m, text):
         if re.search(r"\bnot\s+$", text[:m.start()], re.I):
@@ -531,6 +531,9 @@ def _tests(code: Code) -> str:
         return "assert statements"
     if ">>> " in code.text:
         return "doctest examples"
+    if re.search(r"^#.*\btest", code.text, re.I | re.M) and any(
+            isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) for n in code.tree.body):
+        return "a '# test' section with calls"
     return ""
 
 
@@ -561,9 +564,13 @@ class TestsPresent(Rule):
 
 
 def _documentables(code: Code) -> list:
+    tests = set()
+    for d in code.defs():
+        if isinstance(d, ast.ClassDef) and (d.name.startswith("Test") or any("TestCase" in ast.unparse(b) for b in d.bases)):
+            tests.update(id(n) for n in ast.walk(d))
     out = []
     for d in code.defs():
-        if d.name.startswith("test") or (d.name.startswith("__") and d.name != "__init__"):
+        if id(d) in tests or d.name.lower().startswith("test") or d.name.startswith("__") or d.name in {"setUp", "tearDown", "main"}:
             continue
         out.append(d)
     return out
@@ -588,6 +595,8 @@ class Docstrings(Rule):
             return None, "nothing to document"
         with_doc = [d for d in items if ast.get_docstring(d)]
         if not with_doc:
+            if ast.get_docstring(code.tree):
+                return None, "only a module docstring"
             return False, "no function or class has a docstring"
         if len(with_doc) == len(items):
             if p.get("qualified"):
@@ -654,6 +663,8 @@ class RequiredLiteral(Rule):
 
     def params(self, m, text):
         lit = m.group("lit") or m.group("lit2")
+        if re.search(r"\b(?:e\.g\.|for\s+example|such\s+as|like)\s*,?\s*$", text[:m.start("lit" if m.group("lit") else "lit2")].rstrip("'\"\u201c\u2018 "), re.I):
+            return None
         around = m.group(0)[:m.start("lit" if m.group("lit") else "lit2") - m.start()] + " " + text[m.end():m.end() + 20]
         if re.search(r"\b(?:columns?|keys?|fields?|headers?|named|name|file|path|parameter|argument|attribute|rows?|values?)\b",
                      around, re.I):
@@ -864,6 +875,8 @@ class MembersDefined(Rule):
                          r"|`(?P<one>[A-Za-z_]\w*)(?:\([^`]*)?`\s+(?:method|function))", re.I)
 
     def params(self, m, text):
+        if re.search(r"\b(?:assume|assuming|given\s+that|provided)\b", text[:m.start()], re.I):
+            return None  # a fact about code the answer uses, not a demand on the answer
         names = re.findall(r"`([A-Za-z_]\w*)", m.group("list") or "") if m.group("list") else [m.group("one")]
         return {"names": names, "more": _asks_more(text[m.end():])}
 
@@ -872,6 +885,9 @@ class MembersDefined(Rule):
             return None, code.error
         funcs = {d.name for d in code.defs() if not isinstance(d, ast.ClassDef)}
         missing = [n for n in p["names"] if n not in funcs]
+        used = {n.attr for n in code.nodes() if isinstance(n, ast.Attribute)}
+        if missing and set(missing) <= used:
+            return None, f"not defined but called as a method of some object: {', '.join(missing)} (a library's?)"
         if missing:
             return False, f"not defined: {', '.join(missing)}"
         if p["more"]:
