@@ -30,8 +30,8 @@ def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float:
     observed = sum(a == b for a, b in pairs) / n
     pa, pb = sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n
     expected = pa * pb + (1 - pa) * (1 - pb)
-    if expected >= 1.0:
-        return 1.0 if observed == 1.0 else float("nan")
+    if expected >= 1.0:  # both raters constant and equal: kappa is undefined
+        return float("nan")
     return (observed - expected) / (1 - expected)
 
 
