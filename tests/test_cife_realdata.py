@@ -49,10 +49,12 @@ def test_rule_coverage_over_all_constraints():
 
 
 @needs_data
-def test_rule_selection_against_hand_labels():
+@pytest.mark.parametrize("which, size", [("labels", 200), ("heldout", 100)])
+def test_rule_selection_against_hand_labels(which, size):
+    """Selection precision and recall; the held-out set was labelled after tuning on the first (docs/cife.md)."""
     rows = {str(json.loads(line)["id"]): json.loads(line) for line in FILE.read_text().splitlines()}
-    labels = json.loads(LABELS.read_text())["labels"]
-    assert len(labels) == 200 and len({(l["id"], l["constraint"]) for l in labels}) == 200
+    labels = json.loads(LABELS.read_text())[which]
+    assert len(labels) == size and len({(l["id"], l["constraint"]) for l in labels}) == size
     selected = correct = labelled = found = 0
     for label in labels:
         row = rows[str(label["id"])]
@@ -63,4 +65,5 @@ def test_rule_selection_against_hand_labels():
         labelled += label["rule"] is not None
         found += label["rule"] is not None and name == label["rule"]
     print(f"precision {correct}/{selected}, recall {found}/{labelled}")
-    assert correct / selected >= 0.9 and found / labelled >= 0.8
+    floor = 0.9 if which == "labels" else 0.8
+    assert correct / selected >= floor and found / labelled >= floor

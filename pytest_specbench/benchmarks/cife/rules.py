@@ -282,6 +282,7 @@ class ForbiddenCall(Rule):
 
 
 _OPS = {"arithmetic": (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow),
+        "mathematical": (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow),
         "addition": (ast.Add,), "subtraction": (ast.Sub,), "multiplication": (ast.Mult,),
         "division": (ast.Div, ast.FloorDiv), "modulo": (ast.Mod,), "modulus": (ast.Mod,), "exponent": (ast.Pow,),
         "exponentiation": (ast.Pow,)}
@@ -290,7 +291,7 @@ _OPS = {"arithmetic": (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mo
 class ForbiddenOperator(Rule):
     name = "forbidden_operator"
     applies = "'not allowed to use / without / do not use (any) arithmetic|multiplication|modulo|... operator(s)'"
-    pattern = re.compile(_NEG + r"\s+(?:the\s+)?(?:use|using)?\s*(?:of\s+)?(?:any\s+|the\s+)?(?P<op>arithmetic|addition|subtraction|"
+    pattern = re.compile(_NEG + r"\s+(?:the\s+)?(?:use|using)?\s*(?:of\s+)?(?:any\s+|the\s+)?(?P<op>arithmetic|mathematical|addition|subtraction|"
                          r"multiplication|division|modulo|modulus|exponent|exponentiation)\s+operators?", re.I)
 
     def params(self, m, text):
@@ -317,11 +318,12 @@ class NameDefined(Rule):
     pattern = re.compile(r"\b" + _KINDS + r"\s+(?:should\s+be\s+|must\s+be\s+|is\s+|be\s+)?(?:named|called)\s+[`'\"]?(?P<name>[A-Za-z_]\w*)"
                          r"|\b(?:define|implement|create|write|provide)\s+(?:a|an|the)\s+" + _KINDS
                          + r"\s+`(?P<name2>[A-Za-z_]\w*)(?:\([^`]*)?`"
+                         r"|\b(?:define|implement|create|write|provide)\s+(?:a|an)\s+`(?P<name3>[A-Za-z_]\w*)`\s+(?:class|function|method)\b"
                          r"|\b(?:define|implement|create|write|provide)\s+(?:the\s+)?(?P<list>`[A-Za-z_]\w*`(?:\s*(?:,|and|,\s*and)\s*`[A-Za-z_]\w*`)+)"
                          r"\s+(?:class(?:es)?|functions|methods)\b", re.I)
 
     def params(self, m, text):
-        names = re.findall(r"`([A-Za-z_]\w*)", m.group("list")) if m.group("list") else [m.group("name") or m.group("name2")]
+        names = re.findall(r"`([A-Za-z_]\w*)", m.group("list")) if m.group("list") else [m.group("name") or m.group("name2") or m.group("name3")]
         return {"names": names, "more": _asks_more(text[m.end():])}
 
     def decide(self, p, code, run):
@@ -351,7 +353,7 @@ class Inherits(Rule):
     def params(self, m, text):
         if re.search(r"\bnot\s+$", text[:m.start()], re.I):
             return None
-        base = m.group("base").split(".")[-1]
+        base = m.group("base").rstrip(".").split(".")[-1]
         return {"base": base} if base[:1].isupper() or "`" in m.group(0) else None
 
     def decide(self, p, code, run):
@@ -406,12 +408,12 @@ class Recursion(Rule):
 class Loops(Rule):
     name = "loops"
     applies = "'without (using) loops / do not use for|while loops' (no for/while statement) or 'use a (single) for|while loop'"
-    pattern = re.compile(r"(?P<neg>" + _NEG + r"\s+(?:the\s+)?(?:use\s+|using\s+)?(?:of\s+)?(?:any\s+|explicit\s+)*(?P<nk>for\s+|while\s+)?loops?\b)"
+    pattern = re.compile(r"(?P<neg>" + _NEG + r"\s+(?:the\s+)?(?:use\s+|using\s+)?(?:of\s+)?(?:any\s+|explicit\s+)*(?P<nk>for\s+|while\s+)?(?:loops?|looping\s+constructs?)\b)"
                          r"|(?P<pos>\b(?:use|using)\s+(?:a|an|one|exactly\s+one)\s+(?P<single>single\s+)?(?P<pk>for\s+|while\s+)?loop\b)", re.I)
 
     def params(self, m, text):
         if m.group("neg"):
-            more = bool(re.match(r"\s*(?:or|and|,|nor)\b", text[m.end():], re.I)) or "control structure" in text.lower()
+            more = bool(re.match(r"\s*(?:or|and|,|nor)\b", text[m.end():], re.I)) or "control structure" in text.lower() or "recursion" in text.lower()
             return {"required": False, "kind": (m.group("nk") or "").strip().lower(), "more": more}
         return {"required": True, "kind": (m.group("pk") or "").strip().lower(), "single": bool(m.group("single"))}
 
@@ -750,7 +752,7 @@ class RaisesOnInput(Rule):
     applies = ("'raise X (if|when) the input is empty / None / negative / not an integer|number|list|string / of the wrong type': "
                "the one-argument function (named in backticks, or the only top-level one) is called in the sandbox on generic "
                "such inputs and must raise X")
-    pattern = re.compile(r"\braise[sd]?\s+(?:an?\s+)?`?" + _EXC + r"`?[^.;]{0,80}?\b(?:if|when|whenever|for|on)\b[^.;]{0,60}?" + _COND, re.I)
+    pattern = re.compile(r"\braise[sd]?\s+(?:an?\s+|the\s+exception\s+for:?\s+(?:\w+\.)*)?`?" + _EXC + r"`?[^.;]{0,80}?\b(?:if|when|whenever|for|on)\b[^.;]{0,60}?" + _COND, re.I)
 
     def params(self, m, text):
         if _NOT_GENERIC.search(text) or re.search(r"\bnot\s+empty\b", text, re.I):
@@ -969,8 +971,24 @@ class CommandLineArgs(Rule):
         return used, f"command-line parsing is {'present' if used else 'absent'} (sys.argv, argparse, click, ...)"
 
 
+class NoSorting(Rule):
+    name = "no_sorting"
+    applies = "'do not use / without (any) built-in sort(ing) functions|methods': neither sorted() nor .sort() may be called"
+    pattern = re.compile(_NEG + r"\s+(?:the\s+)?(?:use\s+|using\s+)?(?:of\s+)?(?:any\s+)?(?:python'?s\s+)?(?:built-in\s+|in-built\s+|inbuilt\s+)?"
+                         r"sort(?:ing)?\s+(?:functions?|methods?|algorithms?|routines?)", re.I)
+
+    def params(self, m, text):
+        return None if re.match(r"\s*(?:to|for)\b", text[m.end():], re.I) else {}
+
+    def decide(self, p, code, run):
+        if code.tree is None:
+            return None, code.error
+        used = {"sorted", "sort"} & code.called_names()
+        return (not used), (f"calls {', '.join(sorted(used))}" if used else "no sorted()/.sort() call")
+
+
 RULES: tuple[Rule, ...] = (
-    StarterCode(), NoImports(), RaisesOnInput(), ReturnsOnEmpty(), ForbiddenOperator(), Recursion(), Loops(), ForbiddenCall(), Inherits(),
+    StarterCode(), NoImports(), RaisesOnInput(), ReturnsOnEmpty(), ForbiddenOperator(), NoSorting(), Recursion(), Loops(), ForbiddenCall(), Inherits(),
     NameDefined(), MembersDefined(), TestsPresent(), Docstrings(), TypeHints(), Comments(), CommandLineArgs(),
     UsesConstruct(), FunctionWrapped(), UsesCall(), UsesLibrary(), RequiredLiteral(),
 )
