@@ -69,6 +69,7 @@ class CifeBenchmark:
 
     name = "cife"
     version = "1"
+    checks = ("adherence", "correctness")  # check kinds (pre-i19 plugin); the items come from checks_for
     options = (
         Option("cife_prompts", "CIFE judge and generation prompts: paper (Appendix E, numbered constraints) or "
                "upstream (IBM/CIFE's released prompts)", default="paper", choices=PROMPT_STYLES),
