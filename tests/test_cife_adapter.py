@@ -185,3 +185,22 @@ def test_shipped_judgments_cover_the_bundled_suite():
     lines = [json.loads(l) for l in (BUNDLED / "judgments.jsonl").read_text().splitlines()]
     ids = {t.task_id for t in ADAPTER.load(None, None).tasks}
     assert {(l["task_id"], l["purpose"]) for l in lines} == {(i, p) for i in ids for p in ("adherence", "correctness")}
+
+
+class ScriptedRole(CountingJudge):
+    """The scripted judge behind a fake role (the real role sends the same messages over HTTP)."""
+
+    def __init__(self, garbage=0.0):
+        from pytest_specbench.benchmarks.cife.scripted_judge import answer
+        super().__init__(lambda r: answer([{"role": m.role, "content": m.content} for m in r.prompt.messages], garbage))
+
+
+@pytest.mark.parametrize("style", ["paper", "upstream"])
+def test_scripted_judge_answers_both_prompt_styles(executor, style):
+    judge = ScriptedRole(garbage=0.5)
+    results = run_all(Ctx(executor, judge, cife_prompts=style))
+    m = compute(results)
+    assert m["samples_scored"] == 12 and m["samples_incomplete"] == 0
+    assert any(r.attempt == 1 for r in judge.calls)  # garbage first answers were retried
+    # the scripted judge follows AST rules where they decide (not the sandboxed ones): mostly agrees
+    assert m["rule_judge_agreement"] > 0.7 and 0 < m["csr"] < 1
