@@ -44,6 +44,9 @@ def verdict(text, code, run=None, instruction=""):
     ("Accept a city name as a command-line argument.", "command_line"),
     ("If the age is negative, print 'Age: Invalid' instead.", "required_literal"),
     ("You are not allowed to use any external libraries or modules.", "no_imports"),
+    ("The function should take two arguments: `token_id` and `network`.", "parameters"),
+    ("Set random_state=0 when sampling.", "random_seed"),
+    ("Do not use any built-in sorting functions.", "no_sorting"),
 ])
 def test_selection(text, rule):
     chosen = rules.select(text)
@@ -80,6 +83,15 @@ def test_ast_verdicts():
     assert verdict("Use type hints.", code) == ("type_hints", False)
     # DS-1000 answers that use the prompt's alias without importing it still use the library
     assert verdict("Use pandas.", "df['b'] = pd.to_numeric(df['a'])\n") == ("uses_library", True)
+
+
+def test_parameters_seed_and_sorting():
+    code = "import random\n\ndef f(token_id, network):\n    return sorted([token_id, network])\n"
+    assert verdict("The function should take two arguments: `token_id` and `network`.", code) == ("parameters", True)
+    assert verdict("The function should take two arguments: `token` and `net`.", code) == ("parameters", False)
+    assert verdict("Set a random seed for reproducibility.", code) == ("random_seed", False)
+    assert verdict("Set a random seed for reproducibility.", code + "random.seed(42)\n") == ("random_seed", None)
+    assert verdict("Do not use any built-in sorting functions.", code) == ("no_sorting", False)
 
 
 def test_code_that_does_not_parse_leaves_ast_rules_undecided():

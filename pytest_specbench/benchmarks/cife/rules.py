@@ -987,10 +987,46 @@ class NoSorting(Rule):
         return (not used), (f"calls {', '.join(sorted(used))}" if used else "no sorted()/.sort() call")
 
 
+class Parameters(Rule):
+    name = "parameters"
+    applies = ("'(the function|method) should take/accept/receive (a single parameter|as input) `x`(, `y` and `z`)': some "
+               "function must have parameters with those names (pass only when nothing more is asked)")
+    pattern = re.compile(r"\b(?:take|takes|accept|accepts|receive|receives)\s+(?:a\s+single\s+|an?\s+|the\s+|two\s+|three\s+|optional\s+)*"
+                         r"(?:(?:parameters?|arguments?|inputs?)\s*:?\s*|as\s+(?:its\s+)?(?:input|argument|parameter)s?\s*:?\s*(?:the\s+)?)"
+                         r"(?P<list>`[A-Za-z_]\w*`(?:\s*(?:,|and|,\s*and)\s*(?:the\s+)?`[A-Za-z_]\w*`)*)", re.I)
+
+    def params(self, m, text):
+        return {"names": re.findall(r"`([A-Za-z_]\w*)`", m.group("list")), "more": _asks_more(text[m.end():])
+                or bool(re.match(r"\s*,?\s*(?:which|of|with|a|an)\b", text[m.end():], re.I))}
+
+    def decide(self, p, code, run):
+        if code.tree is None:
+            return None, code.error
+        sigs = [{a.arg for a in f.args.posonlyargs + f.args.args + f.args.kwonlyargs}
+                for f in code.nodes() if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if any(set(p["names"]) <= s for s in sigs):
+            return (None, "a function has these parameters; the rest is for the judge") if p["more"] else \
+                (True, f"a function takes {', '.join(p['names'])}")
+        return False, f"no function takes {', '.join(p['names'])}"
+
+
+class RandomSeed(Rule):
+    name = "random_seed"
+    applies = "'set / use / allow setting a random seed': the code must mention a seed or random_state (never decides pass)"
+    pattern = re.compile(r"\b(?:random\s+seed|seed\s+value|set(?:ting)?\s+(?:a|the)\s+seed|random_state)\b", re.I)
+
+    def decide(self, p, code, run):
+        if code.tree is None:
+            return None, code.error
+        if re.search(r"seed|random_state", code.text, re.I):
+            return None, "a seed is mentioned; whether it is used as asked is for the judge"
+        return False, "no seed or random_state anywhere"
+
+
 RULES: tuple[Rule, ...] = (
     StarterCode(), NoImports(), RaisesOnInput(), ReturnsOnEmpty(), ForbiddenOperator(), NoSorting(), Recursion(), Loops(), ForbiddenCall(), Inherits(),
     NameDefined(), MembersDefined(), TestsPresent(), Docstrings(), TypeHints(), Comments(), CommandLineArgs(),
-    UsesConstruct(), FunctionWrapped(), UsesCall(), UsesLibrary(), RequiredLiteral(),
+    UsesConstruct(), FunctionWrapped(), Parameters(), RandomSeed(), UsesCall(), UsesLibrary(), RequiredLiteral(),
 )
 RULES_BY_NAME = {r.name: r for r in RULES}
 
