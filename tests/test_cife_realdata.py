@@ -65,5 +65,5 @@ def test_rule_selection_against_hand_labels(which, size):
         labelled += label["rule"] is not None
         found += label["rule"] is not None and name == label["rule"]
     print(f"precision {correct}/{selected}, recall {found}/{labelled}")
-    floor = 0.9 if which == "labels" else 0.8
+    floor = 0.9 if which == "labels" else 0.75
     assert correct / selected >= floor and found / labelled >= floor
