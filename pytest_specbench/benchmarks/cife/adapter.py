@@ -121,6 +121,12 @@ class CifeBenchmark:
             raise DataError(task.source, task.line, "no reference_answer for this task")
         return answer
 
+    roles = ("judge",)  # model roles the checks ask (for the plugin: fail early when one is missing)
+
+    def default_roles(self, taskset: TaskSet) -> dict[str, str]:
+        """Role specs used when the user gives none: the bundled suite's recorded judgments."""
+        return {"judge": f"replay:{BUNDLED_JUDGMENTS}"} if taskset.bundled else {}
+
     # --- checks --------------------------------------------------------------------------------
 
     def _judge(self, ctx: Any, task: Task) -> Any:
