@@ -47,6 +47,9 @@ def verdict(text, code, run=None, instruction=""):
     ("The function should take two arguments: `token_id` and `network`.", "parameters"),
     ("Set random_state=0 when sampling.", "random_seed"),
     ("Do not use any built-in sorting functions.", "no_sorting"),
+    ("Do not use slicing.", "no_slicing"),
+    ("The base configuration should be defined in a dictionary named `BASE_CONFIG`.", "name_assigned"),
+    ("The function should return an empty list when n is 0 or negative.", "returns_on_empty"),
 ])
 def test_selection(text, rule):
     chosen = rules.select(text)
@@ -122,6 +125,16 @@ def test_sandboxed_raises_and_returns(run):
     typed = "def g(n):\n    if not isinstance(n, int):\n        raise TypeError('int')\n    return n\n"
     assert verdict("Raise a TypeError if n is not an integer.", typed, run) == ("raises_on_input", True)
     assert verdict("Raise a TypeError if n is not an integer.", "def g(n):\n    return int(n)\n", run) == ("raises_on_input", False)
+
+
+def test_slicing_assignment_and_non_positive_inputs(run):
+    assert verdict("Do not use slicing.", "def f(s):\n    return s[::-1]\n") == ("no_slicing", False)
+    assert verdict("Do not use slicing.", "def f(s):\n    return s[0]\n") == ("no_slicing", True)
+    assert verdict("Use a dictionary named `BASE_CONFIG`.", "BASE_CONFIG = {}\n")[1] is True
+    fib = "def fib(n):\n    if n <= 0:\n        return []\n    return list(range(n))\n"
+    assert verdict("The function should return an empty list when n is 0 or negative.", fib, run) == ("returns_on_empty", True)
+    half = "def fib(n):\n    if n < 0:\n        return []\n    return [0] * n or None\n"
+    assert verdict("The function should return an empty list when n is 0 or negative.", half, run) == ("returns_on_empty", False)
 
 
 def test_sandboxed_rules_stay_undecided_when_they_cannot_tell(run):

@@ -792,17 +792,20 @@ _RETURN_VALUES = [
 class ReturnsOnEmpty(Rule):
     name = "returns_on_empty"
     dynamic = True
-    applies = ("'return V (if|when|for) (the input|list|string ...) is empty / empty input', V one of [], '', {}, None, "
-               "False, True, 0, -1: the one-argument function is called in the sandbox on [] and '' and must return V for one")
+    applies = ("'return V (if|when|for) (the input|list|string ...) is empty / (zero or) negative', V one of [], '', {}, None, "
+               "False, True, 0, -1: the one-argument function is called in the sandbox on [] and '' (must return V for one) "
+               "or on 0 and -1 / -1 (must return V for each)")
     pattern = re.compile(r"\breturn(?:s|ing)?\s+(?:a\s+(?:count|value|result)\s+of\s+)?`?(?P<val>an?\s+empty\s+(?:list|string|dict|dictionary|tuple)|\[\]|''|\"\"|\{\}|None|False|True|0|zero|-1|\(\))`?"
-                         r"[^.;]{0,60}?\b(?:if|when|whenever|for|on|given)\b[^.;]{0,40}?\bempty\b", re.I)
+                         r"[^.;]{0,60}?\b(?:if|when|whenever|for|on|given)\b[^.;]{0,40}?\b(?P<cond>empty|(?:0|zero)\s+or\s+negative|negative|non-?positive|less\s+than\s+or\s+equal\s+to\s+(?:0|zero))\b", re.I)
 
     def params(self, m, text):
         if _NOT_GENERIC.search(text) or re.search(r"\bnot\s+empty\b", text, re.I):
             return None
+        cond = m.group("cond").lower()
+        inputs = [([],), ("",)] if cond == "empty" else [(-1,)] if cond == "negative" else [(0,), (-1,)]
         for rx, value in _RETURN_VALUES:
             if re.fullmatch(rx, m.group("val"), re.I):
-                return {"value": value, "text": text}
+                return {"value": value, "text": text, "inputs": inputs, "all": cond != "empty"}
         return None
 
     def decide(self, p, code, run):
@@ -813,12 +816,14 @@ class ReturnsOnEmpty(Rule):
             return None, f"{name} does not take exactly one required argument"
         if run is None:
             return None, "no sandbox available"
-        inputs = [([],), ("",)]
+        inputs = [tuple(i) for i in p.get("inputs", [([],), ("",)])]
         outcomes = run(code.text, name, inputs)
         if isinstance(outcomes, str):
             return None, f"the code does not load: {outcomes}"
         want = p["value"]
         ok = [o for o in outcomes if o[0] == "ok" and type(o[1]) is type(want) and o[1] == want]
+        if p.get("all"):
+            ok = ok if len(ok) == len(outcomes) else []
         shown = ", ".join(f"{name}({a[0]!r}) -> {repr(o[1]) if o[0] == 'ok' else o[0] + ' ' + str(o[1])}" for a, o in zip(inputs, outcomes))
         return bool(ok), shown
 
@@ -1023,9 +1028,48 @@ class RandomSeed(Rule):
         return False, "no seed or random_state anywhere"
 
 
+class NoSlicing(Rule):
+    name = "no_slicing"
+    applies = "'do not use / without (using) slicing|slices|slice notation': no a[i:j] anywhere"
+    pattern = re.compile(_NEG + r"\s+(?:the\s+)?(?:use\s+|using\s+)?(?:of\s+)?(?:any\s+)?(?:string\s+|list\s+)?(?:slicing|slices?|slice\s+notation)\b", re.I)
+
+    def params(self, m, text):
+        return None if re.match(r"\s*(?:to|for)\b", text[m.end():], re.I) else {}
+
+    def decide(self, p, code, run):
+        if code.tree is None:
+            return None, code.error
+        sl = next((n for n in code.nodes() if isinstance(n, ast.Slice)), None)
+        return (sl is None), (f"line {sl.lineno} slices" if sl is not None else "no slicing")
+
+
+class NameAssigned(Rule):
+    name = "name_assigned"
+    applies = "'a variable|dictionary|list|constant|set named|called `X`': X must be assigned somewhere"
+    pattern = re.compile(r"\b(?:variable|dictionary|dict|list|constant|set|tuple|counter)\s+(?:should\s+be\s+|must\s+be\s+)?(?:named|called)\s+[`'\"](?P<name>[A-Za-z_]\w*)[`'\"]", re.I)
+
+    def params(self, m, text):
+        return {"name": m.group("name")}
+
+    def decide(self, p, code, run):
+        if code.tree is None:
+            return None, code.error
+        for n in code.nodes():
+            targets = []
+            if isinstance(n, (ast.Assign,)):
+                targets = n.targets
+            elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                targets = [n.target]
+            for t in targets:
+                for x in ast.walk(t):
+                    if (isinstance(x, ast.Name) and x.id == p["name"]) or (isinstance(x, ast.Attribute) and x.attr == p["name"]):
+                        return True, f"{p['name']} is assigned"
+        return False, f"{p['name']} is never assigned"
+
+
 RULES: tuple[Rule, ...] = (
-    StarterCode(), NoImports(), RaisesOnInput(), ReturnsOnEmpty(), ForbiddenOperator(), NoSorting(), Recursion(), Loops(), ForbiddenCall(), Inherits(),
-    NameDefined(), MembersDefined(), TestsPresent(), Docstrings(), TypeHints(), Comments(), CommandLineArgs(),
+    StarterCode(), NoImports(), RaisesOnInput(), ReturnsOnEmpty(), ForbiddenOperator(), NoSorting(), NoSlicing(), Recursion(), Loops(), ForbiddenCall(), Inherits(),
+    NameDefined(), NameAssigned(), MembersDefined(), TestsPresent(), Docstrings(), TypeHints(), Comments(), CommandLineArgs(),
     UsesConstruct(), FunctionWrapped(), Parameters(), RandomSeed(), UsesCall(), UsesLibrary(), RequiredLiteral(),
 )
 RULES_BY_NAME = {r.name: r for r in RULES}
