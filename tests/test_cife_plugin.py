@@ -16,7 +16,7 @@ def test_reference_on_the_bundled_suite_scores_100_percent_offline(pytester):
     result.assert_outcomes(passed=55)  # 43 constraints + 12 correctness items
     m = _metrics(pytester)
     assert m["csr"] == m["ssr"] == m["c2a"] == m["completely_correct"] == 1.0
-    assert m["rule_decided"] == 30 and m["rule_judge_agreement"] == 1.0
+    assert m["rule_decided"] >= 30 and m["rule_judge_agreement"] == 1.0
 
 
 def test_k_selects_a_category(pytester):
