@@ -68,7 +68,7 @@ class CifeBenchmark:
     """CIFE (paper §4-§6); metrics in :mod:`.metrics`, rules in :mod:`.rules`."""
 
     name = "cife"
-    version = "1"
+    version = f"1.rules{cife_rules.VERSION}"  # the rule verdicts in each item's details are cached with it
     checks = ("adherence", "correctness")  # check kinds (pre-i19 plugin); the items come from checks_for
     options = (
         Option("cife_prompts", "CIFE judge and generation prompts: paper (Appendix E, numbered constraints) or "

@@ -27,6 +27,10 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+# Bump when any rule's selection or verdict can change: it enters the adapter's version,
+# hence the result key, so cached items never carry verdicts of older rules.
+VERSION = 1
+
 # Runs one function of the code in the sandbox: (code, function name, list of
 # positional-argument tuples) -> one outcome per call, each
 # ("ok", value) | ("raise", exception type name) | ("timeout", None);
