@@ -149,3 +149,12 @@ def test_sandboxed_rules_stay_undecided_when_they_cannot_tell(run):
 def test_every_rule_documents_when_it_applies():
     for rule in rules.RULES:
         assert rule.name and len(rule.applies) > 20, rule
+
+
+@pytest.mark.parametrize("code", ["class A(" + "x." * 50000 + "y): pass\n", "x = " + "[" * 100000 + "]" * 100000 + "\n",
+                                  "\x00", "def f(:\n", ""])
+def test_hostile_or_broken_code_never_raises_out_of_a_rule(code):
+    for text in ("Include unit tests.", "Include docstrings.", "The class should inherit from `Base`.", "Use pandas.",
+                 "Do not use slicing.", "Add comments."):
+        v = rules.check(text, rules.Code.parse(code), None)
+        assert v is not None and v.verdict in (True, False, None)
