@@ -190,17 +190,25 @@ def test_shipped_judgments_cover_the_bundled_suite():
 class ScriptedRole(CountingJudge):
     """The scripted judge behind a fake role (the real role sends the same messages over HTTP)."""
 
-    def __init__(self, garbage=0.0):
+    def __init__(self, garbage=0.0, satisfied=1.0):
         from pytest_specbench.benchmarks.cife.scripted_judge import answer
-        super().__init__(lambda r: answer([{"role": m.role, "content": m.content} for m in r.prompt.messages], garbage))
+        super().__init__(lambda r: answer([{"role": m.role, "content": m.content} for m in r.prompt.messages],
+                                          garbage, satisfied, satisfied))
 
 
 @pytest.mark.parametrize("style", ["paper", "upstream"])
 def test_scripted_judge_answers_both_prompt_styles(executor, style):
-    judge = ScriptedRole(garbage=0.5)
+    judge = ScriptedRole(garbage=0.5, satisfied=0.85)
     results = run_all(Ctx(executor, judge, cife_prompts=style))
     m = compute(results)
     assert m["samples_scored"] == 12 and m["samples_incomplete"] == 0
     assert any(r.attempt == 1 for r in judge.calls)  # garbage first answers were retried
     # the scripted judge follows AST rules where they decide (not the sandboxed ones): mostly agrees
     assert m["rule_judge_agreement"] > 0.7 and 0 < m["csr"] < 1
+
+
+def test_reference_with_the_scripted_judge_scores_100(executor):
+    judge = ScriptedRole(garbage=0.3)
+    m = compute(run_all(Ctx(executor, judge)))
+    assert m["csr"] == m["ssr"] == m["c2a"] == m["hybrid_csr"] == 1.0 and m["samples_scored"] == 12
+    assert any(r.attempt == 1 for r in judge.calls)

@@ -51,6 +51,7 @@ def test_scripted_judge_over_http_is_asked_once_and_not_again_on_resume(pytester
         first = server.chat_count
         assert first >= 24  # 12 adherence + 12 correctness questions, plus retries after garbage
         report = _metrics(pytester)
+        assert report["csr"] == report["ssr"] == 1.0
         pytester.runpytest_subprocess(*args, "--specbench-resume")
         assert server.chat_count == first  # everything from the judge's cache / the journal
         assert _metrics(pytester) == report

@@ -3,8 +3,11 @@
 :func:`answer` reads a CIFE judge prompt (paper or upstream style, adherence or
 correctness) and writes an answer in the requested schema.  Verdicts are a
 pure function of (constraint text, code): a rule's verdict where an AST rule
-decides, otherwise a hash (about 85% "satisfied"), so repeated runs, resumed
-runs and workers agree.  With ``garbage`` > 0 that share of first attempts is
+decides, otherwise "satisfied" (or, with ``satisfied`` < 1, a hash deciding that
+share), so repeated runs, resumed runs and workers agree, and the bundled
+reference answers score 100% (every rule passes them).  The correctness label
+is *Completely Correct* (or, with ``correct`` < 1, a hash picks the others for
+the rest).  With ``garbage`` > 0 that share of first attempts is
 answered with unusable text, so retries are exercised; a retry (its prompt
 shows "could not be used") is always answered properly.
 
@@ -48,14 +51,14 @@ def _constraints(user: str) -> tuple[list[str], bool]:
     return [], True
 
 
-def answer(messages: Sequence[dict[str, Any]], garbage: float = 0.0, satisfied: float = 0.85) -> str:
+def answer(messages: Sequence[dict[str, Any]], garbage: float = 0.0, satisfied: float = 1.0, correct: float = 1.0) -> str:
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     code = _code_of(user)
     retry = "could not be used" in user
     if not retry and garbage and _h("garbage", user) % 1000 < garbage * 1000:
         return "I'm sorry, I can't evaluate this."
     if '"correctness"' in user:
-        label = CORRECTNESS_LABELS[_h("label", code) % 3] if _h("cc", code) % 100 >= 60 else CORRECTNESS_LABELS[0]
+        label = CORRECTNESS_LABELS[0] if _h("cc", code) % 1000 < correct * 1000 else CORRECTNESS_LABELS[1 + _h("l", code) % 2]
         return json.dumps({"reason": "scripted", "correctness": label})
     texts, numbered = _constraints(user)
     parsed = rules.Code.parse(code)
