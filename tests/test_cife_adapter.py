@@ -212,3 +212,12 @@ def test_reference_with_the_scripted_judge_scores_100(executor):
     m = compute(run_all(Ctx(executor, judge)))
     assert m["csr"] == m["ssr"] == m["c2a"] == m["hybrid_csr"] == 1.0 and m["samples_scored"] == 12
     assert any(r.attempt == 1 for r in judge.calls)
+
+
+def test_manifest_names_prompts_hashes_and_parameters():
+    paper = ADAPTER.manifest(Ctx(None))
+    upstream = ADAPTER.manifest(Ctx(None, cife_prompts="upstream"))
+    assert paper["prompts"] == "paper" and upstream["prompts"] == "upstream"
+    assert paper["prompt_sha256"]["adherence"] != upstream["prompt_sha256"]["adherence"]
+    assert paper["judge_parameters"]["adherence"] == {"temperature": 0.1, "max_tokens": 2048}
+    assert upstream["generation_parameters"] == {"temperature": 0.0, "max_tokens": 1024}

@@ -203,6 +203,20 @@ class CifeBenchmark:
                 message += f" [rule {details['rule']}: {'pass' if details['rule_verdict'] else 'fail'}]"
         return CheckResult(bool(verdict), details, message[:400])
 
+    def manifest(self, settings: Any) -> dict[str, Any]:
+        """Provenance for the report: prompt style and template hashes, parsing, retries, rules version."""
+        from . import prompts as p
+
+        style = setting(settings, "cife_prompts", "paper")
+        templates = {"adherence": p.UPSTREAM_ADHERENCE_SYSTEM if style == "upstream" else p.PAPER_ADHERENCE_SYSTEM,
+                     "correctness": p.UPSTREAM_CORRECTNESS if style == "upstream" else p.PAPER_CORRECTNESS}
+        return {"prompts": style, "parse": setting(settings, "cife_parse", "strict"),
+                "judge_retries": setting(settings, "cife_judge_retries", 2), "rules": setting(settings, "cife_rules", "on"),
+                "rules_version": cife_rules.VERSION,
+                "prompt_sha256": {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in templates.items()},
+                "generation_parameters": dict(p.GENERATION_PARAMETERS[style]),
+                "judge_parameters": {k: dict(p.JUDGE_PARAMETERS[(style, k)]) for k in ("adherence", "correctness")}}
+
     # --- metrics -------------------------------------------------------------------------------
 
     def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
