@@ -221,3 +221,13 @@ def test_manifest_names_prompts_hashes_and_parameters():
     assert paper["prompt_sha256"]["adherence"] != upstream["prompt_sha256"]["adherence"]
     assert paper["judge_parameters"]["adherence"] == {"temperature": 0.1, "max_tokens": 2048}
     assert upstream["generation_parameters"] == {"temperature": 0.0, "max_tokens": 1024}
+
+
+def test_upstream_unreadable_correctness_label_counts_as_not_completely_correct():
+    info = {"n_constraints": 1}
+    results = {"1": [{"index": 0, "checks": {"adherence[0]": {"constraint": 0, "judge": True, "task": info},
+                                             "correctness": {"label": None, "task": info}}}],
+               "2": [{"index": 0, "checks": {"adherence[0]": {"constraint": 0, "judge": True, "task": info},
+                                             "correctness": {"label": "Completely Correct", "task": info}}}]}
+    m = compute(results)
+    assert m["completely_correct"] == 0.5 and m["c2a"] == 0.5 and m["csr"] == 1.0

@@ -73,7 +73,7 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
         info, cons = s["info"], s["constraints"]
         n = int(info.get("n_constraints", len(cons)) or len(cons))
         label = (s["correctness"] or {}).get("label")
-        if label in labels:
+        if s["correctness"] is not None:  # an unreadable label (upstream reading: None) counts as none of the three
             for l, store in labels.items():
                 store[task_id].append(float(label == l))
         verdicts = [cons[i].get("judge") for i in range(n) if i in cons]
@@ -84,7 +84,7 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
         soft = sum(verdicts) / n
         csr[task_id].append(strict)
         ssr[task_id].append(soft)
-        if label is not None:
+        if s["correctness"] is not None:
             c2a[task_id].append(float(strict == 1.0 and label == COMPLETELY))
         hybrid = []
         for i in range(n):
