@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 # Bump when any rule's selection or verdict can change: it enters the adapter's version,
 # hence the result key, so cached items never carry verdicts of older rules.
-VERSION = 1
+VERSION = 2
 
 # Runs one function of the code in the sandbox: (code, function name, list of
 # positional-argument tuples) -> one outcome per call, each
@@ -233,6 +233,9 @@ class UsesLibrary(Rule):
             if p["generic"]:
                 return True, f"{p['library']} is imported/used"
             return None, f"{p['library']} is used; whether as the constraint asks is not decidable by rule"
+        if p["library"] in {"regex", "regular expressions?"}:
+            # regular expressions also live in strings handed to Django's re_path, pandas' str.contains, ...
+            return None, "re is not imported; a regular expression may still be used through another API"
         return False, f"{p['library']} is neither imported nor used"
 
 
