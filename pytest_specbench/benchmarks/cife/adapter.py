@@ -1,0 +1,267 @@
+"""The ``cife`` adapter: one item per constraint plus one ``correctness`` item per sample.
+
+Items (``specbench::cife::TASK::SAMPLE::adherence[3-error-handling-and-robustness]``):
+one per constraint, because a pytest user then sees *which* constraint failed
+in the failure list, can select a category with ``-k error-handling`` or one
+constraint with ``-k "adherence[3"``, and ``--lf`` re-runs exactly the failed
+constraints.  The judge is still asked once per sample (paper §4.4: one
+adherence vector per answer): every adherence item of a sample sends the same
+prompt, which the judge role answers from its cache after the first.  The
+``correctness`` item is the three-level label (paper §4.4, Figure 21); it
+passes on *Completely Correct*.  An item's verdict is the judge's (paper);
+the rule verdict, where a rule decides, is in its details and in the
+``hybrid_*`` and ``rule_*`` metrics (ours).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ...errors import DataError, InfrastructureError, OptionError
+from ..base import CheckResult, Option, Prompt, Task, TaskSet
+from . import metrics as cife_metrics
+from . import rules as cife_rules
+from .data import DATA_FILE, constraints_of, read_tasks
+from .extract import extract_code
+from .judge import (ask_until_readable, parse_adherence, parse_adherence_upstream, parse_correctness,
+                    parse_correctness_upstream)
+from .prompts import PROMPT_STYLES, adherence_prompt, correctness_prompt, generation_prompt
+
+BUNDLED = Path(__file__).resolve().parents[3] / "benchmarks" / "cife"
+BUNDLED_JUDGMENTS = BUNDLED / "judgments.jsonl"
+_CHECK = re.compile(r"adherence\[(\d+)(?:-[\w-]*)?\]$")
+
+
+def _retries(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value <= 10:
+        raise ValueError("must be between 0 and 10")
+    return value
+
+
+def slug(category: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", category.lower()).strip("-")
+
+
+def setting(source: Any, name: str, default: Any) -> Any:
+    """An option's value from a check context (``ctx.option``) or settings (``settings.options``)."""
+    getter = getattr(source, "option", None)
+    if callable(getter):
+        try:
+            value = getter(name)
+            return default if value is None else value
+        except (KeyError, LookupError, AttributeError):
+            pass
+    options = getattr(source, "options", None)
+    if isinstance(options, Mapping) and options.get(name) is not None:
+        return options[name]
+    value = getattr(source, name, None)
+    if value is None and hasattr(source, "settings"):
+        return setting(source.settings, name, default)
+    return default if value is None else value
+
+
+class CifeBenchmark:
+    """CIFE (paper §4-§6); metrics in :mod:`.metrics`, rules in :mod:`.rules`."""
+
+    name = "cife"
+    version = f"1.rules{cife_rules.VERSION}"  # the rule verdicts in each item's details are cached with it
+    checks = ("adherence", "correctness")  # check kinds (pre-i19 plugin); the items come from checks_for
+    options = (
+        Option("cife_prompts", "CIFE judge and generation prompts: paper (Appendix E, numbered constraints) or "
+               "upstream (IBM/CIFE's released prompts)", default="paper", choices=PROMPT_STYLES),
+        Option("cife_parse", "how judge answers are read: strict (indexed verdicts, validated, retried) or upstream "
+               "(IBM/CIFE's positional regex, for comparison)", default="strict", choices=("strict", "upstream")),
+        Option("cife_judge_retries", "times the judge is asked again, with the error shown, after an unreadable "
+               "answer (then the item is an error, E)", default=2, parse=_retries),
+        Option("cife_rules", "deterministic rule checks beside the judge: on or off", default="on", choices=("on", "off")),
+    )
+
+    def addoption(self, group, addini) -> None:
+        """Registers the declared options with the pre-i19 plugin (which has no ``Option`` support yet)."""
+        for opt in self.options:
+            group.addoption(opt.flag, dest=opt.name, default=None, choices=opt.choices, help=opt.help)
+            addini(opt.name, f"default for {opt.flag}", default=str(opt.default))
+
+    # --- tasks ---------------------------------------------------------------------------------
+
+    def load(self, data_root: Path | None, settings: Any) -> TaskSet:
+        path = (Path(data_root) / DATA_FILE) if data_root else BUNDLED / "benchmark_data.jsonl"
+        if data_root and not path.is_file():
+            raise DataError(path, None, "CIFE data not found (expected <data>/cife/benchmark_data.jsonl from IBM/CIFE)")
+        tasks = []
+        for line, row, constraints in read_tasks(path):
+            data = dict(row)
+            data["_constraints"] = tuple(constraints)
+            tasks.append(Task(str(row["id"]), data, path, line))
+        return TaskSet(tuple(tasks), (path,), bundled=not data_root)
+
+    def checks_for(self, task: Task) -> Sequence[str]:
+        return [f"adherence[{c.index}-{slug(c.category)}]" for c in constraints_of(task.data)] + ["correctness"]
+
+    def metric_names(self, settings: Any) -> Sequence[str]:
+        return ("csr", "ssr", "c2a", "completely_correct", "hybrid_csr", "rule_judge_kappa")
+
+    def skip_reason(self, check: str, task: Task, ctx: Any = None) -> str | None:
+        settings = getattr(ctx, "settings", ctx)
+        model = str(getattr(settings, "model", "") or getattr(settings, "model_spec", "") or "")
+        if model == "reference" and not task.data.get("reference_answer"):
+            return "the released CIFE data has no reference answers (--model=reference runs on the bundled suite only)"
+        return None
+
+    def prompt(self, task: Task, settings: Any) -> Prompt:
+        return generation_prompt(task.data["instruction"], setting(settings, "cife_prompts", "paper"))
+
+    def reference(self, task: Task, check: str) -> str:
+        answer = task.data.get("reference_answer")
+        if not answer:
+            raise DataError(task.source, task.line, "no reference_answer for this task")
+        return answer
+
+    roles = ("judge",)  # model roles the checks ask (for the plugin: fail early when one is missing)
+
+    def default_roles(self, taskset: TaskSet) -> dict[str, str]:
+        """Role specs used when the user gives none: the bundled suite's recorded judgments."""
+        return {"judge": f"replay:{BUNDLED_JUDGMENTS}"} if taskset.bundled else {}
+
+    # --- checks --------------------------------------------------------------------------------
+
+    def _judge(self, ctx: Any, task: Task) -> Any:
+        getter = getattr(ctx, "model", None)
+        if callable(getter):
+            try:
+                return getter("judge")
+            except OptionError:
+                if not task.data.get("reference_answer"):
+                    raise
+        if task.data.get("reference_answer") and task.source.parent == BUNDLED:
+            from .replay_judge import ReplayJudge
+            cache = self.__dict__.setdefault("_bundled_judge", {})
+            if "judge" not in cache:
+                cache["judge"] = ReplayJudge(BUNDLED_JUDGMENTS)
+            return cache["judge"]
+        raise OptionError("--judge-model", "CIFE needs a judge: --judge-model=openai:NAME or replay:judgments.jsonl")
+
+    def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        text = getattr(sample, "text", sample)
+        meta = getattr(sample, "meta", {}) or {}
+        index = int(meta.get("sample_index", 0))
+        style = setting(ctx, "cife_prompts", "paper")
+        parse_mode = setting(ctx, "cife_parse", "strict")
+        retries = 0 if parse_mode == "upstream" else int(setting(ctx, "cife_judge_retries", 2))
+        extraction = extract_code(text if isinstance(text, str) else "")
+        code = extraction.code
+        constraints = constraints_of(task.data)
+        info = {"source_dataset": task.data.get("source_dataset", ""),
+                "difficulty": task.data.get("instruction_difficulty", ""), "n_constraints": len(constraints)}
+        judge = self._judge(ctx, task)
+        instruction = task.data["instruction"]
+        if check == "correctness":
+            if parse_mode == "upstream":
+                asked = ask_until_readable(judge, self.name, task, index, "correctness",
+                                           lambda err: correctness_prompt(instruction, code, style, err),
+                                           lambda a: (parse_correctness_upstream(a), ""), 0)
+            else:
+                asked = ask_until_readable(judge, self.name, task, index, "correctness",
+                                           lambda err: correctness_prompt(instruction, code, style, err),
+                                           parse_correctness, retries)
+            label, reason = asked.value
+            details = {"label": label, "reason": reason, "attempts": len(asked.answers),
+                       "extraction": extraction.how, "task": info}
+            passed = label == cife_metrics.COMPLETELY
+            return CheckResult(passed, details, "" if passed else f"judge: {label or 'no label'}: {reason}"[:300])
+        m = _CHECK.match(check)
+        if not m or int(m.group(1)) >= len(constraints):
+            raise InfrastructureError(f"cife: unknown check {check!r} for task {task.task_id}")
+        i = int(m.group(1))
+        constraint = constraints[i]
+        make = lambda err: adherence_prompt(instruction, constraints, code, style, err)  # noqa: E731
+        details: dict[str, Any] = {"constraint": i, "category": constraint.category, "extraction": extraction.how,
+                                   "task": info}
+        if parse_mode == "upstream":
+            asked = ask_until_readable(judge, self.name, task, index, "adherence", make, parse_adherence_upstream, 0)
+            vector = asked.value
+            details["upstream_vector"] = vector
+            verdict, reason = (vector[i], "") if i < len(vector) else (True, "no verdict at this position (upstream: not counted)")
+        else:
+            asked = ask_until_readable(judge, self.name, task, index, "adherence", make,
+                                       lambda a: parse_adherence(a, len(constraints), indexed=style == "paper",
+                                                                 list_ok=style == "upstream"), retries)
+            verdict, reason = asked.value[i]
+        details.update({"judge": verdict, "judge_reason": reason, "attempts": len(asked.answers)})
+        if setting(ctx, "cife_rules", "on") == "on":
+            rv = cife_rules.check(constraint.text, cife_rules.Code.parse(code), _runner(ctx), instruction)
+            details.update({"rule": rv.rule if rv else None, "rule_verdict": rv.verdict if rv else None,
+                            "rule_reason": rv.reason if rv else ""})
+        message = ""
+        if not verdict:
+            message = f"constraint {i + 1} ({constraint.category}) not satisfied per judge: {reason}"
+            if details.get("rule_verdict") is not None:
+                message += f" [rule {details['rule']}: {'pass' if details['rule_verdict'] else 'fail'}]"
+        return CheckResult(bool(verdict), details, message[:400])
+
+    def manifest(self, settings: Any) -> dict[str, Any]:
+        """Provenance for the report: prompt style and template hashes, parsing, retries, rules version."""
+        from . import prompts as p
+
+        style = setting(settings, "cife_prompts", "paper")
+        templates = {"adherence": p.UPSTREAM_ADHERENCE_SYSTEM if style == "upstream" else p.PAPER_ADHERENCE_SYSTEM,
+                     "correctness": p.UPSTREAM_CORRECTNESS if style == "upstream" else p.PAPER_CORRECTNESS}
+        return {"prompts": style, "parse": setting(settings, "cife_parse", "strict"),
+                "judge_retries": setting(settings, "cife_judge_retries", 2), "rules": setting(settings, "cife_rules", "on"),
+                "rules_version": cife_rules.VERSION,
+                "prompt_sha256": {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in templates.items()},
+                "generation_parameters": dict(p.GENERATION_PARAMETERS[style]),
+                "judge_parameters": {k: dict(p.JUDGE_PARAMETERS[(style, k)]) for k in ("adherence", "correctness")}}
+
+    # --- metrics -------------------------------------------------------------------------------
+
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
+                  settings: Any = None) -> dict[str, Any]:
+        return cife_metrics.compute(results)
+
+    def figures(self, metrics: Mapping[str, Any], settings: Any = None) -> list[dict[str, Any]]:
+        return cife_metrics.figures(metrics)
+
+
+def _runner(ctx: Any) -> cife_rules.Runner | None:
+    """Calls of the answer's function on generic inputs, in the sandbox (``ctx.executor("python")``)."""
+    def get():
+        executor = getattr(ctx, "executor", None)
+        if callable(executor):
+            return executor("python")
+        legacy = getattr(ctx, "python_executor", None)
+        return legacy() if callable(legacy) else None
+
+    def run(code: str, name: str, inputs: Sequence[tuple]):
+        ex = get()
+        if ex is None:
+            return "no sandbox"
+        calls = [(tuple(args), {}) for args in inputs]
+        key = "cife-generic:" + hashlib.sha256(json.dumps([repr(c) for c in calls]).encode()).hexdigest()[:16]
+        result = ex.run(code, name, key, lambda: calls, list(range(len(calls))))
+        if result.load_error:
+            return result.load_error
+        out = []
+        for i in range(len(calls)):
+            o = result.outcomes.get(i)
+            if o is None:
+                return result.failure_reason() or "no outcome"
+            if o.status == "ok":
+                try:
+                    out.append(("ok", o.value))
+                except ValueError as exc:
+                    out.append(("raise", f"unreadable: {exc}"))
+            elif o.status == "raise":
+                out.append(("raise", o.exc_type))
+            else:
+                out.append((o.status, None))
+        return out
+
+    return run
+
+
+ADAPTER = CifeBenchmark()

@@ -1,0 +1,163 @@
+"""Asking the judge role and reading its answers (paper §4.4, Appendix E).
+
+Robust reading (``--cife-parse=strict``, default): the answer must contain one
+JSON object with an ``Evaluation`` list of exactly as many entries as there are
+constraints; each entry's ``Index`` (paper prompts) is an integer 1..n, each
+index once; ``Aligns`` is a JSON boolean (``true``/``false``: not ``"true"``,
+not ``1``; under upstream's prompts, whose schema shows ``[true|false]``, a
+one-element list of a boolean is read as that boolean).  Anything else is a
+:class:`JudgeAnswerError`; the judge is asked again with the error shown
+(``RoleRequest.attempt`` = 1, 2, ...), and after the retries the item is an
+error (E): a judge failure is not the model's failure.
+
+Upstream's reading (``--cife-parse=upstream``) reproduces IBM/CIFE's
+``extract_aligns_values``: every ``"Aligns": true|false`` found by a regular
+expression, in order of appearance, taken as the verdicts of constraints 1, 2,
+... whatever their number.  It misaligns when the judge skips, repeats or
+reorders entries or writes ``[true]``; a row with no match is an empty list,
+which upstream's CSR (``all([])``) scores as fully satisfied.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ...errors import InfrastructureError
+from ..base import Prompt, RoleRequest, Task
+from .prompts import CORRECTNESS_LABELS
+
+_UPSTREAM_ALIGNS = re.compile(r'"Aligns"\s*:\s*(true|false)', re.I)
+_UPSTREAM_CORRECTNESS = re.compile(r'"correctness"\s*:\s*("(?:Completely Correct|Partially Correct|Wrong)")', re.I)
+
+
+class JudgeAnswerError(ValueError):
+    """The judge's answer cannot be read; the message is shown to it on retry."""
+
+
+def _json_object(answer: str) -> Any:
+    """The JSON object in an answer: whole text, a fenced block, or first ``{`` to last ``}``."""
+    text = (answer or "").strip()
+    if not text:
+        raise JudgeAnswerError("the answer is empty")
+    candidates = [text]
+    fenced = re.findall(r"```(?:json|JSON)?[ \t]*\n(.*?)```", text, re.S)
+    candidates += fenced
+    if "{" in text and "}" in text:
+        candidates.append(text[text.index("{"):text.rindex("}") + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+    raise JudgeAnswerError("the answer contains no valid JSON object")
+
+
+def _strict_bool(value: Any, list_ok: bool) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if list_ok and isinstance(value, list) and len(value) == 1 and isinstance(value[0], bool):
+        return value[0]
+    return None
+
+
+def parse_adherence(answer: str, n: int, indexed: bool, list_ok: bool = False) -> list[tuple[bool, str]]:
+    """``[(aligns, reason)]`` for constraints 1..n, or :class:`JudgeAnswerError`."""
+    obj = _json_object(answer)
+    if isinstance(obj, dict):
+        entries = next((v for k, v in obj.items() if k.lower() == "evaluation"), None)
+    else:
+        entries = obj if isinstance(obj, list) else None
+    if not isinstance(entries, list):
+        raise JudgeAnswerError('no "Evaluation" list in the JSON object')
+    if len(entries) != n:
+        raise JudgeAnswerError(f'"Evaluation" has {len(entries)} entries; there are {n} constraints')
+    verdicts: list[tuple[bool, str] | None] = [None] * n
+    for pos, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict):
+            raise JudgeAnswerError(f"entry {pos} is not a JSON object")
+        fields = {k.lower(): v for k, v in entry.items()}
+        if indexed:
+            index = fields.get("index")
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise JudgeAnswerError(f'entry {pos} has no integer "Index"')
+            if not 1 <= index <= n:
+                raise JudgeAnswerError(f'entry {pos} has "Index" {index}, outside 1..{n}')
+            if verdicts[index - 1] is not None:
+                raise JudgeAnswerError(f'"Index" {index} appears twice')
+        else:
+            index = pos
+        aligns = _strict_bool(fields.get("aligns"), list_ok)
+        if aligns is None:
+            raise JudgeAnswerError(f'entry {pos} ("Index" {index}): "Aligns" must be true or false, '
+                                   f'got {json.dumps(fields.get("aligns"))[:40]}')
+        reason = fields.get("reason")
+        verdicts[index - 1] = (aligns, reason if isinstance(reason, str) else "")
+    return [v for v in verdicts if v is not None]
+
+
+def parse_adherence_upstream(answer: str) -> list[bool]:
+    """IBM/CIFE's positional reading (see the module docstring)."""
+    return [m.lower() == "true" for m in _UPSTREAM_ALIGNS.findall(answer or "")]
+
+
+def parse_correctness(answer: str) -> tuple[str, str]:
+    """``(label, reason)``: the label one of the three of Figure 21 (case and
+    surrounding spaces ignored), or :class:`JudgeAnswerError`."""
+    obj = _json_object(answer)
+    if not isinstance(obj, dict):
+        raise JudgeAnswerError("the JSON is not an object")
+    fields = {k.lower(): v for k, v in obj.items()}
+    label = fields.get("correctness")
+    if not isinstance(label, str):
+        raise JudgeAnswerError('no "correctness" string in the JSON object')
+    canonical = {l.lower(): l for l in CORRECTNESS_LABELS}.get(" ".join(label.split()).lower())
+    if canonical is None:
+        raise JudgeAnswerError(f'"correctness" is {label[:60]!r}; expected one of {", ".join(CORRECTNESS_LABELS)}')
+    reason = fields.get("reason")
+    return canonical, reason if isinstance(reason, str) else ""
+
+
+def parse_correctness_upstream(answer: str) -> str | None:
+    found = _UPSTREAM_CORRECTNESS.findall(answer or "")
+    return found[0].strip('"') if found else None
+
+
+@dataclass
+class Asked:
+    """What asking the judge came to: the parsed value, the raw answers, attempts used."""
+
+    value: Any
+    answers: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def ask_until_readable(judge: Any, benchmark: str, task: Task, sample_index: int, purpose: str,
+                       make_prompt: Callable[[str | None], Prompt], parse: Callable[[str], Any],
+                       retries: int) -> Asked:
+    """Ask; on an unreadable answer ask again with the error shown, ``retries`` times.
+
+    The role caches each (prompt, attempt): a resumed run or another item of the
+    same sample re-reads the answers without a new call.  After the last retry
+    raises :class:`InfrastructureError` (the item is E, not F).
+    """
+    from ...models.base import SampleMissing
+
+    asked = Asked(None)
+    error: str | None = None
+    for attempt in range(retries + 1):
+        request = RoleRequest(benchmark, task, sample_index, purpose, make_prompt(error), attempt)
+        try:
+            answer = judge.ask(request)
+        except SampleMissing as exc:
+            raise InfrastructureError(f"judge has no recorded {purpose} answer for task {task.task_id} "
+                                      f"sample {sample_index} attempt {attempt} ({exc})") from None
+        asked.answers.append(answer)
+        try:
+            asked.value = parse(answer)
+            return asked
+        except JudgeAnswerError as exc:
+            error = str(exc)
+            asked.errors.append(error)
+    raise InfrastructureError(f"judge's {purpose} answer unreadable after {retries + 1} attempt(s): {error}")

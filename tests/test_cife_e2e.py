@@ -1,0 +1,57 @@
+"""CIFE end to end through the plugin's judge role (``--judge-model``).
+
+Skipped until the plugin side (issue 19) registers ``--judge-model``.  What is
+checked: an explicit ``replay:`` judge of the shipped judgments gives the same
+report as the default one; the scripted judge behind the local OpenAI-style
+server answers every question once, and a resumed run asks nothing again.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_specbench.benchmarks.cife.adapter import BUNDLED_JUDGMENTS
+
+
+def _options(pytester) -> str:
+    return "\n".join(pytester.runpytest_subprocess("--help", "-p", "no:cacheprovider").outlines)
+
+
+@pytest.fixture
+def judge_role(pytester):
+    help_text = _options(pytester)
+    if "--judge-model" not in help_text:
+        pytest.skip("the plugin has no --judge-model yet (issue 19)")
+    return help_text
+
+
+def _metrics(pytester):
+    return json.loads((pytester.path / "r.json").read_text())["benchmarks"]["cife"]["metrics"]
+
+
+def test_explicit_replay_judge_equals_the_default(pytester, judge_role):
+    r = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", f"--judge-model=replay:{BUNDLED_JUDGMENTS}",
+                                      "--specbench-report=r.json", "-p", "no:cacheprovider")
+    r.assert_outcomes(passed=55)
+    assert _metrics(pytester)["csr"] == 1.0
+
+
+def test_scripted_judge_over_http_is_asked_once_and_not_again_on_resume(pytester, judge_role):
+    if "--judge-base-url" not in judge_role:
+        pytest.skip("no --judge-base-url option to point the judge at the local server")
+    from openai_server import StubOpenAIServer  # tests/ is on sys.path under pytest
+
+    from pytest_specbench.benchmarks.cife.scripted_judge import answer
+
+    with StubOpenAIServer(answer=lambda req: answer(req["messages"], garbage=0.2)) as server:
+        args = ["--specbench=cife", "--model=reference", "--judge-model=openai:judge", f"--judge-base-url={server.url}",
+                "--specbench-report=r.json", "--specbench-result-cache=off", "-p", "no:cacheprovider"]
+        pytester.runpytest_subprocess(*args)
+        first = server.chat_count
+        assert first >= 24  # 12 adherence + 12 correctness questions, plus retries after garbage
+        report = _metrics(pytester)
+        assert report["csr"] == report["ssr"] == 1.0
+        pytester.runpytest_subprocess(*args, "--specbench-resume")
+        assert server.chat_count == first  # everything from the judge's cache / the journal
+        assert _metrics(pytester) == report

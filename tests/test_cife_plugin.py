@@ -1,0 +1,43 @@
+"""CIFE through pytest itself (pytester): the bundled suite, item names, -k by category, replayed answers."""
+from __future__ import annotations
+
+import json
+
+from pytest_specbench.benchmarks.cife.adapter import ADAPTER
+
+
+def _metrics(pytester):
+    return json.loads((pytester.path / "r.json").read_text())["benchmarks"]["cife"]["metrics"]
+
+
+def test_reference_on_the_bundled_suite_scores_100_percent_offline(pytester):
+    result = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", "--specbench-report=r.json",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=55)  # 43 constraints + 12 correctness items
+    m = _metrics(pytester)
+    assert m["csr"] == m["ssr"] == m["c2a"] == m["completely_correct"] == 1.0
+    assert m["rule_decided"] >= 30 and m["rule_judge_agreement"] == 1.0
+
+
+def test_k_selects_a_category(pytester):
+    result = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", "-k", "error-handling",
+                                           "--collect-only", "-q", "-p", "no:cacheprovider")
+    ids = [line for line in result.outlines if "::adherence[" in line]
+    want = sum(c.category == "Error Handling and Robustness"
+               for t in ADAPTER.load(None, None).tasks for c in t.data["_constraints"])
+    assert len(ids) == want == 6 and all("error-handling-and-robustness]" in i for i in ids)
+
+
+def test_replayed_answer_that_breaks_rules_shows_in_hybrid_csr(pytester):
+    # b01's answer without the docstring and with the statistics module: the shipped judgments
+    # (recorded for the reference answers) still say "satisfied", the rules do not.
+    bad = ("```python\nimport statistics\n\ndef mean_of(values):\n    if not values:\n        raise ValueError('empty')\n"
+           "    return statistics.mean(values)\n```\n")
+    lines = [{"task_id": t.task_id, "solution": bad if t.task_id == "b01" else t.data["reference_answer"]}
+             for t in ADAPTER.load(None, None).tasks]
+    (pytester.path / "answers.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
+    result = pytester.runpytest_subprocess("--specbench=cife", "--model=replay:answers.jsonl",
+                                           "--specbench-report=r.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=55)
+    m = _metrics(pytester)
+    assert m["csr"] == 1.0 and m["hybrid_csr"] == 11 / 12 and m["rule_judge_agreement"] < 1.0
