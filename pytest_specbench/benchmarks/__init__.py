@@ -16,6 +16,7 @@ BUILTIN = {
     "contract": "pytest_specbench.benchmarks.contract:ADAPTER",
     "contract-cvt": "pytest_specbench.benchmarks.contract_cvt:ADAPTER",
     "evalplus": "pytest_specbench.benchmarks.evalplus:ADAPTER",
+    "postcond": "pytest_specbench.benchmarks.postcond.adapter:ADAPTER",
 }
 
 
