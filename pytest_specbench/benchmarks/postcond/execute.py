@@ -69,7 +69,7 @@ def tests_to_run(task_data: dict) -> list[str]:
 
 def build_job(task_data: dict, checkout: Path, program: Program, decorators: str, mode: str,
               timeout: float) -> tuple[CommandJob, source.Injected]:
-    rel = task_data["file"].lstrip("./") if task_data["file"].startswith("./") else task_data["file"]
+    rel = task_data["file"].removeprefix("./")
     injected = source.inject(program.file_text, task_data["name"], task_data["start_line"], task_data["end_line"],
                              decorators, mode)
     private = "private/" + Path(rel).name

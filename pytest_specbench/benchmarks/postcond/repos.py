@@ -25,7 +25,9 @@ def _git(path: Path, *args: str) -> str:
 
 def candidates(repos_dir: Path, github_path: str) -> list[Path]:
     owner, _, name = github_path.partition("/")
-    return [repos_dir / f"{owner}--{name}", repos_dir / f"{owner}+{name}", repos_dir / owner / name, repos_dir / name]
+    return [repos_dir / f"{owner}--{name}",
+            repos_dir / f"{owner}+{name}" / "repo",  # the layout of a `fetch` mirror (a bare git directory)
+            repos_dir / f"{owner}+{name}", repos_dir / owner / name, repos_dir / name]
 
 
 def checkout_for(task_data: dict, task_source: Path, repos_dir: Path | None, cache: Path) -> Path:

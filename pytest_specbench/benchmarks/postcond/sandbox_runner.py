@@ -56,17 +56,21 @@ def _describe(excinfo):
         except TypeError:
             pass
     frames = []
+    in_contract = False
     tb = excinfo.tb
     while tb is not None:
-        if os.path.realpath(tb.tb_frame.f_code.co_filename) == _PRIVATE:
+        filename = tb.tb_frame.f_code.co_filename
+        if os.path.realpath(filename) == _PRIVATE:
             frames.append(tb.tb_lineno)
+        # Raised while icontract evaluated a condition (e.g. a lambda argument the method lacks).
+        in_contract = in_contract or (os.sep + "icontract" + os.sep) in filename
         tb = tb.tb_next
     try:
         text = str(excinfo.value)[:300]
     except Exception:  # noqa: BLE001 - a hostile __str__
         text = "<unprintable>"
     return {"exc_type": f"{etype.__module__}.{etype.__qualname__}", "violation": is_violation,
-            "private_lines": frames, "text": text}
+            "private_lines": frames, "in_contract": in_contract, "text": text}
 
 
 def pytest_collectreport(report):

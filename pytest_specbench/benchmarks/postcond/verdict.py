@@ -6,11 +6,11 @@ From the runner's structured records (``sandbox_runner``) and the sandbox result
 * ``icontract_fail``: some test raised an ``icontract.ViolationError`` (a
   postcondition was violated; eval = 0).  Outranks everything but timeout, as upstream.
 * ``compile_failure``: the injected module does not import (a collection error:
-  syntax error in the decorators, a lambda naming an argument the method lacks
-  (icontract raises at decoration time), a name the decorators use that does not exist).
+  syntax error in the decorators, an exception while the decorators are applied).
 * ``local_crash``: a test failed with an exception whose traceback passes through
-  the injected method's lines (the decorators or the method), other than a
-  violation: the postcondition itself crashed (eval = -1); also a run that ended
+  the injected method's lines (the decorators or the method) or through
+  icontract's own checker code (a lambda naming an argument the method lacks is
+  reported by icontract at call time), other than a violation: the postcondition itself crashed (eval = -1); also a run that ended
   without the final record (killed, crashed interpreter, exit by the sample).
 * ``failed``: a test failed for another reason (eval = -1).
 * ``passed``: every test passed (eval = 1).
@@ -56,7 +56,8 @@ def decide(records: Sequence[dict], timed_out: bool, first_line: int, last_line:
     elif finish is None:
         verdict, reason = "local_crash", "the test run ended without its final report"
     elif failures:
-        inside = [f for f in failures if any(first_line <= ln <= last_line for ln in f.get("private_lines", ()))]
+        inside = [f for f in failures if f.get("in_contract")
+                  or any(first_line <= ln <= last_line for ln in f.get("private_lines", ()))]
         f = (inside or failures)[0]
         verdict = "local_crash" if inside else "failed"
         reason = f"{f['nodeid']} ({f.get('when')}): {f.get('exc_type', '')}: {f.get('text', '')[:160]}"
