@@ -139,3 +139,23 @@ def test_reference_answer_parses_for_every_bundled_task():
 def test_figures_histogram():
     figs = ADAPTER.figures({"_gaps": {"a": 0.0, "b": 0.4, "c": 1.0}}, None)
     assert figs[0]["kind"] == "hist" and sum(figs[0]["y"]) == 3
+
+
+DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "datasets" / "postcondbench"
+
+
+@pytest.mark.realdata
+def test_export_answers_and_prompts_match_upstream():
+    folder = DATA / "gpt-5--v2-all"
+    if not folder.is_dir():
+        pytest.skip(f"shared data absent: {folder}")
+    from pytest_specbench.benchmarks.postcond.cli import export_answers
+
+    rows = export_answers(folder)
+    assert len(rows) == 40 and all(source.parse_answer(r["solution"]) for r in rows[:3])
+    same = 0
+    for task in load_tasks(folder)[0]:
+        d = task.data
+        file_text = d["prompt"][len("## Code Context\n```\n"):].split("\n```\n## Target Method", 1)[0]
+        same += source.render_prompt("f2p", file_text, d["content"], d["name"], d["start_line"]) == d["prompt"]
+    assert same == 8  # upstream's own F2P prompts, character for character

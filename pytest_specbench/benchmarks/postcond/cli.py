@@ -30,6 +30,35 @@ def register(subparsers) -> None:
     m.add_argument("--timeout", type=float, default=30.0, help="seconds per test run (default 30, as upstream)")
     m.add_argument("--keep-unkilled", action="store_true", help="keep mutants the reference does not kill")
     m.set_defaults(func=_make_task)
+    e = sub.add_parser("export-answers", help="upstream's 9.<model>--<prompting> folder -> replay JSON lines")
+    e.add_argument("folder", type=Path)
+    e.add_argument("out", type=Path)
+    e.set_defaults(func=_export_answers)
+
+
+def export_answers(folder: Path) -> list[dict]:
+    """One ``{"task_id", "sample_index", "solution"}`` per answer in ``postconds``
+    (``--model=replay:OUT.jsonl`` then re-scores upstream's released outputs)."""
+    from .adapter import load_tasks
+
+    rows = []
+    for task in load_tasks(folder)[0]:
+        for i, answer in enumerate(task.data.get("postconds") or ()):
+            rows.append({"task_id": task.task_id, "sample_index": i, "solution": answer})
+    return rows
+
+
+def _export_answers(args: argparse.Namespace) -> int:
+    from ...errors import DataError
+
+    try:
+        rows = export_answers(args.folder)
+    except DataError as exc:
+        print(f"specbench postcond export-answers: {exc}", file=sys.stderr)
+        return 2
+    args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    print(f"{args.out}: {len(rows)} answers")
+    return 0
 
 
 def _make_task(args: argparse.Namespace) -> int:
