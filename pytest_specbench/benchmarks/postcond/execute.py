@@ -68,14 +68,15 @@ def tests_to_run(task_data: dict) -> list[str]:
 
 
 def build_job(task_data: dict, checkout: Path, program: Program, decorators: str, mode: str,
-              timeout: float) -> tuple[CommandJob, source.Injected]:
+              timeout: float, python: str = "python") -> tuple[CommandJob, source.Injected]:
     rel = task_data["file"].removeprefix("./")
     injected = source.inject(program.file_text, task_data["name"], task_data["start_line"], task_data["end_line"],
                              decorators, mode)
     private = "private/" + Path(rel).name
     cfg = {"target": str(checkout / rel), "private": private, "report": "postcond-report.jsonl"}
     tests = [str(checkout / t) for t in tests_to_run(task_data)]
-    argv = ("python", "-m", "pytest", "-p", "specbench_postcond_runner", "-p", "no:cacheprovider",
+    # -p no:specbench: the harness's own pytest11 plugin must not load inside the job (the project is hidden there).
+    argv = (python, "-m", "pytest", "-p", "specbench_postcond_runner", "-p", "no:cacheprovider", "-p", "no:specbench",
             "--tb=short", "-q", "--rootdir", str(checkout), *tests)
     job = CommandJob(
         argv=argv,
@@ -91,7 +92,8 @@ def build_job(task_data: dict, checkout: Path, program: Program, decorators: str
 
 def run_program(executor: Any, prepared: Any, task_data: dict, checkout: Path, program: Program, decorators: str,
                 mode: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
-    job, injected = build_job(task_data, checkout, program, decorators, mode, timeout)
+    python = (getattr(prepared, "executables", None) or {}).get("python", "python")
+    job, injected = build_job(task_data, checkout, program, decorators, mode, timeout, python)
     result = executor.run(prepared, job)
     records = verdict.read_records(result.files.get("postcond-report.jsonl"))
     out = verdict.decide(records, bool(result.timed_out), injected.first_line, injected.last_line,
