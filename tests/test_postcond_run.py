@@ -110,3 +110,35 @@ def test_coverage_gate_rejects_a_weakly_tested_method(tmp_path):
     with pytest.raises(author.TaskBuildError, match="line coverage"):
         author.build_task(BUNDLED.parent / "lib", "minilib/numbers.py", "clamp", ["tests/test_numbers.py::test_gcd"],
                           "@icontract.ensure(lambda result: True)", LocalExecutor())
+
+
+def test_missing_checkout_is_a_one_line_skip_reason(tmp_path):
+    from pytest_specbench.benchmarks.postcond import repos
+
+    data = {"repo": {"github_path": "someone/nothing", "commit": "0" * 40}}
+    with pytest.raises(repos.CheckoutMissing, match=r"no checkout of someone/nothing@000000000000"):
+        repos.checkout_for(data, tmp_path / "t.json", tmp_path, tmp_path / "cache")
+    with pytest.raises(repos.CheckoutMissing, match="--postcond-repos"):
+        repos.checkout_for(data, tmp_path / "t.json", None, tmp_path / "cache")
+
+
+MIRROR = Path("/work/.mirror")
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_real_slice_hailstone_agrees_with_upstream(tmp_path):
+    """keon/algorithms hailstone: the reference kills all 12 mutants and both
+    models' correctness verdicts agree with upstream's (local runs only)."""
+    folder = DATA / "gpt-5--v2-all"
+    if not folder.is_dir() or not (MIRROR / "keon+algorithms" / "repo").exists():
+        pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms mirror (fetch github:keon/algorithms)")
+    ctx = FakeCtx(tmp_path, postcond_repos=str(MIRROR), postcond_timeout=30.0)
+    task = next(t for t in load_tasks(folder)[0] if t.task_id.endswith("hailstone"))
+    ref = Completion(ADAPTER.reference(task, "correct"))
+    assert ADAPTER.run_check("complete", task, ref, ctx).details["killed"] == 12
+    for model in ("gpt-5--v2-all", "claude-sonnet-4-5--v2-all"):
+        t = next(t for t in load_tasks(DATA / model)[0] if t.task_id.endswith("hailstone"))
+        for answer, upstream in zip(t.data["postconds"], t.data["postcond_corr"]):
+            ours = ADAPTER.run_check("correct", t, Completion(answer), ctx)
+            assert ours.passed == (upstream == "passed"), (model, ours.details, upstream)
