@@ -60,6 +60,7 @@ def main() -> int:
     ap.add_argument("--injection", default="fixed", choices=("fixed", "faithful"))
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--no-reference", action="store_true", help="do not re-score the reference")
     ap.add_argument("--cache", type=Path, default=Path(".specbench-postcond-cache"))
     args = ap.parse_args()
     ctx = Ctx({"postcond_repos": str(args.repos), "postcond_injection": args.injection,
@@ -68,7 +69,7 @@ def main() -> int:
     rows, corr_agree, kill_agree, ref_ok = [], Counter(), Counter(), Counter()
     for d in dirs:
         for task in load_tasks(d)[0]:
-            if d == dirs[0]:
+            if d == dirs[0] and not args.no_reference:
                 rv, rk = score(task, task.data["ref_postcond"], ctx)
                 ref_ok[rv == "passed" and all(k == "icontract_fail" for k in rk)] += 1
                 rows.append({"model": "reference", "task": task.task_id, "corr": rv, "kills": rk,
@@ -83,7 +84,12 @@ def main() -> int:
                 rows.append({"model": d.name, "task": task.task_id, "sample": i, "corr": ours, "upstream_corr": up,
                              "kills": kills, "upstream_kills": up_kills})
                 mark = "" if (ours == "passed") == (up == "passed") else "   <-- DIFFERS"
-                print(f"{d.name:28s} {task.task_id:40s} #{i} ours={ours:16s} upstream={up}{mark}", flush=True)
+                kmark = ""
+                if kills and up_kills:
+                    diff = [j for j, (a, b) in enumerate(zip(kills, up_kills)) if (a == "icontract_fail") != (b == "icontract_fail")]
+                    kmark = f" kills {sum(k == 'icontract_fail' for k in kills)}/{len(kills)} vs {sum(k == 'icontract_fail' for k in up_kills)}" + (
+                        f" DIFF at {[(j, kills[j], up_kills[j]) for j in diff]}" if diff else "")
+                print(f"{d.name:28s} {task.task_id:40s} #{i} ours={ours:16s} upstream={up}{mark}{kmark}", flush=True)
     print(f"reference correct and complete: {ref_ok[True]}/{sum(ref_ok.values())}")
     print(f"correctness agreement: {corr_agree[True]}/{sum(corr_agree.values())}")
     print(f"mutant-kill agreement (both correct): {kill_agree[True]}/{sum(kill_agree.values())}")
