@@ -60,6 +60,7 @@ def main() -> int:
     ap.add_argument("--injection", default="fixed", choices=("fixed", "faithful"))
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--only-reference", action="store_true", help="re-score the reference only")
     ap.add_argument("--no-reference", action="store_true", help="do not re-score the reference")
     ap.add_argument("--cache", type=Path, default=Path(".specbench-postcond-cache"))
     args = ap.parse_args()
@@ -74,6 +75,9 @@ def main() -> int:
                 ref_ok[rv == "passed" and all(k == "icontract_fail" for k in rk)] += 1
                 rows.append({"model": "reference", "task": task.task_id, "corr": rv, "kills": rk,
                              "upstream_corr": "passed", "upstream_kills": task.data.get("ref_mutant_kill")})
+                print(f"reference {task.task_id:40s} ours={rv} kills {sum(k == 'icontract_fail' for k in rk)}/{len(rk)}", flush=True)
+            if args.only_reference:
+                continue
             for i, answer in enumerate(task.data.get("postconds") or ()):
                 ours, kills = score(task, answer, ctx)
                 up, up_kills = task.data["postcond_corr"][i], task.data["mutant_kill"][i]
