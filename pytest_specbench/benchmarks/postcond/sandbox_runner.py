@@ -57,6 +57,7 @@ def _describe(excinfo):
             pass
     frames = []
     in_contract = False
+    innermost = None
     tb = excinfo.tb
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
@@ -64,7 +65,13 @@ def _describe(excinfo):
             frames.append(tb.tb_lineno)
         # Raised while icontract evaluated a condition (e.g. a lambda argument the method lacks).
         in_contract = in_contract or (os.sep + "icontract" + os.sep) in filename
+        innermost = tb
         tb = tb.tb_next
+    # icontract found a violated condition but could not render its message (e.g. a
+    # nested lambda): it raises RuntimeError from _create_violation_error.  Still a violation.
+    if (not is_violation and innermost is not None and innermost.tb_frame.f_code.co_name == "_create_violation_error"
+            and (os.sep + "icontract" + os.sep) in innermost.tb_frame.f_code.co_filename):
+        is_violation = True
     try:
         text = str(excinfo.value)[:300]
     except Exception:  # noqa: BLE001 - a hostile __str__

@@ -4,7 +4,9 @@ From the runner's structured records (``sandbox_runner``) and the sandbox result
 
 * ``timeout``: the time limit ended the run (upstream: 30 s per run).
 * ``icontract_fail``: some test raised an ``icontract.ViolationError`` (a
-  postcondition was violated; eval = 0).  Outranks everything but timeout, as upstream.
+  postcondition was violated; eval = 0), or icontract's ``RuntimeError`` from
+  ``_create_violation_error`` (a violated condition whose message icontract could
+  not render, e.g. nested lambdas: the violation was found all the same).  Outranks everything but timeout, as upstream.
 * ``compile_failure``: the injected module does not import (a collection error:
   syntax error in the decorators, an exception while the decorators are applied).
 * ``local_crash``: a test failed with an exception whose traceback passes through
