@@ -1,0 +1,1 @@
+"""minilib: a tiny library written for pytest-specbench's bundled PostcondBench suite."""

@@ -1,0 +1,3 @@
+"""PostcondBench (Python side): adapter ``postcond`` and its machinery
+(prompts, injection, the in-sandbox runner, verdicts, metrics, mutants, task building)."""
+ADAPTERS = {"postcond": "pytest_specbench.benchmarks.postcond.adapter:ADAPTER"}

@@ -1,0 +1,190 @@
+"""The ``postcond`` adapter: PostcondBench (Python side), generated icontract
+postconditions checked on the real method (correctness) and against mutants
+(completeness), §3.2.4, Appendix D.2/D.3."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ...errors import DataError, InfrastructureError
+from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
+from . import execute, metrics, repos, source
+
+BUNDLED = Path(__file__).resolve().parents[3] / "benchmarks" / "postcond" / "tasks"
+REQUIRED = ("name", "content", "file", "start_line", "end_line", "cover_tests", "repo", "mutants", "ref_postcond")
+
+
+def load_tasks(root: Path) -> tuple[list[Task], list[Path]]:
+    files = sorted(root.glob("*.json")) if root.is_dir() else [root]
+    tasks = []
+    for f in files:
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DataError(f, None, f"not a PostcondBench task file: {exc}") from None
+        if not isinstance(data, dict):
+            raise DataError(f, None, "not a PostcondBench task (a JSON object expected)")
+        missing = [k for k in REQUIRED if k not in data]
+        if missing:
+            raise DataError(f, None, f"missing field(s) {', '.join(missing)}")
+        if data["repo"].get("language", "python") != "python":
+            continue  # the Java side is the jml family's
+        tasks.append(Task(task_id=f.stem, data=data, source=f, group=f.stem))
+    return tasks, files
+
+
+class PostcondBenchmark:
+    name = "postcond"
+    version = "1"
+    options = (
+        Option("postcond_setting", "input setting (Appendix D.2)", default="f2p", choices=source.SETTINGS),
+        Option("postcond_repos", "folder of repository checkouts (one per repository)", default=None),
+        Option("postcond_injection", "where import/decorators go: fixed, or faithful to upstream",
+               default="fixed", choices=("fixed", "faithful")),
+        Option("postcond_complete", "paper: kill every mutant; upstream: every mutant the reference kills",
+               default="paper", choices=("paper", "upstream")),
+        Option("postcond_timeout", "seconds per test run (upstream: 30)", default=execute.DEFAULT_TIMEOUT, parse=float),
+    )
+
+    def addoption(self, group, addini) -> None:
+        """Bridge to the pre-migration plugin (declared options become flags + ini keys)."""
+        for opt in self.options:
+            group.addoption(opt.flag, dest=opt.name, default=None, help=opt.help)
+            addini(opt.name, opt.help, default=None if opt.default is None else str(opt.default))
+
+    def load(self, data_root: Path | None, settings: Any) -> TaskSet:
+        root = Path(data_root) if data_root else BUNDLED
+        tasks, files = load_tasks(root)
+        return TaskSet(tuple(tasks), tuple(files), bundled=data_root is None)
+
+    def checks_for(self, task: Task) -> Sequence[str]:
+        return ("correct", "complete")
+
+    def _checkout(self, task: Task, ctx: Any) -> Path:
+        repos_dir = ctx.option("postcond_repos")
+        return repos.checkout_for(dict(task.data), task.source, Path(repos_dir) if repos_dir else None,
+                                  ctx.cache_dir("postcond", "checkouts"))
+
+    def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
+        missing = ctx.executor("command").available()
+        if missing:
+            return missing
+        try:
+            self._checkout(task, ctx)
+        except repos.CheckoutMissing as exc:
+            return str(exc)
+        return None
+
+    def prompt(self, task: Task, settings: Any) -> Prompt:
+        d = task.data
+        setting = settings.option("postcond_setting") if hasattr(settings, "option") else "f2p"
+        file_text = _file_text_from_prompt(d)
+        text = source.render_prompt(setting or "f2p", file_text, d["content"], d["name"], d["start_line"])
+        return Prompt((Message("user", text),))
+
+    def reference(self, task: Task, check: str) -> str:
+        return f"```python\n{task.data['ref_postcond']}\n```"
+
+    # ------------------------------------------------------------ checks
+    def _run(self, task: Task, ctx: Any, decorators: str, program: execute.Program) -> dict:
+        checkout = self._checkout(task, ctx)
+        ex = ctx.executor("command")
+        prepared = ex.prepare(execute.environment_for(dict(task.data), checkout))
+        return execute.run_program(ex, prepared, dict(task.data), checkout, program, decorators,
+                                   ctx.option("postcond_injection") or "fixed",
+                                   float(ctx.option("postcond_timeout") or execute.DEFAULT_TIMEOUT))
+
+    def _original(self, task: Task, ctx: Any) -> execute.Program:
+        checkout = self._checkout(task, ctx)
+        try:
+            text = (checkout / task.data["file"]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InfrastructureError(f"{task.task_id}: cannot read {task.data['file']} in {checkout}: {exc}") from None
+        return execute.Program(text, "original")
+
+    def _correct(self, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        try:
+            decorators = source.parse_answer(getattr(sample, "text", sample))
+        except source.AnswerError as exc:
+            return CheckResult(False, {"verdict": "parse_error", "reason": str(exc)}, str(exc))
+        run = self._run(task, ctx, decorators, self._original(task, ctx))
+        ok = run["verdict"] == "passed"
+        return CheckResult(ok, dict(run), "" if ok else f"{run['verdict']}: {run['reason']}")
+
+    def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        if check == "correct":
+            return self._correct(task, sample, ctx)
+        if check != "complete":
+            raise InfrastructureError(f"postcond has no check {check!r}")
+        correct = getattr(ctx, "result_of", lambda _c: None)("correct") or self._correct(task, sample, ctx)
+        mutants = list(task.data.get("mutants") or ())
+        if not correct.passed:
+            return CheckResult(False, {"correct": False, "complete": False, "killed": 0, "total": len(mutants), "kills": []},
+                               "not correct: mutants not run")
+        decorators = source.parse_answer(getattr(sample, "text", sample))
+        original = self._original(task, ctx)
+        kills = [self._run(task, ctx, decorators, p)["verdict"] for p in execute.mutant_programs(dict(task.data), original.file_text)]
+        ref_kills = task.data.get("ref_mutant_kill") or ["icontract_fail"] * len(mutants)
+        if ctx.option("postcond_complete") == "upstream":
+            required = [i for i, v in enumerate(ref_kills) if v == "icontract_fail"]
+        else:
+            required = list(range(len(mutants)))
+        killed = [i for i, v in enumerate(kills) if v == "icontract_fail"]
+        survivors = [i for i in required if kills[i] != "icontract_fail"]
+        ok = not survivors
+        details = {"correct": True, "complete": ok, "killed": len(killed), "total": len(mutants), "kills": kills,
+                   "required": len(required)}
+        msg = "" if ok else f"{len(survivors)} mutant(s) survive: " + ", ".join(f"#{i} {kills[i]}" for i in survivors[:8])
+        return CheckResult(ok, details, msg)
+
+    # ------------------------------------------------------------ metrics
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
+                  settings: Any) -> dict[str, Any]:
+        per_method = {}
+        for task_id, samples in results.items():
+            rows = []
+            for s in samples:
+                checks = s.get("checks", {})
+                if "correct" not in checks and "complete" not in checks:
+                    continue
+                corr = bool(checks.get("correct", {}).get("verdict") == "passed") if "correct" in checks \
+                    else bool(checks["complete"].get("correct"))
+                comp = bool(checks.get("complete", {}).get("complete"))
+                rows.append((corr, corr and comp))
+            if rows:
+                per_method[task_id] = rows
+        out = metrics.summarize(per_method)
+        gaps = out.pop("gaps")
+        out["methods"] = len(per_method)
+        out["gap_median"] = sorted(gaps.values())[len(gaps) // 2] if gaps else None
+        out["_gaps"] = gaps
+        return out
+
+    def metric_names(self, settings: Any) -> Sequence[str]:
+        return [f"{m}@{k}" for k in metrics.KS for m in ("Corr", "Comp", "Delta", "rho")]
+
+    def figures(self, metrics_: Mapping[str, Any], settings: Any) -> list[dict]:
+        gaps = sorted((metrics_.get("_gaps") or {}).values())
+        if not gaps:
+            return []
+        bins = [i / 10 for i in range(11)]
+        counts = [sum(1 for g in gaps if lo <= g < hi or (hi == 1.0 and g == 1.0)) for lo, hi in zip(bins, bins[1:])]
+        return [{"title": "Per-method correctness-completeness gap (PostcondBench Figure 3)", "kind": "hist",
+                 "x": [f"{lo:.1f}" for lo in bins[:-1]], "y": counts,
+                 "xlabel": "corr_rate - comp_rate (methods with Corr > 0)", "ylabel": "methods"}]
+
+
+def _file_text_from_prompt(d: Mapping[str, Any]) -> str:
+    """The method's file as upstream's prompt shows it (F2P context), from the
+    task's own ``prompt`` field when present, else the ``file_text`` field of a
+    bundled task."""
+    if d.get("file_text"):
+        return d["file_text"]
+    prompt = d.get("prompt") or ""
+    if prompt.startswith("## Code Context\n```\n"):
+        return prompt[len("## Code Context\n```\n"):].split("\n```\n## Target Method", 1)[0]
+    return d["content"]
+
+
+ADAPTER = PostcondBenchmark()

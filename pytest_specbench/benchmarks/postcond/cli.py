@@ -1,0 +1,84 @@
+"""``specbench postcond ...``: benchmark authors' tools.
+
+    specbench postcond make-task --repo DIR --file minilib/numbers.py --method gcd \
+        --tests tests/test_numbers.py::test_gcd --ref REF.txt --out TASK.json [--local-checkout REL]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import author, source
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("postcond", help="PostcondBench authors' tools")
+    sub = p.add_subparsers(dest="postcond_command", required=True)
+    m = sub.add_parser("make-task", help="turn a method of your repository into a task (mutants, filtering, coverage gate)")
+    m.add_argument("--repo", required=True, type=Path, help="the repository checkout")
+    m.add_argument("--file", required=True, help="the method's file, relative to --repo")
+    m.add_argument("--method", required=True, help="NAME or Class.NAME")
+    m.add_argument("--tests", required=True, nargs="+", help="covering tests (pytest node ids relative to --repo)")
+    m.add_argument("--ref", required=True, type=Path, help="file holding the reference @icontract decorator lines")
+    m.add_argument("--out", required=True, type=Path, help="the task JSON to write")
+    m.add_argument("--github-path", default="", help="owner/name for repo.github_path")
+    m.add_argument("--commit", default="", help="commit for repo.commit")
+    m.add_argument("--local-checkout", default=None,
+                   help="write repo.local (checkout path relative to the task file) and run with the harness's interpreter")
+    m.add_argument("--timeout", type=float, default=30.0, help="seconds per test run (default 30, as upstream)")
+    m.add_argument("--keep-unkilled", action="store_true", help="keep mutants the reference does not kill")
+    m.set_defaults(func=_make_task)
+    e = sub.add_parser("export-answers", help="upstream's 9.<model>--<prompting> folder -> replay JSON lines")
+    e.add_argument("folder", type=Path)
+    e.add_argument("out", type=Path)
+    e.set_defaults(func=_export_answers)
+
+
+def export_answers(folder: Path) -> list[dict]:
+    """One ``{"task_id", "sample_index", "solution"}`` per answer in ``postconds``
+    (``--model=replay:OUT.jsonl`` then re-scores upstream's released outputs)."""
+    from .adapter import load_tasks
+
+    rows = []
+    for task in load_tasks(folder)[0]:
+        for i, answer in enumerate(task.data.get("postconds") or ()):
+            rows.append({"task_id": task.task_id, "sample_index": i, "solution": answer})
+    return rows
+
+
+def _export_answers(args: argparse.Namespace) -> int:
+    from ...errors import DataError
+
+    try:
+        rows = export_answers(args.folder)
+    except DataError as exc:
+        print(f"specbench postcond export-answers: {exc}", file=sys.stderr)
+        return 2
+    args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    print(f"{args.out}: {len(rows)} answers")
+    return 0
+
+
+def _make_task(args: argparse.Namespace) -> int:
+    from .local import LocalExecutor
+
+    meta = {"github_path": args.github_path, "commit": args.commit}
+    if args.local_checkout:
+        meta.update(local=args.local_checkout, env="harness")
+    try:
+        ref = args.ref.read_text(encoding="utf-8")
+        report = author.build_task(args.repo.resolve(), args.file, args.method, args.tests, ref, LocalExecutor(),
+                                   keep_unkilled=args.keep_unkilled, repo_meta=meta, timeout=args.timeout,
+                                   progress=lambda m: print(m, file=sys.stderr))
+    except (OSError, author.TaskBuildError, source.AnswerError) as exc:
+        print(f"specbench postcond make-task: {exc}", file=sys.stderr)
+        return 2
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report.task, indent=1) + "\n", encoding="utf-8")
+    kept = len(report.task["mutants"])
+    print(f"{args.out}: {kept} mutants kept of {report.generated} generated; coverage {report.coverage:.0%}")
+    for reason, idx in sorted(report.dropped.items()):
+        print(f"  dropped {len(idx)}: {reason}")
+    return 0

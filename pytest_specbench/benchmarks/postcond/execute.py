@@ -1,0 +1,110 @@
+"""One run = one sandboxed pytest process on the task's cover tests, with one
+program (the original method or a mutant) instrumented with one postcondition set.
+
+The job sees the repository checkout read-only; the injected file is a private
+copy in the job's working directory that the runner plugin substitutes for the
+module at import (:mod:`.sandbox_runner`).  ``-p no:cacheprovider`` and
+``PYTHONDONTWRITEBYTECODE`` keep the run from writing into the checkout.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ...execution.protocol import CommandJob, Environment
+from . import source, verdict
+
+RUNNER = Path(__file__).with_name("sandbox_runner.py")
+DEFAULT_TIMEOUT = 30.0  # upstream: 30 s per run
+
+
+def requirements_of(env_config: str) -> list[str]:
+    """Package names from a task's Poetry ``env_config`` (dependencies and dev
+    group, ``python`` left out), plus icontract and pytest."""
+    names: list[str] = []
+    try:
+        cfg = tomllib.loads(env_config or "")
+    except tomllib.TOMLDecodeError:
+        cfg = {}
+    poetry = cfg.get("tool", {}).get("poetry", {})
+    groups = [poetry.get("dependencies", {})] + [g.get("dependencies", {}) for g in poetry.get("group", {}).values()]
+    for deps in groups:
+        names += [n for n in deps if n.lower() != "python"]
+    for need in ("icontract", "pytest"):
+        if need not in names:
+            names.append(need)
+    return names
+
+
+def environment_for(task_data: dict, checkout: Path) -> Environment:
+    """Bundled tasks (``repo.env == "harness"``) run with the harness's own
+    interpreter (icontract and pytest are its dependencies: no build, no network);
+    others get one venv per (repository, commit, env_config)."""
+    repo = task_data["repo"]
+    if repo.get("env") == "harness":
+        return Environment(kind="interpreter", key="postcond-harness", spec={"python": sys.executable})
+    key_src = json.dumps([repo.get("github_path"), repo.get("commit"), repo.get("env_config", "")])
+    key = "postcond-" + hashlib.sha256(key_src.encode()).hexdigest()[:16]
+    return Environment(kind="venv", key=key, spec={"python": sys.executable,
+                                                   "requirements": requirements_of(repo.get("env_config", ""))})
+
+
+@dataclass(frozen=True)
+class Program:
+    """What one run executes: the file text with the method (original or mutant)."""
+
+    file_text: str
+    label: str  # "original" or "mutant 3"
+
+
+def tests_to_run(task_data: dict) -> list[str]:
+    failing = set(task_data["repo"].get("failed_tests") or ())
+    return [t for t in task_data["cover_tests"] if t not in failing]
+
+
+def build_job(task_data: dict, checkout: Path, program: Program, decorators: str, mode: str,
+              timeout: float, python: str = "python") -> tuple[CommandJob, source.Injected]:
+    rel = task_data["file"].removeprefix("./")
+    injected = source.inject(program.file_text, task_data["name"], task_data["start_line"], task_data["end_line"],
+                             decorators, mode)
+    private = "private/" + Path(rel).name
+    cfg = {"target": str(checkout / rel), "private": private, "report": "postcond-report.jsonl"}
+    tests = [str(checkout / t) for t in tests_to_run(task_data)]
+    # -p no:specbench: the harness's own pytest11 plugin must not load inside the job (the project is hidden there).
+    argv = (python, "-m", "pytest", "-p", "specbench_postcond_runner", "-p", "no:cacheprovider", "-p", "no:specbench",
+            "--tb=short", "-q", "--rootdir", str(checkout), *tests)
+    job = CommandJob(
+        argv=argv,
+        files={"specbench_postcond_runner.py": RUNNER.read_bytes(), "postcond-config.json": json.dumps(cfg).encode(),
+               private: injected.text.encode()},
+        readonly=(checkout,),
+        env={"SPECBENCH_POSTCOND_CONFIG": "postcond-config.json", "PYTHONDONTWRITEBYTECODE": "1",
+             "PYTHONPATH": f".:{checkout}"},
+        collect=("postcond-report.jsonl",),
+        wall_seconds=timeout, cpu_seconds=timeout, memory_mb=4096, output_bytes=1 << 20)
+    return job, injected
+
+
+def run_program(executor: Any, prepared: Any, task_data: dict, checkout: Path, program: Program, decorators: str,
+                mode: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    python = (getattr(prepared, "executables", None) or {}).get("python", "python")
+    job, injected = build_job(task_data, checkout, program, decorators, mode, timeout, python)
+    result = executor.run(prepared, job)
+    records = verdict.read_records(result.files.get("postcond-report.jsonl"))
+    out = verdict.decide(records, bool(result.timed_out), injected.first_line, injected.last_line,
+                         (result.stdout or "") + (result.stderr or ""))
+    if not injected.injected:
+        out["reason"] = (out["reason"] + "; " if out["reason"] else "") + "nothing injected (no matching def line)"
+    if out["verdict"] == "local_crash" and result.killed:
+        out["reason"] = f"{result.killed}; {out['reason']}"
+    return out
+
+
+def mutant_programs(task_data: dict, file_text: str) -> list[Program]:
+    return [Program(source.replace_method(file_text, task_data["start_line"], task_data["end_line"], m), f"mutant {i}")
+            for i, m in enumerate(task_data.get("mutants") or ())]

@@ -1,0 +1,45 @@
+"""Metrics of PostcondBench (Appendix D.3; Table 2; Figure 3).
+
+Corr@k / Comp@k: the probability that at least one of k sets drawn from the n
+generated ones is correct / complete, with the unbiased estimator
+1 - C(n-c, k) / C(n, k) averaged over methods.  Δ@k = Corr@k - Comp@k (eq. 1),
+ρ@k = Comp@k / Corr@k (eq. 2).  Per-method gap (Figure 3): corr_rate - comp_rate
+over methods with at least one correct set.
+"""
+from __future__ import annotations
+
+from math import comb
+from typing import Any, Mapping, Sequence
+
+KS = (1, 3, 5)
+
+
+def at_k(n: int, c: int, k: int) -> float | None:
+    if n < k:
+        return None
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def summarize(per_method: Mapping[str, Sequence[tuple[bool, bool]]], ks: Sequence[int] = KS) -> dict[str, Any]:
+    """``per_method``: method -> [(correct, complete)] per sample."""
+    out: dict[str, Any] = {}
+    for k in ks:
+        corr = [at_k(len(v), sum(c for c, _ in v), k) for v in per_method.values()]
+        comp = [at_k(len(v), sum(c and m for c, m in v), k) for v in per_method.values()]
+        pairs = [(a, b) for a, b in zip(corr, comp) if a is not None]
+        if not pairs:
+            continue
+        corr_k = sum(a for a, _ in pairs) / len(pairs)
+        comp_k = sum(b for _, b in pairs) / len(pairs)
+        out[f"Corr@{k}"] = corr_k
+        out[f"Comp@{k}"] = comp_k
+        out[f"Delta@{k}"] = corr_k - comp_k
+        out[f"rho@{k}"] = comp_k / corr_k if corr_k else None
+    gaps = {}
+    for method, v in per_method.items():
+        if v and any(c for c, _ in v):
+            gaps[method] = sum(c for c, _ in v) / len(v) - sum(c and m for c, m in v) / len(v)
+    out["gaps"] = gaps
+    return out

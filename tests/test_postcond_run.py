@@ -1,0 +1,146 @@
+"""PostcondBench (Python): checks run end to end on the bundled minilib suite
+(the local stand-in executor plays ctx.executor("command")), and the real slice."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
+from pytest_specbench.benchmarks.postcond.local import LocalExecutor
+from pytest_specbench.models.base import Completion
+
+DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "datasets" / "postcondbench"
+
+
+class FakeCtx:
+    def __init__(self, tmp_path, **opts):
+        self.opts = {"postcond_injection": "fixed", "postcond_timeout": 20.0, "postcond_complete": "paper", **opts}
+        self.ex = LocalExecutor()
+        self.tmp = tmp_path
+        self.results = {}
+
+    def option(self, name):
+        return self.opts.get(name)
+
+    def executor(self, kind):
+        assert kind == "command"
+        return self.ex
+
+    def cache_dir(self, *parts):
+        p = Path(self.tmp, *parts)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def result_of(self, check):
+        return self.results.get(check)
+
+
+def _task(name):
+    return next(t for t in load_tasks(BUNDLED)[0] if t.task_id == f"minilib--{name}")
+
+
+def test_reference_is_correct_and_complete_on_every_bundled_task(tmp_path):
+    ctx = FakeCtx(tmp_path)
+    results = {}
+    for task in load_tasks(BUNDLED)[0]:
+        answer = Completion(ADAPTER.reference(task, "correct"))
+        ctx.results = {"correct": ADAPTER.run_check("correct", task, answer, ctx)}
+        assert ctx.results["correct"].passed, (task.task_id, ctx.results["correct"].message)
+        complete = ADAPTER.run_check("complete", task, answer, ctx)
+        assert complete.passed, (task.task_id, complete.message)
+        assert complete.details["killed"] == complete.details["total"] == len(task.data["mutants"])
+        results[task.task_id] = [{"index": 0, "checks": {"correct": ctx.results["correct"].details,
+                                                        "complete": complete.details}}]
+    m = ADAPTER.aggregate(results, {}, None)
+    assert m["Corr@1"] == 1.0 and m["Comp@1"] == 1.0 and m["Delta@1"] == 0.0
+
+
+def test_bad_answers_fail_with_one_line_reasons(tmp_path):
+    ctx = FakeCtx(tmp_path)
+    task = _task("clamp")
+    cases = {
+        "I think it returns x": "parse_error",
+        "@icontract.ensure(lambda nothere, result: result)": "local_crash",  # icontract rejects it at call time
+        "@icontract.ensure(lambda result: result > 0, 'msg', 3, 4, 5)": "compile_failure",  # fails when applied
+        "@icontract.ensure(lambda result: result > 100)": "icontract_fail",
+        "@icontract.ensure(lambda result: result.nope)": "local_crash",
+        "@icontract.ensure(lambda x, result: result == x)": "icontract_fail",
+        # icontract cannot render this violation's message (it raises RuntimeError): still a violation
+        "@icontract.ensure(lambda x, result: (lambda v: any(v > 100 for _ in [0]))(result))": "icontract_fail",
+    }
+    for answer, want in cases.items():
+        r = ADAPTER.run_check("correct", task, Completion(answer), ctx)
+        assert not r.passed and r.details["verdict"] == want, (answer, r.details)
+        assert "\n" not in r.message
+    weak = ADAPTER.run_check("complete", task, Completion("@icontract.ensure(lambda lo, hi, result: lo <= result <= hi)"), ctx)
+    assert not weak.passed and weak.details["correct"] and weak.details["killed"] < weak.details["total"]
+
+
+def test_checkout_is_never_written(tmp_path):
+    lib = BUNDLED.parent / "lib"
+    before = {p: p.stat().st_mtime_ns for p in lib.rglob("*") if p.is_file()}
+    ADAPTER.run_check("correct", _task("gcd"), Completion(ADAPTER.reference(_task("gcd"), "correct")), FakeCtx(tmp_path))
+    after = {p: p.stat().st_mtime_ns for p in lib.rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_authors_tool_builds_a_task_with_five_surviving_mutants(tmp_path):
+    from pytest_specbench.benchmarks.postcond import author
+
+    lib = tmp_path / "lib"
+    shutil.copytree(BUNDLED.parent / "lib", lib)
+    ref = (BUNDLED.parent / "refs" / "push.txt").read_text()
+    report = author.build_task(lib, "minilib/stack.py", "BoundedStack.push",
+                               ["tests/test_stack.py::test_push_until_full", "tests/test_stack.py::test_push_zero_capacity"],
+                               ref, LocalExecutor(), repo_meta={"env": "harness", "local": "lib"}, timeout=10)
+    task_data = report.task
+    assert len(task_data["mutants"]) >= 5 and report.coverage >= 0.9
+    assert set(task_data["ref_mutant_kill"]) == {"icontract_fail"}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(task_data))
+    task = load_tasks(path)[0][0]
+    ctx = FakeCtx(tmp_path)
+    answer = Completion(ADAPTER.reference(task, "correct"))
+    assert ADAPTER.run_check("correct", task, answer, ctx).passed
+    assert ADAPTER.run_check("complete", task, answer, ctx).passed
+
+
+def test_coverage_gate_rejects_a_weakly_tested_method(tmp_path):
+    from pytest_specbench.benchmarks.postcond import author
+
+    with pytest.raises(author.TaskBuildError, match="line coverage"):
+        author.build_task(BUNDLED.parent / "lib", "minilib/numbers.py", "clamp", ["tests/test_numbers.py::test_gcd"],
+                          "@icontract.ensure(lambda result: True)", LocalExecutor())
+
+
+def test_missing_checkout_is_a_one_line_skip_reason(tmp_path):
+    from pytest_specbench.benchmarks.postcond import repos
+
+    data = {"repo": {"github_path": "someone/nothing", "commit": "0" * 40}}
+    with pytest.raises(repos.CheckoutMissing, match=r"no checkout of someone/nothing@000000000000"):
+        repos.checkout_for(data, tmp_path / "t.json", tmp_path, tmp_path / "cache")
+    with pytest.raises(repos.CheckoutMissing, match="--postcond-repos"):
+        repos.checkout_for(data, tmp_path / "t.json", None, tmp_path / "cache")
+
+
+MIRROR = Path("/work/.mirror")
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_real_slice_hailstone_agrees_with_upstream(tmp_path):
+    """keon/algorithms hailstone: the reference kills all 12 mutants and both
+    models' correctness verdicts agree with upstream's (local runs only)."""
+    folder = DATA / "gpt-5--v2-all"
+    if not folder.is_dir() or not (MIRROR / "keon+algorithms" / "repo").exists():
+        pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms mirror (fetch github:keon/algorithms)")
+    ctx = FakeCtx(tmp_path, postcond_repos=str(MIRROR), postcond_timeout=30.0)
+    task = next(t for t in load_tasks(folder)[0] if t.task_id.endswith("hailstone"))
+    ref = Completion(ADAPTER.reference(task, "correct"))
+    assert ADAPTER.run_check("complete", task, ref, ctx).details["killed"] == 12
+    for model in ("gpt-5--v2-all", "claude-sonnet-4-5--v2-all"):
+        t = next(t for t in load_tasks(DATA / model)[0] if t.task_id.endswith("hailstone"))
+        for answer, upstream in zip(t.data["postconds"], t.data["postcond_corr"]):
+            ours = ADAPTER.run_check("correct", t, Completion(answer), ctx)
+            assert ours.passed == (upstream == "passed"), (model, ours.details, upstream)

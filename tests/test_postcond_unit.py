@@ -1,0 +1,161 @@
+"""PostcondBench (Python): pure functions (no subprocess)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_specbench.benchmarks.postcond import metrics, mutate, source, verdict
+from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
+from pytest_specbench.errors import DataError
+
+FILE = '''"""doc"""
+from x import (
+    a,
+)
+import os
+
+
+class K:
+    @staticmethod
+    def f(n):
+        """Doc of f."""
+        # comment
+        return n + 1
+
+
+async def g(n):
+    return n
+'''
+
+
+def test_parse_answer_takes_last_fence_and_checks_decorators():
+    text = "here\n```python\n@icontract.ensure(lambda r: r)\n```\nand\n```\n@icontract.ensure(lambda result: result > 0)\n```"
+    assert source.parse_answer(text) == "@icontract.ensure(lambda result: result > 0)"
+    for bad, why in [("", "empty"), ("the answer is 4", "not decorator lines"),
+                     ("@icontract.ensure(lambda result: (", "do not parse"), ("@functools.cache", "not an icontract")]:
+        with pytest.raises(source.AnswerError, match=why):
+            source.parse_answer(bad)
+
+
+def test_multiline_decorator_is_kept_whole():
+    dec = "@icontract.ensure(\n    lambda result: result > 0,\n    'positive')"
+    assert source.parse_answer(dec) == dec
+
+
+def test_inject_fixed_puts_decorators_after_other_decorators_at_indent():
+    dec = "@icontract.ensure(lambda result: result > 0)"
+    start = FILE.splitlines().index("    def f(n):") + 1
+    inj = source.inject(FILE, "f", start, start + 3, dec, "fixed")
+    lines = inj.text.splitlines()
+    i = lines.index("    " + dec)
+    assert lines[i - 1] == "    @staticmethod" and lines[i + 1] == "    def f(n):"
+    assert lines[1] == "import icontract"  # after the docstring, not inside the multi-line import
+    assert inj.first_line == i + 1 and lines[inj.last_line - 1].strip() == "return n + 1"
+    compile(inj.text, "m.py", "exec")
+
+
+def test_inject_faithful_reproduces_upstream_import_and_async_bugs():
+    dec = "@icontract.ensure(lambda result: result > 0)"
+    inj = source.inject(FILE, "f", 9, 13, dec, "faithful")
+    assert inj.text.splitlines()[2] == "import icontract"  # inside `from x import (`: does not compile
+    with pytest.raises(SyntaxError):
+        compile(inj.text, "m.py", "exec")
+    start = FILE.splitlines().index("async def g(n):") + 1
+    assert not source.inject(FILE, "g", start, start + 1, dec, "faithful").injected
+    assert source.inject(FILE, "g", start, start + 1, dec, "fixed").injected
+
+
+def test_prompts_three_settings():
+    content = "    def f(n):\n        \"\"\"Doc of f.\"\"\"\n        # comment\n        return n + 1"
+    f2p = source.render_prompt("f2p", FILE, content, "f", 9)
+    c2p = source.render_prompt("c2p", FILE, content, "f", 9)
+    n2p = source.render_prompt("n2p", FILE, content, "f", 9)
+    assert "# comment" in f2p and "Doc of f" in f2p
+    assert "# comment" not in c2p and "Doc of f" not in c2p and "return n + 1" in c2p
+    assert "Doc of f" in n2p and "return n + 1" not in n2p and "..." in n2p
+    assert all("generate icontract format postconditions for this method `f`" in p for p in (f2p, c2p, n2p))
+
+
+def test_replace_method():
+    text = "a\ndef f():\n    return 1\nb\n"
+    assert source.replace_method(text, 2, 3, "def f():\n    return 2") == "a\ndef f():\n    return 2\nb\n"
+
+
+def test_rule_mutants_keep_indent_and_leave_docstring():
+    content = "    def f(self, n):\n        \"\"\"Doc.\"\"\"\n        if n < 0:\n            return -n\n        return n * 2"
+    muts = mutate.rule_mutants(content)
+    families = {f for f, _ in muts}
+    assert {"comparison", "arithmetic", "return", "number"} <= families
+    for _, m in muts:
+        assert m.startswith("    def f(self, n):") and "Doc." in m and "XXDoc" not in m
+    assert len({m for _, m in muts}) == len(muts)
+
+
+def test_at_k_unbiased_and_metrics():
+    assert metrics.at_k(5, 0, 1) == 0.0 and metrics.at_k(5, 5, 3) == 1.0
+    assert metrics.at_k(5, 1, 1) == pytest.approx(0.2)
+    assert metrics.at_k(5, 1, 3) == pytest.approx(1 - 4 * 3 * 2 / (5 * 4 * 3))
+    out = metrics.summarize({"a": [(True, True)] * 5, "b": [(True, False), (False, False)] * 2 + [(True, True)]})
+    assert out["Corr@1"] == pytest.approx((1 + 0.6) / 2) and out["Comp@1"] == pytest.approx((1 + 0.2) / 2)
+    assert out["Delta@1"] == pytest.approx(out["Corr@1"] - out["Comp@1"])
+    assert out["rho@1"] == pytest.approx(out["Comp@1"] / out["Corr@1"])
+    assert out["gaps"] == {"a": 0.0, "b": pytest.approx(0.4)}
+
+
+def test_verdict_order():
+    viol = {"event": "phase", "nodeid": "t", "outcome": "failed", "violation": True, "text": "x", "private_lines": []}
+    crash = {"event": "phase", "nodeid": "t", "outcome": "failed", "violation": False, "exc_type": "TypeError",
+             "private_lines": [5], "text": ""}
+    fail = dict(crash, private_lines=[50])
+    fin = {"event": "finish", "exitstatus": 1}
+    assert verdict.decide([viol, fin], True, 1, 9)["verdict"] == "timeout"
+    assert verdict.decide([fail, viol, fin], False, 1, 9)["verdict"] == "icontract_fail"
+    assert verdict.decide([crash, fin], False, 1, 9)["verdict"] == "local_crash"
+    assert verdict.decide([fail, fin], False, 1, 9)["verdict"] == "failed"
+    assert verdict.decide([{"event": "collect_error", "nodeid": "m", "longrepr": "E  SyntaxError"}], False, 1, 9)["verdict"] \
+        == "compile_failure"
+    assert verdict.decide([], False, 1, 9)["verdict"] == "local_crash"
+    assert verdict.decide([{"event": "finish", "exitstatus": 0}], False, 1, 9)["verdict"] == "passed"
+    assert verdict.decide([fail, fin], False, 1, 9, "icontract.errors.ViolationError")["text_verdict"] == "icontract_fail"
+
+
+def test_bundled_tasks_load_and_bad_file(tmp_path):
+    tasks, _ = load_tasks(BUNDLED)
+    assert len(tasks) == 6 and all(t.data["mutants"] for t in tasks)
+    assert max(len(t.data["mutants"]) for t in tasks) >= 5
+    (tmp_path / "x.json").write_text(json.dumps({"name": "f"}))
+    with pytest.raises(DataError, match="x.json: missing field"):
+        load_tasks(tmp_path)
+    (tmp_path / "x.json").write_text("{")
+    with pytest.raises(DataError, match="not a PostcondBench task file"):
+        load_tasks(tmp_path)
+
+
+def test_reference_answer_parses_for_every_bundled_task():
+    for task in load_tasks(BUNDLED)[0]:
+        assert source.parse_answer(ADAPTER.reference(task, "correct"))
+
+
+def test_figures_histogram():
+    figs = ADAPTER.figures({"_gaps": {"a": 0.0, "b": 0.4, "c": 1.0}}, None)
+    assert figs[0]["kind"] == "hist" and sum(figs[0]["y"]) == 3
+
+
+DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "datasets" / "postcondbench"
+
+
+@pytest.mark.realdata
+def test_export_answers_and_prompts_match_upstream():
+    folder = DATA / "gpt-5--v2-all"
+    if not folder.is_dir():
+        pytest.skip(f"shared data absent: {folder}")
+    from pytest_specbench.benchmarks.postcond.cli import export_answers
+
+    rows = export_answers(folder)
+    assert len(rows) == 40 and all(source.parse_answer(r["solution"]) for r in rows[:3])
+    same = 0
+    for task in load_tasks(folder)[0]:
+        d = task.data
+        file_text = d["prompt"][len("## Code Context\n```\n"):].split("\n```\n## Target Method", 1)[0]
+        same += source.render_prompt("f2p", file_text, d["content"], d["name"], d["start_line"]) == d["prompt"]
+    assert same == 8  # upstream's own F2P prompts, character for character
