@@ -102,12 +102,8 @@ class SpecbenchRun:
         """(task, sample index, check) of every item of one benchmark, in collection order."""
         for task in self.taskset(name).tasks:
             checks = self.checks_for(name, task)
-        checks = self.checks_of(name)
-        per_task = getattr(self.adapters[name], "checks_for", None)  # cife branch: per-task checks until i19 lands
-        for task in self.taskset(name).tasks:
-            task_checks = [c for c in per_task(task) if c.split("[")[0] in checks] if per_task else checks
             for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
-                for check in task_checks:
+                for check in checks:
                     yield task, index, check
 
     @staticmethod
@@ -168,7 +164,11 @@ class SpecbenchRun:
     def checks_for(self, name: str, task) -> list[str]:
         """The checks of one task (``checks_for``), narrowed by --specbench-checks."""
         checks = list(self.adapters[name].checks_for(task))
-        return [c for c in checks if c in self.settings.checks] if self.settings.checks else checks
+        if not self.settings.checks:
+            return checks
+        # A parametrised check ``name[param]`` is selected by its full id or by ``name``.
+        wanted = set(self.settings.checks)
+        return [c for c in checks if c in wanted or c.split("[", 1)[0] in wanted]
 
     def checks_of(self, name: str) -> list[str]:
         """Every check of a benchmark over its tasks, in first-seen order (for reports and the gate)."""
