@@ -98,9 +98,6 @@ def addoption(parser: pytest.Parser) -> None:
             help_text = opt.help + (f" (one of: {', '.join(opt.choices)})" if opt.choices else "")
             group.addoption(opt.flag, dest=opt.name, default=None, help=help_text)
             parser.addini(opt.name, f"default for {opt.flag}", default=_ini_default(opt))
-        legacy = getattr(adapter, "addoption", None)  # adapters written before declared options
-        if callable(legacy):
-            legacy(group, addini)
     # Shared services register their own options (models, journal, gate).
     for provider in _OPTION_PROVIDERS:
         module, _, attr = provider.partition(":")

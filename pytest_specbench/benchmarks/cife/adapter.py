@@ -80,11 +80,6 @@ class CifeBenchmark:
         Option("cife_rules", "deterministic rule checks beside the judge: on or off", default="on", choices=("on", "off")),
     )
 
-    def addoption(self, group, addini) -> None:
-        """Registers the declared options with the pre-i19 plugin (which has no ``Option`` support yet)."""
-        for opt in self.options:
-            group.addoption(opt.flag, dest=opt.name, default=None, choices=opt.choices, help=opt.help)
-            addini(opt.name, f"default for {opt.flag}", default=str(opt.default))
 
     # --- tasks ---------------------------------------------------------------------------------
 

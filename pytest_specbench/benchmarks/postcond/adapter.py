@@ -47,11 +47,6 @@ class PostcondBenchmark:
         Option("postcond_timeout", "seconds per test run (upstream: 30)", default=execute.DEFAULT_TIMEOUT, parse=float),
     )
 
-    def addoption(self, group, addini) -> None:
-        """Bridge to the pre-migration plugin (declared options become flags + ini keys)."""
-        for opt in self.options:
-            group.addoption(opt.flag, dest=opt.name, default=None, help=opt.help)
-            addini(opt.name, opt.help, default=None if opt.default is None else str(opt.default))
 
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
         root = Path(data_root) if data_root else BUNDLED

@@ -114,11 +114,6 @@ class SpecEval:
     options = OPTIONS
     checks = TASKS  # for the plugin before declared options and checks_for (remove with the shims below)
 
-    def addoption(self, group, addini) -> None:
-        """Registers :data:`OPTIONS` for a plugin that predates declared options."""
-        for opt in OPTIONS:
-            group.addoption(opt.flag, dest=opt.name, default=None, help=opt.help)
-            addini(opt.name, f"default for {opt.flag}", default=str(opt.default))
 
     # --- tasks ---------------------------------------------------------------
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:

@@ -112,10 +112,6 @@ class VerinaBenchmark:
         self._examples: list[VerinaTask] = []
 
     # ------------------------------------------------------------ options (bridge for the current plugin)
-    def addoption(self, group, addini) -> None:
-        for opt in OPTIONS:
-            group.addoption(opt.flag, dest=opt.name, default=None, help=opt.help)
-            addini(opt.name, opt.help, default=str(opt.default) if opt.default not in (None, "") else None)
 
     def kind(self, settings: Any = None) -> Kind:
         return KINDS[_option(settings if settings is not None else self._settings, "verina_task")]
