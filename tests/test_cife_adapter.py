@@ -7,7 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_specbench.benchmarks.cife.adapter import ADAPTER, BUNDLED
+from pytest_specbench.models.roles import ReplayRole
+
+from pytest_specbench.benchmarks.cife.adapter import ADAPTER, BUNDLED, BUNDLED_JUDGMENTS
 from pytest_specbench.benchmarks.cife.metrics import cohen_kappa, compute, figures
 from pytest_specbench.errors import InfrastructureError, OptionError
 from pytest_specbench.execution.limits import Limits
@@ -76,7 +78,7 @@ def run_all(ctx, answer=None, tasks=None):
 def test_bundled_suite_reference_with_shipped_judgments_scores_100(executor):
     ts = ADAPTER.load(None, None)
     assert ts.bundled and len(ts.tasks) == 12
-    results = run_all(Ctx(executor))  # no --judge-model: the shipped replay judge
+    results = run_all(Ctx(executor, judge=ReplayRole("judge", BUNDLED_JUDGMENTS)))  # the bundled suite's default judge
     assert all(d["_passed"] for s in results.values() for d in s[0]["checks"].values())
     m = compute(results)
     assert m["csr"] == m["ssr"] == m["c2a"] == m["completely_correct"] == m["hybrid_csr"] == 1.0

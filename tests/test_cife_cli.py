@@ -6,7 +6,7 @@ import json
 from pytest_specbench.benchmarks.base import RoleRequest, Prompt
 from pytest_specbench.benchmarks.cife.adapter import ADAPTER, BUNDLED
 from pytest_specbench.benchmarks.cife.cli import main
-from pytest_specbench.benchmarks.cife.replay_judge import ReplayJudge
+from pytest_specbench.models.roles import ReplayRole
 
 
 def test_rules_coverage_on_the_bundled_suite(capsys):
@@ -33,6 +33,6 @@ def test_import_upstream_layout_round_trips_through_loader_and_replay_judge(tmp_
     assert task.data["instruction"].startswith("Add two numbers") and ADAPTER.checks_for(task)[0].startswith("adherence[0-")
     responses = [json.loads(l) for l in (tmp_path / "out" / "responses.jsonl").read_text().splitlines()]
     assert responses == [{"task_id": "7", "solution": row["response"]}]
-    judge = ReplayJudge(tmp_path / "out" / "judgments.jsonl")
+    judge = ReplayRole("judge", tmp_path / "out" / "judgments.jsonl")
     req = RoleRequest("cife", task, 0, "adherence", Prompt(()), 0)
     assert judge.ask(req) == row["constraint_adherence_responses"]

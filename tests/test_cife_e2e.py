@@ -1,7 +1,6 @@
 """CIFE end to end through the plugin's judge role (``--judge-model``).
 
-Skipped until the plugin side (issue 19) registers ``--judge-model``.  What is
-checked: an explicit ``replay:`` judge of the shipped judgments gives the same
+What is checked: an explicit ``replay:`` judge of the shipped judgments gives the same
 report as the default one; the scripted judge behind the local OpenAI-style
 server answers every question once, and a resumed run asks nothing again.
 """
@@ -14,38 +13,24 @@ import pytest
 from pytest_specbench.benchmarks.cife.adapter import BUNDLED_JUDGMENTS
 
 
-def _options(pytester) -> str:
-    return "\n".join(pytester.runpytest_subprocess("--help", "-p", "no:cacheprovider").outlines)
-
-
-@pytest.fixture
-def judge_role(pytester):
-    help_text = _options(pytester)
-    if "--judge-model" not in help_text:
-        pytest.skip("the plugin has no --judge-model yet (issue 19)")
-    return help_text
-
-
 def _metrics(pytester):
     return json.loads((pytester.path / "r.json").read_text())["benchmarks"]["cife"]["metrics"]
 
 
-def test_explicit_replay_judge_equals_the_default(pytester, judge_role):
+def test_explicit_replay_judge_equals_the_default(pytester):
     r = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", f"--judge-model=replay:{BUNDLED_JUDGMENTS}",
                                       "--specbench-report=r.json", "-p", "no:cacheprovider")
     r.assert_outcomes(passed=55)
     assert _metrics(pytester)["csr"] == 1.0
 
 
-def test_scripted_judge_over_http_is_asked_once_and_not_again_on_resume(pytester, judge_role):
-    if "--judge-base-url" not in judge_role:
-        pytest.skip("no --judge-base-url option to point the judge at the local server")
+def test_scripted_judge_over_http_is_asked_once_and_not_again_on_resume(pytester):
     from openai_server import StubOpenAIServer  # tests/ is on sys.path under pytest
 
     from pytest_specbench.benchmarks.cife.scripted_judge import answer
 
-    with StubOpenAIServer(answer=lambda req: answer(req["messages"], garbage=0.2)) as server:
-        args = ["--specbench=cife", "--model=reference", "--judge-model=openai:judge", f"--judge-base-url={server.url}",
+    with StubOpenAIServer(answer=lambda req: answer(req["messages"], garbage=0.2), known_models=("judge",)) as server:
+        args = ["--specbench=cife", "--model=reference", "--judge-model=openai:judge", f"--judge-model-base-url={server.url}",
                 "--specbench-report=r.json", "--specbench-result-cache=off", "-p", "no:cacheprovider"]
         pytester.runpytest_subprocess(*args)
         first = server.chat_count

@@ -31,3 +31,19 @@ def make_executor(kind: str, settings: Any, hide: Sequence[str]) -> Any:
     except (ImportError, AttributeError) as exc:
         raise InfrastructureError(f"executor {kind!r} is not available in this version: {exc}") from None
     return factory(settings, hide)
+
+
+def executor_versions() -> dict[str, str]:
+    """Each executor kind's ``EXECUTOR_VERSION`` (enters the result key: a new
+    runner version must not reuse verdicts of the old one).  Read from the
+    modules without starting anything; a module that cannot be imported here
+    counts as ``"unavailable"``."""
+    versions = {}
+    for kind, target in sorted(EXECUTORS.items()):
+        try:
+            module = importlib.import_module(target.partition(":")[0])
+        except ImportError:
+            versions[kind] = "unavailable"
+            continue
+        versions[kind] = str(getattr(module, "EXECUTOR_VERSION", getattr(module, "VERSION", "unversioned")))
+    return versions

@@ -43,6 +43,30 @@ class OpenAIModel(CachingModel):
     def before_first_call(self) -> None:
         self.client()
 
+    def check_reachable(self) -> None:
+        """Ask the server about the model (``GET /models/NAME``: free, no tokens), so
+        that a wrong URL, key or model name is one usage error before any item runs
+        instead of an error on every item.  A server without that route is let be."""
+        import openai
+
+        client = self.client().with_options(max_retries=1, timeout=min(self.options.timeout, 30.0))
+        try:
+            client.models.retrieve(self.name)
+        except openai.AuthenticationError as exc:
+            raise OptionError(self.option, f"authentication failed at {self.base_url} (HTTP 401): {_message(exc)}") from None
+        except openai.PermissionDeniedError as exc:
+            raise OptionError(self.option, f"access denied at {self.base_url} (HTTP 403): {_message(exc)}") from None
+        except openai.NotFoundError as exc:
+            if "model" in _message(exc).lower():
+                raise OptionError(self.option, f"model {self.name!r} not found at {self.base_url}: {_message(exc)}") from None
+        except openai.APITimeoutError:
+            return
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise OptionError(self.option, f"cannot reach {self.base_url}: {type(cause).__name__}: {cause}"[:300]) from None
+        except openai.APIError:
+            return
+
     def client(self):
         with self._client_lock:
             if self._client is None:

@@ -7,6 +7,7 @@ import pytest
 
 from ..benchmarks.base import Benchmark, Task
 from ..errors import InfrastructureError, RepeatableError
+from .services import ItemContext
 from ..models.base import SampleMissing
 
 PROPERTY = "specbench"  # key of the user property that carries an item's result to the controller
@@ -56,11 +57,13 @@ class SpecbenchItem(pytest.Item):
                 self.run.generation_request(self.adapter, self.task, self.sample, self.check))
         except SampleMissing as exc:
             raise InfrastructureError(str(exc)) from None
+        completion.meta.setdefault("sample_index", self.sample)
         key = self.run.result_key(self.adapter.name, self.check, self.task.task_id, completion)
         verdict = self.run.result_cache.get(key)
         if verdict is None:
             try:
-                result = self.adapter.run_check(self.check, self.task, completion, self.run.services)
+                ctx = ItemContext(self.run, self.adapter, self.task, self.sample, completion, self.check)
+                result = self.adapter.run_check(self.check, self.task, completion, ctx)
             except RepeatableError as exc:
                 self.run.result_cache.put(key, {"repeatable_error": str(exc), "error_type": type(exc).__name__})
                 raise

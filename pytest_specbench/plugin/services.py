@@ -1,10 +1,15 @@
-"""Per-process services that checks use: the sandbox executor and cache folders."""
+"""Per-process services that checks use: sandboxed executors, model roles,
+cache folders, and (per item) the results of other checks on the same sample."""
 from __future__ import annotations
 
 import json
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+
+from ..benchmarks.base import CheckResult
+from ..errors import OptionError
 
 from ..execution import make_executor
 from ..execution.python import PythonExecutor
@@ -18,6 +23,10 @@ class Services:
         self.settings = settings
         self._hide = hide
         self._executors: dict[str, Any] = {}  # kind -> executor, started on first use
+        self._roles: dict[str, Any] = {}  # role -> RoleModel, loaded on first use
+        # Role specs the adapters propose when the user gives none (CIFE's bundled
+        # suite: its recorded judgments), filled in by the session.
+        self.role_defaults: dict[str, str] = {}
 
     def executor(self, kind: str) -> Any:
         """The sandboxed executor for ``kind`` (python, command, jvm, lean), one
@@ -25,6 +34,24 @@ class Services:
         if kind not in self._executors:
             self._executors[kind] = make_executor(kind, self.settings, self._hide)
         return self._executors[kind]
+
+    def model(self, role: str) -> Any:
+        """The model in ``role`` (``judge``: ``--judge-model``, else the adapter's
+        default), loaded once per process (``CheckContext.model``)."""
+        if role not in self._roles:
+            from ..models.roles import load_role, role_option
+
+            option = role_option(role)
+            spec = str(self.settings.option(option.lstrip("-").replace("-", "_")) or "").strip()
+            spec = spec or self.role_defaults.get(role, "")
+            if not spec:
+                raise OptionError(option, f"this benchmark needs a {role} model: {option}=openai:NAME "
+                                          f"(with {option}-base-url=URL for a local server) or {option}=replay:FILE.jsonl")
+            self._roles[role] = load_role(role, spec, self.settings)
+        return self._roles[role]
+
+    def role_manifests(self) -> dict[str, Any]:
+        return {role: model.manifest() for role, model in self._roles.items()}
 
     def option(self, name: str):
         """The validated value of a declared adapter option (``CheckContext.option``)."""
@@ -48,6 +75,50 @@ class Services:
         executors, self._executors = self._executors, {}
         for ex in executors.values():
             ex.close()
+
+
+class ItemContext:
+    """The :class:`~pytest_specbench.benchmarks.base.CheckContext` of one item: the
+    process's :class:`Services` plus :meth:`result_of` for its (task, sample)."""
+
+    _memo: "OrderedDict[str, CheckResult]" = OrderedDict()  # per process: last results computed on demand
+    _MEMO_SIZE = 256
+
+    def __init__(self, run: Any, adapter: Any, task: Any, sample: int, completion: Any, check: str):
+        self._run, self._adapter, self._task, self._sample = run, adapter, task, sample
+        self._completion, self._check = completion, check
+        self._asking: tuple[str, ...] = (check,)
+
+    def __getattr__(self, name: str) -> Any:  # executor, model, option, cache_dir, settings, ...
+        return getattr(self._run.services, name)
+
+    def result_of(self, check: str) -> CheckResult | None:
+        """The result of ``check`` on this item's sample: from this process, the
+        journal of a resumed run, or the result cache; otherwise computed now
+        (once: it then lands in the result cache, where its own item finds it).
+        None when ``check`` is not a check of this task."""
+        run, adapter, task = self._run, self._adapter, self._task
+        if check in self._asking:
+            raise RuntimeError(f"{adapter.name}: check {check!r} reads its own result (result_of cycle)")
+        if check not in adapter.checks_for(task):
+            return None
+        key = run.result_key(adapter.name, check, task.task_id, self._completion)
+        if key in self._memo:
+            return self._memo[key]
+        verdict = run.journal_result(run.item_nodeid(adapter.name, task.task_id, self._sample, check))
+        if not (isinstance(verdict, dict) and isinstance(verdict.get("passed"), bool)):
+            verdict = run.result_cache.get(key)
+        if not (isinstance(verdict, dict) and isinstance(verdict.get("passed"), bool)):
+            inner = ItemContext(run, adapter, task, self._sample, self._completion, check)
+            inner._asking = self._asking + (check,)
+            result = adapter.run_check(check, task, self._completion, inner)
+            verdict = {"passed": bool(result.passed), "details": result.details, "message": result.message}
+            run.result_cache.put(key, verdict)
+        result = CheckResult(verdict["passed"], dict(verdict.get("details") or {}), verdict.get("message") or "")
+        self._memo[key] = result
+        while len(self._memo) > self._MEMO_SIZE:
+            self._memo.popitem(last=False)
+        return result
 
 
 class ResultCache:

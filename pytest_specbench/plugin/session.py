@@ -51,6 +51,7 @@ class SpecbenchRun:
         for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
             self.taskset(name)
         self._check_checks()  # checks are per task (checks_for): known once the tasks are loaded
+        self._load_roles()  # a missing or bad --judge-model is a usage error, now
         # The task data lives as long as the process: keep it out of the cyclic
         # GC, which otherwise re-scans millions of input objects at every full
         # collection, and in pytest's gc.collect() loop at exit (~1 s per
@@ -134,11 +135,27 @@ class SpecbenchRun:
         return GenerationRequest(adapter.name, task, sample, adapter.prompt(task, self.settings),
                                  functools.partial(adapter.reference, task, check))
 
+    def roles_of(self, name: str) -> tuple[str, ...]:
+        """The model roles an adapter's checks ask (its optional ``roles``)."""
+        return tuple(getattr(self.adapters[name], "roles", ()) or ())
+
+    def _load_roles(self) -> None:
+        for name, adapter in self.adapters.items():
+            defaults = getattr(adapter, "default_roles", None)
+            if callable(defaults):
+                for role, spec in defaults(self.taskset(name)).items():
+                    self.services.role_defaults.setdefault(role, spec)
+            for role in self.roles_of(name):
+                model = self.services.model(role)
+                if not is_worker(self.config) and callable(getattr(model, "check_reachable", None)):
+                    model.check_reachable()
+
     def _check_checks(self) -> None:
         if not self.settings.checks:
             return
         known = {c for name in self.adapters for task in self.taskset(name).tasks
                  for c in self.adapters[name].checks_for(task)}
+        known |= {c.split("[", 1)[0] for c in known}  # name[param] is selected by its name too
         unknown = [c for c in self.settings.checks if c not in known]
         if unknown:
             raise OptionError("--specbench-checks", f"unknown check {unknown[0]!r}; known: {', '.join(sorted(known))}")
@@ -232,9 +249,11 @@ class SpecbenchRun:
         from dataclasses import asdict
 
         from .. import __version__
+        from ..execution import executor_versions
         from ..execution.python import EXECUTOR_VERSION
 
-        return json.dumps([__version__, EXECUTOR_VERSION, sys.version, _sample_environment(self.settings),
+        return json.dumps([__version__, EXECUTOR_VERSION, executor_versions(), sys.version,
+                           _sample_environment(self.settings),
                            self.data_digests, asdict(self.settings.limits),
                            self.settings.details, self.settings.sandbox, self._benchmark_options()], sort_keys=True)
 
@@ -249,7 +268,10 @@ class SpecbenchRun:
         from .options import declared_options
 
         return {name: {"version": str(adapter.version),
-                       "options": {o.name: self.settings.option(o.name) for o in declared_options(adapter)}}
+                       "options": {o.name: self.settings.option(o.name) for o in declared_options(adapter)},
+                       # The judge decides verdicts too: another judge must not reuse them.
+                       **({"roles": {role: self.services.model(role).identity() for role in self.roles_of(name)}}
+                          if self.roles_of(name) else {})}
                 for name, adapter in sorted(self.adapters.items())}
 
     def journal_result(self, nodeid: str) -> dict[str, Any] | None:
@@ -459,6 +481,9 @@ class SpecbenchRun:
             "samples_per_task": self.settings.samples,
             "checks": self.settings.checks,
             "options": self._benchmark_options(),
+            "roles": self.services.role_manifests(),
+            "adapters": {name: adapter.manifest(self.settings) for name, adapter in self.adapters.items()
+                         if callable(getattr(adapter, "manifest", None))},
             "sandbox": {"mode": self.settings.sandbox, "limits": asdict(self.settings.limits),
                         "isolation": self.store.isolation,
                         **({"warning": "NO isolation: trusted code only"} if self.settings.sandbox == "none" else {})},

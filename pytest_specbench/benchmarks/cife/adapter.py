@@ -125,20 +125,8 @@ class CifeBenchmark:
     # --- checks --------------------------------------------------------------------------------
 
     def _judge(self, ctx: Any, task: Task) -> Any:
-        getter = getattr(ctx, "model", None)
-        if callable(getter):
-            try:
-                return getter("judge")
-            except OptionError:
-                if not task.data.get("reference_answer"):
-                    raise
-        if task.data.get("reference_answer") and task.source.parent == BUNDLED:
-            from .replay_judge import ReplayJudge
-            cache = self.__dict__.setdefault("_bundled_judge", {})
-            if "judge" not in cache:
-                cache["judge"] = ReplayJudge(BUNDLED_JUDGMENTS)
-            return cache["judge"]
-        raise OptionError("--judge-model", "CIFE needs a judge: --judge-model=openai:NAME or replay:judgments.jsonl")
+        """The judge role (``--judge-model``; on the bundled suite, by default, its recorded judgments)."""
+        return ctx.model("judge")
 
     def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
         text = getattr(sample, "text", sample)

@@ -77,7 +77,7 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
             for l, store in labels.items():
                 store[task_id].append(float(label == l))
         verdicts = [cons[i].get("judge") for i in range(n) if i in cons]
-        if len(verdicts) < n or any(v is None for v in verdicts):
+        if n == 0 or len(verdicts) < n or any(v is None for v in verdicts):  # n == 0: adherence not run
             incomplete += 1
             continue
         strict = float(all(verdicts))
