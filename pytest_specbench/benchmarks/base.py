@@ -32,6 +32,13 @@ Optional methods, looked up with ``getattr``:
   ``{"title", "kind": "bar" | "errorbar" | "hist", "x": [...], "y": [...],
   "lo": [...], "hi": [...] (errorbar), "xlabel", "ylabel"}``, built from
   ``aggregate``'s metrics; the reports layer draws them.
+- ``roles``: the model roles its checks ask (``("judge",)``), or a callable
+  ``roles(settings)`` when options decide it; the plugin loads each role at the
+  start (a missing or unreachable one is one usage error) and puts its
+  identity in the result key.
+- ``default_roles(taskset) -> {role: spec}``: role specs used when the user
+  gives none (CIFE's bundled suite: ``replay:`` of its recorded judgments).
+- ``manifest(settings) -> dict``: provenance for the report (prompt hashes...).
 
 A family may also ship ``cli.py`` in its folder with ``register(subparsers)``:
 the ``specbench`` command adds its subcommands (``specbench postcond ...``).

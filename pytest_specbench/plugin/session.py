@@ -137,7 +137,8 @@ class SpecbenchRun:
 
     def roles_of(self, name: str) -> tuple[str, ...]:
         """The model roles an adapter's checks ask (its optional ``roles``)."""
-        return tuple(getattr(self.adapters[name], "roles", ()) or ())
+        roles = getattr(self.adapters[name], "roles", ()) or ()
+        return tuple(roles(self.settings) if callable(roles) else roles)
 
     def _load_roles(self) -> None:
         for name, adapter in self.adapters.items():
