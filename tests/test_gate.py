@@ -249,3 +249,28 @@ def test_junit_properties_under_xdist(pytester):
     assert '<property name="specbench.contract.pass@1" value="0.916667" />' in text
     assert 'name="specbench.contract.pass@1.ci95"' in text
     assert '<property name="specbench.gate" value="passed" />' in text
+
+
+def test_bootstrap_draws_whole_clusters_of_tasks():
+    """Tasks of one cluster (a program and its perturbed variants) are drawn together:
+    a cluster of identical outcomes widens the interval, as one observation, not four."""
+    from pytest_specbench.benchmarks.base import Task
+
+    # Four variants of one program all pass, four of another all fail, two independent tasks.
+    outcomes = {**{f"p1v{i}": True for i in range(4)}, **{f"p2v{i}": False for i in range(4)}, "a": True, "b": False}
+    res = {t: [{"index": 0, "checks": {"functional": {"passed": ok}}}] for t, ok in outcomes.items()}
+    tasks = {t: Task(t, {}, None, 0, group=t[:2] if t.startswith("p") else "") for t in outcomes}
+    seen = []
+
+    def aggregate(results, tks):
+        seen.append(tks)
+        return _mean_passed(results)
+
+    clustered = stats.bootstrap_ci(aggregate, res, _mean_passed(res), tasks=tasks)
+    plain = stats.bootstrap_ci(_mean_passed, res, _mean_passed(res))
+    assert clustered["unit"] == "cluster" and clustered["clusters"] == 4 and plain["unit"] == "task"
+    (lo_c, hi_c), (lo_p, hi_p) = clustered["metrics_ci"]["rate"], plain["metrics_ci"]["rate"]
+    assert hi_c - lo_c > hi_p - lo_p
+    # aggregate saw the resampled tasks, every variant of a drawn program together.
+    drawn = [k for k in seen[-1] if k.startswith("p1")]
+    assert len(drawn) % 4 == 0 and all(seen[-1][k].task_id == k.split("#")[0] for k in seen[-1])

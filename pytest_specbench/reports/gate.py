@@ -170,13 +170,15 @@ def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[st
     version = benchmark_version(adapter)
     cached = None
     if cache_dir is not None:
-        key = hashlib.sha256(json.dumps([adapter.name, version, results, metrics], sort_keys=True,
+        clusters = {t: str(getattr(task, "cluster", t)) for t, task in (tasks or {}).items() if t in results}
+        key = hashlib.sha256(json.dumps([adapter.name, version, results, metrics, clusters], sort_keys=True,
                                         default=str).encode()).hexdigest()
         cached = cache_dir / f"{key}.json"
     if cached is not None and cached.exists():
         ci = json.loads(cached.read_text())
     else:
-        ci = dict(stats.bootstrap_ci(lambda r: adapter.aggregate(r, tasks or {}, settings), results, metrics))
+        ci = dict(stats.bootstrap_ci(lambda r, t: adapter.aggregate(r, t, settings), results, metrics,
+                                     tasks=_tasks_of(results, tasks)))
         if cached is not None:
             tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
             tmp.write_text(json.dumps(ci))
@@ -459,13 +461,20 @@ def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thre
             "notes": list(notes or [])}
 
 
+def _tasks_of(results: Mapping[str, Any], tasks: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The tasks of the results (a baseline report compared without its data has none:
+    each task is then its own cluster and ``aggregate`` gets no task data)."""
+    return {t: tasks[t] for t in results if t in tasks} if tasks else {}
+
+
 def compare_section(base_section: Mapping[str, Any], section: Mapping[str, Any], adapter: Any,
                     alpha: float, settings: Any, tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
     base, cand = results_from_section(base_section), results_from_section(section)
     # Rates only (floats); counts such as cvts_run describe the run, not the model.
     metrics = [m for m, v in section["metrics"].items()
                if isinstance(v, float) and stats.is_number(base_section["metrics"].get(m))]
-    deltas = stats.paired_deltas(lambda r: adapter.aggregate(r, tasks or {}, settings), base, cand, metrics, level=1 - alpha)
+    deltas = stats.paired_deltas(lambda r, t: adapter.aggregate(r, t, settings), base, cand, metrics, level=1 - alpha,
+                                 tasks=_tasks_of({**base, **cand}, tasks))
     for m, d in deltas.items():
         per_task = d.pop("per_task", None)
         if d.get("binary") and per_task:

@@ -1,7 +1,9 @@
 """Statistics for reports and gates: bootstrap confidence intervals over tasks,
 paired bootstrap deltas, and the exact McNemar test.
 
-Resampling is over *tasks* (the unit a benchmark samples from its population);
+Resampling is over *task clusters* (``Task.cluster``: tasks that are not
+independent, such as a program and its perturbed variants, are drawn together;
+by default every task is its own cluster);
 a metric on a resampled task set is whatever the adapter's ``aggregate`` says
 for that set, so every metric of every adapter gets an interval without
 knowing what it means.  Two shortcuts keep this fast and change nothing in the
@@ -33,7 +35,8 @@ SEED = 20240611
 GENERIC_WORK_BUDGET = 5_000_000
 
 Results = Mapping[str, Sequence[Mapping[str, Any]]]
-Aggregate = Callable[[Results], Mapping[str, Any]]
+# ``aggregate(results)``, or ``aggregate(results, tasks)`` when the caller passes ``tasks``.
+Aggregate = Callable[..., Mapping[str, Any]]
 
 
 def is_number(value: Any) -> bool:
@@ -58,14 +61,64 @@ def _interval(values: list[float], level: float) -> list[float] | None:
     return [percentile(values, tail), percentile(values, 1 - tail)]
 
 
-def _draws(n_tasks: int, resamples: int, seed: int) -> list[list[int]]:
+def _draws(n_units: int, resamples: int, seed: int) -> list[list[int]]:
     rng = random.Random(seed)
-    population = range(n_tasks)
-    return [rng.choices(population, k=n_tasks) for _ in range(resamples)]
+    population = range(n_units)
+    return [rng.choices(population, k=n_units) for _ in range(resamples)]
+
+
+class Resampler:
+    """Draws clusters of tasks with replacement (``Task.cluster``: a SpecEval
+    program with its perturbed variants, a PostcondBench method with its
+    mutants; by default each task is its own cluster) and builds the resampled
+    results and task mapping that ``aggregate`` is called with."""
+
+    def __init__(self, task_ids: Sequence[str], tasks: Mapping[str, Any] | None = None):
+        self.task_ids = list(task_ids)
+        self.tasks = tasks
+        units: dict[str, list[int]] = {}
+        for i, task_id in enumerate(self.task_ids):
+            task = (tasks or {}).get(task_id)
+            units.setdefault(str(getattr(task, "cluster", None) or task_id), []).append(i)
+        self.units = list(units.values())
+        self.unit = "task" if len(self.units) == len(self.task_ids) else "cluster"
+
+    def draws(self, resamples: int, seed: int) -> list[list[int]]:
+        return _draws(len(self.units), resamples, seed)
+
+    def resampled(self, results: Results, draw: Sequence[int]) -> tuple[dict[str, Any], dict[str, Any]]:
+        # Keys must stay distinct when a cluster is drawn twice.
+        res: dict[str, Any] = {}
+        tks: dict[str, Any] = {}
+        for j, u in enumerate(draw):
+            for i in self.units[u]:
+                task_id = self.task_ids[i]
+                key = f"{task_id}#{j}"
+                res[key] = results[task_id]
+                if self.tasks is not None and task_id in self.tasks:
+                    tks[key] = self.tasks[task_id]
+        return res, tks
+
+    def mean_over(self, values: Sequence[float], draw: Sequence[int]) -> float:
+        """The mean over the tasks of the drawn clusters (NaN values left out)."""
+        total = count = 0
+        for u in draw:
+            for i in self.units[u]:
+                v = values[i]
+                if v == v:  # not NaN
+                    total += v
+                    count += 1
+        return total / count if count else float("nan")
+
+
+def _call(aggregate: Callable[..., Mapping[str, Any]], results: Mapping[str, Any],
+          tasks: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """``aggregate(results)`` or, when the caller has the tasks, ``aggregate(results, tasks)``."""
+    return aggregate(results) if tasks is None else aggregate(results, tasks)
 
 
 def _resampled(task_ids: Sequence[str], results: Results, draw: Sequence[int]) -> dict[str, Any]:
-    # Keys must stay distinct when a task is drawn twice.
+    """Task-level resample (each task its own cluster)."""
     return {f"{task_ids[i]}#{j}": results[task_ids[i]] for j, i in enumerate(draw)}
 
 
@@ -83,56 +136,61 @@ def _close(a: Any, b: float) -> bool:
 class TaskValues:
     """Per-task values of one report's metrics, and which metrics are task means."""
 
-    def __init__(self, aggregate: Aggregate, results: Results, metrics: Sequence[str], seed: int = SEED):
+    def __init__(self, aggregate: Aggregate, results: Results, metrics: Sequence[str], seed: int = SEED,
+                 tasks: Mapping[str, Any] | None = None):
         self.task_ids = list(results)
+        self.resampler = Resampler(self.task_ids, tasks)
         self.values: dict[str, list[float]] = {m: [] for m in metrics}
         for task_id in self.task_ids:
-            one = aggregate({task_id: results[task_id]})
+            one = _call(aggregate, {task_id: results[task_id]},
+                        None if tasks is None else {task_id: tasks[task_id]} if task_id in tasks else {})
             for m in metrics:
                 v = one.get(m)
                 self.values[m].append(float(v) if is_number(v) else float("nan"))
-        full = aggregate(results)
+        full = _call(aggregate, results, tasks)
         self.linear = {m for m in metrics if _close(full.get(m), _nanmean(self.values[m]))}
         # Confirm on a few resamples (a pooled ratio can equal the task mean by chance on the full set).
-        if self.linear and len(self.task_ids) > 1:
-            for draw in _draws(len(self.task_ids), 3, seed + 7):
-                got = aggregate(_resampled(self.task_ids, results, draw))
+        if self.linear and len(self.resampler.units) > 1:
+            for draw in self.resampler.draws(3, seed + 7):
+                got = _call(aggregate, *self._both(results, draw, tasks))
                 for m in list(self.linear):
-                    if not _close(got.get(m), _nanmean([self.values[m][i] for i in draw])):
+                    if not _close(got.get(m), self.resampler.mean_over(self.values[m], draw)):
                         self.linear.discard(m)
+
+    def _both(self, results: Results, draw: Sequence[int], tasks: Mapping[str, Any] | None):
+        res, tks = self.resampler.resampled(results, draw)
+        return res, (None if tasks is None else tks)
 
     def binary(self, metric: str) -> bool:
         return all(v in (0.0, 1.0) for v in self.values[metric] if not math.isnan(v))
 
 
-def _mean_over(values: Sequence[float], draw: Sequence[int]) -> float:
-    total = count = 0
-    for i in draw:
-        v = values[i]
-        if v == v:  # not NaN
-            total += v
-            count += 1
-    return total / count if count else float("nan")
-
-
 def bootstrap_ci(aggregate: Aggregate, results: Results, metrics: Mapping[str, Any], *,
-                 resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95) -> dict[str, Any]:
-    """``{"metrics_ci": {metric: [lo, hi]}, "resamples": n, ...}`` over tasks (percentile bootstrap)."""
+                 resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95,
+                 tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``{"metrics_ci": {metric: [lo, hi]}, "resamples": n, ...}``: percentile
+    bootstrap over task clusters (``tasks`` given: ``Task.cluster``, and
+    ``aggregate(results, tasks)`` is called with the resampled tasks too)."""
     names = [m for m, v in metrics.items() if is_number(v)]
     info: dict[str, Any] = {"level": level, "resamples": resamples, "seed": seed, "unit": "task"}
     if not names or len(results) < 2:
         return {"metrics_ci": {m: [float(metrics[m]), float(metrics[m])] for m in names}, **info}
-    tv = TaskValues(aggregate, results, names, seed)
-    draws = _draws(len(tv.task_ids), resamples, seed)
+    tv = TaskValues(aggregate, results, names, seed, tasks)
+    info["unit"] = tv.resampler.unit
+    if tv.resampler.unit == "cluster":
+        info["clusters"] = len(tv.resampler.units)
+    if len(tv.resampler.units) < 2:
+        return {"metrics_ci": {m: [float(metrics[m]), float(metrics[m])] for m in names}, **info}
+    draws = tv.resampler.draws(resamples, seed)
     ci: dict[str, Any] = {}
     for m in tv.linear:
-        ci[m] = _interval([_mean_over(tv.values[m], d) for d in draws], level)
+        ci[m] = _interval([tv.resampler.mean_over(tv.values[m], d) for d in draws], level)
     generic = [m for m in names if m not in tv.linear]
     if generic:
         n = _generic_resamples(results, resamples)
         reps: dict[str, list[float]] = {m: [] for m in generic}
         for d in draws[:n]:
-            got = aggregate(_resampled(tv.task_ids, results, d))
+            got = _call(aggregate, *tv._both(results, d, tasks))
             for m in generic:
                 v = got.get(m)
                 reps[m].append(float(v) if is_number(v) else float("nan"))
@@ -152,9 +210,10 @@ def _generic_resamples(results: Results, wanted: int) -> int:
 
 
 def paired_deltas(aggregate: Aggregate, base: Results, cand: Results, metrics: Sequence[str], *,
-                  resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95) -> dict[str, dict[str, Any]]:
+                  resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95,
+                  tasks: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Candidate minus baseline for each metric on the tasks both have, with a paired
-    bootstrap interval (the same resampled tasks on both sides).
+    bootstrap interval (the same resampled task clusters on both sides).
 
     For a task-mean metric the per-task values are kept (``per_task``: baseline and
     candidate lists over ``task_ids``) and ``binary`` says whether they are all 0/1,
@@ -163,7 +222,8 @@ def paired_deltas(aggregate: Aggregate, base: Results, cand: Results, metrics: S
     common = [t for t in cand if t in base]
     b = {t: base[t] for t in common}
     c = {t: cand[t] for t in common}
-    full_b, full_c = aggregate(b), aggregate(c)
+    common_tasks = None if tasks is None else {t: tasks[t] for t in common if t in tasks}
+    full_b, full_c = _call(aggregate, b, common_tasks), _call(aggregate, c, common_tasks)
     out: dict[str, dict[str, Any]] = {}
     for m in metrics:
         vb, vc = full_b.get(m), full_c.get(m)
@@ -176,13 +236,15 @@ def paired_deltas(aggregate: Aggregate, base: Results, cand: Results, metrics: S
         for m in wanted:
             out[m]["ci"] = [out[m]["delta"], out[m]["delta"]]
         return out
-    tb, tc = TaskValues(aggregate, b, wanted, seed), TaskValues(aggregate, c, wanted, seed)
-    draws = _draws(len(common), resamples, seed)
+    tb = TaskValues(aggregate, b, wanted, seed, common_tasks)
+    tc = TaskValues(aggregate, c, wanted, seed, common_tasks)
+    sampler = tb.resampler
+    draws = sampler.draws(resamples, seed)
     generic = []
     for m in wanted:
         if m in tb.linear and m in tc.linear:
-            reps = [_mean_over(tc.values[m], d) - _mean_over(tb.values[m], d) for d in draws]
-            out[m].update(ci=_interval(reps, level), binary=tb.binary(m) and tc.binary(m),
+            reps = [sampler.mean_over(tc.values[m], d) - sampler.mean_over(tb.values[m], d) for d in draws]
+            out[m].update(ci=_interval(reps, level), binary=tb.binary(m) and tc.binary(m), unit=sampler.unit,
                           per_task={"task_ids": common, "baseline": tb.values[m], "candidate": tc.values[m]})
         else:
             generic.append(m)
@@ -190,13 +252,13 @@ def paired_deltas(aggregate: Aggregate, base: Results, cand: Results, metrics: S
         n = _generic_resamples(b, resamples)
         reps_g: dict[str, list[float]] = {m: [] for m in generic}
         for d in draws[:n]:
-            gb = aggregate(_resampled(common, b, d))
-            gc = aggregate(_resampled(common, c, d))
+            gb = _call(aggregate, *tb._both(b, d, common_tasks))
+            gc = _call(aggregate, *tc._both(c, d, common_tasks))
             for m in generic:
                 x, y = gb.get(m), gc.get(m)
                 reps_g[m].append(y - x if is_number(x) and is_number(y) else float("nan"))
         for m in generic:
-            out[m].update(ci=_interval(reps_g[m], level), resamples=n)
+            out[m].update(ci=_interval(reps_g[m], level), resamples=n, unit=sampler.unit)
     return out
 
 
