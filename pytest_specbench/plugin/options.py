@@ -21,7 +21,7 @@ from ..execution.limits import Limits
 
 # (option, ini key, help, default)
 _OPTIONS = [
-    ("--specbench", "specbench", "benchmarks to run, comma-separated (known: {known})", ""),
+    ("--specbench", "specbench", "benchmarks to run, comma-separated, or all (known: {known})", ""),
     ("--model", "specbench_model", "model to evaluate: reference | replay:PATH | openai:MODEL | python:module:callable", "reference"),
     ("--specbench-data", "specbench_data", "data root laid out like the upstream data (contracteval/, evalplus/, ...); default: the bundled sample suite", ""),
     ("--specbench-report", "specbench_report", "write the JSON report here", ""),
@@ -191,6 +191,8 @@ class Settings:
         names = [n.strip() for n in str(_value(config, "specbench") or "").split(",") if n.strip()]
         if not names:
             return None
+        if "all" in names:  # every registered benchmark, in name order
+            names = known_benchmarks() + [n for n in names if n != "all" and n not in known_benchmarks()]
         benchmark_options: dict[str, Any] = {}
         for name in names:
             adapter = get_benchmark(name)  # one-line error for an unknown name

@@ -371,6 +371,9 @@ class SpecbenchRun:
             self.store.add(outcome)
             if report.nodeid not in self.finished:  # a resumed item is in the journal already
                 self._journal_append(report.nodeid, outcome)
+        elif report.when == "setup" and report.skipped and report.nodeid.startswith("specbench::"):
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            self.store.add_skip(report.nodeid.split("::")[1], reason.removeprefix("Skipped: "))
         elif report.when == "setup" and report.failed and report.nodeid.startswith("specbench::"):
             parts = report.nodeid.split("::")
             if len(parts) == 5:
@@ -458,6 +461,7 @@ class SpecbenchRun:
             "metrics": adapter.aggregate(results, self.tasks_by_id(name), self.settings),
             "tasks": self.store.tasks_section(name, order),
             "errors": self.store.error_count(name),
+            "skipped": self.store.skips(name),  # reason -> items (a missing toolchain, a task without CVTs)
             "data": "bundled" if ts.bundled else str(self.settings.data_root),
             "checks": self.checks_of(name),
         }

@@ -26,6 +26,7 @@ class ResultStore:
     def __init__(self) -> None:
         self._results: dict[str, dict[str, dict[int, dict[str, dict[str, Any]]]]] = {}
         self._errors: dict[str, int] = {}
+        self._skips: dict[str, dict[str, int]] = {}  # benchmark -> reason -> items
         self.isolation: dict[str, Any] = {}
 
     def add(self, outcome: dict[str, Any]) -> None:
@@ -40,6 +41,13 @@ class ResultStore:
                   .setdefault(error["sample"], {}))
         checks[error["check"]] = {"error": error["error"]}
         self._errors[error["benchmark"]] = self._errors.get(error["benchmark"], 0) + 1
+
+    def add_skip(self, benchmark: str, reason: str) -> None:
+        reasons = self._skips.setdefault(benchmark, {})
+        reasons[reason] = reasons.get(reason, 0) + 1
+
+    def skips(self, benchmark: str) -> dict[str, int]:
+        return dict(self._skips.get(benchmark, {}))
 
     def error_count(self, benchmark: str) -> int:
         return self._errors.get(benchmark, 0)
@@ -92,4 +100,6 @@ def render_summary(report: dict[str, Any]) -> list[str]:
             lines.append(f"  {key.ljust(width)}  {shown}")
         if bench["errors"]:
             lines.append(f"  {'errors'.ljust(width)}  {bench['errors']} (harness errors, not counted as model failures)")
+        for reason, count in (bench.get("skipped") or {}).items():
+            lines.append(f"  skipped {count} item(s): {reason}")
     return lines
