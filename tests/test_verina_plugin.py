@@ -97,6 +97,9 @@ class Ctx:
     def executor(self, kind):
         return self.lean
 
+    def option(self, name):
+        return self.settings.option(name)
+
 
 def _task(kind, task_id="bundled_div", **options):
     settings = Ctx(None, verina_task=kind, **options).settings

@@ -381,7 +381,9 @@ def test_skip_message_names_what_to_install_and_how_to_point_at_it(monkeypatch, 
     settings = FakeSettings(verina_task="codegen")
     ADAPTER.load(None, settings)
     task = ADAPTER.load(None, settings).tasks[0]
-    assert ADAPTER.skip_reason("code", task, None) == hint
+    ctx = type("Ctx", (), {"settings": settings, "option": settings.option,
+                           "executor": lambda _s, kind: lean_exec.make(settings, ())})()
+    assert ADAPTER.skip_reason("code", task, ctx) == hint
 
 
 def test_project_checks_when_lake_is_on_path(monkeypatch, tmp_path):
