@@ -448,3 +448,41 @@ def test_lean_results_are_cached_by_content(tmp_path):
     ex2._command = FakeCommand()
     ex2.run(Prepared(Environment("lean-project", "k2"), executables={"lean": "/t/lean"}), lean_exec.LeanJob("#print \"a\"\n"))
     assert len(ex2._command.jobs) == 1  # another toolchain/project: not the same result
+
+
+def test_aggregate_is_pure_and_serves_the_reports_bootstrap():
+    """The report's bootstrap calls ``aggregate`` again on resampled tasks (``reports.stats``):
+    the same results give the same metrics, and every interval brackets its point estimate."""
+    from pytest_specbench.reports import stats
+    settings = FakeSettings(verina_task="specgen")
+    settings.ks = [1]
+    unknown = {"score": "unknown", "cases": 2, "pass_cases": 1}
+    results = {f"t{i}": [_row(j, precond_sound="pass", precond_complete="pass" if (i + j) % 3 else "fail",
+                              postcond_sound=unknown if i % 2 else "pass", postcond_complete="pass")
+                         for j in range(3)] for i in range(8)}
+    agg = lambda r: ADAPTER.aggregate(r, {}, settings)  # noqa: E731
+    first, again = agg(results), agg(results)
+    assert first == again and first["spec_pass@1"] < first["spec_pass@1_upper"]
+    assert agg({"t1": results["t1"]})["postcond_sound_pass@1"] == 0.0
+    ci = stats.bootstrap_ci(agg, results, first, resamples=200)
+    for name in ("spec_pass@1", "spec_pass@1_upper", "precond_complete_pass@1"):
+        lo, hi = ci["metrics_ci"][name]
+        assert lo <= first[name] <= hi
+    assert agg(results) == first  # the bootstrap left no state behind
+
+
+def test_output_flood_fails_the_unfinished_checks_with_a_reason():
+    """A sample flooding ``#eval`` output: the executor caps it (``output_truncated``); the checks whose
+    sentinel was lost fail, naming the output limit (never pass)."""
+    from pytest_specbench.execution.protocol import CommandResult
+
+    class Flooded:
+        def run(self, prepared, job):
+            return CommandResult(exit_code=0, stdout="x" * 100, output_truncated=True)
+
+    settings = FakeSettings(verina_task="codegen")
+    task = ADAPTER.load(None, settings).tasks[0]
+    ctx = type("Ctx", (), {"settings": settings, "option": settings.option,
+                           "executor": lambda _s, kind: Flooded()})()
+    result = ADAPTER.run_check("code", task, ADAPTER.reference(task, "code"), ctx)
+    assert not result.passed and "output limit" in result.message, result.message
