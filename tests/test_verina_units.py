@@ -486,3 +486,29 @@ def test_output_flood_fails_the_unfinished_checks_with_a_reason():
                            "executor": lambda _s, kind: Flooded()})()
     result = ADAPTER.run_check("code", task, ADAPTER.reference(task, "code"), ctx)
     assert not result.passed and "output limit" in result.message, result.message
+
+
+def test_heartbeat_timeout_sorry_warning_and_undecidable_from_documented_messages(tasks):
+    """Hand-written from Lean's documented message texts (never captured from Lean): the
+    ``maxHeartbeats`` timeout in one ``#guard`` is that test's error (the others still count),
+    the ``declaration uses 'sorry'`` warning from ``(by sorry)`` precondition arguments is not an
+    error, and ``failed to synthesize Decidable`` sends a ``decide`` case on to plausible."""
+    b = VerinaBenchmark()
+    file = b.code_file(tasks["bundled_max"], KINDS["codegen"], {"code": "a"}, FakeSettings())
+    c0, c1, _ = file.cases
+    stdout = "\n".join(_sentinels(file) + [
+        _msg(c0.first_line + 1, "warning", "declaration uses 'sorry'"),
+        _msg(c1.first_line + 1, "error", "(deterministic) timeout at `whnf`, maximum number of heartbeats "
+                                         "(200000) has been reached\nUse `set_option maxHeartbeats <num>` to set "
+                                         "the limit.")])
+    report = attribute(file, parse_messages(stdout))
+    assert guard_outcome(report, "code:0")[0] == "passed"
+    assert guard_outcome(report, "code:1")[0] == "error" and "heartbeats" in guard_outcome(report, "code:1")[1]
+    assert guard_outcome(report, "code:2")[0] == "passed"
+    spec = b.spec_files(tasks["bundled_div"], KINDS["specgen"], {}, FakeSettings())
+    case = spec.cases[0]
+    stdout = "\n".join(_sentinels(spec) + [_msg(case.first_line + 1, "error",
+                                                "failed to synthesize\n  Decidable (∀ x, x < 5)\nAdditional "
+                                                "diagnostic information may be available using the "
+                                                "`set_option diagnostics true` command.")])
+    assert guard_outcome(attribute(spec, parse_messages(stdout)), case.key)[0] == "undecidable"
