@@ -123,3 +123,26 @@ def test_lean_executor_runs_through_the_command_executor(tmp_path):
     second = ex.run(prepared, lean_exec.LeanJob("#eval 1\n"))
     assert len(rec.jobs) == 1 and rec.jobs[0][0] is prepared
     assert first.stdout == second.stdout and first.exit_code == second.exit_code == 0
+
+
+def test_damaged_cache_entry_is_checked_again(tmp_path):
+    from pytest_specbench.execution.protocol import CommandResult
+
+    class Counter:
+        runs = 0
+
+        def run(self, prepared, job):
+            Counter.runs += 1
+            return CommandResult(exit_code=0, stdout="")
+
+    opts = Options()
+    opts.state_dir = tmp_path
+    ex = lean_exec.make(opts, ())
+    ex._command = Counter()
+    prepared = Prepared(env=Environment(kind="lean-project", key="k", spec={}), executables={"lean": "/x/lean"})
+    job = lean_exec.LeanJob("#eval 2\n")
+    ex.run(prepared, job)
+    ex._cache_path(prepared, job).write_text("{half", encoding="utf-8")
+    ex.run(prepared, job)
+    ex.run(prepared, job)
+    assert Counter.runs == 2

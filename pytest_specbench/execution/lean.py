@@ -172,12 +172,17 @@ class LeanExecutor:
         with open(path.with_suffix(".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one worker checks a file; the others read its result
             if path.is_file():
-                return CommandResult(**json.loads(path.read_text(encoding="utf-8")))
+                try:
+                    return CommandResult(**json.loads(path.read_text(encoding="utf-8")))
+                except (ValueError, TypeError):
+                    pass  # a damaged cache entry (disk full, older format): check the file again
             # The command executor keeps the project and toolchain visible (read-only) for this job.
             result = self._command_executor().run(prepared, self.command_job(prepared, job))
             record = {k: getattr(result, k) for k in ("exit_code", "signal", "timed_out", "killed", "stdout",
                                                        "stderr", "output_truncated", "cpu", "wall")}
-            path.write_text(json.dumps(record), encoding="utf-8")
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            os.replace(tmp, path)  # atomic: an interrupted run leaves no half-written verdict
             return result
 
     def _command_executor(self) -> Any:
