@@ -70,13 +70,12 @@ def find_lake() -> str | None:
 
 
 def project_from(settings: Any) -> Path | None:
-    value = None
-    option = getattr(settings, "option", None)
-    if callable(option):
-        try:
-            value = option("verina_lean_project")
-        except Exception:  # noqa: BLE001 - a plugin without the option declared
-            value = None
+    """The project folder: the declared option ``verina_lean_project`` (command line,
+    then ini; validated by the plugin), else ``SPECBENCH_LEAN_PROJECT``."""
+    try:
+        value = settings.option("verina_lean_project")
+    except ValueError:  # the lean executor used without the verina adapter's options declared
+        value = None
     value = value or os.environ.get("SPECBENCH_LEAN_PROJECT") or ""
     return Path(str(value)).expanduser().resolve() if str(value).strip() else None
 
