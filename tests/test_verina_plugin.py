@@ -97,6 +97,9 @@ class Ctx:
     def executor(self, kind):
         return self.lean
 
+    def option(self, name):
+        return self.settings.option(name)
+
 
 def _task(kind, task_id="bundled_div", **options):
     settings = Ctx(None, verina_task=kind, **options).settings
@@ -155,3 +158,52 @@ def test_proof_axioms_rule_and_upstream_substring_rule():
     assert not r.passed and "sorryAx" in r.message
     upstream = ADAPTER.run_check("proof", task, answer, Ctx(sneaky, verina_task="proofgen", verina_proof_check="substring"))
     assert upstream.passed  # upstream's substring test misses a sorry that is not in the proof text
+
+
+def test_skip_path_under_xdist_is_one_summary_line_per_check_kind(pytester, monkeypatch):
+    """Without Lean, ``-n 2`` still exits 0 and the short summary folds the skips: one line per
+    check kind (the same hint), not one line per item."""
+    monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
+    result = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", "--verina-task=specgen",
+                                           "-n", "2", "-rs", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.assert_outcomes(skipped=4 * 4)
+    lines = [ln for ln in result.stdout.lines if ln.startswith("SKIPPED")]
+    assert 1 <= len(lines) <= 4, lines
+    assert all("--verina-lean-project=DIR" in ln for ln in lines)
+
+
+def _copy_bundled(pytester):
+    import shutil
+    root = Path(__file__).resolve().parents[1] / "benchmarks" / "verina"
+    data = pytester.path / "data" / "verina"
+    shutil.copytree(root, data)
+    return data
+
+
+@pytest.mark.parametrize("breakage,expected", [
+    (lambda d: (d / "bundled_div" / "test.json").write_text("[{\"input\": {\"a\": 1}", encoding="utf-8"),
+     r"bundled_div/test.json:\d+: invalid JSON"),
+    (lambda d: (d / "bundled_div" / "task.lean").write_text("-- !benchmark @start code\nx\n", encoding="utf-8"),
+     r"bundled_div/task.lean:1: section 'code' is never closed"),
+    (lambda d: (d / "bundled_div" / "task.json").write_text("{}", encoding="utf-8"),
+     r"bundled_div/task.json: 'signature' needs"),
+])
+def test_malformed_upstream_task_is_one_line_naming_the_file(pytester, monkeypatch, breakage, expected):
+    monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
+    data = _copy_bundled(pytester)
+    breakage(data)
+    result = pytester.runpytest_subprocess("--specbench=verina", f"--specbench-data={data.parent}",
+                                           "--model=reference", "-p", "no:cacheprovider")
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret != 0 and re.search(expected, out), out[-2000:]
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("flag,value", [("--verina-plausible-budget", "0"), ("--verina-heartbeats", "many"),
+                                        ("--verina-upper-bound", "both")])
+def test_bad_option_value_is_one_line_naming_the_option(pytester, flag, value):
+    result = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", f"{flag}={value}",
+                                           "-p", "no:cacheprovider")
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret != 0 and flag in out and "Traceback" not in out

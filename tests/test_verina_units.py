@@ -381,7 +381,9 @@ def test_skip_message_names_what_to_install_and_how_to_point_at_it(monkeypatch, 
     settings = FakeSettings(verina_task="codegen")
     ADAPTER.load(None, settings)
     task = ADAPTER.load(None, settings).tasks[0]
-    assert ADAPTER.skip_reason("code", task, None) == hint
+    ctx = type("Ctx", (), {"settings": settings, "option": settings.option,
+                           "executor": lambda _s, kind: lean_exec.make(settings, ())})()
+    assert ADAPTER.skip_reason("code", task, ctx) == hint
 
 
 def test_project_checks_when_lake_is_on_path(monkeypatch, tmp_path):
@@ -446,3 +448,67 @@ def test_lean_results_are_cached_by_content(tmp_path):
     ex2._command = FakeCommand()
     ex2.run(Prepared(Environment("lean-project", "k2"), executables={"lean": "/t/lean"}), lean_exec.LeanJob("#print \"a\"\n"))
     assert len(ex2._command.jobs) == 1  # another toolchain/project: not the same result
+
+
+def test_aggregate_is_pure_and_serves_the_reports_bootstrap():
+    """The report's bootstrap calls ``aggregate`` again on resampled tasks (``reports.stats``):
+    the same results give the same metrics, and every interval brackets its point estimate."""
+    from pytest_specbench.reports import stats
+    settings = FakeSettings(verina_task="specgen")
+    settings.ks = [1]
+    unknown = {"score": "unknown", "cases": 2, "pass_cases": 1}
+    results = {f"t{i}": [_row(j, precond_sound="pass", precond_complete="pass" if (i + j) % 3 else "fail",
+                              postcond_sound=unknown if i % 2 else "pass", postcond_complete="pass")
+                         for j in range(3)] for i in range(8)}
+    agg = lambda r: ADAPTER.aggregate(r, {}, settings)  # noqa: E731
+    first, again = agg(results), agg(results)
+    assert first == again and first["spec_pass@1"] < first["spec_pass@1_upper"]
+    assert agg({"t1": results["t1"]})["postcond_sound_pass@1"] == 0.0
+    ci = stats.bootstrap_ci(agg, results, first, resamples=200)
+    for name in ("spec_pass@1", "spec_pass@1_upper", "precond_complete_pass@1"):
+        lo, hi = ci["metrics_ci"][name]
+        assert lo <= first[name] <= hi
+    assert agg(results) == first  # the bootstrap left no state behind
+
+
+def test_output_flood_fails_the_unfinished_checks_with_a_reason():
+    """A sample flooding ``#eval`` output: the executor caps it (``output_truncated``); the checks whose
+    sentinel was lost fail, naming the output limit (never pass)."""
+    from pytest_specbench.execution.protocol import CommandResult
+
+    class Flooded:
+        def run(self, prepared, job):
+            return CommandResult(exit_code=0, stdout="x" * 100, output_truncated=True)
+
+    settings = FakeSettings(verina_task="codegen")
+    task = ADAPTER.load(None, settings).tasks[0]
+    ctx = type("Ctx", (), {"settings": settings, "option": settings.option,
+                           "executor": lambda _s, kind: Flooded()})()
+    result = ADAPTER.run_check("code", task, ADAPTER.reference(task, "code"), ctx)
+    assert not result.passed and "output limit" in result.message, result.message
+
+
+def test_heartbeat_timeout_sorry_warning_and_undecidable_from_documented_messages(tasks):
+    """Hand-written from Lean's documented message texts (never captured from Lean): the
+    ``maxHeartbeats`` timeout in one ``#guard`` is that test's error (the others still count),
+    the ``declaration uses 'sorry'`` warning from ``(by sorry)`` precondition arguments is not an
+    error, and ``failed to synthesize Decidable`` sends a ``decide`` case on to plausible."""
+    b = VerinaBenchmark()
+    file = b.code_file(tasks["bundled_max"], KINDS["codegen"], {"code": "a"}, FakeSettings())
+    c0, c1, _ = file.cases
+    stdout = "\n".join(_sentinels(file) + [
+        _msg(c0.first_line + 1, "warning", "declaration uses 'sorry'"),
+        _msg(c1.first_line + 1, "error", "(deterministic) timeout at `whnf`, maximum number of heartbeats "
+                                         "(200000) has been reached\nUse `set_option maxHeartbeats <num>` to set "
+                                         "the limit.")])
+    report = attribute(file, parse_messages(stdout))
+    assert guard_outcome(report, "code:0")[0] == "passed"
+    assert guard_outcome(report, "code:1")[0] == "error" and "heartbeats" in guard_outcome(report, "code:1")[1]
+    assert guard_outcome(report, "code:2")[0] == "passed"
+    spec = b.spec_files(tasks["bundled_div"], KINDS["specgen"], {}, FakeSettings())
+    case = spec.cases[0]
+    stdout = "\n".join(_sentinels(spec) + [_msg(case.first_line + 1, "error",
+                                                "failed to synthesize\n  Decidable (∀ x, x < 5)\nAdditional "
+                                                "diagnostic information may be available using the "
+                                                "`set_option diagnostics true` command.")])
+    assert guard_outcome(attribute(spec, parse_messages(stdout)), case.key)[0] == "undecidable"

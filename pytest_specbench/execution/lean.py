@@ -70,13 +70,12 @@ def find_lake() -> str | None:
 
 
 def project_from(settings: Any) -> Path | None:
-    value = None
-    option = getattr(settings, "option", None)
-    if callable(option):
-        try:
-            value = option("verina_lean_project")
-        except Exception:  # noqa: BLE001 - a plugin without the option declared
-            value = None
+    """The project folder: the declared option ``verina_lean_project`` (command line,
+    then ini; validated by the plugin), else ``SPECBENCH_LEAN_PROJECT``."""
+    try:
+        value = settings.option("verina_lean_project")
+    except ValueError:  # the lean executor used without the verina adapter's options declared
+        value = None
     value = value or os.environ.get("SPECBENCH_LEAN_PROJECT") or ""
     return Path(str(value)).expanduser().resolve() if str(value).strip() else None
 
@@ -172,12 +171,17 @@ class LeanExecutor:
         with open(path.with_suffix(".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one worker checks a file; the others read its result
             if path.is_file():
-                return CommandResult(**json.loads(path.read_text(encoding="utf-8")))
+                try:
+                    return CommandResult(**json.loads(path.read_text(encoding="utf-8")))
+                except (ValueError, TypeError):
+                    pass  # a damaged cache entry (disk full, older format): check the file again
             # The command executor keeps the project and toolchain visible (read-only) for this job.
             result = self._command_executor().run(prepared, self.command_job(prepared, job))
             record = {k: getattr(result, k) for k in ("exit_code", "signal", "timed_out", "killed", "stdout",
                                                        "stderr", "output_truncated", "cpu", "wall")}
-            path.write_text(json.dumps(record), encoding="utf-8")
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            os.replace(tmp, path)  # atomic: an interrupted run leaves no half-written verdict
             return result
 
     def _command_executor(self) -> Any:

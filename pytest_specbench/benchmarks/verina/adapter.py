@@ -81,24 +81,13 @@ def bundled_root() -> Path:
 _TASKS: dict[str, VerinaTask] = {}  # folder -> task, per process
 
 
-def _option(settings: Any, name: str) -> Any:
-    default = next(o for o in OPTIONS if o.name == name)
-    value = None
-    getter = getattr(settings, "option", None)
-    if callable(getter):
-        try:
-            value = getter(name)
-        except Exception:  # noqa: BLE001 - option not registered by this plugin version
-            value = None
+def _option(source: Any, name: str) -> Any:
+    """A declared option's validated value, from a check context (``ctx.option``)
+    or the plugin's settings (``settings.option``): the plugin validates every
+    declared :class:`Option` once, at start, with a one-line error naming it."""
+    value = source.option(name)
     if value is None or value == "":
-        return default.default
-    if default.parse and isinstance(value, str):
-        try:
-            return default.parse(value)
-        except ValueError as exc:
-            raise OptionError(default.flag, str(exc)) from None
-    if default.choices and value not in default.choices:
-        raise OptionError(default.flag, f"expected one of {', '.join(default.choices)}, got {value!r}")
+        return next(o for o in OPTIONS if o.name == name).default
     return value
 
 
@@ -108,25 +97,17 @@ class VerinaBenchmark:
     options: Sequence[Option] = OPTIONS
 
     def __init__(self) -> None:
-        self._settings: Any = None
         self._examples: list[VerinaTask] = []
+        self._kind: Kind | None = None  # set by load() from the declared option
 
-    # ------------------------------------------------------------ options (bridge for the current plugin)
-
-    def kind(self, settings: Any = None) -> Kind:
-        return KINDS[_option(settings if settings is not None else self._settings, "verina_task")]
-
-    @property
-    def checks(self) -> tuple[str, ...]:
-        """Every check name until the tasks are loaded (option validation), then the kind's."""
-        if self._settings is None:
-            return KINDS["code_spec_proof"].checks
-        return self.kind().checks
+    @staticmethod
+    def kind(source: Any) -> Kind:
+        """The ``--verina-task`` kind, from a check context or the settings."""
+        return KINDS[_option(source, "verina_task")]
 
     # ------------------------------------------------------------ data
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
-        self._settings = settings
-        self.kind(settings)  # a bad --verina-task is a one-line error now
+        self._kind = self.kind(settings)
         root = bundled_root() if data_root is None else (
             data_root / "verina" if (data_root / "verina").is_dir() else data_root)
         loaded = load_tasks(root)
@@ -153,24 +134,16 @@ class VerinaBenchmark:
     def checks_for(self, task: Task) -> Sequence[str]:
         # Every task is scored on every check of the kind; on ProofGen the reference's
         # answer is the task's own proof, a 'sorry' on the 141 tasks without one (it fails there).
-        return self.kind().checks
+        return self._loaded_kind().checks
 
-    def skip_reason(self, check: str, task: Task, ctx: Any = None) -> str | None:
-        executor = self._executor(ctx)
-        reason = executor.available()
-        if reason:
-            return reason
-        return None
+    def _loaded_kind(self) -> Kind:
+        if self._kind is None:
+            raise InfrastructureError("VERINA: checks asked for before load()")
+        return self._kind
 
-    def _executor(self, ctx: Any) -> Any:
-        get = getattr(ctx, "executor", None)
-        if callable(get):
-            try:
-                return get("lean")
-            except InfrastructureError:
-                pass
-        from ...execution.lean import make
-        return make(getattr(ctx, "settings", None) or self._settings, ())
+    def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
+        # No lake/lean or no built project: one line saying how to install it (elan).
+        return ctx.executor("lean").available()
 
     # ------------------------------------------------------------ prompts and answers
     def prompt(self, task: Task, settings: Any) -> Prompt:
@@ -178,11 +151,11 @@ class VerinaBenchmark:
         return Prompt(messages=(Message("system", system), Message("user", user)))
 
     def reference(self, task: Task, check: str) -> str:
-        return prompts.answer_text(prompts.reference_fields(self.task(task), self.kind()))
+        return prompts.answer_text(prompts.reference_fields(self.task(task), self._loaded_kind()))
 
     # ------------------------------------------------------------ checks
     def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
-        vt, kind = self.task(task), self.kind()
+        vt, kind = self.task(task), self.kind(ctx)
         text = getattr(sample, "text", sample)
         try:
             fields = parse_answer(text, kind.fields)
@@ -190,7 +163,7 @@ class VerinaBenchmark:
         except AnswerError as exc:
             return CheckResult(False, {"score": "fail", "outcome": "unreadable", "cases": 0, "pass_cases": 0},
                                f"unreadable answer: {exc}")
-        settings = getattr(ctx, "settings", None) or self._settings
+        settings = ctx  # options come from ctx.option (declared, validated)
         if check == "code":
             return self._code(vt, kind, fields, ctx, settings)
         if check in SPEC_CHECKS:
@@ -201,12 +174,16 @@ class VerinaBenchmark:
 
     def _lean(self, ctx: Any, file: assembly.LeanFile) -> FileReport:
         from ...execution.lean import LeanJob
-        result = self._executor(ctx).run(None, LeanJob(file.text, commands=max(1, len(file.cases))))
+        result = ctx.executor("lean").run(None, LeanJob(file.text, commands=max(1, len(file.cases))))
         stopped = ""
         if result.timed_out or result.killed:
             stopped = f"Lean stopped: {result.killed or 'time limit'}"
         elif result.signal:
             stopped = f"Lean ended by signal {result.signal}"
+        elif result.output_truncated:
+            # A flood of #eval output: the diagnostics after the cap are lost, so
+            # unfinished checks fail (the sample caused it) rather than pass.
+            stopped = "Lean output exceeded the output limit (flooding #eval?)"
         return attribute(file, parse_messages(result.stdout), stopped)
 
     def code_file(self, vt: VerinaTask, kind: Kind, fields: dict[str, str], settings: Any) -> assembly.LeanFile:
@@ -329,17 +306,14 @@ class VerinaBenchmark:
                                   "axioms": sorted(axioms)})
 
     # ------------------------------------------------------------ metrics
-    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
-                  settings: Any = None) -> dict[str, Any]:
-        if settings is None and not isinstance(tasks, Mapping):
-            settings, tasks = tasks, None  # the current plugin calls aggregate(results, settings)
-        settings = settings if settings is not None else self._settings
-        ks = list(getattr(settings, "ks", None) or [1])
-        return metrics.aggregate(results, self.kind(settings).checks, ks,
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
+                  settings: Any) -> dict[str, Any]:
+        """Pure in its arguments (the report's bootstrap calls it again on resampled tasks)."""
+        return metrics.aggregate(results, self.kind(settings).checks, list(settings.ks or [1]),
                                  _option(settings, "verina_upper_bound"), _option(settings, "verina_empty_relation"))
 
     def metric_names(self, settings: Any) -> Sequence[str]:
-        return metrics.names(self.kind(settings).checks, list(getattr(settings, "ks", None) or [1]))
+        return metrics.names(self.kind(settings).checks, list(settings.ks or [1]))
 
     def figures(self, metrics_: Mapping[str, Any], settings: Any) -> list[dict[str, Any]]:
         return metrics.figures(metrics_, self.kind(settings).checks)

@@ -5,14 +5,17 @@ Each check's ``details`` carry ``score`` (``pass``/``fail``/``unknown``), ``case
 passes a metric under a bound:
 
 - lower bound (the paper's Pass%): unknown counts as *not* holding;
-- upper bound, ``paper``: unknown counts as holding (Pass% + Unknown%, §4.1 and
-  Appendix E: "the upper bound represents Pass%+Unknown%");
+- upper bound, ``paper``: unknown counts as holding (§4.1: "we plot error bars
+  indicating the lower bound (treating unknown as R does not hold) and upper bound
+  (treating as R holds)"), i.e. Pass% + Unknown%;
 - upper bound, ``upstream`` (upstream's code): unknown counts as holding only
   when the relation also had a passing case (and, being unknown, no failing one).
 
-Composite metrics need every part: ``precond`` (sound and complete), ``postcond``,
-``spec`` (all four), ``code_spec`` (Code&Spec, §4.2), ``code_spec_proof``
-(end-to-end).  pass@k is Chen et al.'s unbiased estimator over the n samples
+Composite metrics need every part (§4.1: "aggregated scores that soundness and
+completeness hold simultaneously for pre-condition, post-condition, and the complete
+specification"): ``precond``, ``postcond``, ``spec``; ``code_spec`` (Code&Spec,
+§4.2) and ``all`` (end-to-end in ``code_spec_proof``, §4.2, the proof against the
+ground-truth spec).  pass@k is Chen et al.'s unbiased estimator over the n samples
 (n = 5 in the paper).
 """
 from __future__ import annotations

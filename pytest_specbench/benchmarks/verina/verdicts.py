@@ -88,9 +88,10 @@ def attribute(file: LeanFile, messages: Iterable[Message], stopped: str = "") ->
         if (case.sentinel_line, f"specbench:{file.nonce}:{case.key}") in printed:
             reached.add(case.key)
         by_case[case.key] = [m for m in messages if case.first_line <= m.line <= case.last_line]
-    error = header_errors[0].text if header_errors else (crash[0].text if crash and not header_ok else "")
+    error = header_errors[0].text if header_errors else ""
     if not header_ok and not error:
-        error = stopped or "Lean stopped before the definitions were checked"
+        # Why the run ended (limit, signal, output flood) says more than its last output line.
+        error = stopped or (crash[0].text if crash else "Lean stopped before the definitions were checked")
     return FileReport(compiled=not header_errors and header_ok, compile_error=_one_line(error),
                       reached=reached, by_case=by_case, stopped=stopped)
 

@@ -1,0 +1,87 @@
+import Mathlib
+import Plausible
+-- !benchmark @start import type=solution
+
+-- !benchmark @end import
+
+-- !benchmark @start solution_aux
+
+-- !benchmark @end solution_aux
+
+-- !benchmark @start precond_aux
+
+-- !benchmark @end precond_aux
+
+@[reducible, simp]
+def maxOfTwo_precond (a : Int) (b : Int) : Prop :=
+  -- !benchmark @start precond
+  True
+  -- !benchmark @end precond
+
+
+-- !benchmark @start code_aux
+
+-- !benchmark @end code_aux
+
+
+def maxOfTwo (a : Int) (b : Int) (h_precond : maxOfTwo_precond (a) (b)) : Int :=
+  -- !benchmark @start code
+  sorry
+  -- !benchmark @end code
+
+
+-- !benchmark @start postcond_aux
+
+-- !benchmark @end postcond_aux
+
+
+@[reducible, simp]
+def maxOfTwo_postcond (a : Int) (b : Int) (result: Int) (h_precond : maxOfTwo_precond (a) (b)) : Prop :=
+  -- !benchmark @start postcond
+  (result = a ∨ result = b) ∧ result ≥ a ∧ result ≥ b
+  -- !benchmark @end postcond
+#print "specbench:99e4b715136bda47d1cd:header"
+
+set_option maxHeartbeats 200000 in
+#guard decide (maxOfTwo_precond (3) (7))
+#print "specbench:99e4b715136bda47d1cd:precond_sound:0:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (maxOfTwo_precond (-2) (-9))
+#print "specbench:99e4b715136bda47d1cd:precond_sound:1:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (maxOfTwo_precond (4) (4))
+#print "specbench:99e4b715136bda47d1cd:precond_sound:2:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (¬ (maxOfTwo_postcond (3) (7) (3) (by sorry)))
+#print "specbench:99e4b715136bda47d1cd:postcond_sound:0.0:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (¬ (maxOfTwo_postcond (3) (7) (10) (by sorry)))
+#print "specbench:99e4b715136bda47d1cd:postcond_sound:0.1:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (¬ (maxOfTwo_postcond (-2) (-9) (-9) (by sorry)))
+#print "specbench:99e4b715136bda47d1cd:postcond_sound:1.0:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (¬ (maxOfTwo_postcond (4) (4) (0) (by sorry)))
+#print "specbench:99e4b715136bda47d1cd:postcond_sound:2.0:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (¬ (maxOfTwo_postcond (4) (4) (8) (by sorry)))
+#print "specbench:99e4b715136bda47d1cd:postcond_sound:2.1:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (maxOfTwo_postcond (3) (7) (7) (by sorry))
+#print "specbench:99e4b715136bda47d1cd:postcond_complete:0:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (maxOfTwo_postcond (-2) (-9) (-2) (by sorry))
+#print "specbench:99e4b715136bda47d1cd:postcond_complete:1:decide"
+
+set_option maxHeartbeats 200000 in
+#guard decide (maxOfTwo_postcond (4) (4) (4) (by sorry))
+#print "specbench:99e4b715136bda47d1cd:postcond_complete:2:decide"
