@@ -2,7 +2,7 @@
 and the Java fault tests: what a hostile program can do must not change its verdict.
 
 The programs here are trusted test fixtures; they run through the jvm
-executor (its local child process until the sandboxed command executor lands)."""
+executor, i.e. in the command executor's sandbox (tests/test_jml_sandbox.py tests the sandbox itself)."""
 from __future__ import annotations
 
 import shutil

@@ -112,7 +112,6 @@ class SpecEval:
     name = "speceval"
     version = "1"
     options = OPTIONS
-    checks = TASKS  # for the plugin before declared options and checks_for (remove with the shims below)
 
 
     # --- tasks ---------------------------------------------------------------
@@ -163,9 +162,7 @@ class SpecEval:
         return (task.data["kind"],)
 
     def skip_reason(self, check: str, task: Task, ctx: Any = None) -> str | None:
-        if check != task.data["kind"]:  # a plugin that offers every check to every task
-            return f"{task.task_id} is a {task.data['kind']} task"
-        requested = _option(ctx.settings, "speceval_validation") if hasattr(ctx, "settings") else "auto"
+        requested = _option(ctx.settings, "speceval_validation")
         mode = validation.mode(requested)
         if mode == "unavailable":
             return ("--speceval-validation=dynamic needs the JML runtime checker "
@@ -297,10 +294,8 @@ class SpecEval:
             "no specification generated" if not generated else "none of the generated specifications holds"))
 
     # --- metrics ---------------------------------------------------------------
-    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
-                  settings: Any = None) -> dict[str, Any]:
-        if settings is None and not isinstance(tasks, Mapping):  # the plugin's older call: (results, settings)
-            tasks, settings = None, tasks
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
+                  settings: Any) -> dict[str, Any]:
         entries = _entries(results, tasks)
         cats = _option(settings, "speceval_perturbation")
         kinds = _option(settings, "speceval_task")
