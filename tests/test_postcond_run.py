@@ -1,5 +1,5 @@
 """PostcondBench (Python): checks run end to end on the bundled minilib suite
-(the local stand-in executor plays ctx.executor("command")), and the real slice."""
+(the sandboxed command executor, as ctx.executor("command") gives it), and the real slice."""
 import json
 import shutil
 from pathlib import Path
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
-from pytest_specbench.benchmarks.postcond.local import LocalExecutor
+from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.models.base import Completion
 
 DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "datasets" / "postcondbench"
@@ -16,7 +16,7 @@ DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "datasets"
 class FakeCtx:
     def __init__(self, tmp_path, **opts):
         self.opts = {"postcond_injection": "fixed", "postcond_timeout": 20.0, "postcond_complete": "paper", **opts}
-        self.ex = LocalExecutor()
+        self.ex = CommandExecutor(state_dir=tmp_path / "state")
         self.tmp = tmp_path
         self.results = {}
 
@@ -40,6 +40,7 @@ def _task(name):
     return next(t for t in load_tasks(BUNDLED)[0] if t.task_id == f"minilib--{name}")
 
 
+@pytest.mark.slow
 def test_reference_is_correct_and_complete_on_every_bundled_task(tmp_path):
     ctx = FakeCtx(tmp_path)
     results = {}
@@ -56,6 +57,7 @@ def test_reference_is_correct_and_complete_on_every_bundled_task(tmp_path):
     assert m["Corr@1"] == 1.0 and m["Comp@1"] == 1.0 and m["Delta@1"] == 0.0
 
 
+@pytest.mark.slow
 def test_bad_answers_fail_with_one_line_reasons(tmp_path):
     ctx = FakeCtx(tmp_path)
     task = _task("clamp")
@@ -85,6 +87,7 @@ def test_checkout_is_never_written(tmp_path):
     assert before == after
 
 
+@pytest.mark.slow
 def test_authors_tool_builds_a_task_with_five_surviving_mutants(tmp_path):
     from pytest_specbench.benchmarks.postcond import author
 
@@ -93,7 +96,7 @@ def test_authors_tool_builds_a_task_with_five_surviving_mutants(tmp_path):
     ref = (BUNDLED.parent / "refs" / "push.txt").read_text()
     report = author.build_task(lib, "minilib/stack.py", "BoundedStack.push",
                                ["tests/test_stack.py::test_push_until_full", "tests/test_stack.py::test_push_zero_capacity"],
-                               ref, LocalExecutor(), repo_meta={"env": "harness", "local": "lib"}, timeout=10)
+                               ref, CommandExecutor(state_dir=tmp_path / "state"), repo_meta={"env": "harness", "local": "lib"}, timeout=10)
     task_data = report.task
     assert len(task_data["mutants"]) >= 5 and report.coverage >= 0.9
     assert set(task_data["ref_mutant_kill"]) == {"icontract_fail"}
@@ -111,7 +114,7 @@ def test_coverage_gate_rejects_a_weakly_tested_method(tmp_path):
 
     with pytest.raises(author.TaskBuildError, match="line coverage"):
         author.build_task(BUNDLED.parent / "lib", "minilib/numbers.py", "clamp", ["tests/test_numbers.py::test_gcd"],
-                          "@icontract.ensure(lambda result: True)", LocalExecutor())
+                          "@icontract.ensure(lambda result: True)", CommandExecutor(state_dir=tmp_path / "state"))
 
 
 def test_missing_checkout_is_a_one_line_skip_reason(tmp_path):

@@ -159,3 +159,15 @@ def test_export_answers_and_prompts_match_upstream():
         file_text = d["prompt"][len("## Code Context\n```\n"):].split("\n```\n## Target Method", 1)[0]
         same += source.render_prompt("f2p", file_text, d["content"], d["name"], d["start_line"]) == d["prompt"]
     assert same == 8  # upstream's own F2P prompts, character for character
+
+
+def test_table3_groups_standalone_by_imports_and_reports_corr_comp_per_group():
+    from pytest_specbench.benchmarks.postcond import metrics
+
+    assert metrics.is_standalone("import math\nfrom collections import deque\ndef f(): pass\n")
+    assert not metrics.is_standalone("import numpy\ndef f(): pass\n")
+    assert not metrics.is_standalone("from .graph import Node\ndef f(): pass\n")
+    out = metrics.by_group({"a": [(True, True)], "b": [(True, False)], "c": [(False, False)]},
+                           {"a": "Solo", "b": "Dep", "c": "Dep"})
+    assert out == {"Corr@1[Dep]": 0.5, "Comp@1[Dep]": 0.0, "methods[Dep]": 2,
+                   "Corr@1[Solo]": 1.0, "Comp@1[Solo]": 1.0, "methods[Solo]": 1}

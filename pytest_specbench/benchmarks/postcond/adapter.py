@@ -150,14 +150,26 @@ class PostcondBenchmark:
             if rows:
                 per_method[task_id] = rows
         out = metrics.summarize(per_method)
+        groups = {}
+        for task_id in per_method:
+            task = tasks.get(task_id) if tasks else None
+            if task is not None:
+                d = task.data
+                solo = d["standalone"] if "standalone" in d else metrics.is_standalone(_file_text_from_prompt(d))
+                groups[task_id] = "Solo" if solo else "Dep"
         gaps = out.pop("gaps")
         out["methods"] = len(per_method)
         out["gap_median"] = sorted(gaps.values())[len(gaps) // 2] if gaps else None
+        if groups:
+            out.update(metrics.by_group(per_method, groups))
         out["_gaps"] = gaps
         return out
 
     def metric_names(self, settings: Any) -> Sequence[str]:
-        return [f"{m}@{k}" for k in metrics.KS for m in ("Corr", "Comp", "Delta", "rho")]
+        """Appendix D.3 (Corr@k, Comp@k, Δ@k eq. 1, ρ@k eq. 2) and Table 3 / §5.4
+        (Corr@1, Comp@1 for non-standalone ``Dep`` and standalone ``Solo`` methods)."""
+        return [f"{m}@{k}" for k in metrics.KS for m in ("Corr", "Comp", "Delta", "rho")] + \
+            [f"{m}@1[{g}]" for g in ("Dep", "Solo") for m in ("Corr", "Comp")]
 
     def figures(self, metrics_: Mapping[str, Any], settings: Any) -> list[dict]:
         gaps = sorted((metrics_.get("_gaps") or {}).values())

@@ -62,19 +62,25 @@ def _export_answers(args: argparse.Namespace) -> int:
 
 
 def _make_task(args: argparse.Namespace) -> int:
-    from .local import LocalExecutor
+    import tempfile
+
+    from ...execution.command import CommandExecutor
 
     meta = {"github_path": args.github_path, "commit": args.commit}
     if args.local_checkout:
         meta.update(local=args.local_checkout, env="harness")
+    # Mutants are generated code: they run in the sandboxed command executor too.
+    executor = CommandExecutor(state_dir=Path(tempfile.gettempdir()) / "specbench-postcond-author")
     try:
         ref = args.ref.read_text(encoding="utf-8")
-        report = author.build_task(args.repo.resolve(), args.file, args.method, args.tests, ref, LocalExecutor(),
+        report = author.build_task(args.repo.resolve(), args.file, args.method, args.tests, ref, executor,
                                    keep_unkilled=args.keep_unkilled, repo_meta=meta, timeout=args.timeout,
                                    progress=lambda m: print(m, file=sys.stderr))
     except (OSError, author.TaskBuildError, source.AnswerError) as exc:
         print(f"specbench postcond make-task: {exc}", file=sys.stderr)
         return 2
+    finally:
+        executor.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report.task, indent=1) + "\n", encoding="utf-8")
     kept = len(report.task["mutants"])

@@ -43,3 +43,45 @@ def summarize(per_method: Mapping[str, Sequence[tuple[bool, bool]]], ks: Sequenc
             gaps[method] = sum(c for c, _ in v) / len(v) - sum(c and m for c, m in v) / len(v)
     out["gaps"] = gaps
     return out
+
+
+def is_standalone(file_text: str) -> bool:
+    """Table 3 / §5.4 "Dependency Complexity": a method is *standalone* (Solo.)
+    if it runs with only built-in types and the standard library, otherwise
+    non-standalone (Dep.).  Upstream's released task files carry no such label,
+    so it is derived here from the method's module: standalone iff every import
+    is a standard-library module (``sys.stdlib_module_names``) and none is
+    relative.  A task's own ``standalone`` field, when present, wins."""
+    import ast
+    import sys
+
+    try:
+        tree = ast.parse(file_text)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                return False
+            names = [node.module or ""]
+        else:
+            continue
+        if any(n.split(".")[0] not in sys.stdlib_module_names for n in names):
+            return False
+    return True
+
+
+def by_group(per_method: Mapping[str, Sequence[tuple[bool, bool]]], groups: Mapping[str, str]) -> dict[str, Any]:
+    """Table 3: Corr@1 and Comp@1 per dependency group (``Dep.``/``Solo.``),
+    each averaged over the group's methods (Appendix D.3 estimator)."""
+    out: dict[str, Any] = {}
+    for group in ("Dep", "Solo"):
+        members = {m: v for m, v in per_method.items() if groups.get(m) == group}
+        s = summarize(members, ks=(1,))
+        for name in ("Corr@1", "Comp@1"):
+            if name in s:
+                out[f"{name}[{group}]"] = s[name]
+        out[f"methods[{group}]"] = len(members)
+    return out

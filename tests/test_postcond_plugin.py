@@ -1,0 +1,119 @@
+"""PostcondBench through the plugin: every check runs in ctx.executor("command")
+(the sandbox), -n 2 equals -n 0, bad input is one line, a sample's faults are F,
+and upstream's released verdicts are re-scored on the real slice."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ROOT / "benchmarks" / "postcond" / "tasks"
+DATA = ROOT.parent.parent / "shared" / "datasets" / "postcondbench"
+MIRROR = Path(os.environ.get("SPECBENCH_POSTCOND_REPOS", "/work/.mirror"))
+
+
+def run_plugin(tmp_path, *args, name="run"):
+    report = tmp_path / f"{name}.json"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-q", "--specbench=postcond",
+                           f"--specbench-report={report}", f"--specbench-dir={tmp_path / 'state'}",
+                           "--specbench-result-cache=off", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    return proc, (json.loads(report.read_text()) if report.exists() else None)
+
+
+def verdicts(report):
+    return {(t, s["index"], c): (r.get("passed"), r.get("verdict"), r.get("kills"))
+            for t, task in report["benchmarks"]["postcond"]["tasks"].items()
+            for s in task["samples"] for c, r in s["checks"].items()}
+
+
+def one_task(tmp_path, name="gcd"):
+    """A copy of one bundled task whose checkout path still points at the bundled library."""
+    data = json.loads((TASKS / f"minilib--{name}.json").read_text())
+    data["repo"]["local"] = str((TASKS / data["repo"]["local"]).resolve())
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / f"minilib--{name}.json").write_text(json.dumps(data))
+    return folder
+
+
+def replay(tmp_path, task_id, answer):
+    f = tmp_path / "answers.jsonl"
+    f.write_text(json.dumps({"task_id": task_id, "sample_index": 0, "solution": answer}) + "\n")
+    return f"--model=replay:{f}"
+
+
+@pytest.mark.slow
+def test_reference_is_100_percent_and_xdist_equals_serial(tmp_path):
+    serial, rep0 = run_plugin(tmp_path, "--model=reference", "-n", "0", name="n0")
+    assert serial.returncode == 0, serial.stdout[-2000:]
+    parallel, rep2 = run_plugin(tmp_path, "--model=reference", "-n", "2", name="n2")
+    assert parallel.returncode == 0, parallel.stdout[-2000:]
+    m = rep0["benchmarks"]["postcond"]["metrics"]
+    assert m["Corr@1"] == m["Comp@1"] == 1.0
+    assert len(verdicts(rep0)) == 12 and verdicts(rep0) == verdicts(rep2)
+
+
+def test_malformed_task_file_is_one_line(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "broken.json").write_text('{"name": "f", ')
+    proc, _ = run_plugin(tmp_path, "--model=reference", f"--specbench-data={folder}")
+    assert proc.returncode != 0
+    assert "broken.json" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_missing_repository_skips_with_one_line(tmp_path):
+    folder = one_task(tmp_path)
+    f = folder / "minilib--gcd.json"
+    data = json.loads(f.read_text())
+    data["repo"] = {"github_path": "someone/nothing", "commit": "0" * 40, "language": "python", "env_config": ""}
+    f.write_text(json.dumps(data))
+    proc, _ = run_plugin(tmp_path, "--model=reference", f"--specbench-data={folder}",
+                         f"--postcond-repos={tmp_path}", "-rs")
+    assert "someone/nothing@000000000000" in proc.stdout, proc.stdout[-2000:]
+    assert "2 skipped" in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer,expect", [
+    ("@icontract.ensure(lambda result: __import__('time').sleep(60) or True)", "timeout"),
+    ("@icontract.ensure(lambda result: print('x' * 50_000_000) or True)", ""),
+    ("@icontract.ensure(lambda result: [__import__('os').fork() for _ in range(40)] and True)", ""),
+    ("this is not a decorator", "parse_error"),
+], ids=["hang", "flood", "fork", "garbage"])
+def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, answer, expect):
+    folder = one_task(tmp_path)
+    proc, rep = run_plugin(tmp_path, replay(tmp_path, "minilib--gcd", answer), f"--specbench-data={folder}",
+                           "--postcond-timeout=5", "--specbench-checks=correct")
+    assert rep is not None, proc.stdout[-2000:]
+    (result,) = [s["checks"]["correct"] for s in rep["benchmarks"]["postcond"]["tasks"]["minilib--gcd"]["samples"]]
+    assert result["passed"] is False and result["verdict"] != "passed"
+    assert expect in result["verdict"], result
+    assert rep["benchmarks"]["postcond"]["errors"] == 0
+    assert "1 failed" in proc.stdout
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["gpt-5--v2-all", "claude-sonnet-4-5--v2-all"])
+def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, model):
+    folder = DATA / model
+    if not folder.is_dir() or not (MIRROR / "keon+algorithms").exists():
+        pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms mirror (fetch github:keon/algorithms)")
+    sys.path.insert(0, str(ROOT / "benchmarks" / "postcond"))
+    from agreement import compare
+    from pytest_specbench.benchmarks.postcond.cli import export_answers
+
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in export_answers(folder)))
+    proc, rep = run_plugin(tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
+                           f"--postcond-repos={MIRROR}", "-n", "2")
+    assert rep is not None, proc.stdout[-2000:]
+    counts = compare(rep, folder, out=print)
+    assert counts["errors"] == 0 and counts["corr_total"] == 40
+    assert counts["corr_agree"] == counts["corr_total"]
+    assert counts["kill_agree"] == counts["kill_total"] > 100
