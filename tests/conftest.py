@@ -7,7 +7,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+from shared_data import SHARED_DATA  # noqa: E402  (tests/ is on sys.path)
 
 
 @pytest.fixture

@@ -13,12 +13,11 @@ import pytest
 
 from pytest_specbench.benchmarks.cife import rules
 from pytest_specbench.benchmarks.cife.adapter import ADAPTER
+from shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.realdata
 ROOT = Path(__file__).resolve().parents[1]
-# ../shared/datasets beside the checkout (a worktree under /work/wt/ sits one level deeper)
-DATA = next((p for p in (ROOT.parent / "shared" / "datasets", ROOT.parent.parent / "shared" / "datasets")
-             if (p / "cife").is_dir()), ROOT.parent / "shared" / "datasets")
+DATA = SHARED_DATA
 FILE = DATA / "cife" / "benchmark_data.jsonl"
 LABELS = ROOT / "benchmarks" / "cife" / "rule_labels_200.json"
 

@@ -11,11 +11,10 @@ import pytest
 from pytest_specbench.benchmarks.speceval.jml.checker import JmlChecker
 from pytest_specbench.benchmarks.speceval.jml.validate import validate
 from pytest_specbench.execution.jvm import JvmExecutor
+from shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.realdata
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "specgenbench"
-if not DATA.is_dir():  # worktrees sit one level deeper than a clone beside ../shared
-    DATA = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "specgenbench"
+DATA = SHARED_DATA / "specgenbench"
 
 # Picked for what they exercise: nested unparenthesised quantifiers and loop invariants (BinarySearch),
 # \old on arrays under a quantifier (RotateArray), nested spec cases and old declarations (GCD), ghost/set

@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import REPO_MIRRORS, SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ROOT / "benchmarks" / "postcond" / "tasks"
-DATA = ROOT.parent.parent / "shared" / "datasets" / "postcondbench"
-MIRROR = Path(os.environ.get("SPECBENCH_POSTCOND_REPOS", "/work/.mirror"))
+DATA = SHARED_DATA / "postcondbench"
+MIRROR = REPO_MIRRORS
 
 
 def run_plugin(tmp_path, *args, name="run"):

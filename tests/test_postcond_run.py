@@ -9,8 +9,9 @@ import pytest
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.models.base import Completion
+from shared_data import REPO_MIRRORS, SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "datasets" / "postcondbench"
+DATA = SHARED_DATA / "postcondbench"
 
 
 class FakeCtx:
@@ -127,7 +128,7 @@ def test_missing_checkout_is_a_one_line_skip_reason(tmp_path):
         repos.checkout_for(data, tmp_path / "t.json", None, tmp_path / "cache")
 
 
-MIRROR = Path("/work/.mirror")
+MIRROR = REPO_MIRRORS
 
 
 @pytest.mark.realdata

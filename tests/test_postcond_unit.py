@@ -7,6 +7,7 @@ import pytest
 from pytest_specbench.benchmarks.postcond import metrics, mutate, source, verdict
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
 from pytest_specbench.errors import DataError
+from shared_data import SHARED_DATA
 
 FILE = '''"""doc"""
 from x import (
@@ -141,7 +142,7 @@ def test_figures_histogram():
     assert figs[0]["kind"] == "hist" and sum(figs[0]["y"]) == 3
 
 
-DATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "datasets" / "postcondbench"
+DATA = SHARED_DATA / "postcondbench"
 
 
 @pytest.mark.realdata

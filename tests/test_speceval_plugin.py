@@ -15,10 +15,10 @@ from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
 from pytest_specbench.benchmarks.speceval.perturb import ALL_CATEGORIES, PERTURBATIONS, perturb, structure
 from pytest_specbench.benchmarks.speceval.tasks import TASKS, build, instantiate, load_programs
 from pytest_specbench.models.base import Completion
+from shared_data import SHARED_DATA
 
 HERE = Path(__file__).resolve()
-SPECGEN = next((p / "shared" / "datasets" / "specgenbench" for p in (HERE.parents[2], HERE.parents[3])
-                if (p / "shared" / "datasets" / "specgenbench" / "oracle").is_dir()), None)
+SPECGEN = SHARED_DATA / "specgenbench" if (SHARED_DATA / "specgenbench" / "oracle").is_dir() else None
 JAVA = shutil.which("javac") is not None and shutil.which("java") is not None
 
 

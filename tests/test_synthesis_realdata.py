@@ -10,8 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
+from shared_data import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+DATA = SHARED_DATA
 REBUILT = DATA / "contracteval" / "contracteval_rebuilt.jsonl"
 
 pytestmark = [pytest.mark.realdata,

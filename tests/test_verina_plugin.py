@@ -14,10 +14,9 @@ import pytest
 
 from pytest_specbench.benchmarks.verina.adapter import ADAPTER
 from pytest_specbench.execution.protocol import CommandResult
+from shared_data import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
-if not (DATA / "verina").is_dir():
-    DATA = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+DATA = SHARED_DATA
 
 
 def test_reference_run_skips_every_lean_item_with_the_hint(pytester, monkeypatch):

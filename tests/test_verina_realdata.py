@@ -11,12 +11,11 @@ import pytest
 
 from pytest_specbench.benchmarks.verina.loader import load_tasks, reassemble
 from pytest_specbench.benchmarks.verina.values import render
+from shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.realdata
 
-ROOT = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "verina"
-# /work/wt/<branch> checkouts sit one level deeper than /work/main.
-CANDIDATES = [ROOT, Path(__file__).resolve().parents[3] / "shared" / "datasets" / "verina"]
+CANDIDATES = [SHARED_DATA / "verina"]
 
 
 @pytest.fixture(scope="module")

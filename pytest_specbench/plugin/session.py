@@ -459,6 +459,7 @@ class SpecbenchRun:
         results = self.store.results(name, order)
         section = {
             "metrics": adapter.aggregate(results, self.tasks_by_id(name), self.settings),
+            "headline": list(adapter.metric_names(self.settings)),  # what the terminal summary prints
             "tasks": self.store.tasks_section(name, order),
             "errors": self.store.error_count(name),
             "skipped": self.store.skips(name),  # reason -> items (a missing toolchain, a task without CVTs)

@@ -17,6 +17,7 @@ order, so the report does not depend on the order xdist finished items in.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -79,8 +80,21 @@ class ResultStore:
 
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
-        return f"{100 * value:.2f}%"
+        # nan: the metric is undefined on these results (e.g. an agreement with no item judged by both)
+        return "n/a" if math.isnan(value) else f"{100 * value:.2f}%"
     return str(value)
+
+
+def _shown_metrics(bench: dict[str, Any]) -> tuple[list[str], int]:
+    """The metrics the terminal summary prints: the adapter's headline
+    (``metric_names``) when the report has it, else every scalar metric;
+    breakdowns (dicts, lists, ``_``-prefixed keys) stay in the JSON report."""
+    metrics = bench["metrics"]
+    scalar = [k for k, v in metrics.items()
+              if not k.startswith("_") and (v is None or isinstance(v, (int, float, str)))]
+    headline = bench.get("headline")
+    shown = [k for k in headline if k in scalar] if headline else scalar
+    return shown, len(metrics) - len(shown)
 
 
 def render_summary(report: dict[str, Any]) -> list[str]:
@@ -92,12 +106,16 @@ def render_summary(report: dict[str, Any]) -> list[str]:
                      f"{report['manifest']['model'].get('spec')})")
         if not bench["metrics"]:
             lines.append("  no results")
-        width = max((len(k) for k in bench["metrics"]), default=0)
+        shown, hidden = _shown_metrics(bench)
+        width = max((len(k) for k in shown), default=0)
         cis = bench.get("metrics_ci", {})
-        for key, value in bench["metrics"].items():
+        for key in shown:
+            value = bench["metrics"][key]
             ci = cis.get(key)
             shown = f"{_fmt(value)}  [95% CI {_fmt(ci[0])}, {_fmt(ci[1])}]" if ci and isinstance(value, float) else _fmt(value)
             lines.append(f"  {key.ljust(width)}  {shown}")
+        if hidden:
+            lines.append(f"  (+{hidden} breakdown metric(s) in the JSON report)")
         if bench["errors"]:
             lines.append(f"  {'errors'.ljust(width)}  {bench['errors']} (harness errors, not counted as model failures)")
         for reason, count in (bench.get("skipped") or {}).items():
