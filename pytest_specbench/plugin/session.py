@@ -28,6 +28,7 @@ from ..models.base import GenerationRequest, SampleMissing
 from ..reports.gate import section_extras
 from ..reports.journal import Journal, max_errors
 from ..reports.report import ResultStore, render_summary
+from .exit_status import ExitStatus
 from .items import PROPERTY, BenchmarkNode, SpecbenchItem
 from .options import Settings
 from .services import ResultCache, Services
@@ -169,6 +170,8 @@ class SpecbenchRun:
 
         gate = Gate(self)
         self.config.pluginmanager.register(gate, "specbench-gate")
+        self.config.pluginmanager.register(ExitStatus(before=gate.finish, inputs=self.exit_inputs),
+                                           "specbench-exit-status")
         return gate
 
     def taskset(self, name: str) -> TaskSet:
@@ -421,18 +424,14 @@ class SpecbenchRun:
             return
         if self.journal is not None:
             self.journal.close()
-        self._apply_max_errors(session)
         if self.settings.report:
             self.store.write(self.report(), self.settings.report)
 
-    def _apply_max_errors(self, session: pytest.Session) -> None:
-        """Harness errors fail the run only beyond --specbench-max-errors; failures always do."""
-        errors = self.harness_errors()
-        if errors > self.max_errors:
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        elif errors and not self._failures and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
-            session.exitstatus = pytest.ExitCode.OK
+    def exit_inputs(self) -> dict[str, Any]:
+        """What ``exit_status.decide`` needs, read after every sessionfinish hook."""
+        gate = self.gate.verdict if self.gate is not None and self.gate.active else None
+        return {"failures": self._failures, "harness_errors": self.harness_errors(),
+                "max_errors": self.max_errors, "gate": gate}
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.services.close()

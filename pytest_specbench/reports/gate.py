@@ -220,7 +220,6 @@ class Gate:
             self._check_baseline()
         self.errors: list[str] = []
         self.verdict: dict[str, Any] | None = None
-        run.config.pluginmanager.register(GateExitStatus(self), "specbench-gate-exit")
 
     def _targets(self, rule) -> list[str]:
         if rule.bench:
@@ -322,15 +321,6 @@ class Gate:
         if self.html:
             _write(self.html, html_report(full))
 
-    def exit_status(self, session: pytest.Session) -> None:
-        """0 when the gate is met, 1 when not; interruptions and usage/internal errors stand."""
-        if not self.active or self.verdict is None:
-            return
-        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED,
-                                  pytest.ExitCode.NO_TESTS_COLLECTED):
-            met = self.verdict["passed"] and not self.verdict["errors"]
-            session.exitstatus = pytest.ExitCode.OK if met else pytest.ExitCode.TESTS_FAILED
-
     @pytest.hookimpl(trylast=True)  # after the metric table
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         if self.verdict is None:
@@ -344,23 +334,6 @@ class Gate:
     def annotate(self, report: dict[str, Any]) -> None:
         if self.verdict is not None:
             report["gate"] = self.verdict
-
-
-class GateExitStatus:
-    """Wraps ``pytest_sessionfinish``: the verdict is made before every other
-    implementation runs (so the JSON report and the JUnit XML carry it) and the exit
-    status is set after them all (the run's --specbench-max-errors rule included),
-    so the gate has the last word."""
-
-    def __init__(self, gate: Gate):
-        self.gate = gate
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
-        self.gate.finish()
-        result = yield
-        self.gate.exit_status(session)
-        return result
 
 
 def _path(settings: Any, value: Any) -> Path | None:
