@@ -16,7 +16,7 @@
 
 ``--judge-flags`` is how the judge is pointed at the server (a format string
 with ``{url}``); its default assumes the plugin's ``--judge-model`` and
-``--judge-base-url``.
+``--judge-model-base-url``.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def main() -> int:
     ap.add_argument("--data", type=Path, required=True, help="data root with cife/benchmark_data.jsonl")
     ap.add_argument("-n", default="2")
     ap.add_argument("--kill-after", type=float, default=20.0)
-    ap.add_argument("--judge-flags", default="--judge-model=openai:judge --judge-base-url={url}")
+    ap.add_argument("--judge-flags", default="--judge-model=openai:judge --judge-model-base-url={url}")
     a = ap.parse_args()
     data = a.data.resolve()
     work = Path(tempfile.mkdtemp(prefix="cife-full-"))
