@@ -91,7 +91,7 @@ def main() -> int:
     print(f"killed after {t_kill:.1f}s (SIGKILL: {killed}): {calls_first} judge calls")
     print(f"resumed run: {t_resume:.1f}s, {calls_resume} judge calls")
     print(f"uninterrupted run in a fresh state folder: {t_full:.1f}s, {calls_full} judge calls "
-          f"(the judge's cache is per state folder)")
+          f"(the judge's answers are cached by question in the model cache, shared by state folders: 0 means none re-asked)")
     print(f"judge calls killed+resumed = {calls_first + calls_resume} vs uninterrupted {calls_full}; questions asked "
           f"twice across kill and resume: {repeated} (at most the calls in flight at the kill); "
           f"metrics identical: {resumed == full}")
