@@ -1,8 +1,8 @@
 """Where the real upstream data is, for the tests marked ``realdata``.
 
-``SPECBENCH_SHARED_DATA`` wins; otherwise ``../shared/datasets`` beside the
-checkout, or one level further up (a git worktree under ``wt/``).  Tests that
-need a dataset skip when it is not found: never commit the data.
+Each location is an environment variable, else the folder beside the checkout,
+else one level further up (a git worktree under ``wt/``).  Tests that need a
+dataset skip when it is not found: never commit the data.
 """
 from __future__ import annotations
 
@@ -12,30 +12,17 @@ from pathlib import Path
 _CHECKOUT = Path(__file__).resolve().parents[1]
 
 
-def _find() -> Path:
-    override = os.environ.get("SPECBENCH_SHARED_DATA")
+def _beside_checkout(variable: str, relative: str) -> Path:
+    override = os.environ.get(variable)
     if override:
         return Path(override).expanduser().resolve()
     for base in (_CHECKOUT.parent, _CHECKOUT.parent.parent):
-        candidate = base / "shared" / "datasets"
-        if candidate.is_dir():
-            return candidate
-    return _CHECKOUT.parent / "shared" / "datasets"
+        if (base / relative).is_dir():
+            return base / relative
+    return _CHECKOUT.parent / relative
 
 
-SHARED_DATA = _find()
-
-
-def _find_mirrors() -> Path:
-    # Repositories that PostcondBench tasks run in (e.g. keon/algorithms), as
-    # the library's `fetch` leaves them (`OWNER+NAME/`) beside the checkout.
-    override = os.environ.get("SPECBENCH_POSTCOND_REPOS")
-    if override:
-        return Path(override).expanduser().resolve()
-    for base in (_CHECKOUT.parent, _CHECKOUT.parent.parent):
-        if (base / ".mirror").is_dir():
-            return base / ".mirror"
-    return _CHECKOUT.parent / ".mirror"
-
-
-REPO_MIRRORS = _find_mirrors()
+SHARED_DATA = _beside_checkout("SPECBENCH_SHARED_DATA", "shared/datasets")
+# Repositories that PostcondBench tasks run in (e.g. keon/algorithms), as the
+# library's `fetch` leaves them (`OWNER+NAME/`).
+REPO_MIRRORS = _beside_checkout("SPECBENCH_POSTCOND_REPOS", ".mirror")

@@ -2,7 +2,6 @@
 (the sandbox), -n 2 equals -n 0, bad input is one line, a sample's faults are F,
 and upstream's released verdicts are re-scored on the real slice."""
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

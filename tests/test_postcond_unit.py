@@ -1,6 +1,5 @@
 """PostcondBench (Python): pure functions (no subprocess)."""
 import json
-from pathlib import Path
 
 import pytest
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-from pathlib import Path
 
 import pytest
 from shared_data import SHARED_DATA

@@ -5,7 +5,6 @@ of every ``task.lean`` and the Lean rendering of every test value.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -112,8 +112,8 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         for key in shown:
             value = bench["metrics"][key]
             ci = cis.get(key)
-            shown = f"{_fmt(value)}  [95% CI {_fmt(ci[0])}, {_fmt(ci[1])}]" if ci and isinstance(value, float) else _fmt(value)
-            lines.append(f"  {key.ljust(width)}  {shown}")
+            text = f"{_fmt(value)}  [95% CI {_fmt(ci[0])}, {_fmt(ci[1])}]" if ci and isinstance(value, float) else _fmt(value)
+            lines.append(f"  {key.ljust(width)}  {text}")
         if hidden:
             lines.append(f"  (+{hidden} breakdown metric(s) in the JSON report)")
         if bench["errors"]:
