@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -62,6 +63,16 @@ class BundledContractAnswers:
         return "I do not know this task." if code is None else f"Here it is:\n```python\n{code}\n```\n"
 
 
+class _QuietDisconnects(ThreadingHTTPServer):
+    """A client killed mid-request (the SIGKILL/resume tests do it on purpose)
+    resets its connection; that is expected, not a traceback worth printing."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class StubOpenAIServer:
     def __init__(self, answer: Callable[[dict], str] | None = None, delay: float = 0.0,
                  known_models: tuple[str, ...] = ("stub",), api_key: str | None = None, port: int = 0):
@@ -91,7 +102,7 @@ class StubOpenAIServer:
             def do_POST(self):
                 server._handle(self, "POST")
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.requested_port), Handler)
+        self._httpd = _QuietDisconnects(("127.0.0.1", self.requested_port), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return self

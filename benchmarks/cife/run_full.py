@@ -79,7 +79,8 @@ def main() -> int:
         env = dict(os.environ, SPECBENCH_DIR=str(work / "state"))
         t_kill, killed = run([*base, "--specbench-report=killed.json"], env, work, a.kill_after)
         calls_first = server.chat_count
-        t_resume, _ = run([*base, "--specbench-resume", "--specbench-report=resumed.json"], env, work)
+        t_resume, _ = run([*base, "--specbench-resume", "--specbench-report=resumed.json",
+                                   "--specbench-html=resumed.html"], env, work)
         calls_resume = server.chat_count - calls_first
         env2 = dict(os.environ, SPECBENCH_DIR=str(work / "state2"))
         t_full, _ = run([*base, "--specbench-report=full.json"], env2, work)
@@ -95,6 +96,7 @@ def main() -> int:
     print(f"judge calls killed+resumed = {calls_first + calls_resume} vs uninterrupted {calls_full}; questions asked "
           f"twice across kill and resume: {repeated} (at most the calls in flight at the kill); "
           f"metrics identical: {resumed == full}")
+    print(f"HTML report of the resumed run: {work / 'resumed.html'}")
     print(f"csr {full.get('csr')}, ssr {full.get('ssr')}, c2a {full.get('c2a')}, kappa {full.get('rule_judge_kappa')}")
     return 0 if resumed == full and repeated <= int(a.n) else 1
 

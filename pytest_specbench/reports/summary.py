@@ -7,9 +7,10 @@ Both take the JSON report with its ``gate`` section (see :mod:`.gate`).
 from __future__ import annotations
 
 import html
+import math
 import io
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .stats import is_number
 
@@ -18,8 +19,17 @@ TOP_FLIPS = 10
 
 def _pct(value: Any) -> str:
     if isinstance(value, float):
-        return f"{100 * value:.2f}%"
+        # nan: undefined on these results (as in the terminal summary)
+        return "n/a" if math.isnan(value) else f"{100 * value:.2f}%"
     return "" if value is None else str(value)
+
+
+def _checks_label(checks: Sequence[str]) -> str:
+    """Parametrised checks (CIFE's ``adherence[2-security-and-privacy]``, one
+    per constraint) are listed once with their count: the full list can run to
+    hundreds of names and is in the JSON report."""
+    return ", ".join(col if len(members) == 1 else f"{col} ×{len(members)}"
+                     for col, members in _check_columns(checks))
 
 
 def _pp(value: Any) -> str:
@@ -178,7 +188,7 @@ def html_report(report: Mapping[str, Any]) -> str:
         parts.append(f"<h2>{_e(name)}</h2>")
         where = "bundled sample suite" if section.get("data") == "bundled" else section.get("data")
         parts.append(f"<div class='meta'>{len(section['tasks'])} tasks evaluated on {_e(where)}; "
-                     f"{section.get('errors', 0)} harness errors; checks: {_e(', '.join(section.get('checks', [])))}"
+                     f"{section.get('errors', 0)} harness errors; checks: {_e(_checks_label(section.get('checks', [])))}"
                      + (f"; {comp['tasks_compared']} tasks paired with the baseline" if comp else "") + "</div>")
         parts.append(_metric_table(section, comp))
         if plotting is True:
@@ -244,6 +254,20 @@ def _flips_html(comp: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _check_columns(checks: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """One column per check, but one column per *family* of parametrised checks
+    (CIFE's ``adherence[0-...]``, ``adherence[1-...]``: one per constraint, so
+    hundreds of distinct names over a full run), showing how many passed."""
+    columns: dict[str, list[str]] = {}
+    for check in checks:
+        columns.setdefault(check.split("[", 1)[0] if "[" in check else check, []).append(check)
+    return [(members[0] if len(members) == 1 else f"{col}[…]", members) for col, members in columns.items()]
+
+
+def _of(n: int, present: Sequence[Any]) -> str:
+    return f" {n}/{len(present)}" if len(present) > 1 else ""
+
+
 def _tasks_html(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] | None) -> str:
     checks = list(section.get("checks", []))
     flipped: dict[tuple[str, str], str] = {}
@@ -252,31 +276,43 @@ def _tasks_html(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] |
             flipped[(t, check)] = "newly-failing"
         for t in f["newly_passing"]:
             flipped[(t, check)] = "newly-passing"
-    head = "<tr><th>task</th><th>sample</th>" + "".join(f"<th>{_e(c)}</th>" for c in checks) + "<th>message</th></tr>"
+    columns = _check_columns(checks)
+    head = ("<tr><th>task</th><th>sample</th>" + "".join(f"<th>{_e(col)}</th>" for col, _ in columns)
+            + "<th>message</th></tr>")
     rows = []
     for task_id, task in section["tasks"].items():
         for s in task.get("samples", []):
             tags, cells, messages, row_class = [], [], [], ""
-            for c in checks:
-                v = s.get("checks", {}).get(c)
-                if v is None:
+            for col, members in columns:
+                present = [(c, s.get("checks", {}).get(c)) for c in members]
+                present = [(c, v) for c, v in present if v is not None]
+                if not present:
                     cells.append("<td class='meta'>–</td>")
                     continue
-                if "error" in v:
-                    cells.append("<td class='err'>error</td>")
-                    tags.append("error")
-                    messages.append(f"{c}: {v['error']}")
-                else:
-                    ok = bool(v.get("passed"))
-                    extra = f" {v['rejected']}/{v['total']}" if "total" in v and "rejected" in v else ""
-                    cells.append(f"<td class='{'pass' if ok else 'fail'}'>{'pass' if ok else 'fail'}{_e(extra)}</td>")
-                    tags.append("pass" if ok else "fail")
-                    if not ok and v.get("reason"):
+                errors = [c for c, v in present if "error" in v]
+                failed = [c for c, v in present if "error" not in v and not v.get("passed")]
+                for c, v in present:
+                    if "error" in v:
+                        messages.append(f"{c}: {v['error']}")
+                    elif not v.get("passed") and v.get("reason"):
                         messages.append(f"{c}: {v['reason']}")
-                flip = flipped.get((task_id, c))
-                if flip:
-                    tags.append(flip)
-                    tags.append("flip")
+                if len(members) == 1 and not errors:
+                    v = present[0][1]
+                    extra = f" {v['rejected']}/{v['total']}" if "total" in v and "rejected" in v else ""
+                    word = "fail" if failed else "pass"
+                    cells.append(f"<td class='{word}'>{word}{_e(extra)}</td>")
+                elif errors:
+                    cells.append(f"<td class='err'>error{_e(_of(len(errors), present))}</td>")
+                else:
+                    word = "fail" if failed else "pass"
+                    passed = len(present) - len(failed)
+                    title = _e(", ".join(f"{c}: {'fail' if c in failed else 'pass'}" for c, _ in present))
+                    cells.append(f"<td class='{word}' title='{title}'>{passed}/{len(present)} pass</td>")
+                tags.append("error" if errors else "fail" if failed else "pass")
+                flips = [flipped[(task_id, c)] for c, _ in present if (task_id, c) in flipped]
+                if flips:
+                    flip = "newly-failing" if "newly-failing" in flips else "newly-passing"
+                    tags += sorted(set(flips)) + ["flip"]
                     row_class = "flip-bad" if flip == "newly-failing" else "flip-good"
                     cells[-1] = cells[-1].replace("</td>", f" <span class='meta'>({flip.replace('-', ' ')})</span></td>")
             rows.append(f"<tr class='{row_class}' data-tags='{_e(' '.join(sorted(set(tags))))}'>"
@@ -317,11 +353,22 @@ def _svg(fig) -> str:
 
 def _adapter_figure(Figure, spec: Mapping[str, Any]):
     """One ``Benchmark.figures`` entry: kind bar | errorbar | hist, x, y, lo/hi (errorbar), labels."""
-    fig = Figure(figsize=(4.8, 3.0))
-    ax = fig.add_subplot()
     kind, x, y = spec["kind"], list(spec.get("x", [])), list(spec.get("y", []))
+    labels = [str(v) for v in x]
+    # Long category names (CIFE's "Data Processing and Transformation") overlap
+    # as column labels: such bars are drawn horizontally, one readable row each.
+    horizontal = kind == "bar" and sum(len(v) for v in labels) > 40
+    fig = Figure(figsize=(5.6, 0.8 + 0.32 * len(labels)) if horizontal else (4.8, 3.0), layout="constrained")
+    ax = fig.add_subplot()
+    if horizontal:
+        ax.barh(labels[::-1], y[::-1], color="#0969da")
+        ax.set_title(str(spec.get("title", "")), fontsize=10)
+        ax.set_xlabel(str(spec.get("ylabel", "")))
+        ax.set_ylabel(str(spec.get("xlabel", "")))
+        ax.grid(alpha=0.3, axis="x")
+        return fig
     if kind == "bar":
-        ax.bar([str(v) for v in x], y, color="#0969da")
+        ax.bar(labels, y, color="#0969da")
     elif kind == "errorbar":
         lo, hi = spec.get("lo"), spec.get("hi")
         err = [[a - b for a, b in zip(y, lo)], [b - a for a, b in zip(y, hi)]] if lo and hi else None
@@ -378,6 +425,7 @@ def _plots(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] | None
         figures.append((_svg(fig), "pass@k with 95% bootstrap CI over tasks"))
     # per-metric deltas with CIs (or the metrics with CIs when there is no baseline)
     rates = [m for m, v in metrics.items() if _rate(v)]
+    headline = [m for m in section.get("headline") or [] if m in rates]
     if comp:
         rows = [(m, comp["metrics"][m]) for m in rates if m in comp["metrics"] and comp["metrics"][m].get("ci")]
         if rows:
@@ -397,6 +445,8 @@ def _plots(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] | None
             ax.grid(alpha=0.3, axis="x")
             figures.append((_svg(fig), "red: CI below 0 · green: CI above 0 · grey: includes 0"))
     elif rates:
+        # the adapter's headline metrics when it names them: the table lists every breakdown
+        rates = headline or rates
         fig = Figure(figsize=(5.2, 0.5 + 0.45 * len(rates)))
         ax = fig.add_subplot()
         ys = list(range(len(rates)))[::-1]

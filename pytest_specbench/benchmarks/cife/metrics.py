@@ -129,7 +129,7 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
         metrics["csr_upstream_reading"] = _task_mean(up_csr)
         metrics["ssr_upstream_reading"] = _task_mean(up_ssr)
     for cat in sorted(cat_micro):
-        metrics[f"category_micro/{cat}"] = mean(cat_micro[cat])
+        metrics[f"category_micro/{cat}"] = float(mean(cat_micro[cat]))  # mean() of bools can be an int
         metrics[f"category_macro/{cat}"] = _task_mean(cat_macro[cat])
     for key, groups in by.items():
         for value in sorted(k for k in groups if "\0" not in k):
