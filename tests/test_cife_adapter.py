@@ -177,6 +177,16 @@ def test_metrics_exclude_incomplete_samples_and_label_breakdowns():
     assert m["csr_by_source/S"] == 0.0 and m["ssr_by_count/2"] == 0.5
 
 
+def test_breakdowns_by_constraint_count_are_in_numeric_order():
+    def sample(n):
+        task = {"source_dataset": "S", "difficulty": "easy", "n_constraints": n}
+        return [{"index": 0, "checks": {f"adherence[{i}]": {"constraint": i, "category": "A", "judge": True,
+                                                             "rule_verdict": None, "task": task}
+                                        for i in range(n)}}]
+    m = compute({str(n): sample(n) for n in (10, 2, 1)})
+    assert [k for k in m if k.startswith("csr_by_count/")] == ["csr_by_count/1", "csr_by_count/2", "csr_by_count/10"]
+
+
 def test_cohen_kappa():
     assert cohen_kappa([(True, True), (False, False)]) == 1.0
     assert cohen_kappa([(True, False), (False, True)]) == -1.0
