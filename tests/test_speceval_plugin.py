@@ -86,6 +86,69 @@ def test_dynamic_validation_on_the_bundled_suite(tmp_path):
     assert not r.passed
 
 
+def _suite_with_a_wrong_oracle(root: Path) -> Path:
+    """The bundled suite, with MaxOfTwo's ground truth made wrong (``>`` where
+    ``>=`` holds): its own test max(-5, -5) refutes it."""
+    shutil.copytree(ADAPTER_BUNDLED(), root / "specgenbench")
+    oracle = root / "specgenbench" / "oracle" / "MaxOfTwo" / "MaxOfTwo.java"
+    text = oracle.read_text()
+    assert "\\result >= x && \\result >= y" in text
+    oracle.write_text(text.replace("\\result >= x && \\result >= y", "\\result > x || \\result > y"))
+    return root
+
+
+def ADAPTER_BUNDLED() -> Path:
+    from pytest_specbench.benchmarks.speceval.adapter import bundled_root
+
+    return bundled_root()
+
+
+@pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
+def test_a_program_whose_ground_truth_fails_its_tests_is_skipped_with_its_clause(tmp_path):
+    from pytest_specbench.benchmarks.speceval import validation
+
+    data = _suite_with_a_wrong_oracle(tmp_path / "data")
+    settings = _Settings(tmp_path / "state", speceval_perturbation="if-else-flip", speceval_validation="dynamic")
+    ctx = _Ctx(settings)
+    ts = ADAPTER.load(data, settings)
+    reasons = {t.task_id: ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, ctx) for t in ts.tasks}
+    skipped = {k for k, v in reasons.items() if v}
+    # every task of that program (all four kinds, both categories), and no other
+    assert skipped == {f"MaxOfTwo/{k}/{c}" for k in TASKS for c in ("original", "if-else-flip")}
+    reason = reasons["MaxOfTwo/judgement/original"]
+    assert reason.startswith("MaxOfTwo: the ground truth fails its own tests: ensures (line 2)"), reason
+    assert "\\result > x || \\result > y" in reason and "\n" not in reason
+    # one check per program: the other tasks read the cache, and so does a fresh process (disk)
+    checks = []
+    real = validation._checker(ctx).check
+    validation._checker(ctx).check = lambda *a, **k: checks.append(a) or real(*a, **k)
+    try:
+        validation._GROUND_TRUTH.clear()
+        for t in ts.tasks:
+            ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, SimpleNamespace(settings=settings,
+                                executor=ctx.executor, cache_dir=lambda *p: _cache(tmp_path, *p)))
+        assert len(checks) == 4  # one per program, none per item
+        validation._GROUND_TRUTH.clear()
+        for t in ts.tasks:
+            ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, SimpleNamespace(settings=settings,
+                                executor=ctx.executor, cache_dir=lambda *p: _cache(tmp_path, *p)))
+        assert len(checks) == 4
+    finally:
+        validation._checker(ctx).check = real
+    keep = _Settings(tmp_path / "state", speceval_perturbation="none", speceval_validation="dynamic",
+                     speceval_oracle_refuted="keep")
+    gen = next(t for t in ADAPTER.load(data, keep).tasks if t.task_id == "MaxOfTwo/generation/original")
+    assert ADAPTER.skip_reason("generation", gen, _Ctx(keep)) is None
+    r = ADAPTER.run_check("generation", gen, Completion(ADAPTER.reference(gen, "generation")), _Ctx(keep))
+    assert r.details["precision"] < 1.0  # kept: the reference is scored, and loses
+
+
+def _cache(root: Path, *parts: str) -> Path:
+    path = root.joinpath("cache", *parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None, reason="SpecGenBench not found at ../shared/datasets/specgenbench")
 def test_real_data_builds_every_task_under_every_perturbation_deterministically():
@@ -142,6 +205,37 @@ def test_real_reference_scores_100_percent_syntactically():
         results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
     m = ADAPTER.aggregate(results, {t.task_id: t for t in ts.tasks}, settings)
     assert all(m[f"pcs/{c}"] == 1.0 for c in ALL_CATEGORIES)
+
+
+# The programs whose ground truth fails its own tests (docs/speceval.md, "Oracle-refuted tasks").
+ORACLE_REFUTED = {"CheckABeforeB", "ContainsDuplicate", "IsOneBitCharacter", "LCM", "MyPower", "MySqrt",
+                  "NextGreaterElem"}
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
+def test_real_reference_scores_100_percent_with_dynamic_validation(pytester):
+    """The command the note quotes: every task and perturbation at 100%, the
+    programs whose ground truth fails its tests skipped with their clause."""
+    result = pytester.runpytest_subprocess(
+        "--specbench=speceval", "--model=reference", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
+        "--speceval-perturbation=all", "--speceval-validation=dynamic", "-n", "2", "--specbench-report=r.json")
+    assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
+    bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
+    metrics = bench["metrics"]
+    kept = 116 - len(ORACLE_REFUTED)
+    for cat in ALL_CATEGORIES:
+        for name in ("judgement_acc", "selection_acc", "infilling_acc", "generation_avg_precision",
+                     "generation_avg_recall", "pcs"):
+            assert metrics[f"{name}/{cat}"] == 1.0, (name, cat, metrics[f"{name}/{cat}"])
+        assert metrics[f"generation_pass/{cat}"] == metrics[f"infilling_pass/{cat}"] == kept
+        if cat != "original":
+            assert metrics[f"jaccard_judgement/{cat}"] == 0.0 and metrics[f"variance_precision/{cat}"] == 0.0
+    skipped = bench["skipped"]
+    programs = {reason.split(":", 1)[0] for reason in skipped}
+    assert programs == ORACLE_REFUTED, skipped
+    assert all(n == 4 * len(ALL_CATEGORIES) and "the ground truth fails its own tests" in r for r, n in skipped.items())
+    assert result.ret == 0
 
 
 def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ...errors import DataError
+from ...errors import DataError, InfrastructureError
 from ..base import CheckResult, Option, Prompt, Task, TaskSet
 from . import metrics as M
 from . import prompts, validation
@@ -70,6 +70,9 @@ OPTIONS = (
     Option("speceval_validation", "how a specification's correctness is decided: dynamic (the JML checker on "
            "the tests, §4.1), syntactic (equal to a ground-truth clause), auto (dynamic when available)",
            default="auto", choices=("auto", "dynamic", "syntactic")),
+    Option("speceval_oracle_refuted", "with dynamic validation, a program whose ground truth fails its own tests "
+           "(a benchmark-construction defect): skip its tasks, each skip naming the refuted clause, or keep them "
+           "in the scores", default="skip", choices=("skip", "keep")),
 )
 
 
@@ -171,7 +174,21 @@ class SpecEval:
             missing = validation.jvm_missing(ctx)
             if missing:
                 return missing + " (or run with --speceval-validation=syntactic)"
+        if mode == "dynamic" and _option(ctx.settings, "speceval_oracle_refuted") == "skip":
+            gt = self.ground_truth(task, ctx)
+            if gt is not None and gt.fails:
+                return gt.reason(task.data["program"]) + "; excluded (--speceval-oracle-refuted=keep scores it)"
         return None
+
+    def ground_truth(self, task: Task, ctx: Any) -> "validation.GroundTruth | None":
+        """The program's ground truth (the original oracle, whatever the task's
+        category: a perturbation that breaks it is our bug and must stay visible)
+        checked once on its tests; None when the harness could not run it (the
+        items then run and report that fault themselves)."""
+        try:
+            return validation.ground_truth(Path(task.source).read_text(encoding="utf-8"), _tests(task), ctx)
+        except InfrastructureError:
+            return None
 
     # --- prompts and answers -------------------------------------------------
     def prompt(self, task: Task, settings: Any) -> Prompt:

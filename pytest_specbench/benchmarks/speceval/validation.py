@@ -16,6 +16,7 @@ which mode decided it (``validation``).
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,3 +169,89 @@ def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> tu
 
 def _line(source: str, byte_offset: int) -> int:
     return source.encode("utf-8")[:byte_offset].count(b"\n") + 1
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """The ground-truth specification checked on its own tests.
+
+    ``fails``: a test call violated a clause, crashed or timed out: the task's
+    own answer is refuted, a benchmark-construction defect (an oracle bug or a
+    test outside what the oracle intends), not something a model can be scored
+    on.  ``checkable`` False: the checker could not run it (``status``)."""
+
+    fails: bool
+    checkable: bool
+    verdict: str  # holds | vacuous | violated | crashed | timeout | <status>
+    kind: str = ""
+    line: int = 0
+    clause: str = ""
+    call: str = ""
+    summary: str = ""
+
+    def reason(self, program: str) -> str:
+        """One line naming the program and what refuted its ground truth."""
+        if self.verdict == "violated":
+            clause = " ".join(self.clause.split())
+            clause = clause if len(clause) <= 90 else clause[:87] + "..."
+            what = f"{self.kind} (line {self.line}) `{clause}` refuted on {self.call}"
+        else:
+            what = f"{self.verdict} on {self.call}"
+        return f"{program}: the ground truth fails its own tests: {what}"
+
+
+_GROUND_TRUTH: dict[str, GroundTruth] = {}
+GROUND_TRUTH_CACHE = "speceval-ground-truth"
+
+
+def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any) -> GroundTruth:
+    """The ground truth of one program checked once on its tests, cached by
+    content (the source, the tests, the checker's version and call limit) in
+    this process and, when the context has a cache folder, on disk: items and
+    xdist workers reuse the verdict instead of re-checking it, and a second run
+    decides exactly as the first (a timeout under load cannot flip it)."""
+    import hashlib
+    import json
+
+    from .jml.checker import CHECKER_VERSION
+    from .jml.inputs import driver_from_daikon
+    from .jml.translate import TranslationError, translate
+
+    checker = _checker(ctx)
+    h = hashlib.sha256(f"{CHECKER_VERSION}\0{checker.call_seconds}\0".encode())
+    h.update(source_with_specs.encode("utf-8") + b"\0" + (tests_source or "").encode("utf-8"))
+    key = h.hexdigest()[:40]
+    if key in _GROUND_TRUTH:
+        return _GROUND_TRUTH[key]
+    path = None
+    if callable(getattr(ctx, "cache_dir", None)):
+        path = ctx.cache_dir(GROUND_TRUTH_CACHE) / f"{key}.json"
+        try:
+            _GROUND_TRUTH[key] = GroundTruth(**json.loads(path.read_text(encoding="utf-8")))
+            return _GROUND_TRUTH[key]
+        except (OSError, ValueError, TypeError):
+            pass
+    try:
+        tr = translate(source_with_specs)
+        driver = driver_from_daikon(tests_source or "class X {}", tr)
+        rep = checker.check(source_with_specs, driver)
+    except TranslationError as exc:
+        gt = GroundTruth(False, False, "syntax_error", summary=str(exc))
+    else:
+        if rep.status != "checked":
+            gt = GroundTruth(False, False, rep.status, line=rep.line, summary=rep.summary())
+        elif rep.failures:
+            c = rep.failures[0]
+            gt = GroundTruth(True, True, c.verdict, c.kind, c.line, c.clause, f"call {c.index} {c.call}",
+                             rep.summary())
+        else:
+            gt = GroundTruth(False, True, rep.verdict, summary=rep.summary())
+    _GROUND_TRUTH[key] = gt
+    if path is not None:
+        tmp = path.with_name(f"{key}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(gt.__dict__), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a cache that cannot be written only costs a re-check
+    return gt
