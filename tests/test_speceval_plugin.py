@@ -68,6 +68,7 @@ def test_dynamic_validation_on_the_bundled_suite(tmp_path):
     settings = _Settings(tmp_path, speceval_perturbation="all", speceval_task="infilling,generation")
     ctx = _Ctx(settings)
     ts = ADAPTER.load(None, settings)
+    results = {}
     for t in ts.tasks:
         (check,) = ADAPTER.checks_for(t)
         assert ADAPTER.skip_reason(check, t, ctx) is None
@@ -77,6 +78,13 @@ def test_dynamic_validation_on_the_bundled_suite(tmp_path):
             # the perturbation check: every ground-truth clause holds on the tests
             assert r.details["validation"] == "dynamic" and r.details["precision"] == 1.0, (t.task_id, r.details)
             assert r.details["tests"] > 0
+            # beyond the paper: the branch coverage of the calls it was checked on, and the program's
+            assert 0 < r.details["branch_coverage"] <= 1 and r.details["program_tests"]["branch_coverage"] > 0
+        results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
+    m = ADAPTER.aggregate(results, {t.task_id: t for t in ts.tasks}, settings)
+    assert set(m["test_branch_coverage_by_program"]) == {"CountAbove", "FindIndex", "IsSorted", "MaxOfTwo"}
+    assert m["test_branch_coverage_mean"] == pytest.approx(
+        sum(m["test_branch_coverage_by_program"].values()) / 4)
     gen = next(t for t in ts.tasks if t.task_id == "MaxOfTwo/generation/original")
     wrong = ADAPTER.reference(gen, "generation").replace("\\result >= x && \\result >= y", "\\result > x")
     r = ADAPTER.run_check("generation", gen, Completion(wrong), ctx)

@@ -113,7 +113,7 @@ def _instance(source: str, plan_json: str, category: str, seed: int) -> Instance
 
 class SpecEval:
     name = "speceval"
-    version = "1"
+    version = "2"  # 2: branch coverage in the details
     options = OPTIONS
 
 
@@ -214,14 +214,20 @@ class SpecEval:
         base = {"program": task.data["program"], "category": task.data["category"], "applied": d["applied"]}
         requested = _option(ctx.settings, "speceval_validation") if hasattr(ctx, "settings") else "auto"
         dynamic = validation.mode(requested) == "dynamic"
+        if dynamic:
+            gt = self.ground_truth(task, ctx)
+            if gt is not None and gt.checkable:
+                # the program's tests as the ground truth sees them (its domain): the per-program
+                # figure of the report, the same whatever the model answers
+                base["program_tests"] = _test_strength(gt.tests, gt.branch_coverage)
         kind = task.data["kind"]
         if kind == "judgement":
             details = {**base, "label": d["label"], "validation": "syntactic"}
             if dynamic and not d["label"]:
                 # §3.2.1 / issue: a mutant counts as incorrect only if the tests refute it
-                refuted, summary, calls = self._mutant_refuted(task, inst, ctx)
-                details.update({"validation": "dynamic" if refuted is not None else "unchecked", "tests": calls,
-                                "checker": summary})
+                refuted, check = self._mutant_refuted(task, inst, ctx)
+                details.update({"validation": "dynamic" if refuted is not None else "unchecked",
+                                "checker": check.summary, **_test_strength(check.tests, check.branch_coverage)})
                 # a mutant the checker cannot run (unsupported construct) stays incorrect, as built
                 if refuted is False:
                     return CheckResult(True, {**details, "dropped": True, "passed": None},
@@ -246,11 +252,11 @@ class SpecEval:
             return self._infilling(inst, text, base, dynamic, ctx, task)
         return self._generation(inst, text, base, dynamic, ctx, task)
 
-    def _mutant_refuted(self, task: Task, inst: Instance, ctx: Any) -> tuple[bool | None, str, int]:
+    def _mutant_refuted(self, task: Task, inst: Instance, ctx: Any) -> tuple[bool | None, validation.SpecCheck]:
         key = (task.task_id, json.dumps(task.data["plan"], sort_keys=True))
         if key not in _MUTANT_VERDICTS:
-            holds, summary, calls = validation.spec_holds(inst.program, _tests(task), ctx)
-            _MUTANT_VERDICTS[key] = (None if holds is None else holds is False, summary, calls)
+            check = validation.spec_holds(inst.program, _tests(task), ctx)
+            _MUTANT_VERDICTS[key] = (None if check.holds is None else check.holds is False, check)
         return _MUTANT_VERDICTS[key]
 
     def _infilling(self, inst: Instance, text: str, base: dict, dynamic: bool, ctx: Any, task: Task) -> CheckResult:
@@ -264,9 +270,10 @@ class SpecEval:
         details["match"] = "syntactic" if ok else None
         if not ok and dynamic:
             program = inst.program.replace(PLACEHOLDER, fill, 1)
-            holds, summary, calls = validation.spec_holds(program, _tests(task), ctx)
-            ok = holds is True
-            details.update({"match": "dynamic" if ok else None, "tests": calls, "checker": summary})
+            check = validation.spec_holds(program, _tests(task), ctx)
+            ok = check.holds is True
+            details.update({"match": "dynamic" if ok else None, "checker": check.summary,
+                            **_test_strength(check.tests, check.branch_coverage)})
         return CheckResult(ok, {**details, "passed": ok}, "" if ok else f"filled {fill!r}: does not hold")
 
     def _generation(self, inst: Instance, text: str, base: dict, dynamic: bool, ctx: Any, task: Task) -> CheckResult:
@@ -297,10 +304,8 @@ class SpecEval:
             # crash no clause is named for) holds only if it is a ground-truth clause
             holds = [v is True or (v is None and g in gt) for v, g in zip(verdicts.clauses, generated)]
             mode = "dynamic"
-            details.update({"tests": verdicts.tests, "checker": verdicts.message,
-                            "undecided": sum(v is None for v in verdicts.clauses),
-                            # beyond the paper: a spec that "holds" on few in-domain calls is flagged
-                            "weak_tests": verdicts.tests < WEAK_TESTS})
+            details.update({"checker": verdicts.message, "undecided": sum(v is None for v in verdicts.clauses),
+                            **_test_strength(verdicts.tests, verdicts.branch_coverage)})
         precision = sum(holds) / len(generated) if generated else 0.0
         recall = len(gt & set(generated)) / len(gt) if gt else 0.0
         all_hold = bool(generated) and all(holds)
@@ -319,6 +324,7 @@ class SpecEval:
         out = M.compute(entries, cats, kinds)
         if all(k in kinds for k in M.TASK_ORDER):
             out["pcs_by_program"] = M.pcs_by_program(entries, "original")
+        out.update(M.test_strength(entries))
         return out
 
     def metric_names(self, settings: Any) -> Sequence[str]:
@@ -340,6 +346,8 @@ class SpecEval:
                 names += [f"jaccard_{k}/{cat}" for k in ("judgement", "selection", "infilling") if k in kinds]
                 if "generation" in kinds:
                     names += [f"variance_precision/{cat}", f"variance_recall/{cat}"]
+        if validation.mode(_option(settings, "speceval_validation")) == "dynamic":
+            names += ["test_branch_coverage_mean", "weak_test_programs"]
         return names
 
     def figures(self, metrics: Mapping[str, Any], settings: Any) -> list[dict]:
@@ -360,6 +368,11 @@ class SpecEval:
             if pert and any(y is not None for y in ys):
                 figs.append({"title": f"SpecEval: {k} per perturbation (Table 2)", "kind": "bar", "x": pert,
                              "y": [y if y is not None else 0 for y in ys], "xlabel": "perturbation", "ylabel": k})
+        coverage = metrics.get("test_branch_coverage_by_program") or {}
+        if coverage:
+            figs.append({"title": "SpecEval: branch coverage of each program's tests (SpecEval: 95.5% on average)",
+                         "kind": "hist", "x": list(coverage.values()), "y": [], "xlabel": "branch coverage",
+                         "ylabel": "programs"})
         per_program = metrics.get("pcs_by_program") or {}
         if per_program:
             figs.append({"title": "SpecEval: PCS(P) per program, original (§3.4.2)", "kind": "hist",
@@ -388,7 +401,18 @@ def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:
 
 
 _MUTANT_VERDICTS: dict = {}
-WEAK_TESTS = 5  # fewer in-domain test calls than this: the verdict "holds" is flagged as weak
+# Beyond the paper: a verdict "holds" is only as good as the tests.  Flagged as weak:
+# fewer in-domain test calls than WEAK_TESTS, or their branch coverage below
+# WEAK_COVERAGE (SpecEval's own tests cover 95.5% of the branches on average, §4.1).
+WEAK_TESTS = 5
+WEAK_COVERAGE = 0.8
+
+
+def _test_strength(tests: int, coverage: float | None) -> dict[str, Any]:
+    """``tests`` (in-domain calls the spec was checked on), ``branch_coverage`` of
+    those calls (None: the program has no branch), ``weak_tests``."""
+    return {"tests": tests, "branch_coverage": coverage,
+            "weak_tests": tests < WEAK_TESTS or (coverage is not None and coverage < WEAK_COVERAGE)}
 
 
 def _tests(task: Task) -> str | None:

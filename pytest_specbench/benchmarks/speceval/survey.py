@@ -21,6 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from . import validation
+from .adapter import WEAK_COVERAGE, WEAK_TESTS, _test_strength
 from .perturb import ALL_CATEGORIES
 from .tasks import build, instantiate, load_programs
 
@@ -43,6 +44,7 @@ def main(argv=None) -> int:
     cats = [c for c in args.categories.split(",") if c]
     fig: Counter = Counter()
     problems: list[str] = []
+    strength: list[tuple[str, int, float | None, bool, bool]] = []
     t0 = time.monotonic()
     for p in load_programs(root):
         if only and p.name not in only:
@@ -55,11 +57,17 @@ def main(argv=None) -> int:
         fig["programs"] += 1
         for cat in cats:
             inst = instantiate(p.source, gen, cat, args.seed)
-            holds, summary, calls = validation.spec_holds(inst.data["ground_truth"], tests, ctx)
-            key = {True: "holds", False: "refuted", None: "unchecked"}[holds]
+            check = validation.spec_holds(inst.data["ground_truth"], tests, ctx)
+            key = {True: "holds", False: "refuted", None: "unchecked"}[check.holds]
             fig[f"{cat}:{key}"] += 1
-            if holds is not True:
-                problems.append(f"{p.name} [{cat}] {key}: {summary}")
+            if check.holds is not True:
+                problems.append(f"{p.name} [{cat}] {key}: {check.summary}")
+        gt = validation.ground_truth(p.source, tests, ctx)
+        excluded = gt.fails  # --speceval-oracle-refuted=skip
+        fig["oracle_refuted"] += excluded
+        if gt.checkable:
+            weak = _test_strength(gt.tests, gt.branch_coverage)["weak_tests"]
+            strength.append((p.name, gt.tests, gt.branch_coverage, weak, excluded))
         if "original" in cats:
             plan = build(p.name, p.source, "judgement", args.seed)
             if plan is not None:
@@ -67,8 +75,13 @@ def main(argv=None) -> int:
                 fig["judgement_label_correct"] += plan["label"]
                 if not plan["label"]:
                     inst = instantiate(p.source, plan, "original", args.seed)
-                    holds, summary, _ = validation.spec_holds(inst.program, tests, ctx)
+                    holds = validation.spec_holds(inst.program, tests, ctx).holds
                     fig[{True: "mutant_not_refuted", False: "mutant_refuted", None: "mutant_unchecked"}[holds]] += 1
+                    if holds is True and not excluded:
+                        fig["kept_dropped"] += 1
+                if not excluded:
+                    fig["kept_judgement"] += 1
+                    fig["kept_label_correct"] += plan["label"]
         print(f"  {p.name} done ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
     jvm.close() if hasattr(jvm, "close") else None
     w = print
@@ -82,6 +95,21 @@ def main(argv=None) -> int:
           f"({fig['judgement_label_correct'] / fig['judgement']:.1%}); mutants refuted {fig['mutant_refuted']}, "
           f"not refuted (dropped) {fig['mutant_not_refuted']}, not checkable {fig['mutant_unchecked']}; "
           f"after dropping: {fig['judgement_label_correct']}/{kept} correct ({fig['judgement_label_correct'] / max(kept, 1):.1%})")
+        scored = fig["kept_judgement"] - fig["kept_dropped"]
+        w(f"judgement without the {fig['oracle_refuted']} oracle-refuted programs (--speceval-oracle-refuted=skip): "
+          f"{fig['kept_judgement']} tasks, {fig['kept_dropped']} dropped, {fig['kept_label_correct']}/{scored} correct "
+          f"({fig['kept_label_correct'] / max(scored, 1):.1%}): the accuracy of a judge that always answers 'correct'")
+    with_branches = [(n, t, c, wk, x) for n, t, c, wk, x in strength if c is not None]
+    if with_branches:
+        def avg(rows):
+            return sum(c for _, _, c, _, _ in rows) / max(len(rows), 1)
+        scored_rows = [r for r in with_branches if not r[4]]
+        w(f"tests' branch coverage (ground-truth domain): mean {avg(with_branches):.1%} over the "
+          f"{len(with_branches)} programs with branches ({len(strength) - len(with_branches)} have none); "
+          f"{avg(scored_rows):.1%} over the {len(scored_rows)} scored ones; SpecEval reports 95.5% (§4.1)")
+        weak = [f"{n} ({t} calls, {c:.0%})" if c is not None else f"{n} ({t} calls)"
+                for n, t, c, wk, _ in strength if wk]
+        w(f"weak tests (< {WEAK_TESTS} calls or < {WEAK_COVERAGE:.0%} of branches): {len(weak)}: {', '.join(weak)}")
     for line in problems:
         w("  " + line)
     w(f"end-to-end: {time.monotonic() - t0:.0f} s")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
 
@@ -34,6 +34,7 @@ class Verdicts:
     calls: int = 0  # test calls made
     status: str = "checked"  # the checker's status of the first run
     message: str = ""
+    branch_coverage: float | None = None  # of the in-domain calls (first run); None: no branch, not run
 
 
 def checker_available() -> bool:
@@ -126,7 +127,8 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
             undecided = [i for i, v in enumerate(verdicts) if v is True]
             for i in undecided:
                 verdicts[i] = None
-            return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), rep.status, rep.summary())
+            return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), rep.status, rep.summary(),
+                            first.branch_coverage)
         bad = rep.failures
         if not bad:
             break
@@ -137,7 +139,8 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
             for i, v in enumerate(verdicts):
                 if v is True:
                     verdicts[i] = None
-            return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), "checked", rep.summary())
+            return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), "checked", rep.summary(),
+                            first.branch_coverage)
         raw = src.encode("utf-8")
         for i in sorted(hit, key=lambda i: cur[i][1].start, reverse=True):
             verdicts[i] = False
@@ -145,26 +148,34 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
             raw = raw[:c.start] + b"true" + raw[c.end:]
         src = raw.decode("utf-8")
     return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), "checked",
-                    first.summary() if first else "")
+                    first.summary() if first else "", first.branch_coverage if first else None)
 
 
-def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> tuple[bool | None, str, int]:
-    """Whole-spec verdict: (True when no test call refutes it, None when it
-    could not be checked, False refuted; the checker's summary; in-domain calls)."""
+class SpecCheck(NamedTuple):
+    """Whole-spec verdict: ``holds`` True when no test call refutes it, None when
+    it could not be checked, False refuted; the checker's summary; the in-domain
+    calls (``tests``) and their branch coverage."""
+
+    holds: bool | None
+    summary: str
+    tests: int
+    branch_coverage: float | None = None
+
+
+def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> SpecCheck:
     from .jml.inputs import driver_from_daikon
     from .jml.translate import TranslationError, translate
 
     try:
         tr = translate(source_with_specs)
     except TranslationError as exc:
-        return None, f"JML syntax error: {exc}", 0
+        return SpecCheck(None, f"JML syntax error: {exc}", 0)
     driver = driver_from_daikon(tests_source or "class X {}", tr)
     rep = _checker(ctx).check(source_with_specs, driver)
     if rep.status != "checked":
-        return None, rep.summary(), 0
-    if rep.verdict in ("holds", "vacuous"):
-        return True, rep.summary(), len(rep.in_domain)
-    return False, rep.summary(), len(rep.in_domain)
+        return SpecCheck(None, rep.summary(), 0)
+    holds = rep.verdict in ("holds", "vacuous")
+    return SpecCheck(holds, rep.summary(), len(rep.in_domain), rep.branch_coverage)
 
 
 def _line(source: str, byte_offset: int) -> int:
@@ -188,6 +199,8 @@ class GroundTruth:
     clause: str = ""
     call: str = ""
     summary: str = ""
+    tests: int = 0  # test calls in the ground truth's precondition domain
+    branch_coverage: float | None = None  # of those calls (None: no branch in the program)
 
     def reason(self, program: str) -> str:
         """One line naming the program and what refuted its ground truth."""
@@ -243,9 +256,10 @@ def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any) -> 
         elif rep.failures:
             c = rep.failures[0]
             gt = GroundTruth(True, True, c.verdict, c.kind, c.line, c.clause, f"call {c.index} {c.call}",
-                             rep.summary())
+                             rep.summary(), len(rep.in_domain), rep.branch_coverage)
         else:
-            gt = GroundTruth(False, True, rep.verdict, summary=rep.summary())
+            gt = GroundTruth(False, True, rep.verdict, summary=rep.summary(), tests=len(rep.in_domain),
+                             branch_coverage=rep.branch_coverage)
     _GROUND_TRUTH[key] = gt
     if path is not None:
         tmp = path.with_name(f"{key}.{os.getpid()}.tmp")

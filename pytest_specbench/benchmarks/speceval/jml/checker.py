@@ -33,7 +33,7 @@ from .translate import Translation, TranslationError, translate
 RUNNER = "specbench.jml.JmlRunner"
 JAVA_DIR = Path(__file__).with_name("java")
 # Part of result keys: bump when the same spec could get another verdict.
-CHECKER_VERSION = "1"
+CHECKER_VERSION = "2"  # 2: branch probes
 
 
 @dataclass
@@ -47,9 +47,11 @@ class CallVerdict:
     message: str = ""
     output: str = ""
     cpu_ms: int = 0
+    branches: frozenset = frozenset()  # branch probe ids the call reached (coverage.py)
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if v not in ("", 0) or k in ("index", "verdict")}
+        return {k: (sorted(v) if k == "branches" else v) for k, v in self.__dict__.items()
+                if v not in ("", 0, frozenset()) or k in ("index", "verdict")}
 
 
 @dataclass
@@ -66,6 +68,21 @@ class SpecReport:
     @property
     def in_domain(self) -> list[CallVerdict]:
         return [c for c in self.calls if c.verdict != "precondition"]
+
+    @property
+    def branches(self) -> int:
+        """Branches of the program (0: none, or compiled without probes)."""
+        return len(self.translation.branches) if self.translation is not None else 0
+
+    @property
+    def branch_coverage(self) -> float | None:
+        """Share of the program's branches the in-domain calls took (the test
+        inputs the spec was checked on); None when the program has no branch
+        or was checked without probes."""
+        if not self.branches:
+            return None
+        reached = set().union(*(c.branches for c in self.in_domain)) if self.in_domain else set()
+        return len({b for b in reached if 0 <= b < self.branches}) / self.branches
 
     @property
     def failures(self) -> list[CallVerdict]:
@@ -127,14 +144,26 @@ class JmlChecker:
         if tr.unsupported:
             what, line = tr.unsupported[0]
             return SpecReport("unsupported", what, line, translation=tr, unsupported=tr.unsupported), tr, None
-        sources = {f"{tr.class_name}.java": tr.source}
-        if driver is not None:
-            sources[f"{driver.class_name}.java"] = driver.source
-        res = self.jvm.compile(sources, (self.runtime(),))
+        res = self.jvm.compile(self._sources(tr, driver), (self.runtime(),))
+        if not res.ok and tr.branches:
+            # The probes themselves should never break compilation; if they do (a
+            # construct coverage.py does not foresee), the verdict must not suffer:
+            # check without them, coverage unknown.
+            bare = translate(source, class_name, probes=False)
+            res_bare = self.jvm.compile(self._sources(bare, driver), (self.runtime(),))
+            if res_bare.ok:
+                return None, bare, res_bare.classes
         if not res.ok:
             line, msg = _map_javac(res.diagnostics, tr)
             return SpecReport("compile_error", msg, line, translation=tr), tr, None
         return None, tr, res.classes
+
+    @staticmethod
+    def _sources(tr: Translation, driver: Driver | None) -> dict[str, str]:
+        sources = {f"{tr.class_name}.java": tr.source}
+        if driver is not None:
+            sources[f"{driver.class_name}.java"] = driver.source
+        return sources
 
     # --------------------------------------------------------------- check
     def check(self, source: str, driver: Driver, class_name: str | None = None,
@@ -222,8 +251,10 @@ def _verdict(r: dict, call: str) -> CallVerdict:
         msg = f"{r['exception']}: {msg}"
     elif v == "timeout":
         msg = "call time limit"
+    reached = r.get("branches")
+    branches = frozenset(b for b in reached if isinstance(b, int)) if isinstance(reached, list) else frozenset()
     return CallVerdict(int(r["call"]), call, v, r.get("kind", ""), int(r.get("line", 0) or 0),
-                       r.get("clause", ""), msg, r.get("output", ""), int(r.get("cpu_ms", 0) or 0))
+                       r.get("clause", ""), msg, r.get("output", ""), int(r.get("cpu_ms", 0) or 0), branches)
 
 
 def _map_javac(diag: str, tr: Translation) -> tuple[int, str]:

@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import expr as X
+from .coverage import branch_probes
 
 _PRIMS = {"int", "long", "short", "byte", "char", "boolean", "double", "float"}
 _RT = "specbench.jml.JmlRt"
@@ -84,6 +85,7 @@ class Translation:
     clauses: list[Clause]  # every translated clause (for messages and mutants)
     unsupported: list[tuple[str, int]]  # (construct, JML line): the spec must not be judged
     methods: dict[str, list[dict]]  # name -> [{"params": [(type, name)], "ret": type, "static": bool}]
+    branches: list = field(default_factory=list)  # coverage.Branch per probe id (empty: no probes)
 
     @property
     def ok(self) -> bool:
@@ -421,7 +423,8 @@ class _Unsupported(Exception):
 
 
 class Translator:
-    def __init__(self, source: str):
+    def __init__(self, source: str, probes: bool = True):
+        self.probes = probes
         self.source = source
         self.src = source.encode("utf-8")
         self.tree = _parser().parse(self.src)
@@ -508,9 +511,14 @@ class Translator:
         if self.tree.root_node.has_error:
             err = _first_error(self.tree.root_node)
             raise TranslationError("Java syntax error", err.start_point[0] + 1 if err else 1)
+        branches = []
+        if self.probes:
+            probes = branch_probes(self.tree.root_node, self.src)
+            self.edits.extend(probes.edits)
+            branches = probes.branches
         out = self.apply()
         return Translation(out, _text(self.src, main_cls.child_by_field_name("name")), self.clauses,
-                           self.unsupported, self.methods)
+                           self.unsupported, self.methods, branches)
 
     def apply(self) -> str:
         edits = list(self.edits)
@@ -608,6 +616,7 @@ class Translator:
         self.edit(comment.start_byte, comment.end_byte, " ".join(head.split()) + " " + body)
 
     def plain_java(self, e: X.Node, line: int) -> str:
+        _no_runtime_names(e, line, ("specbench", "JmlRt"))
         try:
             return X.to_java(e)
         except X.Unbounded as exc:
@@ -615,6 +624,8 @@ class Translator:
 
     def record(self, c: Clause) -> None:
         self.clauses.append(c)
+        if c.expr is not None:
+            _no_runtime_names(c.expr, c.line, ("specbench", "JmlRt", "__jml"))
         for u in X.unsupported(c.expr) if c.expr is not None else ():
             raise _Unsupported(u, c.line)
 
@@ -992,6 +1003,15 @@ def _transform_olds(e: X.Node, fn=None, bound: frozenset = frozenset()) -> X.Nod
     return replace(e, **changes) if changes else e
 
 
+def _no_runtime_names(e: X.Node, line: int, prefixes: tuple[str, ...]) -> None:
+    """A specification naming the checker's runtime or generated code could
+    record branches or steer the checks: refused (never silently run)."""
+    for n in X.walk(e):
+        name = getattr(n, "name", None) if isinstance(n, (X.Name, X.Field, X.Call)) else None
+        if isinstance(name, str) and name.startswith(prefixes):
+            raise _Unsupported(f"a name of the checker's own runtime ({name})", line)
+
+
 def _walk(node):
     yield node
     for c in node.children:
@@ -1009,7 +1029,8 @@ def _java_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def translate(source: str, class_name: str | None = None) -> Translation:
+def translate(source: str, class_name: str | None = None, probes: bool = True) -> Translation:
     """Translate JML-annotated Java ``source``; raises :class:`TranslationError`
-    for a JML or Java syntax error (with its line)."""
-    return Translator(source).run(class_name)
+    for a JML or Java syntax error (with its line).  ``probes``: with branch
+    probes in the program's code (:mod:`.coverage`)."""
+    return Translator(source, probes).run(class_name)

@@ -25,11 +25,49 @@ public final class JmlRt {
         return out;
     }
 
+    /** The branch probes a call reached (ids in increasing order), then forgets them. */
+    static String takeBranches() {
+        boolean[] seen = branches;
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < seen.length; i++) {
+            if (seen[i]) {
+                if (b.length() > 1) b.append(',');
+                b.append(i);
+                seen[i] = false;
+            }
+        }
+        return b.append(']').toString();
+    }
+
     static synchronized boolean takeAllowedException() {
         boolean b = allowedException;
         allowedException = false;
         return b;
     }
+
+    // ------------------------------------------------------------ branch probes
+    // Written by the call's thread only (the program cannot start threads) and read
+    // by the runner after the call: not synchronized, so that probes in hot loops stay cheap.
+    private static boolean[] branches = new boolean[64];
+
+    private static void reach(int id) {
+        if (id < 0 || id > 1 << 20) return;
+        boolean[] seen = branches;
+        if (id >= seen.length) {
+            seen = java.util.Arrays.copyOf(seen, Math.max(id + 1, seen.length * 2));
+            branches = seen;
+        }
+        seen[id] = true;
+    }
+
+    /** A branch point: records ``id`` when ``c`` holds, ``id + 1`` otherwise; yields ``c``. */
+    public static boolean br(int id, boolean c) {
+        reach(c ? id : id + 1);
+        return c;
+    }
+
+    /** A branch target (a switch case). */
+    public static void hit(int id) { reach(id); }
 
     // ------------------------------------------------------------ checks
     public static synchronized JmlViolation fail(String kind, int line, String clause, String detail) {

@@ -139,6 +139,7 @@ public final class JmlRunner {
             final int k = Integer.parseInt(args[a]);
             JmlRt.drain();
             JmlRt.takeAllowedException();
+            JmlRt.takeBranches();
             final Outcome out = new Outcome();
             ThreadGroup group = new ThreadGroup("specbench-call-" + k);
             final Method m = call;
@@ -186,6 +187,7 @@ public final class JmlRunner {
                 r.append(",\"outlived\":true");
                 stop = true;
             }
+            r.append(",\"branches\":").append(JmlRt.takeBranches());
             r.append(",\"cpu_ms\":").append(out.cpuNanos / 1_000_000).append(",\"wall_ms\":").append(wallMs);
             r.append(",\"output\":").append(json(clip(captured.take(), 2000)))
              .append(",\"output_dropped\":").append(captured.takeDropped()).append("}");
