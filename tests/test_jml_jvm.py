@@ -58,3 +58,64 @@ def test_wall_limit_ends_a_jvm(tmp_path):
         assert res.timed_out and res.exit_code is None
     finally:
         ex.close()
+
+
+def _server_pid(ex: JvmExecutor) -> int:
+    """The process of the executor's warm javac (found by its FIFO on the command line)."""
+    import os
+
+    fifo = str(ex._server._fifo_dir / "requests")
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if fifo.encode() in argv and any(b"CompileServer" in a for a in argv) and argv[0].endswith(b"java"):
+            return int(pid)
+    raise AssertionError("no javac server process")
+
+
+@needs_jdk
+def test_warm_javac_runs_in_the_sandbox_and_comes_back_after_it_dies(tmp_path):
+    import os
+    import signal
+    import time
+
+    ex = JvmExecutor(tmp_path / "jvm", isolate=True, state_dir=tmp_path)
+    try:
+        first = ex.compile({"A.java": "public class A { class In {} }"})
+        assert first.ok and {p.name for p in first.classes.glob("*.class")} == {"A.class", "A$In.class"}
+        assert ex._server is not None and ex._server._live is not None  # a job of the command executor
+        pid = _server_pid(ex)
+        # confined: another network namespace and (as root) a uid of its own
+        assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+        if os.geteuid() == 0:
+            with open(f"/proc/{pid}/status") as fh:
+                uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
+            assert uid != 0
+        bad = ex.compile({"B.java": "public class B { int f() { return x; } }"})
+        assert not bad.ok and bad.diagnostics.startswith("B.java:1: error: cannot find symbol")
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+        again = ex.compile({"C.java": "public class C {}"})
+        assert again.ok and (again.classes / "C.class").is_file()
+        assert _server_pid(ex) != pid  # a fresh server answered
+    finally:
+        ex.close()
+    assert not ex._server
+
+
+@needs_jdk
+def test_javac_without_the_warm_server_and_without_the_sandbox(tmp_path):
+    for isolate in (True, False):
+        ex = JvmExecutor(tmp_path / f"jvm{isolate}", isolate=isolate, state_dir=tmp_path)
+        try:
+            once = ex.compile({"D.java": "public class D { class In {} }"}, use_server=False)
+            assert once.ok and {p.name for p in once.classes.glob("*.class")} == {"D.class", "D$In.class"}
+            bad = ex.compile({"E.java": "public class E { int f() { return y; } }"}, use_server=False)
+            assert bad.diagnostics.startswith("E.java:1: error: cannot find symbol"), bad.diagnostics
+            served = ex.compile({"F.java": "public class F {}"})
+            assert served.ok and ex._server is not None and (ex._server._live is not None) == isolate
+        finally:
+            ex.close()

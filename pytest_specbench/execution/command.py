@@ -102,6 +102,27 @@ class CommandExecutor(SandboxClient):
         return prepared
 
     def run(self, prepared: Prepared | None, job: CommandJob) -> CommandResult:
+        msg, limits = self._message(prepared, job)
+        try:
+            self._send(msg)
+            return self._collect(limits, deadline=time.monotonic() + limits["job_wall"] + 30)
+        except (OSError, EOFError, TimeoutError) as exc:
+            self.close()
+            raise InfrastructureError(f"sandbox failed: {exc}") from None
+
+    def spawn(self, prepared: Prepared | None, job: CommandJob) -> "LiveJob":
+        """Start a long-lived job (a warm compiler) and return at once: its
+        records are read as they come (:meth:`LiveJob.record`).  The job holds
+        this executor's zygote until it ends, so give it an executor of its own."""
+        msg, limits = self._message(prepared, job)
+        try:
+            self._send(msg)
+        except OSError as exc:
+            self.close()
+            raise InfrastructureError(f"sandbox failed: {exc}") from None
+        return LiveJob(self, limits)
+
+    def _message(self, prepared: Prepared | None, job: CommandJob) -> tuple[dict, dict]:
         self.ensure_started()
         lim = self.limits
         cpu = job.cpu_seconds or lim.cpu_seconds
@@ -120,12 +141,7 @@ class CommandExecutor(SandboxClient):
                "readonly": [os.path.realpath(p) for p in job.readonly],
                "keep_readonly": [os.path.realpath(p) for p in (prepared.readonly if prepared else ())],
                "split_output": True, "limits": limits}
-        try:
-            self._send(msg)
-            return self._collect(limits, deadline=time.monotonic() + wall + 30)
-        except (OSError, EOFError, TimeoutError) as exc:
-            self.close()
-            raise InfrastructureError(f"sandbox failed: {exc}") from None
+        return msg, limits
 
     def _collect(self, limits: dict, deadline: float) -> CommandResult:
         chunks: list[bytes] = []
@@ -163,6 +179,61 @@ class CommandExecutor(SandboxClient):
             stdout=out, stderr=err, output_truncated=bool(info.get("dropped")),
             files={k: base64.b64decode(v) for k, v in info.get("files", {}).items()},
             records=parsed, cpu=cpu, wall=float(info["wall"]))
+
+
+class LiveJob:
+    """A job started with :meth:`CommandExecutor.spawn`, still running: its
+    result-channel records one at a time, then its end."""
+
+    def __init__(self, executor: CommandExecutor, limits: dict):
+        self.executor, self.limits = executor, limits
+        self._pending = b""
+        self.result: CommandResult | None = None  # set once the job ended
+
+    def record(self, timeout: float) -> dict:
+        """The job's next JSON record (lines that are not JSON objects are
+        skipped).  Raises TimeoutError when none comes in time and EOFError
+        when the job ended (``result`` says how)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" in self._pending:
+                line, self._pending = self._pending.split(b"\n", 1)
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    return value
+            if self.result is not None:
+                raise EOFError(f"the job ended: {self.result.killed or self.result.exit_code}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no record in time")
+            kind, payload = self.executor._recv_frame(timeout=left)
+            if kind == b"D":
+                self._pending += payload
+            elif kind == b"E":
+                raise InfrastructureError(json.loads(payload).get("error", "sandbox error"))
+            elif kind == b"X":
+                info = json.loads(payload)
+                if info.get("setup_error"):
+                    raise InfrastructureError(f"command could not start: {info['setup_error']}")
+                self.result = self.executor._result(info, b"", self.limits)
+
+    def stop(self) -> None:
+        """End the job (and its zygote: the executor was the job's own)."""
+        try:
+            if self.result is None:
+                self.executor._send({"op": "kill"})
+                while self.result is None:
+                    try:
+                        self.record(timeout=10)
+                    except (EOFError, ValueError):
+                        break
+        except (OSError, TimeoutError, InfrastructureError):
+            pass
+        finally:
+            self.executor.close()
 
 
 # ------------------------------------------------------------- child side

@@ -34,6 +34,11 @@ from typing import Any, Mapping, Sequence
 from ..errors import InfrastructureError
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
+_SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
+# The warm javac's JVM: C1 only, small code cache and class space (it runs under an address-space limit).
+SERVER_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx512m", "-XX:-UsePerfData",
+                "-XX:ReservedCodeCacheSize=64m", "-XX:CompressedClassSpaceSize=128m", "-Dfile.encoding=UTF-8")
+
 # Flags for a JVM that runs many small calls: start-up is the cost (C1 only and
 # CDS cut it), memory is scarce in the sandbox (small heap, metaspace, code cache).
 JVM_FLAGS = (
@@ -88,7 +93,8 @@ class JvmExecutor:
         self.javac = shutil.which("javac")
         self.java = shutil.which("java")
         self._jdk: str | None = None
-        self._server: subprocess.Popen | None = None
+        self._server: _JavacServer | None = None
+        self._server_failures = 0
         self._command = None
         self._server_broken: str | None = None
 
@@ -111,7 +117,12 @@ class JvmExecutor:
     # -------------------------------------------------------------- compile
     def compile(self, sources: Mapping[str, str], classpath: Sequence[Path] = (),
                 timeout: float = 120.0, use_server: bool = True) -> CompileResult:
-        """Compile ``sources`` (relative path -> text) against ``classpath``; cached by content."""
+        """Compile ``sources`` (relative path -> text) against ``classpath``; cached by content.
+
+        javac runs in the sandbox (no network, project and home hidden, limits)
+        unless the executor is not isolated: kept warm as a long-lived job
+        (:class:`_JavacServer`), else one javac job per compilation.  It only
+        parses and type-checks (``-proc:none``): no processor or sample code runs."""
         if self.available():
             raise InfrastructureError(self.available())
         h = hashlib.sha256(self.jdk_version().encode())
@@ -128,37 +139,29 @@ class JvmExecutor:
             return CompileResult(True, out, "", key, cached=True)
         if fail.exists():
             return CompileResult(False, None, fail.read_text(errors="replace"), key, cached=True)
+        for name in sources:
+            if Path(name).is_absolute() or ".." in Path(name).parts:
+                raise InfrastructureError(f"bad source path {name!r}")
         (self.cache_dir / "classes").mkdir(parents=True, exist_ok=True)
+        classpath = tuple(Path(p) for p in classpath)
+        answer = self._serve(sources, classpath, timeout) if use_server else None
+        if answer is None:
+            answer = self._javac_once(sources, classpath, timeout)
+        if answer is None:
+            return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
+        rc, diag, classes = answer
+        if rc != 0:
+            fail.write_text(diag)
+            return CompileResult(False, None, diag, key)
         with tempfile.TemporaryDirectory(dir=self.cache_dir / "classes", prefix="tmp-") as tmp:
-            srcdir = Path(tmp) / "src"
             outdir = Path(tmp) / "out"
             outdir.mkdir()
-            files = []
-            for name, text in sources.items():
-                if Path(name).is_absolute() or ".." in Path(name).parts:
-                    raise InfrastructureError(f"bad source path {name!r}")
-                f = srcdir / name
-                f.parent.mkdir(parents=True, exist_ok=True)
-                f.write_text(text, encoding="utf-8")
-                files.append(str(f))
-            cp = os.pathsep.join(str(p) for p in classpath)
-            args = [*JAVAC_FLAGS, "-d", str(outdir)] + (["-cp", cp] if cp else []) + files
-            # javac only parses and type-checks (no annotation processing): no sample code runs.
-            served = self._serve(args, Path(tmp), timeout) if use_server else None
-            if served is not None:
-                rc, diag = served
-            else:
-                try:
-                    r = subprocess.run([self.javac, *args], capture_output=True, text=True, timeout=timeout,
-                                       cwd=srcdir, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                                                        "LANG": "C.UTF-8"})
-                except subprocess.TimeoutExpired:
-                    return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
-                rc, diag = r.returncode, r.stdout + r.stderr
-            diag = diag.replace(str(srcdir) + os.sep, "")
-            if rc != 0:
-                fail.write_text(diag)
-                return CompileResult(False, None, diag, key)
+            for rel, data in classes.items():
+                target = (outdir / rel).resolve()
+                if not str(target).startswith(str(outdir.resolve()) + os.sep):
+                    raise InfrastructureError(f"javac answered with a class outside its folder: {rel!r}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
             (outdir / ".ok").write_text("")
             try:
                 os.rename(outdir, out)
@@ -167,29 +170,68 @@ class JvmExecutor:
                     raise
         return CompileResult(True, out, diag, key)
 
-    # A warm javac (CompileServer) saves a JVM start per compilation; javac's own
-    # command line is the fallback when the server cannot start or stops answering.
-    def _serve(self, args: list[str], tmp: Path, timeout: float) -> tuple[int, str] | None:
-        server = self._server_proc()
-        if server is None:
-            return None
-        argfile = tmp / "javac.args"
-        argfile.write_text("\n".join(a for a in args if not a.startswith("-J")) + "\n", encoding="utf-8")
-        try:
-            server.stdin.write((str(argfile) + "\n").encode())
-            server.stdin.flush()
-            head = self._read_line(server, timeout)
-            rc, n = (int(x) for x in head.split())
-            diag = self._read_n(server, n, timeout)
-            return rc, diag.decode("utf-8", "replace")
-        except (OSError, ValueError, TimeoutError) as exc:
-            self._stop_server()
-            self._server_broken = f"javac server failed: {exc}"
-            return None
+    def _javac_once(self, sources: Mapping[str, str], classpath: tuple[Path, ...],
+                    timeout: float) -> tuple[int, str, dict[str, bytes]] | None:
+        """One javac process: a job of the sandbox (its classes come back as a
+        tar file), or a plain child when the executor is not isolated.  None on timeout."""
+        cp = os.pathsep.join(str(p) for p in classpath)
+        names = sorted(sources)
+        # (its own JVM under the sandbox's address-space limit: a bounded heap)
+        args = ["-J-Xmx512m", *JAVAC_FLAGS, "-d", "out"] + (["-cp", cp] if cp else []) + [f"src/{n}" for n in names]
+        command = self._command_executor()
+        if command is not None:
+            script = 'mkdir out && "$0" "$@" && tar -C out -cf out.tar .'
+            job = CommandJob(argv=("/bin/sh", "-c", script, self.javac, *args), readonly=classpath,
+                             files={f"src/{n}": sources[n].encode("utf-8") for n in names},
+                             env=dict(JVM_ENV), collect=("out.tar",), wall_seconds=timeout, cpu_seconds=timeout,
+                             memory_mb=self.memory_mb, output_bytes=self.output_bytes)
+            r = command.run(None, job)
+            if r.timed_out:
+                return None
+            diag = _strip_src(r.stdout + r.stderr)
+            if r.exit_code != 0:
+                return (r.exit_code if r.exit_code is not None else 1), diag, {}
+            return 0, diag, _untar(r.files.get("out.tar", b""))
+        with tempfile.TemporaryDirectory(prefix="specbench-javac-") as tmp:
+            for n in names:
+                f = Path(tmp) / "src" / n
+                f.parent.mkdir(parents=True, exist_ok=True)
+                f.write_text(sources[n], encoding="utf-8")
+            (Path(tmp) / "out").mkdir()
+            try:
+                r = subprocess.run([self.javac, *args], capture_output=True, text=True, timeout=timeout, cwd=tmp,
+                                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"})
+            except subprocess.TimeoutExpired:
+                return None
+            classes = {str(p.relative_to(Path(tmp) / "out")): p.read_bytes()
+                       for p in (Path(tmp) / "out").rglob("*") if p.is_file()}
+            return r.returncode, _strip_src(r.stdout + r.stderr), classes if r.returncode == 0 else {}
 
-    def _server_proc(self):
-        if self._server is not None and self._server.poll() is None:
-            return self._server
+    # A warm javac saves a JVM start per compilation.  It is restarted when it
+    # dies or stops answering (a CPU limit, a hung compilation); after
+    # _SERVER_STARTS failed starts, javac runs once per compilation instead.
+    def _serve(self, sources: Mapping[str, str], classpath: tuple[Path, ...],
+               timeout: float) -> tuple[int, str, dict[str, bytes]] | None:
+        for _ in range(2):
+            server = self._server_for(classpath)
+            if server is None:
+                return None
+            try:
+                answer = server.compile(sources, classpath, timeout)
+                self._server_failures = 0  # only failures in a row give up on the server
+                return answer
+            except (OSError, EOFError, ValueError, TimeoutError, InfrastructureError) as exc:
+                self._stop_server()
+                self._server_failures += 1
+                self._server_broken = f"javac server failed: {exc}" if self._server_failures >= _SERVER_STARTS else None
+        return None
+
+    def _server_for(self, classpath: tuple[Path, ...]) -> "_JavacServer | None":
+        server = self._server
+        if server is not None and server.alive() and server.sees(classpath):
+            return server
+        roots = set(classpath) | (server.roots if server is not None else set())
+        self._stop_server()
         if self._server_broken:
             return None
         src = Path(__file__).with_name("java") / "specbench" / "jvm" / "CompileServer.java"
@@ -198,64 +240,18 @@ class JvmExecutor:
             self._server_broken = "javac server did not compile"
             return None
         try:
-            self._server = subprocess.Popen(
-                [self.java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx512m",
-                 "-XX:-UsePerfData", "-cp", str(res.classes), "specbench.jvm.CompileServer"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/",
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}, start_new_session=True)
-        except OSError as exc:
-            self._server_broken = str(exc)
+            self._server = _JavacServer.start(self, res.classes, roots)
+        except (OSError, InfrastructureError) as exc:
+            self._server_failures += 1
+            if self._server_failures >= _SERVER_STARTS:
+                self._server_broken = str(exc)
             return None
         return self._server
 
-    @staticmethod
-    def _read_line(proc, timeout: float) -> str:
-        import select
-
-        fd = proc.stdout.fileno()
-        buf = b""
-        deadline = time.monotonic() + timeout
-        while not buf.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError("no answer")
-            chunk = os.read(fd, 1)
-            if not chunk:
-                raise OSError("server exited")
-            buf += chunk
-        return buf.decode()
-
-    @staticmethod
-    def _read_n(proc, n: int, timeout: float) -> bytes:
-        import select
-
-        fd = proc.stdout.fileno()
-        buf = b""
-        deadline = time.monotonic() + timeout
-        while len(buf) < n:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError("no answer")
-            chunk = os.read(fd, n - len(buf))
-            if not chunk:
-                raise OSError("server exited")
-            buf += chunk
-        return buf
-
     def _stop_server(self) -> None:
-        proc, self._server = self._server, None
-        if proc is None:
-            return
-        try:
-            proc.stdin.close()
-            proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
-        try:
-            proc.stdout.close()
-        except OSError:
-            pass
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
 
     def prepare(self, env: Environment) -> Prepared:
         if env.kind != "classpath":
@@ -357,6 +353,158 @@ class JvmExecutor:
             self._stop_server()
         except Exception:
             pass
+
+
+class _JavacServer:
+    """The warm javac (``specbench.jvm.CompileServer``): requests go in through a
+    FIFO, answers (diagnostics and class files) come back as JSON lines.  In the
+    sandbox it is a long-lived job of a ``command`` executor of its own (the job
+    holds that executor's zygote): no network, project and home hidden, its own
+    uid, address-space, CPU and output limits, the class-path folders bound
+    read-only; it reads the FIFO (bound read-only) and answers on its record
+    channel.  Not isolated: a plain child on pipes."""
+
+    def __init__(self, roots: set[Path]):
+        self.roots = set(roots)
+        self._seq = 0
+        self._wfd: int | None = None
+        self._fifo_dir: Path | None = None
+        self._live = None  # LiveJob (sandbox)
+        self._proc: subprocess.Popen | None = None  # plain child
+        self._buf = b""
+
+    @classmethod
+    def start(cls, jvm: "JvmExecutor", classes: Path, roots: set[Path]) -> "_JavacServer":
+        server = cls(roots)
+        main = (jvm.java, *SERVER_FLAGS, "-cp", str(classes), "specbench.jvm.CompileServer")
+        if jvm._command_executor() is None:
+            server._proc = subprocess.Popen(
+                [*main, "-", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                cwd=tempfile.gettempdir(), start_new_session=True,
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", **JVM_ENV})
+            server._wfd = server._proc.stdin.fileno()
+            return server
+        from .command import CommandExecutor
+
+        server._fifo_dir = Path(tempfile.mkdtemp(prefix="javac-", dir=jvm.cache_dir))
+        os.chmod(server._fifo_dir, 0o755)
+        fifo = server._fifo_dir / "requests"
+        os.mkfifo(fifo, 0o644)
+        server._wfd = os.open(fifo, os.O_RDWR)  # never blocks, and the reader sees no EOF while we live
+        own = CommandExecutor(hide=jvm.hide, isolate=True, state_dir=jvm.state_dir)
+        # stdout onto the record channel (fd 3, inherited: a uid of its own cannot reopen it by path)
+        job = CommandJob(argv=("/bin/sh", "-c", 'exec "$@" >&3', "sh", *main, str(fifo), "-"),
+                         readonly=(classes, server._fifo_dir, *sorted(roots)), env=dict(JVM_ENV),
+                         cpu_seconds=3600.0, wall_seconds=7 * 86400.0, memory_mb=jvm.memory_mb, output_bytes=1 << 16)
+        try:
+            server._live = own.spawn(None, job)
+        except BaseException:
+            server.stop()
+            own.close()
+            raise
+        return server
+
+    def alive(self) -> bool:
+        if self._proc is not None:
+            return self._proc.poll() is None
+        return self._live is not None and self._live.result is None
+
+    def sees(self, classpath: Sequence[Path]) -> bool:
+        return all(Path(p) in self.roots for p in classpath)
+
+    def compile(self, sources: Mapping[str, str], classpath: Sequence[Path],
+                timeout: float) -> tuple[int, str, dict[str, bytes]]:
+        import base64
+        import json
+
+        self._seq += 1
+        ident = str(self._seq)
+        flags = [f for f in JAVAC_FLAGS if not f.startswith("-J")]
+        head = f"{ident} {len(flags)} {len(classpath)} {len(sources)}\n" + "".join(f + "\n" for f in flags) + \
+            "".join(f"{p}\n" for p in classpath)
+        data = bytearray(head.encode("utf-8"))
+        for name in sorted(sources):
+            text = sources[name].encode("utf-8")
+            data += f"{len(text)} {name}\n".encode("utf-8") + text
+        view = memoryview(bytes(data))
+        while view:
+            view = view[os.write(self._wfd, view):]
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self._next(deadline)
+            if answer.get("id") == ident:
+                break
+        classes = {str(k): base64.b64decode(v) for k, v in (answer.get("classes") or {}).items()}
+        return int(answer["rc"]), str(answer.get("diag", "")), classes
+
+    def _next(self, deadline: float) -> dict:
+        import json
+        import select
+
+        if self._live is not None:
+            return self._live.record(max(deadline - time.monotonic(), 0.01))
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("the javac server did not answer in time")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError("the javac server exited")
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        value = json.loads(line)
+        if not isinstance(value, dict):
+            raise ValueError("the javac server answered garbage")
+        return value
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self._proc is not None:
+            proc, self._proc = self._proc, None
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+            try:
+                proc.stdout.close()
+            except OSError:
+                pass
+            self._wfd = None
+        if self._wfd is not None:
+            try:
+                os.close(self._wfd)
+            except OSError:
+                pass
+            self._wfd = None
+        if self._fifo_dir is not None:
+            shutil.rmtree(self._fifo_dir, ignore_errors=True)
+            self._fifo_dir = None
+
+
+def _strip_src(diag: str) -> str:
+    """javac's messages name files as the caller did (``A.java:3: error``), not ``src/A.java``."""
+    import re
+
+    return re.sub(r"(?m)^src/", "", diag)
+
+
+def _untar(data: bytes) -> dict[str, bytes]:
+    """The class files of a tar file a sandboxed javac wrote (regular files only)."""
+    import io
+    import tarfile
+
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            name = os.path.normpath(member.name)
+            if member.isfile() and not name.startswith(("..", "/")):
+                out[name] = tar.extractfile(member).read()
+    return out
 
 
 def make(settings: Any, hide: Sequence[str]) -> JvmExecutor:
