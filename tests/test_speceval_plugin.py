@@ -259,3 +259,29 @@ def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
     assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
     labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks]
     assert metrics["judgement_acc/original"] == sum(labels) / len(labels)
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
+def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(pytester):
+    """The deliberately wrong model on the real data (dynamic validation): its accuracy is the
+    share of correct labels among the judgement tasks left after oracle exclusion and dropping."""
+    settings = _Settings(Path(tempfile.gettempdir()), speceval_task="judgement")
+    tasks = ADAPTER.load(SPECGEN, settings).tasks
+    rows = [{"task_id": t.task_id, "solution": "Answer: correct"} for t in tasks]
+    (pytester.path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = pytester.runpytest_subprocess(
+        "--specbench=speceval", "--model=replay:s.jsonl", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
+        "--speceval-task=judgement", "--speceval-validation=dynamic", "-n", "2", "--specbench-report=r.json")
+    assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
+    bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
+    metrics = bench["metrics"]
+    excluded = {reason.split(":", 1)[0] for reason in bench["skipped"]}
+    assert excluded == ORACLE_REFUTED
+    dropped = {tid for tid, t in bench["tasks"].items() if t["samples"][0]["checks"]["judgement"].get("dropped")}
+    assert len(dropped) == metrics["judgement_dropped/original"] > 0
+    labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks
+              if t.data["program"] not in excluded and t.task_id not in dropped]
+    assert metrics["judgement_acc/original"] == pytest.approx(sum(labels) / len(labels))
+    assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
+    assert 0.45 < metrics["judgement_acc/original"] < 0.65

@@ -238,8 +238,8 @@ class SpecEval:
                 return CheckResult(False, {**details, "passed": False}, "no 'correct'/'incorrect' verdict in the answer")
             ok = verdict == d["label"]
             return CheckResult(ok, {**details, "passed": ok},
-                               "" if ok else f"answered {'correct' if verdict else 'incorrect'} for a "
-                                             f"{'correct' if d['label'] else 'incorrect'} specification")
+                               "" if ok else f"answered {'correct' if verdict else 'incorrect'} for "
+                                             f"{'a correct' if d['label'] else 'an incorrect'} specification")
         if kind == "selection":
             pick = prompts.parse_selection(text, d["candidates"])
             details = {**base, "answer": pick, "expected": d["answer"]}
