@@ -421,8 +421,11 @@ class _Unsupported(Exception):
 
 
 class Translator:
-    def __init__(self, source: str):
+    def __init__(self, source: str, only_lines=None, non_null: bool = True):
         self.source = source
+        # PostcondBench (Java) instruments one method of a project file: the others stay as written.
+        self.only_lines = None if only_lines is None else set(only_lines)
+        self.non_null = non_null
         self.src = source.encode("utf-8")
         self.tree = _parser().parse(self.src)
         self.edits: list[tuple[int, int, int, str]] = []  # (start, end, seq, text)
@@ -577,6 +580,9 @@ class Translator:
                 pending.extend(member_items)
                 continue
             if c.type in ("method_declaration", "constructor_declaration"):
+                if self.only_lines is not None and self.line_of(c) not in self.only_lines:
+                    pending = []
+                    continue
                 try:
                     self.do_method(c, cls_end, pending)
                 except _Unsupported as exc:
@@ -640,7 +646,7 @@ class Translator:
             ctor_first = first
         lines: list[str] = [f"{_RT}.enter(); try {{"]
         # non-null reference parameters (JML's default)
-        for p in m.params:
+        for p in m.params if self.non_null else ():
             if p.type not in _PRIMS and p.name not in m.nullable_params:
                 lines.append(f"{_RT}.check({p.name} != null, \"requires\", {self.line_of(node)}, "
                              f"\"{p.name} != null (non_null by default)\");")
@@ -745,7 +751,7 @@ class Translator:
                 call = self.helper(m, cls_end, c, e, pre_pos, ensure_extra)
                 call = self.pre_args(call, params)
                 checks.append(f"{_RT}.check({call}, \"ensures\", {c.line}, {_java_str(c.text)});")
-            if not void and m.ret not in _PRIMS and not m.is_ctor and "nullable" not in m.mod_text:
+            if self.non_null and not void and m.ret not in _PRIMS and not m.is_ctor and "nullable" not in m.mod_text:
                 checks.append(f"{_RT}.check(__jml_result != null, \"ensures\", {self.line_of(node)}, "
                               f"\"\\\\result != null (non_null by default)\");")
             if checks:
@@ -1009,7 +1015,11 @@ def _java_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def translate(source: str, class_name: str | None = None) -> Translation:
+def translate(source: str, class_name: str | None = None, *, only_lines=None,
+              non_null: bool = True) -> Translation:
     """Translate JML-annotated Java ``source``; raises :class:`TranslationError`
-    for a JML or Java syntax error (with its line)."""
-    return Translator(source).run(class_name)
+    for a JML or Java syntax error (with its line).  ``only_lines``: instrument only
+    the methods whose declarations start on these lines (1-based; the others are
+    left as written); ``non_null=False``: no JML non-null defaults (§6.2.10) for
+    reference parameters and results (PostcondBench injects ``ensures`` only)."""
+    return Translator(source, only_lines, non_null).run(class_name)
