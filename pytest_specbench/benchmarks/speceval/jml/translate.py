@@ -672,9 +672,18 @@ class Translator:
                          f"\"no spec case's requires holds\", \"\");")
         # pre-state: parameters, \old snapshots, old declarations
         posts = [c for case in cases for c in case.clauses if c.kind in ("ensures", "signals")]
+        # \old(e) reading object state (a call, this, a field of an object) is evaluated at entry
+        # (snapshots of e's free variables would miss that state)
+        entry_values: list[tuple[str, X.Node, Clause]] = []
+        lifted: dict[int, X.Node] = {}
+        for c in posts:
+            if c.kind == "ensures" and c.expr is not None:
+                new = _lift_state_olds(c.expr, lambda ex, c=c: self._entry_value(entry_values, ex, c))
+                if new is not c.expr:
+                    lifted[id(c)] = new
         olds: dict[str, str] = {}
         for c in posts:
-            for name in X.free_names(_transform_olds(c.expr)):
+            for name in X.free_names(_transform_olds(lifted.get(id(c), c.expr))):
                 if name.startswith("__jml_old_"):
                     base = name[len("__jml_old_"):]
                     t = m.type_of(base, pre_pos) or self.fields.get(base)
@@ -688,6 +697,11 @@ class Translator:
             lines.append(f"final {p.type} __jml_pre_{p.name} = {p.name};")
         for name, t in olds.items():
             lines.append(f"final {t} __jml_old_{name} = {_RT}.old({name});")
+        pnames = {p.name for p in m.params}
+        for name, ex, c in entry_values:
+            java = self.plain_java(_rename_state(ex, pnames, "__jml_pre_{}"), c.line)
+            lines.append(f"final var {name} = {_RT}.oldv(() -> ({java}), {c.line}, {_java_str(c.text)}); "
+                         f"/*@jml:{c.line}*/")
         old_decls: dict[str, str] = {}
         for i, case in enumerate(cases):
             for c in case.of("old"):
@@ -744,9 +758,26 @@ class Translator:
         ensure_extra.update({f"__jml_old_{n}": t for n, t in olds.items()})
         ensure_extra.update(old_decls)
         params = {p.name for p in m.params}
+        inline_result = False
         for i, case in enumerate(cases):
             checks = []
             for c in case.of("ensures"):
+                if id(c) in lifted:
+                    # the clause reads entry values declared with ``var`` (types javac infers):
+                    # checked in a lambda at the exit instead of a helper method with typed parameters
+                    e = self.post_expr(lifted[id(c)], params)
+                    e = _rename_state(e, params, "__jml_pre_{}")
+                    try:
+                        java = X.to_java(e, lambda n: "__jml_rv" if isinstance(n, X.Result) else None)
+                    except X.Unbounded as exc:
+                        raise _Unsupported(str(exc), c.line) from None
+                    inline_result = inline_result or any(isinstance(x, X.Result) for x in X.walk(e))
+                    lit = _java_str(c.text)
+                    post.append(f"if (__jml_pre{i}) {{ {_RT}.check(((java.util.function.BooleanSupplier) () -> {{ "
+                                f"try {{ return {java}; }} catch (RuntimeException | StackOverflowError __jml_e) "
+                                f"{{ throw {_RT}.undefined(\"ensures\", {c.line}, {lit}, __jml_e); }} }})"
+                                f".getAsBoolean(), \"ensures\", {c.line}, {lit}); }} /*@jml:{c.line}*/")
+                    continue
                 e = self.post_expr(c.expr, params)
                 call = self.helper(m, cls_end, c, e, pre_pos, ensure_extra)
                 call = self.pre_args(call, params)
@@ -785,6 +816,8 @@ class Translator:
                     body.append(f"{_RT}.allowed();")
             if body:
                 exc.append(f"if (__jml_pre{i}) {{ " + " ".join(body) + " }")
+        if inline_result and not void:
+            post.insert(0, f"final {m.ret} __jml_rv = __jml_result;")
         post.extend(frame_checks)
         post.extend(inv_checks)
         suffix = ("} } catch (final Throwable __jml_exc) { if (!(__jml_exc instanceof specbench.jml.JmlViolation)) { "
@@ -798,6 +831,11 @@ class Translator:
         else:
             self.edit(entry + 1, entry + 1, "\n" + prefix + "\n")
         self.edit(m.body.end_byte - 1, m.body.end_byte - 1, "\n" + suffix)
+
+    def _entry_value(self, entry_values: list, ex: X.Node, c: Clause) -> X.Node:
+        name = f"__jml_s{self.fresh()}"
+        entry_values.append((name, ex, c))
+        return X.Name(name)
 
     def pure_text(self, node) -> str:
         """JML modifiers written in comments inside the declaration's modifiers (``/*@ pure @*/``)."""
@@ -979,6 +1017,40 @@ class Translator:
             inner = cond.named_children[0]
         self.edit(inner.start_byte, inner.start_byte, f"{inv} && (")
         self.edit(inner.end_byte, inner.end_byte, f") && {dec}")
+
+
+def _reads_object_state(e: X.Node) -> bool:
+    """Does ``e`` read state that entry snapshots of its free variables miss (a
+    method call, ``this``/``super``, a field of an object other than an array's length)?"""
+    for x in X.walk(e):
+        if isinstance(x, X.Call) or (isinstance(x, X.Lit) and x.text in ("this", "super")):
+            return True
+        if isinstance(x, X.Field) and x.name != "length":
+            return True
+    return False
+
+
+def _lift_state_olds(e: X.Node, lift, bound: frozenset = frozenset()) -> X.Node:
+    """Replace each ``\\old(e)`` that reads object state and names no quantifier-bound
+    variable by ``lift(e)`` (a name for its value computed at entry)."""
+    if isinstance(e, X.Old):
+        if _reads_object_state(e.expr) and not (X.free_names(e.expr) & bound):
+            return lift(e.expr)
+        return e
+    from dataclasses import replace
+    if isinstance(e, X.Quant):
+        bound = bound | {e.var}
+    changes = {}
+    for k, v in vars(e).items():
+        if isinstance(v, X.Node):
+            new = _lift_state_olds(v, lift, bound)
+            if new is not v:
+                changes[k] = new
+        elif isinstance(v, tuple) and any(isinstance(x, X.Node) for x in v):
+            new_t = tuple(_lift_state_olds(x, lift, bound) if isinstance(x, X.Node) else x for x in v)
+            if any(a is not b for a, b in zip(new_t, v)):
+                changes[k] = new_t
+    return replace(e, **changes) if changes else e
 
 
 def _transform_olds(e: X.Node, fn=None, bound: frozenset = frozenset()) -> X.Node:
