@@ -232,6 +232,23 @@ def test_reference_is_correct_and_complete_on_every_java_task(ctx):
 
 
 @needs_jvm
+def test_java_streams_lambdas_and_old_of_calls_run_as_java(ctx):
+    """Upstream's Java prompt asks for streams instead of quantifiers; \\old(call()) is
+    evaluated at entry (a snapshot of no variable would read the post-state)."""
+    streams = ("//@ ensures java.util.stream.IntStream.range(0, a.length).allMatch(i -> a[i] <= a[\\result]);\n"
+               "//@ ensures java.util.stream.IntStream.range(0, \\result).allMatch((int i) -> a[i] < a[\\result]);")
+    assert check(ctx, java_task("maxIndex"), streams).passed
+    wrong = "//@ ensures java.util.stream.IntStream.range(0, a.length).allMatch(i -> a[i] < a[\\result]);"
+    assert check(ctx, java_task("maxIndex"), wrong).details["verdict"] == "jml_fail"
+    push = java_task("push")
+    assert check(ctx, push, "//@ ensures \\result ==> size() == \\old(size()) + 1;").passed
+    r = check(ctx, push, "//@ ensures \\result ==> size() == \\old(size());")
+    assert r.details["verdict"] == "jml_fail", r.details
+    r = check(ctx, push, "//@ ensures \\old(peek()) >= 0 || true;")  # peek() on an empty stack throws at entry
+    assert r.details["verdict"] == "local_crash" and "IllegalStateException" in r.message
+
+
+@needs_jvm
 def test_a_wrong_spec_fails_correct_naming_the_clause(ctx):
     r = check(ctx, java_task("clamp"), "//@ ensures \\result >= lo;\n//@ ensures \\result == 0;")
     assert not r.passed and r.details["verdict"] == "jml_fail"

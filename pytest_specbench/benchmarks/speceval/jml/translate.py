@@ -402,6 +402,8 @@ def _rename_state(e: X.Node, names: set[str], fmt: str, bound: frozenset = froze
         return X.Quant(e.kind, e.type, e.var,
                        None if e.range is None else _rename_state(e.range, names, fmt, inner),
                        _rename_state(e.body, names, fmt, inner))
+    if isinstance(e, X.Lambda):
+        return X.Lambda(e.params, _rename_state(e.body, names, fmt, bound | X.binds(e)))
     if isinstance(e, X.Call):
         return X.Call(None if e.target is None else _rename_state(e.target, names, fmt, bound), e.name,
                       tuple(_rename_state(a, names, fmt, bound) for a in e.args))
@@ -1038,8 +1040,7 @@ def _lift_state_olds(e: X.Node, lift, bound: frozenset = frozenset()) -> X.Node:
             return lift(e.expr)
         return e
     from dataclasses import replace
-    if isinstance(e, X.Quant):
-        bound = bound | {e.var}
+    bound = bound | X.binds(e)
     changes = {}
     for k, v in vars(e).items():
         if isinstance(v, X.Node):
@@ -1059,8 +1060,7 @@ def _transform_olds(e: X.Node, fn=None, bound: frozenset = frozenset()) -> X.Nod
     if isinstance(e, X.Old):
         return _rename_state(e.expr, X.free_names(e.expr) - bound, "__jml_old_{}")
     from dataclasses import replace
-    if isinstance(e, X.Quant):
-        bound = bound | {e.var}
+    bound = bound | X.binds(e)
     changes = {}
     for k, v in vars(e).items():
         if isinstance(v, X.Node):
