@@ -38,8 +38,9 @@ def test_answers_are_read_through_fences_prose_and_comment_styles():
     # no fence, no //@ marker, no ';' at the end of the last clause
     assert source.parse_answer("ensures \\result == \\old(size()) + 1;\nensures \\result > 0") == \
         ["\\result == \\old(size()) + 1", "\\result > 0"]
-    # a ';' inside a string does not end the clause
+    # a ';' inside a string does not end the clause; two clauses on one line
     assert source.parse_answer('//@ ensures s.equals("a;b");') == ['s.equals("a;b")']
+    assert source.parse_answer("//@ ensures a > 0; ensures b > 0; // both") == ["a > 0", "b > 0"]
 
 
 @pytest.mark.parametrize("answer,why", [

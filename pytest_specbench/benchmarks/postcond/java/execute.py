@@ -57,11 +57,11 @@ class Toolchain:
     runner: Path
 
 
-_TOOLCHAINS: dict[int, Toolchain] = {}
+_TOOLCHAINS: dict[str, Toolchain] = {}
 
 
 def toolchain(jvm: Any) -> Toolchain:
-    key = id(jvm)
+    key = str(getattr(jvm, "cache_dir", id(jvm)))  # class folders live in the executor's cache
     if key not in _TOOLCHAINS:
         found = junit.jars()
         if isinstance(found, str):

@@ -151,9 +151,9 @@ _MARKERS = re.compile(r"^\s*(?://\s*@+|/\*+\s*@*|@+\*/|\*+/|\*+(?!/)|@+)?\s*")
 _UNICODE_ESCAPE = re.compile(r"\\u+[0-9a-fA-F]{0,4}")
 
 
-def _cut_clause(text: str) -> tuple[str, bool]:
+def _cut_clause(text: str) -> tuple[str, bool, str]:
     """The clause up to its top-level ``;`` (outside strings, chars and brackets);
-    (clause, found the ``;``)."""
+    (clause, found the ``;``, the text after it)."""
     depth, i, quote = 0, 0, ""
     while i < len(text):
         ch = text[i]
@@ -170,9 +170,9 @@ def _cut_clause(text: str) -> tuple[str, bool]:
         elif ch in ")]}":
             depth = max(0, depth - 1)
         elif ch == ";" and depth == 0:
-            return text[:i], True
+            return text[:i], True, text[i + 1:]
         i += 1
-    return text, False
+    return text, False, ""
 
 
 def _normalise(clause: str, number: int) -> str:
@@ -225,18 +225,23 @@ def parse_answer(text: str) -> list[str]:
             i += 1
             continue
         rest = m.group(1)
-        clause, done = _cut_clause(rest)
+        clause, done, after = _cut_clause(rest)
         j = i
         while not done and j + 1 < len(lines) and not re.match(r"(ensures|requires|also|assignable|signals)\b",
                                                                    lines[j + 1]):
             j += 1
             rest = rest + "\n" + lines[j]
-            clause, done = _cut_clause(rest)
+            clause, done, after = _cut_clause(rest)
         if not done:  # no ';': the clause is its own line (tolerant reading)
-            clause, j = m.group(1), i
+            clause, j, after = m.group(1), i, ""
         clause = re.sub(r"@+\s*$", "", clause.strip().rstrip("*/").strip())
         clauses.append(_normalise(clause, len(clauses) + 1))
-        i = j + 1
+        after = _MARKERS.sub("", after.strip(), count=1)
+        if re.match(r"ensures\b", after):  # another clause on the same line
+            lines[j] = after
+            i = j
+        else:
+            i = j + 1
     if not clauses:
         first = next((ln.strip() for ln in block.splitlines() if ln.strip()), "")
         raise AnswerError(f"no JML ensures clause in the answer (first line: {first[:60]!r})")
