@@ -11,7 +11,7 @@ import pytest
 
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
 from pytest_specbench.benchmarks.postcond.java import execute, junit, mutate, source
-from pytest_specbench.errors import DataError
+from pytest_specbench.errors import DataError, InfrastructureError
 from pytest_specbench.execution.jvm import JvmExecutor
 from pytest_specbench.models.base import Completion
 
@@ -360,3 +360,61 @@ def test_plugin_java_tasks_xdist_equals_serial(tmp_path):
     assert v0[("javalib--clamp", 2, "correct")][:2] == (False, "jml_fail")
     assert all(v0[(t.task_id, 0, c)][0] for t in java_tasks() for c in ("correct", "complete"))
     assert all(v0[(t.task_id, 1, "correct")][0] and not v0[(t.task_id, 1, "complete")][0] for t in java_tasks())
+
+
+class FakeResult:
+    def __init__(self, stdout="", timed_out=False, killed=None, exit_code=0, signal=None):
+        self.stdout, self.timed_out, self.killed, self.exit_code, self.signal = stdout, timed_out, killed, exit_code, signal
+
+
+def test_verdicts_from_records_rank_as_on_the_python_side():
+    t = ["p.T#a", "p.T#b"]
+    ok = {"test": "p.T#a", "outcome": "passed", "run": 1, "failures": [], "violations": []}
+    ok_b = dict(ok, test="p.T#b")
+    done = {"done": True}
+    viol = dict(ok_b, outcome="failed", violations=[{"kind": "ensures", "line": 7, "clause": "\\result > 0"}],
+                failures=[{"exception": "specbench.jml.JmlViolation", "violation": True}])
+    undef = dict(ok_b, violations=[{"kind": "undefined", "line": 7, "clause": "x", "message": "NPE"}])
+    crash = dict(ok_b, outcome="failed", failures=[{"exception": "java.lang.ArithmeticException", "message": "/ by zero",
+                                                    "through_target": True, "assertion": False}])
+    fail = dict(ok_b, outcome="failed", failures=[{"exception": "java.lang.AssertionError", "message": "x",
+                                                   "through_target": True, "assertion": True}])
+    decide = execute.decide
+    assert decide([ok, ok_b, done], FakeResult(), {}, t)["verdict"] == "passed"
+    assert decide([ok, viol, done], FakeResult(), {7: 2}, t) == {
+        "verdict": "jml_fail", "reason": "p.T#b: ensures clause 2 violated: \\result > 0"}
+    assert decide([ok, undef, done], FakeResult(), {7: 1}, t)["verdict"] == "local_crash"
+    assert decide([ok, crash, done], FakeResult(), {}, t)["verdict"] == "local_crash"
+    assert decide([ok, fail, done], FakeResult(), {}, t)["verdict"] == "failed"
+    assert decide([ok, viol], FakeResult(timed_out=True), {}, t)["verdict"] == "timeout"
+    assert decide([ok], FakeResult(exit_code=1), {}, t)["verdict"] == "local_crash"  # no final record
+    assert decide([ok, dict(ok_b, run=0), done], FakeResult(), {}, t)["verdict"] == "failed"  # nothing ran
+    with pytest.raises(InfrastructureError, match="not found in the project"):
+        decide([dict(test="p.T#zz", outcome="missing", message="ClassNotFound")], FakeResult(), {}, t)
+    with pytest.raises(InfrastructureError, match="PostcondJUnit failed"):
+        decide([], FakeResult(stdout='{"runner_error":"boom"}'), {}, t)
+
+
+@needs_jvm
+@pytest.mark.slow
+def test_authors_tool_rebuilds_a_bundled_task(tmp_path):
+    from pytest_specbench.benchmarks.postcond import cli
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="specbench")
+    cli.register(parser.add_subparsers(dest="group"))
+    out = tmp_path / "withdraw.json"
+    args = parser.parse_args(["postcond", "make-java-task", "--repo", str(JAVALIB), "--file",
+                              "src/main/java/javalib/Account.java", "--method", "Account.withdraw", "--tests",
+                              "javalib.AccountTest#withdrawCovered", "javalib.AccountTest#withdrawRefused",
+                              "--ref", str(BUNDLED.parent / "refs" / "java" / "withdraw.txt"), "--out", str(out),
+                              "--github-path", "specbench/javalib", "--local-checkout", "../javalib", "--timeout", "10"])
+    assert args.func(args) == 0
+    built, bundled = json.loads(out.read_text()), java_task("withdraw").data
+    for key in ("start_line", "end_line", "body_start_line", "content", "header", "mutants", "mutant_tags",
+                "ref_postcond", "ref_mutant_kill", "prompt", "repo"):
+        assert built[key] == bundled[key], key
+    bad = parser.parse_args(["postcond", "make-java-task", "--repo", str(JAVALIB), "--file",
+                             "src/main/java/javalib/Account.java", "--method", "Account.nothing", "--tests", "x#y",
+                             "--ref", str(BUNDLED.parent / "refs" / "java" / "withdraw.txt"), "--out", str(out)])
+    assert bad.func(bad) == 2
