@@ -23,7 +23,7 @@ def jars() -> tuple[Path, Path] | str:
     if env_junit:
         junit = Path(env_junit)
         if not junit.is_file():
-            return f"SPECBENCH_JUNIT_JAR={env_junit}: no such file"
+            return f"SPECBENCH_JUNIT_JAR={env_junit}: no such file (unset it to use Debian's: {INSTALL_HINT})"
         env_ham = os.environ.get("SPECBENCH_HAMCREST_JAR")
         hamcrest = Path(env_ham) if env_ham else _first(junit.parent, _HAMCREST_NAMES) or _first(DEBIAN, _HAMCREST_NAMES)
         if hamcrest is None or not hamcrest.is_file():
