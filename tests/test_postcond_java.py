@@ -292,7 +292,9 @@ def test_a_spec_that_does_not_compile_is_F_with_javacs_message_on_its_clause(ctx
      "java.lang.Runtime.getRuntime().exec(\"true\") != null;", {"compile_failure"}),
     ("//@ ensures java.lang.System.getenv(\"HOME\") == null || \\result >= 0;", {"local_crash"}),
     ("//@ ensures new java.lang.Thread().getName() != null;", {"local_crash"}),
-], ids=["exit", "loop", "block", "fake-records", "real-stdout", "exec", "getenv", "thread"])
+    # memory: the JVM's heap limit, an OutOfMemoryError through the method
+    ("//@ ensures new long[1 << 30].length > 0;", {"local_crash"}),
+], ids=["exit", "loop", "block", "fake-records", "real-stdout", "exec", "getenv", "thread", "memory"])
 def test_hostile_answers_are_F_not_pass_not_E(ctx, answer, verdicts):
     ctx.opts["postcond_timeout"] = 4.0
     r = check(ctx, java_task("clamp"), answer)
