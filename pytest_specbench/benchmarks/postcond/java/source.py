@@ -96,20 +96,31 @@ def locate(file_text: str, name: str, start_line: int, end_line: int) -> MethodS
 
 # ---------------------------------------------------------------- prompts (D.2)
 def _comments_removed(text: str) -> str:
+    """The text without its comments; a comment alone on its lines takes the lines with it."""
     src = text.encode("utf-8")
     tree = _parser().parse(src)
-    cuts = [(n.start_byte, n.end_byte) for n in _walk(tree.root_node) if n.type in ("line_comment", "block_comment")]
+    cuts = []
+    for n in _walk(tree.root_node):
+        if n.type not in ("line_comment", "block_comment"):
+            continue
+        a, b = n.start_byte, n.end_byte
+        line_start = src.rfind(b"\n", 0, a) + 1
+        line_end = src.find(b"\n", b)
+        line_end = len(src) if line_end < 0 else line_end
+        if not src[line_start:a].strip() and not src[b:line_end].strip():
+            a, b = line_start, min(line_end + 1, len(src))  # the whole lines
+        else:
+            while a > line_start and src[a - 1:a] in (b" ", b"\t"):
+                a -= 1  # the spaces before a trailing comment
+        cuts.append((a, b))
     out, cur = [], 0
-    for a, b in cuts:
+    for a, b in sorted(cuts):
+        if a < cur:
+            continue
         out.append(src[cur:a])
         cur = b
     out.append(src[cur:])
-    lines = b"".join(out).decode("utf-8").split("\n")
-    # lines the comments leave blank go; trailing blanks too
-    orig = text.split("\n")
-    kept = [ln.rstrip() for ln, o in zip(lines, orig) if ln.strip() or not o.strip()] if len(lines) == len(orig) else \
-        [ln.rstrip() for ln in lines]
-    return "\n".join(kept)
+    return b"".join(out).decode("utf-8")
 
 
 def _bodies_removed(text: str) -> str:
