@@ -46,6 +46,8 @@ def test_reference_is_correct_and_complete_on_every_bundled_task(tmp_path):
     ctx = FakeCtx(tmp_path)
     results = {}
     for task in load_tasks(BUNDLED)[0]:
+        if task.data["repo"]["language"] != "python":
+            continue  # the Java side: tests/test_postcond_java.py
         answer = Completion(ADAPTER.reference(task, "correct"))
         ctx.results = {"correct": ADAPTER.run_check("correct", task, answer, ctx)}
         assert ctx.results["correct"].passed, (task.task_id, ctx.results["correct"].message)

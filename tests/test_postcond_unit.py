@@ -121,7 +121,8 @@ def test_verdict_order():
 
 def test_bundled_tasks_load_and_bad_file(tmp_path):
     tasks, _ = load_tasks(BUNDLED)
-    assert len(tasks) == 6 and all(t.data["mutants"] for t in tasks)
+    assert len(tasks) == 12 and all(t.data["mutants"] for t in tasks)
+    assert sorted(t.data["repo"]["language"] for t in tasks) == ["java"] * 6 + ["python"] * 6
     assert max(len(t.data["mutants"]) for t in tasks) >= 5
     (tmp_path / "x.json").write_text(json.dumps({"name": "f"}))
     with pytest.raises(DataError, match="x.json: missing field"):
@@ -133,7 +134,7 @@ def test_bundled_tasks_load_and_bad_file(tmp_path):
 
 def test_reference_answer_parses_for_every_bundled_task():
     for task in load_tasks(BUNDLED)[0]:
-        assert source.parse_answer(ADAPTER.reference(task, "correct"))
+        assert ADAPTER._parse(task, ADAPTER.reference(task, "correct"))
 
 
 def test_figures_histogram():

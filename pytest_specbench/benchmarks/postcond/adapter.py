@@ -1,6 +1,7 @@
-"""The ``postcond`` adapter: PostcondBench (Python side), generated icontract
-postconditions checked on the real method (correctness) and against mutants
-(completeness), §3.2.4, Appendix D.2/D.3."""
+"""The ``postcond`` adapter: PostcondBench, generated postconditions checked on the
+real method (correctness) and against mutants (completeness), §3.2.4, Appendix
+D.2/D.3.  Python tasks: icontract decorators under pytest; Java tasks
+(``repo.language == "java"``): JML ``ensures`` under JUnit 4 (:mod:`.java`)."""
 from __future__ import annotations
 
 import json
@@ -10,9 +11,13 @@ from typing import Any, Mapping, Sequence
 from ...errors import DataError, InfrastructureError
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from . import execute, metrics, repos, source
+from .java import execute as java_execute, junit as java_junit, source as java_source
 
 BUNDLED = Path(__file__).resolve().parents[3] / "benchmarks" / "postcond" / "tasks"
 REQUIRED = ("name", "content", "file", "start_line", "end_line", "cover_tests", "repo", "mutants", "ref_postcond")
+LANGUAGES = ("python", "java")
+JAVA_ENV = "javac-junit4"  # a self-contained project: javac + Debian's JUnit 4, no build tool
+KILLS = {"python": "icontract_fail", "java": java_execute.KILL}  # upstream's kill flags
 
 
 def load_tasks(root: Path) -> tuple[list[Task], list[Path]]:
@@ -28,8 +33,10 @@ def load_tasks(root: Path) -> tuple[list[Task], list[Path]]:
         missing = [k for k in REQUIRED if k not in data]
         if missing:
             raise DataError(f, None, f"missing field(s) {', '.join(missing)}")
-        if data["repo"].get("language", "python") != "python":
-            continue  # the Java side is the jml family's
+        if not isinstance(data["repo"], dict):
+            raise DataError(f, None, "field repo must be an object")
+        if data["repo"].get("language", "python") not in LANGUAGES:
+            raise DataError(f, None, f"repo.language {data['repo'].get('language')!r}: expected python or java")
         tasks.append(Task(task_id=f.stem, data=data, source=f, group=f.stem))
     return tasks, files
 
@@ -62,7 +69,16 @@ class PostcondBenchmark:
                                   ctx.cache_dir("postcond", "checkouts"))
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
-        missing = ctx.executor("command").available()
+        if _is_java(task):
+            repo = task.data["repo"]
+            if repo.get("env") != JAVA_ENV:
+                build = "Gradle" if "gradle" in (repo.get("env_config") or "").lower() else "Maven"
+                return (f"{repo.get('github_path') or task.task_id}: a {build} project; its dependencies and "
+                        f"plugins come from Maven Central, which this harness does not reach (only self-contained "
+                        f"projects with repo.env = {JAVA_ENV!r} run)")
+            missing = ctx.executor("jvm").available() or java_junit.missing()
+        else:
+            missing = ctx.executor("command").available()
         if missing:
             return missing
         try:
@@ -75,11 +91,15 @@ class PostcondBenchmark:
         d = task.data
         setting = settings.option("postcond_setting") if hasattr(settings, "option") else "f2p"
         file_text = _file_text_from_prompt(d)
+        if _is_java(task):
+            text = java_source.render_prompt(setting or "f2p", file_text, d["content"], d.get("header") or d["content"],
+                                             d["name"])
+            return Prompt((Message("user", text),))
         text = source.render_prompt(setting or "f2p", file_text, d["content"], d["name"], d["start_line"])
         return Prompt((Message("user", text),))
 
     def reference(self, task: Task, check: str) -> str:
-        return f"```python\n{task.data['ref_postcond']}\n```"
+        return f"```{'java' if _is_java(task) else 'python'}\n{task.data['ref_postcond']}\n```"
 
     # ------------------------------------------------------------ checks
     def _run(self, task: Task, ctx: Any, decorators: str, program: execute.Program) -> dict:
@@ -98,12 +118,24 @@ class PostcondBenchmark:
             raise InfrastructureError(f"{task.task_id}: cannot read {task.data['file']} in {checkout}: {exc}") from None
         return execute.Program(text, "original")
 
+    def _run_java(self, task: Task, ctx: Any, clauses: list[str], file_text: str, label: str) -> dict:
+        return java_execute.run_program(ctx.executor("jvm"), dict(task.data), self._checkout(task, ctx), file_text,
+                                        clauses, float(ctx.option("postcond_timeout") or execute.DEFAULT_TIMEOUT),
+                                        label)
+
+    def _parse(self, task: Task, sample: Any):
+        text = getattr(sample, "text", sample)
+        return java_source.parse_answer(text) if _is_java(task) else source.parse_answer(text)
+
     def _correct(self, task: Task, sample: Any, ctx: Any) -> CheckResult:
         try:
-            decorators = source.parse_answer(getattr(sample, "text", sample))
+            spec = self._parse(task, sample)
         except source.AnswerError as exc:
             return CheckResult(False, {"verdict": "parse_error", "reason": str(exc)}, str(exc))
-        run = self._run(task, ctx, decorators, self._original(task, ctx))
+        if _is_java(task):
+            run = self._run_java(task, ctx, spec, self._original(task, ctx).file_text, "original")
+        else:
+            run = self._run(task, ctx, spec, self._original(task, ctx))
         ok = run["verdict"] == "passed"
         return CheckResult(ok, dict(run), "" if ok else f"{run['verdict']}: {run['reason']}")
 
@@ -117,16 +149,21 @@ class PostcondBenchmark:
         if not correct.passed:
             return CheckResult(False, {"correct": False, "complete": False, "killed": 0, "total": len(mutants), "kills": []},
                                "not correct: mutants not run")
-        decorators = source.parse_answer(getattr(sample, "text", sample))
+        spec = self._parse(task, sample)
         original = self._original(task, ctx)
-        kills = [self._run(task, ctx, decorators, p)["verdict"] for p in execute.mutant_programs(dict(task.data), original.file_text)]
-        ref_kills = task.data.get("ref_mutant_kill") or ["icontract_fail"] * len(mutants)
+        programs = execute.mutant_programs(dict(task.data), original.file_text)
+        if _is_java(task):
+            kills = [self._run_java(task, ctx, spec, p.file_text, p.label)["verdict"] for p in programs]
+        else:
+            kills = [self._run(task, ctx, spec, p)["verdict"] for p in programs]
+        kill = KILLS["java" if _is_java(task) else "python"]
+        ref_kills = task.data.get("ref_mutant_kill") or [kill] * len(mutants)
         if ctx.option("postcond_complete") == "upstream":
-            required = [i for i, v in enumerate(ref_kills) if v == "icontract_fail"]
+            required = [i for i, v in enumerate(ref_kills) if v == kill]
         else:
             required = list(range(len(mutants)))
-        killed = [i for i, v in enumerate(kills) if v == "icontract_fail"]
-        survivors = [i for i in required if kills[i] != "icontract_fail"]
+        killed = [i for i, v in enumerate(kills) if v == kill]
+        survivors = [i for i in required if kills[i] != kill]
         ok = not survivors
         details = {"correct": True, "complete": ok, "killed": len(killed), "total": len(mutants), "kills": kills,
                    "required": len(required)}
@@ -150,26 +187,31 @@ class PostcondBenchmark:
             if rows:
                 per_method[task_id] = rows
         out = metrics.summarize(per_method)
-        groups = {}
+        groups, languages = {}, {}
         for task_id in per_method:
             task = tasks.get(task_id) if tasks else None
             if task is not None:
                 d = task.data
-                solo = d["standalone"] if "standalone" in d else metrics.is_standalone(_file_text_from_prompt(d))
+                standalone = metrics.is_standalone_java if _is_java(task) else metrics.is_standalone
+                solo = d["standalone"] if "standalone" in d else standalone(_file_text_from_prompt(d))
                 groups[task_id] = "Solo" if solo else "Dep"
+                languages[task_id] = d["repo"].get("language", "python")
         gaps = out.pop("gaps")
         out["methods"] = len(per_method)
         out["gap_median"] = sorted(gaps.values())[len(gaps) // 2] if gaps else None
         if groups:
             out.update(metrics.by_group(per_method, groups))
+        if languages:
+            out.update(metrics.by_language(per_method, languages))
         out["_gaps"] = gaps
         return out
 
     def metric_names(self, settings: Any) -> Sequence[str]:
-        """Appendix D.3 (Corr@k, Comp@k, Δ@k eq. 1, ρ@k eq. 2) and Table 3 / §5.4
+        """Appendix D.3 (Corr@k, Comp@k, Δ@k eq. 1, ρ@k eq. 2), Table 2 (Corr@1, Comp@1 per language) and Table 3 / §5.4
         (Corr@1, Comp@1 for non-standalone ``Dep`` and standalone ``Solo`` methods)."""
         return [f"{m}@{k}" for k in metrics.KS for m in ("Corr", "Comp", "Delta", "rho")] + \
-            [f"{m}@1[{g}]" for g in ("Dep", "Solo") for m in ("Corr", "Comp")]
+            [f"{m}@1[{g}]" for g in ("Dep", "Solo") for m in ("Corr", "Comp")] + \
+            [f"{m}@1[{g}]" for g in metrics.LANGUAGES.values() for m in ("Corr", "Comp")]
 
     def figures(self, metrics_: Mapping[str, Any], settings: Any) -> list[dict]:
         gaps = sorted((metrics_.get("_gaps") or {}).values())
@@ -180,6 +222,10 @@ class PostcondBenchmark:
         return [{"title": "Per-method correctness-completeness gap (PostcondBench Figure 3)", "kind": "hist",
                  "x": [f"{lo:.1f}" for lo in bins[:-1]], "y": counts,
                  "xlabel": "corr_rate - comp_rate (methods with Corr > 0)", "ylabel": "methods"}]
+
+
+def _is_java(task: Task) -> bool:
+    return task.data["repo"].get("language", "python") == "java"
 
 
 def _file_text_from_prompt(d: Mapping[str, Any]) -> str:

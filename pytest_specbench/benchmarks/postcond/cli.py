@@ -30,6 +30,19 @@ def register(subparsers) -> None:
     m.add_argument("--timeout", type=float, default=30.0, help="seconds per test run (default 30, as upstream)")
     m.add_argument("--keep-unkilled", action="store_true", help="keep mutants the reference does not kill")
     m.set_defaults(func=_make_task)
+    j = sub.add_parser("make-java-task", help="the same for a method of a self-contained Java project (JUnit 4)")
+    j.add_argument("--repo", required=True, type=Path, help="the project (src/main/java, src/test/java)")
+    j.add_argument("--file", required=True, help="the method's file, relative to --repo")
+    j.add_argument("--method", required=True, help="NAME or Class.NAME")
+    j.add_argument("--tests", required=True, nargs="+", help="covering tests (pkg.Class#method)")
+    j.add_argument("--ref", required=True, type=Path, help="file holding the reference //@ ensures lines")
+    j.add_argument("--out", required=True, type=Path, help="the task JSON to write")
+    j.add_argument("--github-path", default="", help="owner/name for repo.github_path")
+    j.add_argument("--local-checkout", default=None,
+                   help="write repo.local (project path relative to the task file) and repo.env = javac-junit4")
+    j.add_argument("--timeout", type=float, default=30.0, help="seconds per test run (default 30, as upstream)")
+    j.add_argument("--keep-unkilled", action="store_true", help="keep mutants the reference does not kill")
+    j.set_defaults(func=_make_java_task)
     e = sub.add_parser("export-answers", help="upstream's 9.<model>--<prompting> folder -> replay JSON lines")
     e.add_argument("folder", type=Path)
     e.add_argument("out", type=Path)
@@ -85,6 +98,44 @@ def _make_task(args: argparse.Namespace) -> int:
     args.out.write_text(json.dumps(report.task, indent=1) + "\n", encoding="utf-8")
     kept = len(report.task["mutants"])
     print(f"{args.out}: {kept} mutants kept of {report.generated} generated; coverage {report.coverage:.0%}")
+    for reason, idx in sorted(report.dropped.items()):
+        print(f"  dropped {len(idx)}: {reason}")
+    return 0
+
+
+def _make_java_task(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from ...errors import InfrastructureError
+    from ...execution.jvm import JvmExecutor
+    from .java import author as java_author, junit
+
+    missing = junit.missing()
+    if missing:
+        print(f"specbench postcond make-java-task: {missing}", file=sys.stderr)
+        return 2
+    meta = {"github_path": args.github_path}
+    if args.local_checkout:
+        meta.update(local=args.local_checkout, env="javac-junit4")
+    state = Path(tempfile.gettempdir()) / "specbench-postcond-author"
+    # Mutants are generated code: the JVM runs inside the command executor's sandbox.
+    jvm = JvmExecutor(state / "jvm", state_dir=state)
+    if jvm.available():
+        print(f"specbench postcond make-java-task: {jvm.available()}", file=sys.stderr)
+        return 2
+    try:
+        ref = args.ref.read_text(encoding="utf-8")
+        report = java_author.build_task(args.repo.resolve(), args.file, args.method, args.tests, ref, jvm,
+                                        keep_unkilled=args.keep_unkilled, repo_meta=meta, timeout=args.timeout,
+                                        progress=lambda m: print(m, file=sys.stderr))
+    except (OSError, author.TaskBuildError, source.AnswerError, InfrastructureError) as exc:
+        print(f"specbench postcond make-java-task: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        jvm.close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report.task, indent=1) + "\n", encoding="utf-8")
+    print(f"{args.out}: {len(report.task['mutants'])} mutants kept of {report.generated} generated")
     for reason, idx in sorted(report.dropped.items()):
         print(f"  dropped {len(idx)}: {reason}")
     return 0

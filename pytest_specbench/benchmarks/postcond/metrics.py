@@ -85,3 +85,32 @@ def by_group(per_method: Mapping[str, Sequence[tuple[bool, bool]]], groups: Mapp
                 out[f"{name}[{group}]"] = s[name]
         out[f"methods[{group}]"] = len(members)
     return out
+
+
+def is_standalone_java(file_text: str) -> bool:
+    """Table 3's *standalone* for a Java method, from its file: every import is of
+    the JDK (``java.*``, ``javax.*``).  An approximation: classes of the file's own
+    package need no import and are not seen."""
+    import re
+
+    imports = re.findall(r"^\s*import\s+(?:static\s+)?([\w.]+)", file_text, re.M)
+    return all(name.startswith(("java.", "javax.")) for name in imports)
+
+
+LANGUAGES = {"python": "Python", "java": "Java"}
+
+
+def by_language(per_method: Mapping[str, Sequence[tuple[bool, bool]]], languages: Mapping[str, str]) -> dict[str, Any]:
+    """Table 2 reports each language apart: Corr@1 and Comp@1 per language
+    (``Corr@1[Python]``, ``Corr@1[Java]``), for the languages present."""
+    out: dict[str, Any] = {}
+    for lang, label in LANGUAGES.items():
+        members = {m: v for m, v in per_method.items() if languages.get(m) == lang}
+        if not members:
+            continue
+        s = summarize(members, ks=(1,))
+        for name in ("Corr@1", "Comp@1"):
+            if name in s:
+                out[f"{name}[{label}]"] = s[name]
+        out[f"methods[{label}]"] = len(members)
+    return out

@@ -33,7 +33,7 @@ from .translate import Translation, TranslationError, translate
 RUNNER = "specbench.jml.JmlRunner"
 JAVA_DIR = Path(__file__).with_name("java")
 # Part of result keys: bump when the same spec could get another verdict.
-CHECKER_VERSION = "2"  # 2: branch probes
+CHECKER_VERSION = "3"  # 2: branch probes; 3: \old(e) of object state (calls, this, fields) evaluated at entry
 
 
 @dataclass

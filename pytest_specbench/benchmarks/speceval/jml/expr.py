@@ -22,7 +22,7 @@ _TOKEN = re.compile(r"""(?s)
             | \d[\d_]*(?:[eE][+-]?\d+)[fFdD]? | \d[\d_]*[lLfFdD]?)
   | (?P<kw>\\[A-Za-z_]+)
   | (?P<id>[A-Za-z_$][A-Za-z0-9_$]*)
-  | (?P<op><=!=>|<==>|==>|<==|>>>=|<<=|>>=|>>>|\.\.|&&|\|\||==|!=|<=|>=|<<|>>|\+\+|--|[-+*/%<>!~&|^?:;,.()\[\]{}=])
+  | (?P<op><=!=>|<==>|==>|<==|->|::|>>>=|<<=|>>=|>>>|\.\.|&&|\|\||==|!=|<=|>=|<<|>>|\+\+|--|[-+*/%<>!~&|^?:;,.()\[\]{}=])
 """, re.VERBOSE)
 
 
@@ -153,6 +153,21 @@ class NewArray(Node):
 
 
 @dataclass(frozen=True)
+class Lambda(Node):
+    """A Java lambda with an expression body (PostcondBench's Java prompt asks for
+    Java streams instead of quantifiers: ``IntStream.range(0, n).allMatch(i -> ...)``)."""
+    params: tuple[str, ...]
+    body: Node
+
+
+@dataclass(frozen=True)
+class MethodRef(Node):
+    """``Type::name`` or ``expr::name``."""
+    target: Node
+    name: str
+
+
+@dataclass(frozen=True)
 class Unsupported(Node):
     """A JML construct this checker does not translate (``\\sum``, ``\\fresh``...)."""
     what: str
@@ -249,7 +264,45 @@ class Parser:
             raise JmlSyntaxError(f"unexpected {self.tok.text!r}", self.tok.pos)
         return e
 
+    def lambda_params(self) -> tuple[str, ...] | None:
+        """The parameter names when a lambda starts here (``x ->``, ``(x, y) ->``,
+        ``(int x) ->``, ``() ->``), else None; consumes nothing."""
+        if self.tok.kind == "id" and self.peek().text == "->":
+            return (self.tok.text,)
+        if not self.at("("):
+            return None
+        j, depth = self.i, 0
+        while j < len(self.toks) and self.toks[j].kind != "eof":
+            t = self.toks[j].text
+            depth += (t == "(") - (t == ")")
+            if depth == 0:
+                break
+            j += 1
+        if j + 1 >= len(self.toks) or self.toks[j + 1].text != "->":
+            return None
+        inner = self.toks[self.i + 1:j]
+        if any(t.kind not in ("id", "op") or (t.kind == "op" and t.text not in (",", "[", "]", "<", ">", "."))
+               for t in inner):
+            return None
+        names, group = [], []
+        for t in inner + [Tok("op", ",", 0)]:
+            if t.text == ",":
+                if group:
+                    names.append(group[-1])
+                group = []
+            elif t.kind == "id":
+                group.append(t.text)
+        return tuple(names)
+
     def expr(self) -> Node:
+        params = self.lambda_params()
+        if params is not None:
+            while not self.at("->"):
+                self.take()
+            self.take()
+            if self.at("{"):
+                raise JmlSyntaxError("lambda bodies must be expressions (no { } block)", self.tok.pos)
+            return Lambda(params, self.expr())
         test = self.equiv()
         if self.at("?"):
             self.take()
@@ -320,6 +373,9 @@ class Parser:
                 e = Index(e, idx)
             elif self.at("++", "--"):
                 e = Postfix(self.take().text, e)
+            elif self.at("::"):
+                self.take()
+                e = MethodRef(e, "new" if self.at("new") and self.take() else self.ident())
             else:
                 return e
 
@@ -481,10 +537,21 @@ def walk(n: Node) -> Iterator[Node]:
         yield from walk(c)
 
 
+def binds(n: Node) -> frozenset:
+    """Names a node binds for its sub-expressions (a quantifier's variable, a lambda's parameters)."""
+    if isinstance(n, Quant):
+        return frozenset((n.var,))
+    if isinstance(n, Lambda):
+        return frozenset(n.params)
+    return frozenset()
+
+
 def free_names(n: Node, bound: frozenset = frozenset()) -> set[str]:
-    """Plain names the expression reads (not bound by a quantifier, not method names)."""
+    """Plain names the expression reads (not bound by a quantifier or lambda, not method names)."""
     if isinstance(n, Name):
         return set() if n.name in bound else {n.name}
+    if isinstance(n, Lambda):
+        return free_names(n.body, bound | frozenset(n.params))
     if isinstance(n, Quant):
         inner = bound | {n.var}
         out = free_names(n.body, inner)
@@ -604,6 +671,10 @@ def to_java(n: Node, rename: Callable[[Node], str | None] = lambda n: None) -> s
         param = f"__q_{v}" if n.type != "long" else v
         return (f"specbench.jml.JmlRt.{fn}((long) ({j(lo)}), (long) ({j(hi)}), "
                 f"({param}) -> {{ {cast}return ({rng}) ? ({j(n.body)}) : {'true' if fn == 'forall' else 'false'}; }})")
+    if isinstance(n, Lambda):
+        return f"({', '.join(n.params)}) -> {j(n.body)}"
+    if isinstance(n, MethodRef):
+        return f"{j(n.target)}::{n.name}"
     if isinstance(n, Unsupported):
         raise Unbounded(f"{n.what} is not supported")
     raise ValueError(f"cannot emit {n!r}")
@@ -646,6 +717,10 @@ def to_jml(n: Node) -> str:
         if n.type == "?":
             return inits
         return f"new {n.type}" + "".join(f"[{to_jml(d)}]" for d in n.dims) + "[]" * n.extra + inits
+    if isinstance(n, Lambda):
+        return f"({', '.join(n.params)}) -> {to_jml(n.body)}"
+    if isinstance(n, MethodRef):
+        return f"{to_jml(n.target)}::{n.name}"
     if isinstance(n, Unsupported):
         return n.what
     return "?"

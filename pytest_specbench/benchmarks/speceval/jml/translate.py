@@ -404,6 +404,8 @@ def _rename_state(e: X.Node, names: set[str], fmt: str, bound: frozenset = froze
         return X.Quant(e.kind, e.type, e.var,
                        None if e.range is None else _rename_state(e.range, names, fmt, inner),
                        _rename_state(e.body, names, fmt, inner))
+    if isinstance(e, X.Lambda):
+        return X.Lambda(e.params, _rename_state(e.body, names, fmt, bound | X.binds(e)))
     if isinstance(e, X.Call):
         return X.Call(None if e.target is None else _rename_state(e.target, names, fmt, bound), e.name,
                       tuple(_rename_state(a, names, fmt, bound) for a in e.args))
@@ -423,9 +425,12 @@ class _Unsupported(Exception):
 
 
 class Translator:
-    def __init__(self, source: str, probes: bool = True):
+    def __init__(self, source: str, probes: bool = True, only_lines=None, non_null: bool = True):
         self.probes = probes
         self.source = source
+        # PostcondBench (Java) instruments one method of a project file: the others stay as written.
+        self.only_lines = None if only_lines is None else set(only_lines)
+        self.non_null = non_null
         self.src = source.encode("utf-8")
         self.tree = _parser().parse(self.src)
         self.edits: list[tuple[int, int, int, str]] = []  # (start, end, seq, text)
@@ -585,6 +590,9 @@ class Translator:
                 pending.extend(member_items)
                 continue
             if c.type in ("method_declaration", "constructor_declaration"):
+                if self.only_lines is not None and self.line_of(c) not in self.only_lines:
+                    pending = []
+                    continue
                 try:
                     self.do_method(c, cls_end, pending)
                 except _Unsupported as exc:
@@ -651,7 +659,7 @@ class Translator:
             ctor_first = first
         lines: list[str] = [f"{_RT}.enter(); try {{"]
         # non-null reference parameters (JML's default)
-        for p in m.params:
+        for p in m.params if self.non_null else ():
             if p.type not in _PRIMS and p.name not in m.nullable_params:
                 lines.append(f"{_RT}.check({p.name} != null, \"requires\", {self.line_of(node)}, "
                              f"\"{p.name} != null (non_null by default)\");")
@@ -677,9 +685,18 @@ class Translator:
                          f"\"no spec case's requires holds\", \"\");")
         # pre-state: parameters, \old snapshots, old declarations
         posts = [c for case in cases for c in case.clauses if c.kind in ("ensures", "signals")]
+        # \old(e) reading object state (a call, this, a field of an object) is evaluated at entry
+        # (snapshots of e's free variables would miss that state)
+        entry_values: list[tuple[str, X.Node, Clause]] = []
+        lifted: dict[int, X.Node] = {}
+        for c in posts:
+            if c.kind == "ensures" and c.expr is not None:
+                new = _lift_state_olds(c.expr, lambda ex, c=c: self._entry_value(entry_values, ex, c))
+                if new is not c.expr:
+                    lifted[id(c)] = new
         olds: dict[str, str] = {}
         for c in posts:
-            for name in X.free_names(_transform_olds(c.expr)):
+            for name in X.free_names(_transform_olds(lifted.get(id(c), c.expr))):
                 if name.startswith("__jml_old_"):
                     base = name[len("__jml_old_"):]
                     t = m.type_of(base, pre_pos) or self.fields.get(base)
@@ -693,6 +710,11 @@ class Translator:
             lines.append(f"final {p.type} __jml_pre_{p.name} = {p.name};")
         for name, t in olds.items():
             lines.append(f"final {t} __jml_old_{name} = {_RT}.old({name});")
+        pnames = {p.name for p in m.params}
+        for name, ex, c in entry_values:
+            java = self.plain_java(_rename_state(ex, pnames, "__jml_pre_{}"), c.line)
+            lines.append(f"final var {name} = {_RT}.oldv(() -> ({java}), {c.line}, {_java_str(c.text)}); "
+                         f"/*@jml:{c.line}*/")
         old_decls: dict[str, str] = {}
         for i, case in enumerate(cases):
             for c in case.of("old"):
@@ -749,14 +771,31 @@ class Translator:
         ensure_extra.update({f"__jml_old_{n}": t for n, t in olds.items()})
         ensure_extra.update(old_decls)
         params = {p.name for p in m.params}
+        inline_result = False
         for i, case in enumerate(cases):
             checks = []
             for c in case.of("ensures"):
+                if id(c) in lifted:
+                    # the clause reads entry values declared with ``var`` (types javac infers):
+                    # checked in a lambda at the exit instead of a helper method with typed parameters
+                    e = self.post_expr(lifted[id(c)], params)
+                    e = _rename_state(e, params, "__jml_pre_{}")
+                    try:
+                        java = X.to_java(e, lambda n: "__jml_rv" if isinstance(n, X.Result) else None)
+                    except X.Unbounded as exc:
+                        raise _Unsupported(str(exc), c.line) from None
+                    inline_result = inline_result or any(isinstance(x, X.Result) for x in X.walk(e))
+                    lit = _java_str(c.text)
+                    post.append(f"if (__jml_pre{i}) {{ {_RT}.check(((java.util.function.BooleanSupplier) () -> {{ "
+                                f"try {{ return {java}; }} catch (RuntimeException | StackOverflowError __jml_e) "
+                                f"{{ throw {_RT}.undefined(\"ensures\", {c.line}, {lit}, __jml_e); }} }})"
+                                f".getAsBoolean(), \"ensures\", {c.line}, {lit}); }} /*@jml:{c.line}*/")
+                    continue
                 e = self.post_expr(c.expr, params)
                 call = self.helper(m, cls_end, c, e, pre_pos, ensure_extra)
                 call = self.pre_args(call, params)
                 checks.append(f"{_RT}.check({call}, \"ensures\", {c.line}, {_java_str(c.text)});")
-            if not void and m.ret not in _PRIMS and not m.is_ctor and "nullable" not in m.mod_text:
+            if self.non_null and not void and m.ret not in _PRIMS and not m.is_ctor and "nullable" not in m.mod_text:
                 checks.append(f"{_RT}.check(__jml_result != null, \"ensures\", {self.line_of(node)}, "
                               f"\"\\\\result != null (non_null by default)\");")
             if checks:
@@ -790,6 +829,8 @@ class Translator:
                     body.append(f"{_RT}.allowed();")
             if body:
                 exc.append(f"if (__jml_pre{i}) {{ " + " ".join(body) + " }")
+        if inline_result and not void:
+            post.insert(0, f"final {m.ret} __jml_rv = __jml_result;")
         post.extend(frame_checks)
         post.extend(inv_checks)
         suffix = ("} } catch (final Throwable __jml_exc) { if (!(__jml_exc instanceof specbench.jml.JmlViolation)) { "
@@ -803,6 +844,11 @@ class Translator:
         else:
             self.edit(entry + 1, entry + 1, "\n" + prefix + "\n")
         self.edit(m.body.end_byte - 1, m.body.end_byte - 1, "\n" + suffix)
+
+    def _entry_value(self, entry_values: list, ex: X.Node, c: Clause) -> X.Node:
+        name = f"__jml_s{self.fresh()}"
+        entry_values.append((name, ex, c))
+        return X.Name(name)
 
     def pure_text(self, node) -> str:
         """JML modifiers written in comments inside the declaration's modifiers (``/*@ pure @*/``)."""
@@ -986,14 +1032,46 @@ class Translator:
         self.edit(inner.end_byte, inner.end_byte, f") && {dec}")
 
 
+def _reads_object_state(e: X.Node) -> bool:
+    """Does ``e`` read state that entry snapshots of its free variables miss (a
+    method call, ``this``/``super``, a field of an object other than an array's length)?"""
+    for x in X.walk(e):
+        if isinstance(x, X.Call) or (isinstance(x, X.Lit) and x.text in ("this", "super")):
+            return True
+        if isinstance(x, X.Field) and x.name != "length":
+            return True
+    return False
+
+
+def _lift_state_olds(e: X.Node, lift, bound: frozenset = frozenset()) -> X.Node:
+    """Replace each ``\\old(e)`` that reads object state and names no quantifier-bound
+    variable by ``lift(e)`` (a name for its value computed at entry)."""
+    if isinstance(e, X.Old):
+        if _reads_object_state(e.expr) and not (X.free_names(e.expr) & bound):
+            return lift(e.expr)
+        return e
+    from dataclasses import replace
+    bound = bound | X.binds(e)
+    changes = {}
+    for k, v in vars(e).items():
+        if isinstance(v, X.Node):
+            new = _lift_state_olds(v, lift, bound)
+            if new is not v:
+                changes[k] = new
+        elif isinstance(v, tuple) and any(isinstance(x, X.Node) for x in v):
+            new_t = tuple(_lift_state_olds(x, lift, bound) if isinstance(x, X.Node) else x for x in v)
+            if any(a is not b for a, b in zip(new_t, v)):
+                changes[k] = new_t
+    return replace(e, **changes) if changes else e
+
+
 def _transform_olds(e: X.Node, fn=None, bound: frozenset = frozenset()) -> X.Node:
     """Replace each ``\\old(e)`` by ``e`` on entry snapshots (``__jml_old_<v>``) of
     its free variables (not those bound by an enclosing quantifier)."""
     if isinstance(e, X.Old):
         return _rename_state(e.expr, X.free_names(e.expr) - bound, "__jml_old_{}")
     from dataclasses import replace
-    if isinstance(e, X.Quant):
-        bound = bound | {e.var}
+    bound = bound | X.binds(e)
     changes = {}
     for k, v in vars(e).items():
         if isinstance(v, X.Node):
@@ -1029,8 +1107,12 @@ def _java_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def translate(source: str, class_name: str | None = None, probes: bool = True) -> Translation:
+def translate(source: str, class_name: str | None = None, probes: bool = True, *, only_lines=None,
+              non_null: bool = True) -> Translation:
     """Translate JML-annotated Java ``source``; raises :class:`TranslationError`
     for a JML or Java syntax error (with its line).  ``probes``: with branch
-    probes in the program's code (:mod:`.coverage`)."""
-    return Translator(source, probes).run(class_name)
+    probes in the program's code (:mod:`.coverage`).  ``only_lines``: instrument only
+    the methods whose declarations start on these lines (1-based; the others are
+    left as written); ``non_null=False``: no JML non-null defaults (§6.2.10) for
+    reference parameters and results (PostcondBench injects ``ensures`` only)."""
+    return Translator(source, probes, only_lines, non_null).run(class_name)

@@ -120,6 +120,28 @@ public final class JmlRt {
         return false;
     }
 
+    // ------------------------------------------------------------ \old(e) of object state, evaluated at entry
+    // (overloads: javac picks the primitive one for a primitive e, so ``var`` gets e's type)
+    public static int oldv(java.util.function.IntSupplier e, int line, String clause) {
+        try { return e.getAsInt(); } catch (RuntimeException | StackOverflowError x) { throw undefined("ensures", line, clause, x); }
+    }
+
+    public static long oldv(java.util.function.LongSupplier e, int line, String clause) {
+        try { return e.getAsLong(); } catch (RuntimeException | StackOverflowError x) { throw undefined("ensures", line, clause, x); }
+    }
+
+    public static double oldv(java.util.function.DoubleSupplier e, int line, String clause) {
+        try { return e.getAsDouble(); } catch (RuntimeException | StackOverflowError x) { throw undefined("ensures", line, clause, x); }
+    }
+
+    public static boolean oldv(java.util.function.BooleanSupplier e, int line, String clause) {
+        try { return e.getAsBoolean(); } catch (RuntimeException | StackOverflowError x) { throw undefined("ensures", line, clause, x); }
+    }
+
+    public static <T> T oldv(java.util.function.Supplier<T> e, int line, String clause) {
+        try { return e.get(); } catch (RuntimeException | StackOverflowError x) { throw undefined("ensures", line, clause, x); }
+    }
+
     // ------------------------------------------------------------ \old snapshots (arrays copied deeply)
     public static int old(int x) { return x; }
     public static long old(long x) { return x; }

@@ -1,0 +1,226 @@
+package specbench.jml;
+
+import java.io.ByteArrayOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.CodeSource;
+import java.security.Permission;
+import java.security.Policy;
+import java.security.ProtectionDomain;
+import java.util.HashSet;
+import java.util.List;
+import java.util.PropertyPermission;
+import java.util.Set;
+
+import org.junit.runner.JUnitCore;
+import org.junit.runner.Request;
+import org.junit.runner.Result;
+import org.junit.runner.notification.Failure;
+
+/** PostcondBench (Java): runs a project's JUnit 4 tests, one test method at a time,
+ *  against classes whose target method carries JML ensures translated into checks,
+ *  and writes one JSON record per test to the JVM's real stdout.
+ *
+ *  It lives in package specbench.jml (loaded by the same class loader as JmlRt)
+ *  to read the violations JmlRt recorded, whether or not the program caught the
+ *  JmlViolation.  The project and its tests are loaded from their class folders by
+ *  a class loader of their own; as in JmlRunner, a Policy grants those code sources
+ *  nothing but reading java.* properties and a SecurityManager enforces it (no exit,
+ *  threads, files, file descriptors, environment, System.out replacement).  Each
+ *  record carries a nonce read from (and deleted with) the file {@code nonce} before
+ *  any project class loads, so lines printed by the project cannot pass for records.
+ *
+ *  usage: java -cp RUNNER:JMLRT:JUNIT:HAMCREST specbench.jml.PostcondJUnit
+ *             BUDGET_MS OUTPUT_CAP TARGET_CLASS TARGET_METHOD DIR[:DIR...] Class#method ... */
+public final class PostcondJUnit {
+    private static final class Capped extends OutputStream {
+        final ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        final int cap;
+        long dropped;
+        Capped(int cap) { this.cap = cap; }
+        @Override public synchronized void write(int b) { if (buf.size() < cap) buf.write(b); else dropped++; }
+        @Override public synchronized void write(byte[] b, int off, int len) {
+            int room = Math.max(0, Math.min(len, cap - buf.size()));
+            buf.write(b, off, room);
+            dropped += len - room;
+        }
+        synchronized String take() { String s = buf.toString(StandardCharsets.UTF_8); buf.reset(); return s; }
+        synchronized long takeDropped() { long d = dropped; dropped = 0; return d; }
+    }
+
+    private static final class Outcome {
+        volatile Result result;
+        volatile Throwable thrown;
+        volatile boolean done;
+    }
+
+    private static String json(String s) { return JmlRunner.json(s == null ? "" : s); }
+
+    private static String clip(String s, int n) { return JmlRunner.clip(s, n); }
+
+    public static void main(String[] args) {
+        final PrintStream channel = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        try {
+            run(args, channel);
+        } catch (Throwable t) {
+            channel.println("{\"runner_error\":" + json(clip(t.toString(), 500)) + "}");
+            channel.flush();
+            Runtime.getRuntime().halt(2);
+        }
+    }
+
+    /** Where an exception was thrown: did it pass through the target method (or a
+     *  generated JML helper of its class)? */
+    private static boolean throughTarget(Throwable e, String targetClass, String targetMethod) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            for (StackTraceElement f : t.getStackTrace()) {
+                String c = f.getClassName();
+                if ((c.equals(targetClass) || c.startsWith(targetClass + "$"))
+                        && (f.getMethodName().equals(targetMethod) || f.getMethodName().startsWith("__jml_"))) {
+                    return true;
+                }
+            }
+            if (t.getCause() == t) break;
+        }
+        return false;
+    }
+
+    private static void run(String[] args, PrintStream channel) throws Exception {
+        Path nonceFile = Paths.get("nonce");
+        String nonce = new String(Files.readAllBytes(nonceFile), StandardCharsets.UTF_8).trim();
+        Files.deleteIfExists(nonceFile);
+        if (nonce.isEmpty()) throw new IllegalStateException("empty nonce");
+        long budgetMs = Long.parseLong(args[0]);
+        int outputCap = Integer.parseInt(args[1]);
+        String targetClass = args[2];
+        String targetMethod = args[3];
+        String[] dirs = args[4].split(java.io.File.pathSeparator);
+        final Set<URL> program = new HashSet<>();
+        URL[] urls = new URL[dirs.length];
+        for (int i = 0; i < dirs.length; i++) {
+            urls[i] = Paths.get(dirs[i]).toAbsolutePath().toUri().toURL();
+            program.add(urls[i]);
+        }
+        // JUnit's own classes load before the sandbox closes (they are trusted, on the class path).
+        Class.forName("org.junit.runner.JUnitCore");
+        Class.forName("org.junit.runner.Request");
+        Class.forName("org.junit.internal.requests.FilterRequest");
+        Class.forName("org.junit.runner.manipulation.Filter");
+        Class.forName("org.junit.runners.BlockJUnit4ClassRunner");
+
+        Capped captured = new Capped(outputCap);
+        PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
+        System.setOut(capture);
+        System.setErr(capture);
+        System.setIn(new java.io.ByteArrayInputStream(new byte[0]));
+
+        Policy.setPolicy(new Policy() {
+            @Override public boolean implies(ProtectionDomain domain, Permission permission) {
+                CodeSource cs = domain.getCodeSource();
+                if (cs != null && program.contains(cs.getLocation())) {
+                    return permission instanceof PropertyPermission && "read".equals(permission.getActions())
+                        && (permission.getName().startsWith("java.") || permission.getName().startsWith("jdk.")
+                            || permission.getName().equals("line.separator"));
+                }
+                return true;
+            }
+        });
+        System.setSecurityManager(new SecurityManager() {
+            @Override public void checkAccess(ThreadGroup g) { checkPermission(new RuntimePermission("modifyThreadGroup")); }
+            @Override public void checkAccess(Thread t) { checkPermission(new RuntimePermission("modifyThread")); }
+        });
+
+        URLClassLoader loader = new URLClassLoader(urls, PostcondJUnit.class.getClassLoader());
+        long deadline = System.nanoTime() + budgetMs * 1_000_000L;
+        for (int a = 5; a < args.length; a++) {
+            final String test = args[a];
+            int hash = test.indexOf('#');
+            String className = hash < 0 ? test : test.substring(0, hash);
+            String methodName = hash < 0 ? null : test.substring(hash + 1);
+            StringBuilder r = new StringBuilder("{\"nonce\":").append(json(nonce)).append(",\"test\":").append(json(test));
+            final Class<?> cls;
+            try {
+                cls = Class.forName(className, false, loader);
+            } catch (Throwable e) {
+                r.append(",\"outcome\":\"missing\",\"message\":").append(json(clip(e.toString(), 300))).append("}");
+                channel.println(r);
+                channel.flush();
+                continue;
+            }
+            final Request request = methodName == null ? Request.aClass(cls) : Request.method(cls, methodName);
+            JmlRt.drain();
+            JmlRt.takeAllowedException();
+            final Outcome out = new Outcome();
+            ThreadGroup group = new ThreadGroup("specbench-test");
+            Thread th = new Thread(group, () -> {
+                try {
+                    out.result = new JUnitCore().run(request);
+                } catch (Throwable e) {
+                    out.thrown = e;
+                } finally {
+                    out.done = true;
+                }
+            }, "specbench-test", 64L << 20);
+            long w0 = System.nanoTime();
+            th.start();
+            long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
+            th.join(left);
+            long wallMs = (System.nanoTime() - w0) / 1_000_000;
+            List<JmlViolation> vs = JmlRt.drain();
+            boolean stop = false;
+            if (!out.done) {
+                r.append(",\"outcome\":\"timeout\"");
+                stop = true;
+            } else if (out.thrown != null) {
+                r.append(",\"outcome\":\"error\",\"message\":").append(json(clip(out.thrown.toString(), 300)));
+            } else {
+                Result res = out.result;
+                r.append(",\"outcome\":").append(json(res.wasSuccessful() ? "passed" : "failed"))
+                 .append(",\"run\":").append(res.getRunCount())
+                 .append(",\"ignored\":").append(res.getIgnoreCount());
+                r.append(",\"failures\":[");
+                int n = 0;
+                for (Failure f : res.getFailures()) {
+                    if (n++ >= 5) break;
+                    Throwable e = f.getException();
+                    if (n > 1) r.append(',');
+                    r.append("{\"exception\":").append(json(e == null ? "" : e.getClass().getName()))
+                     .append(",\"message\":").append(json(clip(e == null ? f.getMessage() : String.valueOf(e.getMessage()), 300)))
+                     .append(",\"violation\":").append(e instanceof JmlViolation)
+                     .append(",\"assertion\":").append(e instanceof AssertionError && !(e instanceof JmlViolation))
+                     .append(",\"through_target\":").append(e != null && throughTarget(e, targetClass, targetMethod))
+                     .append('}');
+                }
+                r.append(']');
+            }
+            r.append(",\"violations\":[");
+            for (int i = 0; i < vs.size() && i < 5; i++) {
+                JmlViolation v = vs.get(i);
+                if (i > 0) r.append(',');
+                r.append("{\"kind\":").append(json(v.kind)).append(",\"line\":").append(v.line)
+                 .append(",\"clause\":").append(json(clip(v.clause, 300)))
+                 .append(",\"message\":").append(json(clip(v.getMessage(), 300))).append('}');
+            }
+            r.append("],\"violation_count\":").append(vs.size());
+            r.append(",\"wall_ms\":").append(wallMs);
+            r.append(",\"output\":").append(json(clip(captured.take(), 2000)))
+             .append(",\"output_dropped\":").append(captured.takeDropped()).append('}');
+            channel.println(r);
+            channel.flush();
+            if (stop) {
+                Runtime.getRuntime().halt(0);
+            }
+        }
+        channel.println("{\"nonce\":" + json(nonce) + ",\"done\":true}");
+        channel.flush();
+        Runtime.getRuntime().halt(0);
+    }
+}

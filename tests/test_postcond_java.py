@@ -1,0 +1,422 @@
+"""PostcondBench, Java side: answer parsing, injection, PIT-default mutants, the JUnit
+lookup, and runs of the bundled javalib tasks through the jvm executor's sandbox
+(reference 100%, wrong and trivial specs, hostile answers are F, -n 2 == -n 0)."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
+from pytest_specbench.benchmarks.postcond.java import execute, junit, mutate, source
+from pytest_specbench.errors import DataError, InfrastructureError
+from pytest_specbench.execution.jvm import JvmExecutor
+from pytest_specbench.models.base import Completion
+
+ROOT = Path(__file__).resolve().parents[1]
+JAVALIB = BUNDLED.parent / "javalib"
+
+
+def java_tasks():
+    return [t for t in load_tasks(BUNDLED)[0] if t.data["repo"]["language"] == "java"]
+
+
+def java_task(name):
+    return next(t for t in java_tasks() if t.task_id == f"javalib--{name}")
+
+
+# ------------------------------------------------------------------ no JVM needed
+def test_answers_are_read_through_fences_prose_and_comment_styles():
+    text = ("Sure! Here are the postconditions:\n```java\n"
+            "//@ ensures \\result >= 0; // never negative\n"
+            "// @ ensures \\result <= hi;\n"
+            "/*@ ensures x < lo\n  @     ==> \\result == lo;\n  @*/\n"
+            "```\nThese cover the bounds.")
+    assert source.parse_answer(text) == ["\\result >= 0", "\\result <= hi", "x < lo ==> \\result == lo"]
+    # no fence, no //@ marker, no ';' at the end of the last clause
+    assert source.parse_answer("ensures \\result == \\old(size()) + 1;\nensures \\result > 0") == \
+        ["\\result == \\old(size()) + 1", "\\result > 0"]
+    # a ';' inside a string does not end the clause; two clauses on one line
+    assert source.parse_answer('//@ ensures s.equals("a;b");') == ['s.equals("a;b")']
+    assert source.parse_answer("//@ ensures a > 0; ensures b > 0; // both") == ["a > 0", "b > 0"]
+
+
+@pytest.mark.parametrize("answer,why", [
+    ("I cannot help with that.", "no JML ensures clause"),
+    ("//@ requires x > 0;", "no JML ensures clause"),
+    ("//@ ensures \\result == (;", "does not parse"),
+    ("//@ ensures \\result == 0 \\u000a static { System.exit(1); } //;", "unicode escapes"),
+    ('//@ ensures "a\nstatic { } //".isEmpty();', "line break"),
+    ("", "empty answer"),
+])
+def test_garbage_answers_are_parse_errors_with_a_reason(answer, why):
+    with pytest.raises(source.AnswerError, match=why):
+        source.parse_answer(answer)
+
+
+def test_injection_goes_above_the_declaration_after_the_javadoc():
+    text = (JAVALIB / "src/main/java/javalib/IntStack.java").read_text()
+    task = java_task("push").data
+    inj = source.inject(text, "push", task["start_line"], task["end_line"], ["\\result ==> size() > 0", "true"])
+    lines = inj.text.splitlines()
+    first = min(inj.clause_lines)
+    assert lines[first - 1] == "    //@ ensures \\result ==> size() > 0;" and lines[first] == "    //@ ensures true;"
+    assert lines[first - 2].strip() == "*/"  # the Javadoc's end
+    assert lines[inj.decl_line - 1].strip().startswith("public boolean push(int v)")
+    assert inj.site.binary_class == "javalib.IntStack"
+
+
+def test_pit_default_operators_on_a_method():
+    method = ("    public static int f(int a, int b) {\n        if (a < b) {\n            return a + b;\n        }\n"
+              "        log(a);\n        return -a;\n    }")
+    got = {(op, m.replace(method, "")) for op, m in mutate.rule_mutants(method)}
+    ops = {op for op, _ in got}
+    assert {"conditionals_boundary", "negate_conditionals", "math", "void_method_calls", "invert_negs",
+            "primitive_returns"} <= ops
+    texts = [m for _, m in mutate.rule_mutants(method)]
+    assert any("if (a <= b)" in t for t in texts) and any("if (a >= b)" in t for t in texts)
+    assert any("return a - b;" in t for t in texts) and any("return a;" in t for t in texts)
+    assert any("log(a)" not in t for t in texts) and any("return 0;" in t for t in texts)
+    assert len(texts) == len(set(texts))
+    boolean = "    boolean g(Object o) {\n        return o != null;\n    }"
+    assert {op for op, _ in mutate.rule_mutants(boolean)} >= {"true_returns", "false_returns", "negate_conditionals"}
+    obj = "    String h() {\n        return name;\n    }"
+    assert {m.split("return ")[1].split(";")[0] for _, m in mutate.rule_mutants(obj)} == {'""', "null"}
+
+
+def test_junit_lookup_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.delenv("SPECBENCH_JUNIT_JAR", raising=False)
+    monkeypatch.setattr(junit, "DEBIAN", tmp_path)
+    assert "apt-get install junit4" in junit.missing()
+    monkeypatch.setenv("SPECBENCH_JUNIT_JAR", str(tmp_path / "nothing.jar"))
+    assert "SPECBENCH_JUNIT_JAR" in junit.missing()
+    (tmp_path / "junit4.jar").write_bytes(b"")
+    (tmp_path / "hamcrest.jar").write_bytes(b"")
+    monkeypatch.setenv("SPECBENCH_JUNIT_JAR", str(tmp_path / "junit4.jar"))
+    assert junit.jars() == ((tmp_path / "junit4.jar").resolve(), (tmp_path / "hamcrest.jar").resolve())
+
+
+class SkipCtx:
+    def __init__(self, tmp_path):
+        self.tmp = tmp_path
+
+    def option(self, name):
+        return None
+
+    def executor(self, kind):
+        return JvmExecutor(self.tmp) if kind == "jvm" else None
+
+    def cache_dir(self, *parts):
+        return Path(self.tmp, *parts)
+
+
+def test_missing_junit_skips_java_items_with_the_install_line(monkeypatch, tmp_path):
+    monkeypatch.delenv("SPECBENCH_JUNIT_JAR", raising=False)
+    monkeypatch.setattr(junit, "DEBIAN", tmp_path)
+    reason = ADAPTER.skip_reason("correct", java_task("clamp"), SkipCtx(tmp_path))
+    assert reason and ("apt-get install junit4" in reason or "openjdk" in reason)
+    assert "\n" not in reason
+
+
+def test_maven_projects_skip_because_they_need_maven_central(tmp_path):
+    task = java_task("clamp")
+    data = json.loads(json.dumps(task.data))
+    data["repo"] = {"github_path": "TheAlgorithms/Java", "commit": "b" * 40, "language": "java",
+                    "env_config": "<project><modelVersion>4.0.0</modelVersion></project>", "failed_tests": []}
+    (tmp_path / "TheAlgorithms--Java--clamp.json").write_text(json.dumps(data))
+    (maven,) = load_tasks(tmp_path)[0]
+    reason = ADAPTER.skip_reason("correct", maven, SkipCtx(tmp_path))
+    assert "Maven Central" in reason and "TheAlgorithms/Java" in reason
+
+
+def test_unknown_language_is_a_data_error(tmp_path):
+    data = dict(java_task("clamp").data, repo={"language": "kotlin"})
+    (tmp_path / "k.json").write_text(json.dumps(data))
+    with pytest.raises(DataError, match="repo.language 'kotlin'"):
+        load_tasks(tmp_path)
+
+
+def test_java_prompts_follow_the_three_settings():
+    task = java_task("push")
+
+    class S:
+        def __init__(self, setting):
+            self.setting = setting
+
+        def option(self, name):
+            return self.setting
+
+    f2p, c2p, n2p = (ADAPTER.prompt(task, S(s)).messages[0].content for s in ("f2p", "c2p", "n2p"))
+    for p in (f2p, c2p, n2p):
+        assert p.startswith("## Code Context\n```\n") and "JML format postconditions" in p and "`push`" in p
+    assert "Pushes a value unless" in f2p and "Pushes a value unless" not in c2p
+    assert "items[size] = v;" in f2p and "items[size] = v;" in c2p and "items[size] = v;" not in n2p
+    assert "{ ... }" in n2p and "Pushes a value unless" in n2p  # N2P keeps the target's Javadoc (its header)
+
+
+def test_java_metrics_group_by_language_and_dependency():
+    results = {"javalib--clamp": [{"checks": {"correct": {"verdict": "passed"}, "complete": {"complete": False}}}],
+               "minilib--gcd": [{"checks": {"correct": {"verdict": "passed"}, "complete": {"complete": True}}}]}
+    tasks = {t.task_id: t for t in load_tasks(BUNDLED)[0]}
+    m = ADAPTER.aggregate(results, tasks, None)
+    assert m["Corr@1[Java]"] == 1.0 and m["Comp@1[Java]"] == 0.0 and m["Comp@1[Python]"] == 1.0
+    assert m["methods[Java]"] == 1 and m["methods[Solo]"] == 2
+
+
+# ------------------------------------------------------------------ runs (javac, java, JUnit 4)
+def _toolchain_missing():
+    return JvmExecutor(Path("/tmp")).available() or junit.missing()
+
+
+needs_jvm = pytest.mark.skipif(bool(_toolchain_missing()), reason=str(_toolchain_missing()))
+
+
+class JavaCtx:
+    def __init__(self, tmp_path, state=None, **opts):
+        self.opts = {"postcond_timeout": 10.0, "postcond_complete": "paper", **opts}
+        state = state or tmp_path
+        self.jvm = JvmExecutor(state / "jvm", state_dir=state / "state")
+        self.tmp = tmp_path
+        self.results = {}
+
+    def option(self, name):
+        return self.opts.get(name)
+
+    def executor(self, kind):
+        assert kind == "jvm", kind  # Java checks never use the command executor directly
+        return self.jvm
+
+    def cache_dir(self, *parts):
+        p = Path(self.tmp, *parts)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def result_of(self, check):
+        return self.results.get(check)
+
+
+@pytest.fixture(scope="module")
+def jvm_state(tmp_path_factory):
+    """One class cache for the module: the runtime, runner and project compile once."""
+    return tmp_path_factory.mktemp("postcond-java-jvm")
+
+
+@pytest.fixture
+def ctx(tmp_path, jvm_state):
+    c = JavaCtx(tmp_path, jvm_state)
+    yield c
+    c.jvm.close()
+
+
+def check(ctx, task, answer, name="correct"):
+    ctx.results = {}
+    return ADAPTER.run_check(name, task, Completion(answer), ctx)
+
+
+@needs_jvm
+@pytest.mark.slow
+def test_reference_is_correct_and_complete_on_every_java_task(ctx):
+    results = {}
+    for task in java_tasks():
+        answer = Completion(ADAPTER.reference(task, "correct"))
+        ctx.results = {"correct": ADAPTER.run_check("correct", task, answer, ctx)}
+        assert ctx.results["correct"].passed, (task.task_id, ctx.results["correct"].message)
+        complete = ADAPTER.run_check("complete", task, answer, ctx)
+        assert complete.passed, (task.task_id, complete.message)
+        assert complete.details["killed"] == complete.details["total"] == len(task.data["mutants"]) > 0
+        results[task.task_id] = [{"index": 0, "checks": {"correct": ctx.results["correct"].details,
+                                                        "complete": complete.details}}]
+    m = ADAPTER.aggregate(results, {t.task_id: t for t in java_tasks()}, None)
+    assert m["Corr@1"] == 1.0 and m["Comp@1"] == 1.0 and m["methods"] == 6
+
+
+@needs_jvm
+def test_java_streams_lambdas_and_old_of_calls_run_as_java(ctx):
+    """Upstream's Java prompt asks for streams instead of quantifiers; \\old(call()) is
+    evaluated at entry (a snapshot of no variable would read the post-state)."""
+    streams = ("//@ ensures java.util.stream.IntStream.range(0, a.length).allMatch(i -> a[i] <= a[\\result]);\n"
+               "//@ ensures java.util.stream.IntStream.range(0, \\result).allMatch((int i) -> a[i] < a[\\result]);")
+    assert check(ctx, java_task("maxIndex"), streams).passed
+    wrong = "//@ ensures java.util.stream.IntStream.range(0, a.length).allMatch(i -> a[i] < a[\\result]);"
+    assert check(ctx, java_task("maxIndex"), wrong).details["verdict"] == "jml_fail"
+    push = java_task("push")
+    assert check(ctx, push, "//@ ensures \\result ==> size() == \\old(size()) + 1;").passed
+    r = check(ctx, push, "//@ ensures \\result ==> size() == \\old(size());")
+    assert r.details["verdict"] == "jml_fail", r.details
+    r = check(ctx, push, "//@ ensures \\old(peek()) >= 0 || true;")  # peek() on an empty stack throws at entry
+    assert r.details["verdict"] == "local_crash" and "IllegalStateException" in r.message
+
+
+@needs_jvm
+def test_a_wrong_spec_fails_correct_naming_the_clause(ctx):
+    r = check(ctx, java_task("clamp"), "//@ ensures \\result >= lo;\n//@ ensures \\result == 0;")
+    assert not r.passed and r.details["verdict"] == "jml_fail"
+    assert "clause 2" in r.message and "\\result == 0" in r.message and "NumbersTest#" in r.message
+
+
+@needs_jvm
+def test_a_trivially_true_spec_is_correct_but_not_complete(ctx):
+    task = java_task("withdraw")
+    correct = check(ctx, task, "```java\n//@ ensures true;\n```")
+    assert correct.passed, correct.message
+    ctx.results = {"correct": correct}
+    complete = ADAPTER.run_check("complete", task, Completion("//@ ensures true;"), ctx)
+    assert not complete.passed and complete.details["killed"] == 0
+    assert complete.details["total"] == len(task.data["mutants"]) and "survive" in complete.message
+
+
+@needs_jvm
+def test_a_spec_that_does_not_compile_is_F_with_javacs_message_on_its_clause(ctx):
+    r = check(ctx, java_task("clamp"), "//@ ensures \\result >= lo;\n//@ ensures \\result == nosuchname;")
+    assert not r.passed and r.details["verdict"] == "compile_failure"
+    assert "clause 2" in r.message and "cannot find symbol" in r.message
+
+
+@needs_jvm
+@pytest.mark.parametrize("answer,verdicts", [
+    # System.exit is void: javac refuses it in an expression
+    ("//@ ensures java.lang.System.exit(3) == null;", {"compile_failure"}),
+    # a spec method call that never returns (CPU loop): the time limit
+    ("//@ ensures java.util.stream.LongStream.range(0, java.lang.Long.MAX_VALUE).sum() != 1;", {"timeout"}),
+    # a call that blocks forever
+    ("//@ ensures new java.util.concurrent.CompletableFuture().join() != null;", {"timeout"}),
+    # fake records on System.out (the project's output is captured, records need the nonce) with a false clause
+    ('//@ ensures java.lang.System.out.printf("{\\"nonce\\":\\"x\\",\\"test\\":\\"t\\",\\"outcome\\":\\"passed\\","'
+     '+ "\\"violations\\":[]}%n{\\"done\\":true}%n") != null && \\result == -12345;', {"jml_fail"}),
+    # the real stdout and the process are out of reach: a SecurityException, the clause is undefined
+    ("//@ ensures new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out)) != null;",
+     {"local_crash"}),
+    ("//@ ensures java.lang.Runtime.getRuntime().availableProcessors() > 0 && "
+     "java.lang.Runtime.getRuntime().exec(\"true\") != null;", {"compile_failure"}),
+    ("//@ ensures java.lang.System.getenv(\"HOME\") == null || \\result >= 0;", {"local_crash"}),
+    ("//@ ensures new java.lang.Thread().getName() != null;", {"local_crash"}),
+    # memory: the JVM's heap limit, an OutOfMemoryError through the method
+    ("//@ ensures new long[1 << 30].length > 0;", {"local_crash"}),
+], ids=["exit", "loop", "block", "fake-records", "real-stdout", "exec", "getenv", "thread", "memory"])
+def test_hostile_answers_are_F_not_pass_not_E(ctx, answer, verdicts):
+    ctx.opts["postcond_timeout"] = 4.0
+    r = check(ctx, java_task("clamp"), answer)
+    assert not r.passed and r.details["verdict"] in verdicts, r.details
+
+
+@needs_jvm
+def test_exit_and_floods_in_the_project_cannot_fake_a_pass(tmp_path, ctx):
+    """Tests that call System.exit/halt or flood the output: the run still ends
+    with per-test records (the exits fail with a SecurityException)."""
+    lib = tmp_path / "javalib"
+    shutil.copytree(JAVALIB, lib)
+    (lib / "src/test/java/javalib/HostileTest.java").write_text(
+        "package javalib;\nimport org.junit.Test;\npublic class HostileTest {\n"
+        "  @Test public void exits() { System.exit(0); }\n"
+        "  @Test public void halts() { Runtime.getRuntime().halt(0); }\n"
+        "  @Test public void floods() { for (int i = 0; i < 200000; i++) System.out.println(\"x\" + i); "
+        "javalib.Numbers.clamp(1, 0, 2); }\n}\n")
+    data = dict(java_task("clamp").data)
+    data["cover_tests"] = ["javalib.HostileTest#floods", "javalib.HostileTest#exits", "javalib.HostileTest#halts",
+                           "javalib.NumbersTest#clampInside"]
+    text = (lib / data["file"]).read_text()
+    run = execute.run_program(ctx.jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 10.0)
+    assert run["verdict"] == "failed" and "exitVM" in run["reason"], run
+    data["cover_tests"] = ["javalib.HostileTest#floods"]
+    assert execute.run_program(ctx.jvm, data, lib, text, ["\\result == 5"], 10.0)["verdict"] == "jml_fail"
+
+
+def _run_plugin(tmp_path, *args, name):
+    report = tmp_path / f"{name}.json"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-q", "--specbench=postcond",
+                           f"--specbench-report={report}", f"--specbench-dir={tmp_path / 'state'}",
+                           "--specbench-result-cache=off", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    return proc, (json.loads(report.read_text()) if report.exists() else None)
+
+
+@needs_jvm
+@pytest.mark.slow
+def test_plugin_java_tasks_xdist_equals_serial(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for task in java_tasks():
+        data = dict(task.data)
+        data["repo"] = dict(data["repo"], local=str(JAVALIB))
+        (folder / f"{task.task_id}.json").write_text(json.dumps(data))
+    answers = tmp_path / "answers.jsonl"
+    rows = [{"task_id": t.task_id, "sample_index": i, "solution": a}
+            for t in java_tasks() for i, a in enumerate([t.data["ref_postcond"], "//@ ensures true;"])]
+    rows.append({"task_id": "javalib--clamp", "sample_index": 2, "solution": "//@ ensures \\result == 0;"})
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    common = (f"--model=replay:{answers}", f"--specbench-data={folder}", "--postcond-timeout=10")
+    p0, r0 = _run_plugin(tmp_path, *common, "-n", "0", name="n0")
+    p2, r2 = _run_plugin(tmp_path, *common, "-n", "2", name="n2")
+    assert r0 is not None and r2 is not None, p0.stdout[-2000:] + p2.stdout[-2000:]
+
+    def verdicts(rep):
+        return {(t, s["index"], c): (r.get("passed"), r.get("verdict"), r.get("kills"))
+                for t, task in rep["benchmarks"]["postcond"]["tasks"].items()
+                for s in task["samples"] for c, r in s["checks"].items()}
+
+    v0 = verdicts(r0)
+    assert len(v0) == 2 * 13 and v0 == verdicts(r2)
+    assert r0["benchmarks"]["postcond"]["errors"] == 0
+    assert v0[("javalib--clamp", 2, "correct")][:2] == (False, "jml_fail")
+    assert all(v0[(t.task_id, 0, c)][0] for t in java_tasks() for c in ("correct", "complete"))
+    assert all(v0[(t.task_id, 1, "correct")][0] and not v0[(t.task_id, 1, "complete")][0] for t in java_tasks())
+
+
+class FakeResult:
+    def __init__(self, stdout="", timed_out=False, killed=None, exit_code=0, signal=None):
+        self.stdout, self.timed_out, self.killed, self.exit_code, self.signal = stdout, timed_out, killed, exit_code, signal
+
+
+def test_verdicts_from_records_rank_as_on_the_python_side():
+    t = ["p.T#a", "p.T#b"]
+    ok = {"test": "p.T#a", "outcome": "passed", "run": 1, "failures": [], "violations": []}
+    ok_b = dict(ok, test="p.T#b")
+    done = {"done": True}
+    viol = dict(ok_b, outcome="failed", violations=[{"kind": "ensures", "line": 7, "clause": "\\result > 0"}],
+                failures=[{"exception": "specbench.jml.JmlViolation", "violation": True}])
+    undef = dict(ok_b, violations=[{"kind": "undefined", "line": 7, "clause": "x", "message": "NPE"}])
+    crash = dict(ok_b, outcome="failed", failures=[{"exception": "java.lang.ArithmeticException", "message": "/ by zero",
+                                                    "through_target": True, "assertion": False}])
+    fail = dict(ok_b, outcome="failed", failures=[{"exception": "java.lang.AssertionError", "message": "x",
+                                                   "through_target": True, "assertion": True}])
+    decide = execute.decide
+    assert decide([ok, ok_b, done], FakeResult(), {}, t)["verdict"] == "passed"
+    assert decide([ok, viol, done], FakeResult(), {7: 2}, t) == {
+        "verdict": "jml_fail", "reason": "p.T#b: ensures clause 2 violated: \\result > 0"}
+    assert decide([ok, undef, done], FakeResult(), {7: 1}, t)["verdict"] == "local_crash"
+    assert decide([ok, crash, done], FakeResult(), {}, t)["verdict"] == "local_crash"
+    assert decide([ok, fail, done], FakeResult(), {}, t)["verdict"] == "failed"
+    assert decide([ok, viol], FakeResult(timed_out=True), {}, t)["verdict"] == "timeout"
+    assert decide([ok], FakeResult(exit_code=1), {}, t)["verdict"] == "local_crash"  # no final record
+    assert decide([ok, dict(ok_b, run=0), done], FakeResult(), {}, t)["verdict"] == "failed"  # nothing ran
+    with pytest.raises(InfrastructureError, match="not found in the project"):
+        decide([dict(test="p.T#zz", outcome="missing", message="ClassNotFound")], FakeResult(), {}, t)
+    with pytest.raises(InfrastructureError, match="PostcondJUnit failed"):
+        decide([], FakeResult(stdout='{"runner_error":"boom"}'), {}, t)
+
+
+@needs_jvm
+@pytest.mark.slow
+def test_authors_tool_rebuilds_a_bundled_task(tmp_path):
+    from pytest_specbench.benchmarks.postcond import cli
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="specbench")
+    cli.register(parser.add_subparsers(dest="group"))
+    out = tmp_path / "withdraw.json"
+    args = parser.parse_args(["postcond", "make-java-task", "--repo", str(JAVALIB), "--file",
+                              "src/main/java/javalib/Account.java", "--method", "Account.withdraw", "--tests",
+                              "javalib.AccountTest#withdrawCovered", "javalib.AccountTest#withdrawRefused",
+                              "--ref", str(BUNDLED.parent / "refs" / "java" / "withdraw.txt"), "--out", str(out),
+                              "--github-path", "specbench/javalib", "--local-checkout", "../javalib", "--timeout", "10"])
+    assert args.func(args) == 0
+    built, bundled = json.loads(out.read_text()), java_task("withdraw").data
+    for key in ("start_line", "end_line", "body_start_line", "content", "header", "mutants", "mutant_tags",
+                "ref_postcond", "ref_mutant_kill", "prompt", "repo"):
+        assert built[key] == bundled[key], key
+    bad = parser.parse_args(["postcond", "make-java-task", "--repo", str(JAVALIB), "--file",
+                             "src/main/java/javalib/Account.java", "--method", "Account.nothing", "--tests", "x#y",
+                             "--ref", str(BUNDLED.parent / "refs" / "java" / "withdraw.txt"), "--out", str(out)])
+    assert bad.func(bad) == 2
