@@ -41,10 +41,13 @@ class FakeConfig:
         return {"maxschedchunk": None}[name]
 
 
-def make(costs: list[float], workers: int = 2):
+def make(costs: list[float], workers: int = 2, groups: list | None = None, errored: set | None = None):
     ids = [f"item{i}" for i in range(len(costs))]
     table = dict(zip(ids, costs))
-    sched = CostFirstScheduling(FakeConfig(workers), log=None, cost_of=lambda nodeids: [table[n] for n in nodeids])
+    group_of = None if groups is None else (lambda nodeids: [dict(zip(ids, groups))[n] for n in nodeids])
+    sched = CostFirstScheduling(FakeConfig(workers), log=None, cost_of=lambda nodeids: [table[n] for n in nodeids],
+                                group_of=group_of,
+                                verdict_known=lambda nodeid: int(nodeid[4:]) not in (errored or set()))
     nodes = [FakeWorker(f"gw{i}") for i in range(workers)]
     for node in nodes:
         sched.add_node(node)
@@ -124,6 +127,7 @@ class SimWorker(FakeWorker):
         self.held: int | None = None  # taken from the queue, runs next
         self.running: tuple[int, float] | None = None  # (item, finish time)
         self.done = False
+        self.starts: list | None = None
 
     def send_runtest_some(self, indices) -> None:
         super().send_runtest_some(indices)
@@ -146,15 +150,20 @@ class SimWorker(FakeWorker):
         else:
             return  # blocked until another item or shutdown arrives
         self.running, self.held = (self.held, now + durations[self.held]), following
+        if self.starts is not None:
+            self.starts.append((now, self.running[0], self.gateway.id, self.running[1]))
 
 
-def simulate(costs: list[float], durations: list[float], workers: int = 2) -> tuple[float, list[int]]:
-    """Run the scheduler against simulated workers; returns (makespan, items in the order they finished)."""
-    sched, nodes = make(costs, workers)
+def simulate(costs: list[float], durations: list[float], workers: int = 2, groups: list | None = None,
+             errored: set | None = None, starts: list | None = None) -> tuple[float, list[int]]:
+    """Run the scheduler against simulated workers; returns (makespan, items in the order they finished).
+    ``starts`` collects (time, item, worker, finish time) of every item started."""
+    sched, nodes = make(costs, workers, groups, errored)
     nodes = list(sched.node2pending)
     for i, node in enumerate(nodes):  # make() built FakeWorkers: swap in simulated ones
         sim = SimWorker(f"gw{i}")
         sim.torun, sim.sent, sim.shutting_down = list(node.sent), list(node.sent), node.shutting_down
+        sim.starts = starts
         sched.node2pending[sim] = sched.node2pending.pop(node)
         sched.node2collection[sim] = sched.node2collection.pop(node)
         nodes[i] = sim
@@ -211,3 +220,80 @@ def test_unpredicted_timeouts_are_shared_by_stealing():
     makespan, _ = simulate(costs, durations, workers=2)
     lower_bound = max(sum(durations) / 2, max(durations))
     assert makespan <= lower_bound + 2
+
+
+# ------------------------------------------------------- within-run dedupe (plugin/dedupe.py)
+
+def evaluations(starts, groups, errored=frozenset()):
+    """Per group: how many of its items ran before any item of it had finished
+    with a verdict (each of those evaluated the program), and whether two of
+    those ever ran at the same time (copies that start later only read the verdict)."""
+    evaluated: dict = {}
+    evaluating = []
+    for t, item, worker, end in starts:
+        key = groups[item]
+        if key is None:
+            continue
+        done_before = [e for (t2, i2, _, e) in starts if groups[i2] == key and i2 not in errored and e <= t and i2 != item]
+        if not done_before:
+            evaluated[key] = evaluated.get(key, 0) + 1
+            evaluating.append((t, item, end))
+    overlap = any(groups[i] == groups[j] and i != j and t1 < e2 and t2 < e1
+                  for (t1, i, e1) in evaluating for (t2, j, e2) in evaluating)
+    return evaluated, overlap
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_each_program_runs_once_and_never_on_two_workers_at_once(workers, seed):
+    rng = random.Random(seed)
+    n = rng.randint(1, 200)
+    tasks = [rng.randrange(12) for _ in range(n)]
+    costs = [float(1 + t * t) for t in tasks]  # a task's samples cost the same
+    groups = [None if rng.random() < 0.1 else f"t{t}-p{rng.randrange(3)}" for t in tasks]
+    durations = [c * rng.choice([0.5, 1.0, 3.0]) for c in costs]
+    starts: list = []
+    _, finished = simulate(costs, durations, workers, groups=groups, starts=starts)
+    assert sorted(finished) == list(range(n))  # every item (every copy) still runs, once
+    evaluated, overlap = evaluations(starts, groups)
+    assert set(evaluated.values()) <= {1}, evaluated
+    assert not overlap
+
+
+@pytest.mark.parametrize("others", [0, 4], ids=["copy-queued-behind", "copies-held"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_representative_without_a_verdict_hands_its_group_to_the_next_copy(workers, others):
+    costs = [5.0] * 6 + [1.0] * others
+    groups = ["a"] * 6 + [None] * others
+    errored = {0}  # the first one dispatched errs (E): its copies must still get an evaluation
+    starts: list = []
+    _, finished = simulate(costs, list(costs), workers, groups=groups, errored=errored, starts=starts)
+    assert sorted(finished) == list(range(6 + others))
+    evaluated, overlap = evaluations(starts, groups, errored)
+    assert evaluated == {"a": 2} and not overlap  # the erring one, then exactly one successor
+
+
+def test_copies_wait_for_their_representative():
+    sched, (a, b) = make([3.0] * 8, groups=["x"] * 8)
+    assert sorted(a.sent + b.sent) == [0, 1]  # one representative, and one copy behind it on its worker
+    holder = a if 0 in a.sent else b
+    assert holder.sent == [0, 1]
+    sched.mark_test_complete(holder, 0)
+    assert sorted(a.sent + b.sent) == list(range(8))  # then every copy goes out
+
+
+def test_a_worker_that_dies_on_a_representative_hands_its_group_on():
+    sched, (a, b) = make([3.0] * 4 + [1.0] * 4, groups=["x"] * 4 + [None] * 4)
+    holder = a if 0 in a.sent else b
+    other = b if holder is a else a
+    sched.remove_node(holder)
+    assert not sched.tests_finished
+    sent_before = list(other.sent)
+    # The copy that sat behind it is now the representative; the others stay held.
+    for i in list(sched.node2pending[other]):
+        sched.mark_test_complete(other, i)
+    for _ in range(20):
+        for i in list(sched.node2pending[other]):
+            sched.mark_test_complete(other, i)
+    assert set(other.sent) - set(sent_before) >= {2, 3} or {2, 3} <= set(other.sent)
+    assert sched.tests_finished

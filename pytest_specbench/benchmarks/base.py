@@ -28,6 +28,12 @@ Optional methods, looked up with ``getattr``:
   in any unit, from what is cached only (never by running anything).  Under
   xdist the costliest items are dispatched first (:mod:`..plugin.scheduling`);
   without it, items go out in collection order.
+- ``program_key(task, sample, check) -> str | None``: what decides the
+  verdict of an item besides the task, check and settings (ContractEval: the
+  sanitized program's syntax tree with line numbers).  Items with equal keys
+  are evaluated once per run and share the verdict
+  (:mod:`..plugin.dedupe`, ``docs/dedupe.md``); None, or no method, evaluates
+  the item on its own (CIFE: its judge is asked per sample).
 - ``figures(metrics, settings) -> list[dict]``: plots for the HTML report, each
   ``{"title", "kind": "bar" | "errorbar" | "hist", "x": [...], "y": [...],
   "lo": [...], "hi": [...] (errorbar), "xlabel", "ylabel"}``, built from

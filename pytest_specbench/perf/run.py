@@ -12,8 +12,10 @@ except W3):
   W4  the greedy sets: HumanEval (164) and MBPP (378)
 
 What is measured, per workload as asked:
-  W1, W4  plugin (-n 2) vs EvalPlus (--parallel 2, through run_evalplus.py) vs the floor;
-          per-task verdicts compared with EvalPlus's
+  W1, W4  distinct programs / samples (the plugin's within-run dedupe, plugin/dedupe.py);
+          plugin (-n 2) with dedupe and with --specbench-dedupe=off, vs EvalPlus
+          (--parallel 2, through run_evalplus.py) vs the floor (every sample, not deduplicated);
+          per-sample verdicts compared with EvalPlus's, and dedupe on against off
   W1, W3  -n 0 vs -n 2;  W3 also a second identical run (result cache on)
   W2      peak RSS of the controller, the workers, the zygotes and the sample children
 
@@ -27,11 +29,13 @@ schedules).  Every timed command runs with Python's bytecode cache on, as on a
 user's machine, even where the environment sets PYTHONDONTWRITEBYTECODE (pass
 --no-bytecode-cache to keep it).  Figures are wall seconds on this machine; peak
 RSS is the largest single process (getrusage of waited-for children), not a sum.
+The machine may be shared: every timed row notes the 1-minute load average when it ended.
 """
 from __future__ import annotations
 
 import argparse
 import gzip
+import re
 import json
 import multiprocessing
 import os
@@ -136,8 +140,15 @@ def plugin_run(args: list[str], work: Path, report: Path) -> dict:
     roles.stop.set()
     tail = out.strip().splitlines()[-1:] or [err.strip()[-300:]]
     peak_kib = int(rss.read_text().split()[-1]) if rss.exists() else 0
+    dedupe = re.search(r"specbench: dedupe: (\d+) programs evaluated, (\d+) copies took their verdict, (\d+) from", out)
     return {"wall_s": round(wall, 2), "exit": proc.returncode, "summary": tail[0], "peak_rss_mb": round(peak_kib / 1024),
-            "roles_mb": {k: round(v / 1024) for k, v in sorted(roles.peak_kib.items())}}
+            "roles_mb": {k: round(v / 1024) for k, v in sorted(roles.peak_kib.items())}, "load": load(),
+            "dedupe": [int(x) for x in dedupe.groups()] if dedupe else None}
+
+
+def load() -> str:
+    """The 1-minute load average now (the machine may be shared: noted beside every figure)."""
+    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def plugin_verdicts(report: Path, bench: str) -> dict[str, list[bool]]:
@@ -152,15 +163,24 @@ def evalplus_run(samples: Path, dataset: str, data_file: Path, work: Path, tasks
         (work.parent / f"{work.name}-tasks.txt").write_text("\n".join(tasks) + "\n")
         cmd += ["--task-filter", str(work.parent / f"{work.name}-tasks.txt")]
     work.mkdir(parents=True, exist_ok=True)
-    # Once to build its ground-truth cache, once timed (as the plugin is).
-    for _ in range(2):
-        subprocess.run(cmd, check=True, capture_output=True)
+    # Once to build its ground-truth cache, once timed (as the plugin is).  The
+    # cache is keyed by the data file's md5, and the task subset is the same, so
+    # the warm-up needs one sample per task only (W1's full warm-up was 11 min).
+    firsts, seen = [], set()
+    for row in read_jsonl(samples):
+        if row["task_id"] not in seen:
+            seen.add(row["task_id"])
+            firsts.append(row)
+    warm = work.parent / f"{work.name}-warm.jsonl"
+    warm.write_text("".join(json.dumps(r) + "\n" for r in firsts))
+    subprocess.run([*cmd[:2], "--samples", str(warm), *cmd[4:]], check=True, capture_output=True)
+    subprocess.run(cmd, check=True, capture_output=True)
     summary = json.loads((work / f"{dataset}_run.json").read_text())
     verdicts = json.loads(Path(summary["verdicts"]).read_text())
     as_lists = {t: (v["plus"] if isinstance(v["plus"], list) else [v["plus"]]) for t, v in verdicts.items()}
     return {"wall_s": summary["evaluate"]["wall_s"] + summary["sanitize"]["wall_s"],
             "results_written_s": summary["evaluate"].get("output_written_s"),
-            "peak_rss_mb": round(summary["evaluate"]["peak_rss_kib"] / 1024), "verdicts": as_lists}
+            "peak_rss_mb": round(summary["evaluate"]["peak_rss_kib"] / 1024), "verdicts": as_lists, "load": load()}
 
 
 # ------------------------------------------------------------------------ floor
@@ -246,7 +266,7 @@ def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
     verdicts: dict[str, list[bool]] = {}
     for task_id, index, passed in sorted(results, key=lambda r: (r[0], r[1])):
         verdicts.setdefault(task_id, []).append(passed)
-    return {"wall_s": round(wall, 2), "verdicts": verdicts}
+    return {"wall_s": round(wall, 2), "verdicts": verdicts, "load": load()}
 
 
 def compare(ours: dict[str, list], theirs: dict[str, list]) -> str:
@@ -271,8 +291,13 @@ class Table(list):
         print("  ", " | ".join(str(x) for x in row if x is not None), file=sys.stderr, flush=True)
 
 
+MODES = {"n2": (["-n", "2"], "plugin -n 2"), "n0": ([], "plugin -n 0"),
+         "n2-off": (["-n", "2", "--specbench-dedupe=off"], "plugin -n 2, dedupe off"),
+         "n0-off": (["--specbench-dedupe=off"], "plugin -n 0, dedupe off")}
+
+
 def functional_workload(name, samples: Path, dataset: str, data: Path, work: Path, table: list, tasks_filter=None,
-                        modes=("n2",), evalplus=True, floor=True, plugin=True) -> None:
+                        modes=("n2", "n2-off"), evalplus=True, floor=True, plugin=True) -> None:
     bench = "evalplus"
     data_file = next((data / "evalplus").glob("HumanEvalPlus*" if dataset == "humaneval" else "MbppPlus*"))
     tasks = load_evalplus(data_file)
@@ -295,11 +320,15 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
                work, work / f"{name}-warm.json")
     runs = {}
     for mode in modes:
-        extra = ["-n", "2"] if mode == "n2" else []
+        extra, label = MODES[mode]
         runs[mode] = plugin_run(base + extra + ["--specbench-result-cache=off"], work, work / f"{name}-{mode}.json")
         roles = runs[mode]["roles_mb"]
-        table.append((name, f"plugin -{'n 2' if mode == 'n2' else 'n 0'}", runs[mode]["wall_s"],
-                      runs[mode]["peak_rss_mb"], runs[mode]["summary"] + "; peak MB by process: "
+        if runs[mode]["dedupe"] and not mode.endswith("-off"):
+            evaluated, copies, _ = runs[mode]["dedupe"]
+            table.append((name, "distinct programs / samples", f"{evaluated}/{evaluated + copies}", None,
+                          f"{100 * evaluated / (evaluated + copies):.1f}% evaluated, {copies} copies took a verdict"))
+        table.append((name, label, runs[mode]["wall_s"],
+                      runs[mode]["peak_rss_mb"], runs[mode]["summary"] + f"; {runs[mode]['load']}; peak MB by process: "
                       + ", ".join(f"{k} {v}" for k, v in roles.items())))
         if name == "W2":
             biggest = max((v for k, v in roles.items() if k in ("controller", "worker", "zygote")), default=0)
@@ -311,6 +340,11 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
     ours = plugin_verdicts(work / f"{name}-{modes[0]}.json", bench)
     if "n2" in runs and "n0" in runs:
         table.append((name, "-n 0 / -n 2", round(runs["n0"]["wall_s"] / runs["n2"]["wall_s"], 2), None, "speed-up (target >= 1.8)"))
+    if "n2" in runs and "n2-off" in runs:
+        on, off = (json.loads((work / f"{name}-{m}.json").read_text())["benchmarks"][bench]["tasks"] for m in ("n2", "n2-off"))
+        table.append((name, "dedupe off / on (-n 2)", round(runs["n2-off"]["wall_s"] / runs["n2"]["wall_s"], 2), None,
+                      f"speed-up; {compare(ours, plugin_verdicts(work / f'{name}-n2-off.json', bench))}; "
+                      f"every per-sample result (details, messages) identical: {on == off}"))
     _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor)
 
 
@@ -318,12 +352,18 @@ def _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_f
     if evalplus:
         ev = evalplus_run(samples, dataset, data_file, work / f"{name}-evalplus", tasks_filter)
         table.append((name, "EvalPlus 0.3.1 --parallel 2", ev["wall_s"], ev["peak_rss_mb"],
-                      f"results written at {ev['results_written_s']} s; {compare(ours, ev['verdicts'])}"))
+                      f"results written at {ev['results_written_s']} s; {ev['load']}; {compare(ours, ev['verdicts'])}"))
         table.append((name, "EvalPlus / plugin", round(ev["wall_s"] / runs["n2"]["wall_s"], 2), None, "speed-up"))
+        if "n2-off" in runs:
+            table.append((name, "EvalPlus / plugin, dedupe off", round(ev["wall_s"] / runs["n2-off"]["wall_s"], 2),
+                          None, "speed-up"))
     if floor:
         fl = floor_run(read_jsonl(samples), tasks, work / "state")
-        table.append((name, "floor (no isolation, 2 processes)", fl["wall_s"], None, compare(ours, fl["verdicts"])))
-        table.append((name, "plugin / floor", round(runs["n2"]["wall_s"] / fl["wall_s"], 2), None, "target <= 1.3"))
+        table.append((name, "floor (no isolation, 2 processes)", fl["wall_s"], None,
+                      f"every sample, not deduplicated; {fl['load']}; {compare(ours, fl['verdicts'])}"))
+        table.append((name, "plugin / floor", round(runs["n2"]["wall_s"] / fl["wall_s"], 2), None, "dedupe on"))
+        if "n2-off" in runs:
+            table.append((name, "plugin / floor, dedupe off", round(runs["n2-off"]["wall_s"] / fl["wall_s"], 2), None, ""))
 
 
 def main() -> None:
@@ -335,6 +375,8 @@ def main() -> None:
     ap.add_argument("--parts", default="plugin,evalplus,floor",
                     help="W1/W4 only: which of plugin, evalplus, floor to run (without plugin, its rows "
                          "come from the last run's WORK/<workload>-runs.json)")
+    ap.add_argument("--w1-modes", default="n2,n2-off,n0",
+                    help="W1's plugin runs, of n2, n2-off, n0, n0-off (-n 2 / -n 0, dedupe on / off)")
     ap.add_argument("--no-bytecode-cache", action="store_true",
                     help="keep PYTHONDONTWRITEBYTECODE as the environment sets it (see below)")
     args = ap.parse_args()
@@ -369,7 +411,8 @@ def main() -> None:
         elif name in ("W1", "W2"):
             chosen = humaneval_contract[:40] if name == "W1" else humaneval_contract
             functional_workload(name, samples_dir / "humaneval-chatgpt-temp0.8-n200.jsonl.gz", "humaneval", data,
-                                work, table, tasks_filter=chosen, modes=("n2", "n0") if name == "W1" else ("n2",),
+                                work, table, tasks_filter=chosen,
+                                modes=tuple(m.strip() for m in args.w1_modes.split(",")) if name == "W1" else ("n2",),
                                 evalplus=name == "W1" and evalplus, floor=name == "W1" and "floor" in parts,
                                 plugin="plugin" in parts or name == "W2")
         elif name == "W3":
@@ -379,7 +422,7 @@ def main() -> None:
             walls = {}
             for mode, extra in (("n0", []), ("n2", ["-n", "2"])):
                 r = plugin_run(base + extra + ["--specbench-result-cache=off"], work, work / f"W3-{mode}.json")
-                table.append(("W3", f"plugin -{'n 0' if mode == 'n0' else 'n 2'}", r["wall_s"], r["peak_rss_mb"], r["summary"]))
+                table.append(("W3", f"plugin -{'n 0' if mode == 'n0' else 'n 2'}", r["wall_s"], r["peak_rss_mb"], f"{r['summary']}; {r['load']}"))
                 walls[mode] = r["wall_s"]
             table.append(("W3", "-n 0 / -n 2", round(walls["n0"] / walls["n2"], 2), None, "speed-up (target >= 1.8)"))
             # An honest first run: no verdict left over from an earlier run of this script.
@@ -388,9 +431,9 @@ def main() -> None:
             second = plugin_run(base + ["-n", "2"], work, work / "W3-second.json")
             same = (json.loads((work / "W3-first.json").read_text())["benchmarks"]
                     == json.loads((work / "W3-second.json").read_text())["benchmarks"])
-            table.append(("W3", "first run (result cache filled)", first["wall_s"], first["peak_rss_mb"], first["summary"]))
+            table.append(("W3", "first run (result cache filled)", first["wall_s"], first["peak_rss_mb"], f"{first['summary']}; {first['load']}"))
             table.append(("W3", "second identical run", second["wall_s"], second["peak_rss_mb"],
-                          f"{100 * second['wall_s'] / first['wall_s']:.1f}% of the first (target <= 5%); "
+                          f"{100 * second['wall_s'] / first['wall_s']:.1f}% of the first (target <= 5%); {second['load']}; "
                           f"report identical: {same}"))
         else:
             sys.exit(f"run.py: unknown workload {name!r}")

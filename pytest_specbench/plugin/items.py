@@ -11,6 +11,9 @@ from .services import ItemContext
 from ..models.base import SampleMissing
 
 PROPERTY = "specbench"  # key of the user property that carries an item's result to the controller
+# How the verdict was reached (evaluated, copy, cached), for the controller's dedupe count only:
+# kept out of the outcome, so the journal and the report are the same with dedupe on or off.
+DEDUPE_PROPERTY = "specbench_dedupe"
 
 
 class SpecbenchFailure(AssertionError):
@@ -36,6 +39,7 @@ class SpecbenchItem(pytest.Item):
         super().__init__(**kwargs)
         self.run, self.adapter, self.task, self.sample, self.check = run, adapter, task, sample, check
         self.outcome: dict[str, Any] | None = None
+        self.reached: str | None = None  # evaluated | copy | cached, for items with a program key
 
     def reportinfo(self):
         return self.task.source, max(self.task.line - 1, 0), f"{self.task.task_id} sample {self.sample} {self.check}"
@@ -45,8 +49,22 @@ class SpecbenchItem(pytest.Item):
         finished = self.run.journal_result(self.nodeid)
         if finished is not None:
             self.outcome = finished
+            self._share_finished(finished)
         else:
             self.outcome = self._evaluate()
+
+    def _share_finished(self, finished: dict[str, Any]) -> None:
+        """Resumed run: a journaled verdict is also its program's, for copies not yet run."""
+        if not self.run.dedupe.enabled or not isinstance(finished.get("passed"), bool):
+            return
+        try:
+            completion = self.run.model.completion(
+                self.run.generation_request(self.adapter, self.task, self.sample, self.check))
+        except SampleMissing:
+            return
+        program = self.run.dedupe.key(self.adapter, self.task, completion, self.check)
+        if program is not None and self.run.dedupe.verdicts.get(program) is None:
+            self.run.dedupe.verdicts.put(program, {k: finished[k] for k in ("passed", "details", "message")})
 
     def _evaluate(self) -> dict[str, Any]:
         skip = self.run.skip_reason(self.adapter, self.check, self.task)
@@ -59,17 +77,33 @@ class SpecbenchItem(pytest.Item):
             raise InfrastructureError(str(exc)) from None
         completion.meta.setdefault("sample_index", self.sample)
         key = self.run.result_key(self.adapter.name, self.check, self.task.task_id, completion)
-        verdict = self.run.result_cache.get(key)
+        # Another sample of this task with the same program (plugin/dedupe.py) may
+        # have been evaluated already in this run: its verdict is this one's.
+        program = self.run.dedupe.key(self.adapter, self.task, completion, self.check)
+        verdict = self.run.dedupe.verdicts.get(program) if program is not None else None
+        if verdict is not None:
+            self.reached = "copy"
+            self.run.result_cache.put(key, verdict)  # a re-run of this very text finds it too
+        else:
+            verdict = self.run.result_cache.get(key)
+            self.reached = "cached" if verdict is not None else "evaluated"
         if verdict is None:
             try:
                 ctx = ItemContext(self.run, self.adapter, self.task, self.sample, completion, self.check)
                 result = self.adapter.run_check(self.check, self.task, completion, ctx)
             except RepeatableError as exc:
-                self.run.result_cache.put(key, {"repeatable_error": str(exc), "error_type": type(exc).__name__})
+                verdict = {"repeatable_error": str(exc), "error_type": type(exc).__name__}
+                self.run.result_cache.put(key, verdict)
+                if program is not None:
+                    self.run.dedupe.verdicts.put(program, verdict)
                 raise
             verdict = {"passed": bool(result.passed), "details": result.details, "message": result.message}
             self.run.result_cache.put(key, verdict)
-        elif "repeatable_error" in verdict:
+        if program is not None and self.reached != "copy":
+            self.run.dedupe.verdicts.put(program, verdict)
+        if program is None:
+            self.reached = None
+        if "repeatable_error" in verdict:
             raise _repeated(verdict)
         return {"benchmark": self.adapter.name, "task_id": self.task.task_id, "sample": self.sample,
                 "check": self.check, **verdict, "isolation": self.run.services.isolation()}
@@ -78,11 +112,13 @@ class SpecbenchItem(pytest.Item):
         # Carried by the call report only (not setup's and teardown's as well):
         # under xdist every copy crosses to the controller.
         self.user_properties.append((PROPERTY, self.outcome))
+        if self.reached is not None:
+            self.user_properties.append((DEDUPE_PROPERTY, self.reached))
         if not self.outcome["passed"]:
             raise SpecbenchFailure(self.outcome["message"] or f"{self.check} check failed")
 
     def teardown(self) -> None:
-        self.user_properties[:] = [p for p in self.user_properties if p[0] != PROPERTY]
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in (PROPERTY, DEDUPE_PROPERTY)]
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (SpecbenchFailure, InfrastructureError)):

@@ -31,6 +31,8 @@ _OPTIONS = [
     ("--specbench-dir", "specbench_dir", "folder for caches and run journals (default: .specbench in the rootdir)", ""),
     ("--specbench-result-cache", "specbench_result_cache", "reuse check results of identical earlier runs "
      "(same sample text, data, limits, options): readwrite or off", "readwrite"),
+    ("--specbench-dedupe", "specbench_dedupe", "evaluate each distinct program once per task and check, and give "
+     "its copies (other samples with the same program) its verdict: on or off (docs/dedupe.md)", "on"),
     ("--specbench-sandbox", "specbench_sandbox", "process (isolated child per sample) or none (NO isolation: trusted code only)", "process"),
     ("--specbench-sample-python", "specbench_sample_python", "interpreter or venv folder that runs the samples "
      "(default: the one running pytest; samples import what it has installed, read-only)", ""),

@@ -16,6 +16,16 @@ worker takes back half of the unstarted items queued on the busiest one (the
 ``steal`` command of xdist's ``worksteal``): a sample's timeout (1 s on a task
 whose reference takes 1 ms) cannot be predicted.  Used when ``-n`` is given with ``--dist load``
 (xdist's default); any other ``--dist`` keeps xdist's own scheduler.
+
+Within-run deduplication (:mod:`.dedupe`): items with the same program key
+form a group.  Only its first item in dispatch order (the representative) is
+dispatched; the others (its copies) are held here until it has finished, then
+go out first (they only read its verdict).  So no program runs on two workers
+at once.  Two cases keep the run moving: a worker whose only queued item is a
+representative (xdist runs an item only once it holds the next one, or is
+told to shut down) gets one of its copies right behind it, on the same worker,
+which reads the verdict after it; and a representative that ended without a
+verdict (an error, a crashed worker) hands the group to its next copy.
 """
 from __future__ import annotations
 
@@ -38,9 +48,15 @@ QUEUE_SHARE = 0.01
 class CostFirstScheduling(LoadScheduling):
     """``--dist load`` dispatching the costliest items first (see the module docstring)."""
 
-    def __init__(self, config, log, cost_of: Callable[[Sequence[str]], list[float]]):
+    def __init__(self, config, log, cost_of: Callable[[Sequence[str]], list[float]],
+                 group_of: Callable[[Sequence[str]], list[str | None]] | None = None,
+                 verdict_known: Callable[[str], bool] | None = None):
         super().__init__(config, log)
         self._cost_of = cost_of  # node ids -> predicted cost of each (any unit; only ratios matter)
+        self._group_of = group_of  # node ids -> program key of each (None: not deduplicated)
+        self._verdict_known = verdict_known or (lambda nodeid: True)
+        self._held: dict[int, list[int]] = {}  # representative -> its copies not yet dispatched
+        self._behind: dict[int, int] = {}  # representative -> the copy queued right behind it
         self._costs: list[float] = []
         self._budget = 0.0
         self._steal_from = None  # the worker a steal request is out to (one at a time)
@@ -61,6 +77,8 @@ class CostFirstScheduling(LoadScheduling):
         self._budget = QUEUE_SHARE * sum(self._costs) / max(len(self.nodes), 1)
         # sorted() is stable: equal costs (a task's samples) keep collection order, together.
         self.pending[:] = sorted(range(len(self.collection)), key=lambda i: -self._costs[i])
+        if self._group_of is not None:
+            self._hold_copies(self._group_of(self.collection))
         if not self.collection:
             return
         # Deal one item at a time so the heaviest items land on different workers.
@@ -71,9 +89,68 @@ class CostFirstScheduling(LoadScheduling):
                 if self.pending and self._wants_more(node):
                     self._send_tests(node, 1)
                     dealing = True
-        if not self.pending:
+        for node in self.nodes:
+            self._feed_behind(node)
+        if not self.pending and not self._held:
             for node in self.nodes:
                 node.shutdown()
+
+    def _hold_copies(self, keys: Sequence[str | None]) -> None:
+        """Keep only the first item of each program key pending; hold the rest."""
+        first: dict[str, int] = {}
+        kept = []
+        for i in self.pending:
+            key = keys[i]
+            if key is None:
+                kept.append(i)
+            elif key not in first:
+                first[key] = i
+                kept.append(i)
+            else:
+                self._held.setdefault(first[key], []).append(i)
+        self.pending[:] = kept
+
+    def _finish_group(self, rep: int) -> None:
+        """``rep`` finished: its copies go out first, or, without a verdict, the next copy is the representative."""
+        copies = self._held.pop(rep, [])
+        behind = self._behind.pop(rep, None)
+        if not self._verdict_known(self.collection[rep]):
+            if behind is not None:  # already queued after it on its worker
+                successor = behind
+            elif copies:
+                successor = copies.pop(0)
+                self.pending.insert(0, successor)
+            else:
+                return
+            if copies:
+                self._held[successor] = copies
+            return
+        for i in copies:
+            self._costs[i] = 0.0  # it reads a verdict: about a pytest item's own overhead
+        self.pending[:0] = copies
+
+    def _feed_behind(self, node) -> None:
+        """A worker holding only a representative waits for a next item that may be
+        one of its held copies: give it one, to run after it on the same worker."""
+        if self.pending or node.shutting_down:
+            return
+        queue = self.node2pending[node]
+        if len(queue) == 1 and self._held.get(queue[0]) and queue[0] not in self._behind:
+            rep = queue[0]
+            copy = self._held[rep].pop(0)
+            if not self._held[rep]:
+                del self._held[rep]
+            self._behind[rep] = copy
+            queue.append(copy)
+            node.send_runtest_some([copy])
+
+    @property
+    def tests_finished(self) -> bool:
+        return super().tests_finished and not self._held
+
+    @property
+    def has_pending(self) -> bool:
+        return super().has_pending or bool(self._held)
 
     def check_schedule(self, node, duration: float = 0) -> None:
         if node.shutting_down:
@@ -81,7 +158,9 @@ class CostFirstScheduling(LoadScheduling):
         if self.pending:
             while self.pending and self._wants_more(node):
                 self._send_tests(node, 1)
+            self._feed_behind(node)
             return
+        self._feed_behind(node)
         if len(self.node2pending[node]) >= MIN_QUEUE or self._steal_from is not None:
             return  # it has work; or wait for the steal in flight, which tops everyone up
         victim, items = self._steal_candidates(node)
@@ -93,7 +172,7 @@ class CostFirstScheduling(LoadScheduling):
             # task whose reference takes 1 ms) otherwise runs them alone at the end.
             victim.send_steal(items)
             self._steal_from, self._last_request = victim, items
-        else:
+        elif not self._held:  # held copies go out when their representatives finish
             node.shutdown()  # lets it run its last item (a worker waits for a next one or shutdown)
 
     def _steal_candidates(self, thief) -> tuple[object, list[int]]:
@@ -101,15 +180,16 @@ class CostFirstScheduling(LoadScheduling):
         The first two of a queue are the running item and the next one, which the
         worker has already taken; the worker returns all requested items or none."""
         best, best_cost = None, -1.0
+        behind = set(self._behind.values())  # a copy behind its running representative stays there
         for node, queue in self.node2pending.items():
             if node is thief or node.shutting_down or len(queue) <= MIN_QUEUE:
                 continue
-            cost = sum(self._costs[i] for i in queue[MIN_QUEUE:])
+            cost = sum(self._costs[i] for i in queue[MIN_QUEUE:] if i not in behind)
             if cost > best_cost:
                 best, best_cost = node, cost
         if best is None:
             return None, []
-        waiting = self.node2pending[best][MIN_QUEUE:]
+        waiting = [i for i in self.node2pending[best][MIN_QUEUE:] if i not in behind]
         return best, waiting[len(waiting) // 2:]
 
     def remove_pending_tests_from_node(self, node, indices: Sequence[int]) -> None:
@@ -128,15 +208,29 @@ class CostFirstScheduling(LoadScheduling):
     def mark_test_complete(self, node, item_index: int, duration: float = 0) -> None:
         if self._refused is not None and self._refused[0] is node:
             self._refused = None  # its queue moved on: a new request may succeed
+        released = item_index in self._held or item_index in self._behind
+        if released:
+            self._finish_group(item_index)
         super().mark_test_complete(node, item_index, duration)
-        if not self.pending:  # idle workers may now steal from this one, or stop
-            for other in self.nodes:
+        if released or not self.pending:  # idle workers may now take copies, steal from this one, or stop
+            for other in sorted(self.nodes, key=lambda n: len(self.node2pending[n])):
                 if other is not node:
                     self.check_schedule(other)
 
     def remove_node(self, node):
         if node is self._steal_from:
             self._steal_from = None  # a dead worker does not answer
+        queue = list(self.node2pending.get(node, ()))
+        if queue and (queue[0] in self._held or queue[0] in self._behind):
+            # Its worker died running it: the next copy (one queued behind it goes
+            # back to pending with the rest of that worker's queue) takes the group.
+            rep = queue[0]
+            copies, behind = self._held.pop(rep, []), self._behind.pop(rep, None)
+            successor = behind if behind is not None else copies.pop(0) if copies else None
+            if successor is not None and behind is None:
+                self.pending.insert(0, successor)
+            if successor is not None and copies:
+                self._held[successor] = copies
         return super().remove_node(node)
 
     def _wants_more(self, node) -> bool:

@@ -28,8 +28,9 @@ from ..models.base import GenerationRequest, SampleMissing
 from ..reports.gate import section_extras
 from ..reports.journal import Journal, max_errors
 from ..reports.report import ResultStore, render_summary
+from . import dedupe as _dedupe
 from .exit_status import ExitStatus
-from .items import PROPERTY, BenchmarkNode, SpecbenchItem
+from .items import DEDUPE_PROPERTY, PROPERTY, BenchmarkNode, SpecbenchItem
 from .options import Settings
 from .services import ResultCache, Services
 
@@ -48,6 +49,7 @@ class SpecbenchRun:
             hide.append(str(settings.data_root.resolve()))
         self.services = Services(settings, hide)
         self.result_cache  # a bad --specbench-result-cache is a usage error, now
+        dedupe_on = _dedupe.mode(settings) == "on"  # a bad --specbench-dedupe too
         self._tasksets: dict[str, TaskSet] = {}
         for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
             self.taskset(name)
@@ -67,6 +69,11 @@ class SpecbenchRun:
         self.finished: dict[str, dict[str, Any]] = {}  # resumed run: {nodeid: outcome} already journaled
         self._failures = 0  # failed reports other than the harness errors of specbench items
         self._open_journal()
+        # Workers share verdicts through the run's folder; one process (-n 0) keeps them in memory.
+        programs = self.config.workerinput.get("specbench_programs") if is_worker(config) else None
+        self.dedupe = _dedupe.Dedupe(dedupe_on, lambda: self._result_fingerprint, Path(programs) if programs else None)
+        self._errored: set[str] = set()  # node ids whose setup failed (E): the scheduler re-elects their copies
+        self.dedupe_counts = {"evaluated": 0, "copy": 0, "cached": 0}  # controller: items with a program key
         self.gate = self._register_gate()
         terminal = config.pluginmanager.getplugin("terminalreporter")
         if terminal is not None and not is_worker(config):
@@ -127,6 +134,30 @@ class SpecbenchRun:
                     per_check[key] = 0.0 if self.skip_reason(adapter, check, task) else predict(task, check, self.services)
                 costs[self.item_nodeid(name, task.task_id, index, check)] = per_check[key]
         return [costs.get(nodeid, 0.0) for nodeid in nodeids]
+
+    def dedupe_groups(self, nodeids) -> list[str | None]:
+        """xdist controller: the program key of each item (None: not deduplicated),
+        for the scheduler, which runs one item of a key at a time (``dedupe.py``)."""
+        keys: dict[str, str] = {}
+        if self.dedupe.enabled:
+            for name, adapter in self.adapters.items():
+                if getattr(adapter, "program_key", None) is None:
+                    continue
+                for task, index, check in self.item_specs(name):
+                    if self.skip_reason(adapter, check, task):
+                        continue
+                    try:
+                        completion = self.model.completion(self.generation_request(adapter, task, index, check))
+                    except SampleMissing:
+                        continue
+                    key = self.dedupe.key(adapter, task, completion, check)
+                    if key is not None:
+                        keys[self.item_nodeid(name, task.task_id, index, check)] = key
+        return [keys.get(nodeid) for nodeid in nodeids]
+
+    def verdict_known(self, nodeid: str) -> bool:
+        """Whether a finished item left a verdict its copies can take (it did not error)."""
+        return nodeid not in self._errored
 
     def skip_reason(self, adapter, check: str, task) -> str | None:
         return adapter.skip_reason(check, task, self.services)
@@ -287,6 +318,8 @@ class SpecbenchRun:
         # xdist: workers of a resumed run read the finished items from this journal.
         if self.finished and self.journal is not None:
             node.workerinput["specbench_journal"] = str(self.journal.path)
+        if self.dedupe.enabled and self.journal is not None:
+            node.workerinput["specbench_programs"] = str(self.journal.path.parent / _dedupe.FOLDER)
 
     # ------------------------------------------------------------------ hooks
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -355,7 +388,7 @@ class SpecbenchRun:
             return None
         from .scheduling import CostFirstScheduling
 
-        return CostFirstScheduling(config, log, self.dispatch_costs)
+        return CostFirstScheduling(config, log, self.dispatch_costs, self.dedupe_groups, self.verdict_known)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
@@ -370,7 +403,10 @@ class SpecbenchRun:
             # The terminal reporter keeps every call report to the end of the run:
             # without its copy of the outcome (kept in the store) a report is a
             # few hundred bytes, not kilobytes (a 28,600-item run stays small).
-            report.user_properties = [p for p in report.user_properties if p[0] != PROPERTY]
+            how = next((v for k, v in report.user_properties if k == DEDUPE_PROPERTY), None)
+            if how in self.dedupe_counts:
+                self.dedupe_counts[how] += 1
+            report.user_properties = [p for p in report.user_properties if p[0] not in (PROPERTY, DEDUPE_PROPERTY)]
             self.store.add(outcome)
             if report.nodeid not in self.finished:  # a resumed item is in the journal already
                 self._journal_append(report.nodeid, outcome)
@@ -380,6 +416,7 @@ class SpecbenchRun:
         elif report.when == "setup" and report.failed and report.nodeid.startswith("specbench::"):
             parts = report.nodeid.split("::")
             if len(parts) == 5:
+                self._errored.add(report.nodeid)
                 error = {"benchmark": parts[1], "task_id": parts[2], "sample": int(parts[3]), "check": parts[4],
                          "error": _error_message(report)}
                 self.store.add_error(error)
@@ -414,6 +451,11 @@ class SpecbenchRun:
             verdict = "the run fails" if errors > self.max_errors else "tolerated"
             terminalreporter.write_line(f"specbench: {errors} harness errors (E), not model failures; "
                                         f"--specbench-max-errors={self.max_errors}: {verdict}")
+        counts = self.dedupe_counts
+        if counts["copy"] or counts["evaluated"]:
+            terminalreporter.write_line(
+                f"specbench: dedupe: {counts['evaluated']} programs evaluated, {counts['copy']} copies took "
+                f"their verdict, {counts['cached']} from the result cache (--specbench-dedupe=off evaluates every copy)")
         if self.settings.report:
             terminalreporter.write_line(f"specbench: report written to {self.settings.report}")
 
@@ -435,6 +477,7 @@ class SpecbenchRun:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.services.close()
+        self.dedupe.close()
 
     # ----------------------------------------------------------------- report
     def report(self) -> dict[str, Any]:
@@ -485,6 +528,7 @@ class SpecbenchRun:
             "data_files": self.data_digests,
             "samples_per_task": self.settings.samples,
             "checks": self.settings.checks,
+            "dedupe": "on" if self.dedupe.enabled else "off",
             "options": self._benchmark_options(),
             "roles": self.services.role_manifests(),
             "adapters": {name: adapter.manifest(self.settings) for name, adapter in self.adapters.items()

@@ -122,6 +122,12 @@ class CifeBenchmark:
         """Role specs used when the user gives none: the bundled suite's recorded judgments."""
         return {"judge": f"replay:{BUNDLED_JUDGMENTS}"} if taskset.bundled else {}
 
+    def program_key(self, task: Task, sample: Any, check: str) -> None:
+        """No within-run deduplication (``plugin/dedupe.py``): the judge is asked
+        once per sample index (a ``replay:`` judge answers by index), so two
+        identical answers still get two judgments, as upstream does."""
+        return None
+
     # --- checks --------------------------------------------------------------------------------
 
     def _judge(self, ctx: Any, task: Task) -> Any:

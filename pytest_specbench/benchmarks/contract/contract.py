@@ -29,6 +29,7 @@ from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
                        functional_cost, pass_at_k_metrics, sample_code)
 from .metrics import contract_satisfaction
+from .sanitize import program_form
 
 CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
 CONDITIONS = ("standard", "cs", "eas")
@@ -134,6 +135,13 @@ class ContractBenchmark:
         if check == "contract":
             return self._contract_check(task, sample, ctx)
         raise OptionError("--specbench-checks", f"contract has no check {check!r}")
+
+    def program_key(self, task: Task, sample: Completion, check: str) -> str:
+        """Both checks run the sanitized program and nothing else of the answer
+        (``plugin/dedupe.py``): samples whose programs have this key get one verdict."""
+        if check == "functional":  # sanitized for the entry point functional_check uses
+            return program_form(sample_code(sample, self._evalplus(task).tasks[task.task_id]["entry_point"]))
+        return program_form(sample_code(sample, task.data["entry_point"]))
 
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         """Predicted cost of one item, for dispatch order under xdist (plugin/scheduling.py)."""

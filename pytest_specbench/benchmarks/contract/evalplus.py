@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 from .evalplus_data import (canonical_program, equality_judged, expected_from_canonical, load_evalplus,
                              outputs_match, stores_output_as_is)
 from ...data.jsonl import file_digest
-from .sanitize import clean_sample
+from .sanitize import clean_sample, program_form
 from ...errors import DataError, RepeatableError
 from ...execution import wire
 from ...execution.limits import machine_speed
@@ -446,6 +446,10 @@ class EvalPlusBenchmark:
     def run_check(self, check: str, task: Task, sample: Completion, ctx) -> CheckResult:
         digest = EvalPlusData.load(task.source.parent).digest[task.task_id]
         return functional_check(task.data, digest, sample, ctx)
+
+    def program_key(self, task: Task, sample: Completion, check: str) -> str:
+        """Samples whose programs have this key get one verdict (``plugin/dedupe.py``)."""
+        return program_form(sample_code(sample, task.data["entry_point"]))
 
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         return functional_cost(task.data, EvalPlusData.load(task.source.parent).digest[task.task_id], ctx)

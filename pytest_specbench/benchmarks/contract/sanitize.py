@@ -182,3 +182,26 @@ def clean_sample(text: str, entry_point: str) -> str:
     """What a user expects run from a model answer: the code field if any, sanitized."""
     field = extract_code_field(text)
     return sanitize(field if field is not None else text, entry_point)
+
+
+def program_form(code: str) -> str:
+    """What decides a Python program's behaviour, for within-run deduplication
+    (``plugin/dedupe.py``): its syntax tree with the line number of each node,
+    so comments, blank space and quoting style do not count but line numbers
+    do (they reach verdict messages: ``'return' outside function (<sample>,
+    line 7)`` is raised when the program is compiled, after it parsed, and a
+    program can read its own ``f_lineno``).  Code that does not parse is its
+    own text.  Measured on the shared ChatGPT HumanEval samples (docs/dedupe.md):
+    W1 keeps 3,656 of 8,000 programs this way, 4,145 as sanitized text, and
+    3,367 as the tree without line numbers, which is not safe for the reasons above.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, MemoryError, ValueError, RecursionError):
+        return "text:" + code
+    try:
+        lines = [(type(node).__name__, getattr(node, "lineno", None), getattr(node, "end_lineno", None))
+                 for node in ast.walk(tree)]
+        return "ast:" + ast.dump(tree) + repr(lines)
+    except RecursionError:  # a tree too deep to dump: compare the text
+        return "text:" + code

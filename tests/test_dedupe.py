@@ -1,0 +1,152 @@
+"""Within-run deduplication (plugin/dedupe.py): each distinct program is evaluated
+once per task and check; every copy still is one item and one journal line with
+the verdict it would have had on its own."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from pytest_specbench.benchmarks.cife.adapter import ADAPTER as CIFE
+from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
+from pytest_specbench.benchmarks.contract.evalplus import sample_code
+from pytest_specbench.benchmarks.contract.sanitize import program_form
+from pytest_specbench.models.base import Completion
+
+WRONG = "def {entry}(*args, **kwargs):\n    return None\n"
+RAISES = "def {entry}(*args):\n    raise ValueError('no')\n"
+
+
+def duplicated_samples(path) -> list[dict]:
+    """Every bundled ContractEval task, eight samples: the reference as it is, again,
+    with a comment, and in a markdown fence (all one program); a wrong answer three
+    ways (one program); an answer that raises."""
+    rows = []
+    for task in CONTRACT.load(None, None).tasks:
+        entry, ref = task.data["entry_point"], CONTRACT.reference(task, "contract")
+        wrong = WRONG.format(entry=entry)
+        variants = [ref, ref, ref.rstrip("\n") + "  # checked\n", "Here:\n```python\n" + ref + "```\n",
+                    wrong, wrong, wrong + "# wrong\n", RAISES.format(entry=entry)]
+        rows += [{"task_id": task.task_id, "sample_index": i, "solution": v} for i, v in enumerate(variants)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
+
+
+def distinct_programs(rows) -> int:
+    """Programs (task, check, program form) the run must evaluate, computed here on its own."""
+    tasks = {t.task_id: t for t in CONTRACT.load(None, None).tasks}
+    keys = set()
+    for row in rows:
+        task = tasks[row["task_id"]]
+        for check in CONTRACT.checks_for(task):
+            if CONTRACT.skip_reason(check, task):
+                continue
+            keys.add((task.task_id, check, program_form(sample_code(Completion(row["solution"]), task.data["entry_point"]))))
+    return len(keys)
+
+
+def run(pytester, samples, name, *extra):
+    return pytester.runpytest_subprocess(
+        "--specbench=contract", f"--model=replay:{samples}", "--specbench-result-cache=off",
+        f"--specbench-dir={pytester.path / ('state-' + name)}", f"--specbench-report={pytester.path / (name + '.json')}",
+        "-p", "no:cacheprovider", *extra)
+
+
+def journal(pytester, name) -> dict[str, dict]:
+    (path,) = (pytester.path / f"state-{name}" / "runs").glob("*/journal.jsonl")
+    entries = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    return {e["nodeid"]: {k: v for k, v in e.items() if k != "isolation"} for e in entries}
+
+
+def dedupe_line(result) -> tuple[int, int]:
+    text = result.stdout.str()
+    m = re.search(r"specbench: dedupe: (\d+) programs evaluated, (\d+) copies took their verdict", text)
+    assert m, text[-2000:]
+    return int(m.group(1)), int(m.group(2))
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist-2"])
+def test_verdicts_journal_and_report_are_the_same_with_dedupe_on_and_off(pytester, workers):
+    samples = pytester.path / "dups.jsonl"
+    rows = duplicated_samples(samples)
+    on = run(pytester, samples, "on", "-n", str(workers))
+    off = run(pytester, samples, "off", "-n", str(workers), "--specbench-dedupe=off")
+    assert on.parseoutcomes() == off.parseoutcomes()
+    assert on.ret == off.ret == 1  # the wrong answers fail
+    report_on = json.loads((pytester.path / "on.json").read_text())
+    report_off = json.loads((pytester.path / "off.json").read_text())
+    assert report_on["benchmarks"] == report_off["benchmarks"]
+    assert (report_on["manifest"]["dedupe"], report_off["manifest"]["dedupe"]) == ("on", "off")
+    assert journal(pytester, "on") == journal(pytester, "off")
+    # Each distinct program was evaluated once; every other item took a verdict.
+    evaluated, copies = dedupe_line(on)
+    items = sum(on.parseoutcomes().get(k, 0) for k in ("passed", "failed"))
+    assert evaluated == distinct_programs(rows) and evaluated + copies == items
+    assert "specbench: dedupe:" not in off.stdout.str()
+
+
+def test_under_xdist_no_program_is_evaluated_twice(pytester):
+    samples = pytester.path / "dups.jsonl"
+    rows = duplicated_samples(samples)
+    result = run(pytester, samples, "x", "-n", "2")
+    # Each evaluation writes its verdict once to its worker's file: a key written
+    # twice would be a program evaluated twice.
+    (folder,) = (pytester.path / "state-x" / "runs").glob("*/programs")
+    keys = [json.loads(line)[0] for f in folder.glob("*.jsonl") for line in f.read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == distinct_programs(rows)
+    assert dedupe_line(result)[0] == len(keys)
+
+
+def test_a_failing_representative_gives_every_copy_the_same_failure(pytester):
+    samples = pytester.path / "dups.jsonl"
+    duplicated_samples(samples)
+    run(pytester, samples, "f", "-n", "2")
+    tasks = json.loads((pytester.path / "f.json").read_text())["benchmarks"]["contract"]["tasks"]
+    for task_id, task in tasks.items():
+        wrong = [s["checks"]["functional"] for s in task["samples"] if s["index"] in (4, 5, 6)]
+        assert len(wrong) == 3 and not wrong[0]["passed"], task_id
+        assert wrong[0] == wrong[1] == wrong[2], task_id  # same reason, same details
+        assert wrong[0]["reason"]
+
+
+def test_last_failed_and_k_select_copies_without_their_representative(pytester):
+    samples = pytester.path / "dups.jsonl"
+    duplicated_samples(samples)
+    args = ("--specbench=contract", f"--model=replay:{samples}", "--specbench-result-cache=off",
+            f"--specbench-dir={pytester.path / 'state'}")
+    first = pytester.runpytest_subprocess(*args)
+    failed = first.parseoutcomes()["failed"]
+    again = pytester.runpytest_subprocess(*args, "--lf", "-n", "2")
+    outcomes = again.parseoutcomes()
+    assert outcomes["failed"] == failed and "passed" not in outcomes
+    # A copy alone (sample 5: its representative, sample 4, is not selected) is evaluated itself.
+    alone = pytester.runpytest_subprocess(*args, "-k", "HumanEval-S/2 and 5 and functional")
+    outcomes = alone.parseoutcomes()
+    assert outcomes["failed"] == 1 and "passed" not in outcomes
+    assert dedupe_line(alone) == (1, 0)
+
+
+def test_bad_dedupe_value_is_one_line(pytester):
+    result = pytester.runpytest_subprocess("--specbench=contract", "--specbench-dedupe=maybe")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--specbench-dedupe: expected on or off, got 'maybe'*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_cife_opts_out_identical_answers_are_judged_each(pytester):
+    # Two identical answers per task; the bundled recorded judgments answer sample 0
+    # only.  Deduplicated, sample 1 would copy sample 0's verdicts; opted out, it
+    # asks the judge, which has no judgment for it (E), with dedupe on as off.
+    assert CIFE.program_key(CIFE.load(None, None).tasks[0], Completion("x"), "correctness") is None
+    lines = [{"task_id": t.task_id, "sample_index": i, "solution": t.data["reference_answer"]}
+             for t in CIFE.load(None, None).tasks[:3] for i in range(2)]
+    (pytester.path / "answers.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
+    outcomes = {}
+    for mode in ("on", "off"):
+        result = pytester.runpytest_subprocess("--specbench=cife", "--model=replay:answers.jsonl",
+                                               f"--specbench-dedupe={mode}", "--specbench-result-cache=off",
+                                               f"--specbench-dir={pytester.path / mode}", "-p", "no:cacheprovider")
+        outcomes[mode] = result.parseoutcomes()
+        assert "specbench: dedupe:" not in result.stdout.str()
+    assert outcomes["on"] == outcomes["off"] == {"passed": 15, "errors": 15}
