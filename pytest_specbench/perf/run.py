@@ -178,7 +178,7 @@ def evalplus_run(samples: Path, dataset: str, data_file: Path, work: Path, tasks
     summary = json.loads((work / f"{dataset}_run.json").read_text())
     verdicts = json.loads(Path(summary["verdicts"]).read_text())
     as_lists = {t: (v["plus"] if isinstance(v["plus"], list) else [v["plus"]]) for t, v in verdicts.items()}
-    return {"wall_s": summary["evaluate"]["wall_s"] + summary["sanitize"]["wall_s"],
+    return {"wall_s": round(summary["evaluate"]["wall_s"] + summary["sanitize"]["wall_s"], 2),
             "results_written_s": summary["evaluate"].get("output_written_s"),
             "peak_rss_mb": round(summary["evaluate"]["peak_rss_kib"] / 1024), "verdicts": as_lists, "load": load()}
 
