@@ -1,23 +1,14 @@
 package specbench.jml;
 
-import java.io.ByteArrayOutputStream;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.security.CodeSource;
-import java.security.Permission;
-import java.security.Policy;
-import java.security.ProtectionDomain;
 import java.util.HashSet;
 import java.util.List;
-import java.util.PropertyPermission;
 import java.util.Set;
 
 import org.junit.runner.JUnitCore;
@@ -41,21 +32,6 @@ import org.junit.runner.notification.Failure;
  *  usage: java -cp RUNNER:JMLRT:JUNIT:HAMCREST specbench.jml.PostcondJUnit
  *             BUDGET_MS OUTPUT_CAP TARGET_CLASS TARGET_METHOD DIR[:DIR...] Class#method ... */
 public final class PostcondJUnit {
-    private static final class Capped extends OutputStream {
-        final ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        final int cap;
-        long dropped;
-        Capped(int cap) { this.cap = cap; }
-        @Override public synchronized void write(int b) { if (buf.size() < cap) buf.write(b); else dropped++; }
-        @Override public synchronized void write(byte[] b, int off, int len) {
-            int room = Math.max(0, Math.min(len, cap - buf.size()));
-            buf.write(b, off, room);
-            dropped += len - room;
-        }
-        synchronized String take() { String s = buf.toString(StandardCharsets.UTF_8); buf.reset(); return s; }
-        synchronized long takeDropped() { long d = dropped; dropped = 0; return d; }
-    }
-
     private static final class Outcome {
         volatile Result result;
         volatile Throwable thrown;
@@ -94,10 +70,7 @@ public final class PostcondJUnit {
     }
 
     private static void run(String[] args, PrintStream channel) throws Exception {
-        Path nonceFile = Paths.get("nonce");
-        String nonce = new String(Files.readAllBytes(nonceFile), StandardCharsets.UTF_8).trim();
-        Files.deleteIfExists(nonceFile);
-        if (nonce.isEmpty()) throw new IllegalStateException("empty nonce");
+        String nonce = JmlRunner.takeNonce();
         long budgetMs = Long.parseLong(args[0]);
         int outputCap = Integer.parseInt(args[1]);
         String targetClass = args[2];
@@ -116,27 +89,9 @@ public final class PostcondJUnit {
         Class.forName("org.junit.runner.manipulation.Filter");
         Class.forName("org.junit.runners.BlockJUnit4ClassRunner");
 
-        Capped captured = new Capped(outputCap);
-        PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
-        System.setOut(capture);
-        System.setErr(capture);
-        System.setIn(new java.io.ByteArrayInputStream(new byte[0]));
+        JmlRunner.Capped captured = JmlRunner.captureOutput(outputCap);
 
-        Policy.setPolicy(new Policy() {
-            @Override public boolean implies(ProtectionDomain domain, Permission permission) {
-                CodeSource cs = domain.getCodeSource();
-                if (cs != null && program.contains(cs.getLocation())) {
-                    return permission instanceof PropertyPermission && "read".equals(permission.getActions())
-                        && (permission.getName().startsWith("java.") || permission.getName().startsWith("jdk.")
-                            || permission.getName().equals("line.separator"));
-                }
-                return true;
-            }
-        });
-        System.setSecurityManager(new SecurityManager() {
-            @Override public void checkAccess(ThreadGroup g) { checkPermission(new RuntimePermission("modifyThreadGroup")); }
-            @Override public void checkAccess(Thread t) { checkPermission(new RuntimePermission("modifyThread")); }
-        });
+        JmlRunner.confine(program);
 
         URLClassLoader loader = new URLClassLoader(urls, PostcondJUnit.class.getClassLoader());
         long deadline = System.nanoTime() + budgetMs * 1_000_000L;

@@ -37,7 +37,7 @@ import java.util.PropertyPermission;
  *  A file {@code nonce} in the working directory holds the nonce.
  *  The driver class has {@code public static Object call(int k) throws Throwable}. */
 public final class JmlRunner {
-    private static final class Capped extends OutputStream {
+    static final class Capped extends OutputStream {
         final ByteArrayOutputStream buf = new ByteArrayOutputStream();
         final int cap;
         long dropped;
@@ -79,6 +79,48 @@ public final class JmlRunner {
 
     static String clip(String s, int n) { return s == null ? "" : (s.length() <= n ? s : s.substring(0, n) + "..."); }
 
+    /** The nonce of this run's records, from the file {@code nonce} of the working
+     *  directory, read and deleted before any program class loads. */
+    static String takeNonce() throws java.io.IOException {
+        java.nio.file.Path nonceFile = Paths.get("nonce");
+        String nonce = new String(java.nio.file.Files.readAllBytes(nonceFile), StandardCharsets.UTF_8).trim();
+        java.nio.file.Files.deleteIfExists(nonceFile);
+        if (nonce.isEmpty()) throw new IllegalStateException("empty nonce");
+        return nonce;
+    }
+
+    /** System.out/err go to a capped buffer (read per call or test), stdin is empty:
+     *  the record channel (the real stdout) stays out of the program's reach. */
+    static Capped captureOutput(int cap) {
+        Capped captured = new Capped(cap);
+        PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
+        System.setOut(capture);
+        System.setErr(capture);
+        System.setIn(new java.io.ByteArrayInputStream(new byte[0]));
+        return captured;
+    }
+
+    /** Classes loaded from {@code program} may only read java.* / jdk.* properties
+     *  (no exit, threads, files, file descriptors, environment, System.out
+     *  replacement, reflection on the runner); a SecurityManager enforces it. */
+    static void confine(final java.util.Set<URL> program) {
+        Policy.setPolicy(new Policy() {
+            @Override public boolean implies(ProtectionDomain domain, Permission permission) {
+                CodeSource cs = domain.getCodeSource();
+                if (cs != null && program.contains(cs.getLocation())) {
+                    return permission instanceof PropertyPermission && "read".equals(permission.getActions())
+                        && (permission.getName().startsWith("java.") || permission.getName().startsWith("jdk.")
+                            || permission.getName().equals("line.separator"));
+                }
+                return true;
+            }
+        });
+        System.setSecurityManager(new SecurityManager() {
+            @Override public void checkAccess(ThreadGroup g) { checkPermission(new RuntimePermission("modifyThreadGroup")); }
+            @Override public void checkAccess(Thread t) { checkPermission(new RuntimePermission("modifyThread")); }
+        });
+    }
+
     public static void main(String[] args) throws Exception {
         final PrintStream channel = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         try {
@@ -92,37 +134,15 @@ public final class JmlRunner {
     }
 
     private static void run(String[] args, PrintStream channel) throws Exception {
-        // The nonce comes in a file of the working directory, read and deleted before any program class loads.
-        java.nio.file.Path nonceFile = Paths.get("nonce");
-        String nonce = new String(java.nio.file.Files.readAllBytes(nonceFile), StandardCharsets.UTF_8).trim();
-        java.nio.file.Files.deleteIfExists(nonceFile);
-        if (nonce.isEmpty()) throw new IllegalStateException("empty nonce");
+        String nonce = takeNonce();
         final URL programUrl = Paths.get(args[0]).toAbsolutePath().toUri().toURL();
         String driverName = args[1];
         long timeoutMs = Long.parseLong(args[2]);
         int outputCap = Integer.parseInt(args[3]);
 
-        Capped captured = new Capped(outputCap);
-        PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
-        System.setOut(capture);
-        System.setErr(capture);
-        System.setIn(new java.io.ByteArrayInputStream(new byte[0]));
+        Capped captured = captureOutput(outputCap);
 
-        Policy.setPolicy(new Policy() {
-            @Override public boolean implies(ProtectionDomain domain, Permission permission) {
-                CodeSource cs = domain.getCodeSource();
-                if (cs != null && programUrl.equals(cs.getLocation())) {
-                    return permission instanceof PropertyPermission && "read".equals(permission.getActions())
-                        && (permission.getName().startsWith("java.") || permission.getName().startsWith("jdk.")
-                            || permission.getName().equals("line.separator"));
-                }
-                return true;
-            }
-        });
-        System.setSecurityManager(new SecurityManager() {
-            @Override public void checkAccess(ThreadGroup g) { checkPermission(new RuntimePermission("modifyThreadGroup")); }
-            @Override public void checkAccess(Thread t) { checkPermission(new RuntimePermission("modifyThread")); }
-        });
+        confine(java.util.Collections.singleton(programUrl));
 
         URLClassLoader loader = new URLClassLoader(new URL[] {programUrl}, JmlRunner.class.getClassLoader());
         Method call;
