@@ -149,13 +149,21 @@ class CommandExecutor(SandboxClient):
             kind, payload = self._recv_frame(timeout=max(deadline - time.monotonic(), 0.1))
             if kind == b"D":
                 chunks.append(payload)
-            elif kind == b"E":
-                raise InfrastructureError(json.loads(payload).get("error", "sandbox error"))
-            elif kind == b"X":
-                info = json.loads(payload)
-                if info.get("setup_error"):
-                    raise InfrastructureError(f"command could not start: {info['setup_error']}")
-                return self._result(info, b"".join(chunks), limits)
+            else:
+                result = self._control_frame(kind, payload, b"".join(chunks), limits)
+                if result is not None:
+                    return result
+
+    def _control_frame(self, kind: bytes, payload: bytes, output: bytes, limits: dict) -> CommandResult | None:
+        """An error frame raises; the exit frame is the job's result (None: neither)."""
+        if kind == b"E":
+            raise InfrastructureError(json.loads(payload).get("error", "sandbox error"))
+        if kind == b"X":
+            info = json.loads(payload)
+            if info.get("setup_error"):
+                raise InfrastructureError(f"command could not start: {info['setup_error']}")
+            return self._result(info, output, limits)
+        return None
 
     @staticmethod
     def _result(info: dict, records: bytes, limits: dict) -> CommandResult:
@@ -212,13 +220,8 @@ class LiveJob:
             kind, payload = self.executor._recv_frame(timeout=left)
             if kind == b"D":
                 self._pending += payload
-            elif kind == b"E":
-                raise InfrastructureError(json.loads(payload).get("error", "sandbox error"))
-            elif kind == b"X":
-                info = json.loads(payload)
-                if info.get("setup_error"):
-                    raise InfrastructureError(f"command could not start: {info['setup_error']}")
-                self.result = self.executor._result(info, b"", self.limits)
+            else:
+                self.result = self.executor._control_frame(kind, payload, b"", self.limits) or self.result
 
     def stop(self) -> None:
         """End the job (and its zygote: the executor was the job's own)."""

@@ -91,21 +91,28 @@ class SpecbenchRun:
         if not getattr(self.model, "answers_locally", False) or self.result_cache.folder is None:
             return 0
         count = 0
-        for name, adapter in self.adapters.items():
+        for name, _, task, _, check, completion in self._runnable_items(self.adapters.items()):
+            if not self.result_cache.has(self.result_key(name, check, task.task_id, completion)):
+                return 0
+            count += 1
+        self.config.option.dist, self.config.option.tx = "no", []
+        if self.config.pluginmanager.has_plugin("dsession"):
+            self.config.pluginmanager.unregister(name="dsession")
+        return count
+
+    def _runnable_items(self, adapters):
+        """(name, adapter, task, index, check, completion) of every item that will
+        run a check: not skipped, its sample present (a missing one is an error
+        item either way, no work for a worker)."""
+        for name, adapter in adapters:
             for task, index, check in self.item_specs(name):
                 if self.skip_reason(adapter, check, task):
                     continue
                 try:
                     completion = self.model.completion(self.generation_request(adapter, task, index, check))
                 except SampleMissing:
-                    continue  # an error item either way: no work for a worker
-                if not self.result_cache.has(self.result_key(name, check, task.task_id, completion)):
-                    return 0
-                count += 1
-        self.config.option.dist, self.config.option.tx = "no", []
-        if self.config.pluginmanager.has_plugin("dsession"):
-            self.config.pluginmanager.unregister(name="dsession")
-        return count
+                    continue
+                yield name, adapter, task, index, check, completion
 
     def item_specs(self, name: str):
         """(task, sample index, check) of every item of one benchmark, in collection order."""
@@ -140,19 +147,11 @@ class SpecbenchRun:
         for the scheduler, which runs one item of a key at a time (``dedupe.py``)."""
         keys: dict[str, str] = {}
         if self.dedupe.enabled:
-            for name, adapter in self.adapters.items():
-                if getattr(adapter, "program_key", None) is None:
-                    continue
-                for task, index, check in self.item_specs(name):
-                    if self.skip_reason(adapter, check, task):
-                        continue
-                    try:
-                        completion = self.model.completion(self.generation_request(adapter, task, index, check))
-                    except SampleMissing:
-                        continue
-                    key = self.dedupe.key(adapter, task, completion, check)
-                    if key is not None:
-                        keys[self.item_nodeid(name, task.task_id, index, check)] = key
+            keyed = [(n, a) for n, a in self.adapters.items() if getattr(a, "program_key", None) is not None]
+            for name, adapter, task, index, check, completion in self._runnable_items(keyed):
+                key = self.dedupe.key(adapter, task, completion, check)
+                if key is not None:
+                    keys[self.item_nodeid(name, task.task_id, index, check)] = key
         return [keys.get(nodeid) for nodeid in nodeids]
 
     def verdict_known(self, nodeid: str) -> bool:
