@@ -54,9 +54,6 @@ HOSTILE = {
     "sleeps at import": "import time\ntime.sleep(60)\n" + HONEST,
     "floods stdout at import": "while True:\n    print('x' * 65536)\n" + HONEST,
     "floods the result channel at import": "import os\nwhile True:\n    os.write(3, b'x' * 65536)\n" + HONEST,
-    "closes the result channel": "import os\nos.close(3)\n" + HONEST,
-    "redirects the result channel": "import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), 3)\n" + HONEST,
-    "garbles the result channel": "import os\nos.write(3, b'[0,\"ok\",')\n" + HONEST,
     "writes garbage lines": ("import os\nos.write(3, b'\\xff\\xfe garbage\\n[\"load\", 3]\\n{}\\n')\n"
                              + HONEST.replace("'A'", "'Z'")),
     "claims done early": "import os\nos.write(3, b'[\"done\"]\\n')\n" + HONEST.replace("'A'", "'Z'"),
@@ -120,6 +117,25 @@ def test_hostile_sample_fails_with_a_reason_and_the_harness_stays_healthy(ctx, t
     honest = check(ctx, tasks, "contract", "def grade_for(score):\n    assert 0 <= score <= 100\n"
                                            + HONEST.split("\n", 1)[1])
     assert honest.details["rejected"] > 0
+
+
+# Records travel through the shared record area (execution/records.py), not
+# fd 3, and what sample code writes on fd 3 is dropped: a correct sample that
+# closes, redirects or writes on fd 3 still has every answer read, so it passes
+# (as under EvalPlus, where fd 3 means nothing), and a wrong one still fails.
+PIPE_TAMPERING = {
+    "closes the result pipe": "import os\nos.close(3)\n",
+    "redirects the result pipe": "import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), 3)\n",
+    "garbles the result pipe": "import os\nos.write(3, b'[0,\"ok\",')\n",
+    "writes a forged answer on the pipe": "import os\nos.write(3, b'[0,\"ok\",\"Z\",0.0]\\n')\n",
+}
+
+
+@pytest.mark.parametrize("fault", list(PIPE_TAMPERING))
+def test_tampering_with_the_result_pipe_changes_no_verdict(ctx, tasks, fault):
+    assert check(ctx, tasks, "functional", PIPE_TAMPERING[fault] + HONEST).passed
+    wrong = check(ctx, tasks, "functional", PIPE_TAMPERING[fault] + HONEST.replace("'A'", "'Z'"))
+    assert not wrong.passed and "Z" in wrong.message, wrong.message
 
 
 def test_plugin_run_hostile_samples_are_failures_not_errors(pytester):

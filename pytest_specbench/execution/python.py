@@ -190,7 +190,7 @@ class PythonExecutor(SandboxClient):
                 self._loaded.move_to_end(calls_key)
             self._send({"op": "run", "key": calls_key, "code": code, "entry_point": entry_point,
                         "indices": list(indices), "call_cpu": call_cpu, "digest_strings_over": digest_strings_over,
-                        "digest_over_bytes": digest_over_bytes,
+                        "digest_over_bytes": digest_over_bytes, "record_area": True,
                         "limits": {**asdict(lim), "job_wall": job_wall}})
             return self._collect(on_outcome, list(indices), deadline=time.monotonic() + job_wall + 30)
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:

@@ -24,6 +24,7 @@ import sys
 import time
 
 from pytest_specbench.execution import wire
+from pytest_specbench.execution.records import WAKE_CPU_SECONDS, Writer
 from pytest_specbench.execution.sandbox import base_env, enter_child
 
 # Modules most samples import: loading them once in the zygote makes every fork cheaper.
@@ -52,8 +53,12 @@ class _CallTimeout(BaseException):
 
 def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
     """Runs in the forked child; never returns."""
-    write, exit_ = os.write, os._exit  # bound before sample code can touch os
+    exit_ = os._exit  # bound before sample code can touch os
     calls = zygote.inputs[job["key"]] if job.get("key") else job["calls"]
+    # Records go to the shared record area (see .records): it survives this
+    # process, so the answers given before a crash reach the harness.
+    records = Writer(pipes["area"], 3)  # enter_child puts the result pipe on fd 3
+    send, wake = records.write, records.wake
     try:
         lim = job["limits"]
         cpu_total = int(sum(job["call_cpu"]) + lim["startup_cpu"]) + 1
@@ -64,24 +69,17 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
                      resource.RLIMIT_FSIZE: lim["file_bytes"]}, lim["processes"])
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
     except BaseException as exc:  # noqa: BLE001
-        write(3, (json.dumps(["load", "setup", f"sandbox setup failed: {exc!r}"]) + "\n").encode())
+        send((json.dumps(["load", "setup", f"sandbox setup failed: {exc!r}"]) + "\n").encode())
         exit_(121)
     # Written before any sample code runs, so the harness can tell a sandbox that
     # failed to set up (its error) from a sample forging that record (its failure).
-    write(3, b'["ready"]\n')
+    send(b'["ready"]\n')
 
     # Everything below may meet hostile code: keep our own references.
     real_assertion, real_value, real_type = AssertionError, ValueError, TypeError
     isinstance_, type_, zip_ = isinstance, type, zip  # a sample may replace builtins
     dumps, process_time, setitimer = wire.dumps, time.process_time, signal.setitimer
     itimer_prof, itimer_real, jdumps = signal.ITIMER_PROF, signal.ITIMER_REAL, json.dumps
-    memoryview_ = memoryview
-
-    def send(data: bytes) -> None:
-        view = memoryview_(data)  # slicing a view copies nothing; slicing bytes copied the rest each time
-        while view:
-            view = view[write(3, view):]
-
     def emit(record) -> None:
         send((jdumps(record) + "\n").encode())
 
@@ -133,9 +131,19 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
     # A large exact output may be sent as the digest of its encoding (see PythonExecutor.run).
     digest_bytes, encode_capped = job.get("digest_over_bytes"), wire.encode_capped
     list_, tuple_, len_ = list, tuple, len
+    # The zygote is woken at most once per millisecond of our CPU time: it
+    # forwards the records, so a check that sees a wrong answer stops us
+    # within about a millisecond of work (and a call that hangs does not hold
+    # back the answers before it: the zygote also looks every 20 ms).
+    wake_every, woken, pending = WAKE_CPU_SECONDS, -1.0, False
     for i, cpu_limit in zip_(job["indices"], job["call_cpu"]):
-        args, kwargs = calls[i]
         t0 = process_time()
+        if pending and t0 - woken >= wake_every:
+            wake()
+            woken = t0
+            t0 = process_time()
+        pending = True
+        args, kwargs = calls[i]
         encoded = unserializable = None
         try:
             try:
@@ -158,7 +166,7 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
                 except BaseException as exc:  # noqa: BLE001 - cycles, hostile __repr__
                     unserializable = type_(exc).__name__
             finally:
-                disarm()
+                armed[0] = False  # the timers keep running: the next arm() resets them (two syscalls a call saved)
         except _CallTimeout:
             emit([i, "timeout", None, process_time() - t0])
             continue
@@ -178,5 +186,6 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
             emit([i, "raise", ["UnserializableOutput", False, False, unserializable], spent])
         else:
             send(f'[{i},"{status}",{encoded},{spent!r}]\n'.encode())
+    disarm()
     emit(["done"])
     exit_(0)

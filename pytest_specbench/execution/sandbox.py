@@ -46,6 +46,8 @@ import tempfile
 import time
 from typing import Any, Callable
 
+from . import records
+
 _LEN = struct.Struct(">I")
 _FRAME = struct.Struct(">BI")
 
@@ -259,6 +261,56 @@ def base_env(jobdir: str) -> dict[str, str]:
 
 # ------------------------------------------------------------------ zygote
 
+class _Relay:
+    """The zygote forwarding one job's records to the harness, in order: from
+    the record area (if the job has one) first, then from the pipe, whose
+    bytes before the area's seal are only wake-up newlines.  Counts every
+    byte against the job's ``result_bytes``."""
+
+    def __init__(self, chan: Channel, fd: int, lim: dict, reader: records.Reader | None):
+        self.chan, self.fd, self.reader = chan, fd, reader
+        self.budget, self.output_cap = lim["result_bytes"], lim["output_bytes"]
+        self.sent = 0
+
+    def forward(self, chunk: bytes) -> bool:
+        """Send what the area gained, then ``chunk`` (read from the pipe just
+        before: the child seals the area before its first record on the
+        pipe, so reading the area after the pipe keeps the order).  False
+        once over the budget."""
+        if self.reader is not None:
+            if not self._send(self.reader.take()):
+                return False
+            if not self.reader.sealed:
+                # Before the seal the child writes only wake-ups here; anything
+                # else is sample code writing on fd 3, dropped (never a record:
+                # its place among the area's records would depend on timing).
+                return True
+        return self._send(chunk)
+
+    def finish(self) -> str | None:
+        """After the child and everything of it are dead: forward the rest of
+        the area and of the pipe.  Returns why it stopped early, if it did."""
+        os.set_blocking(self.fd, False)
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                chunk = b""
+            if not self.forward(chunk):
+                return "result data over the limit"
+            if not chunk:
+                return None
+
+    def _send(self, data: bytes) -> bool:
+        if not data:
+            return True
+        self.sent += len(data)
+        if self.sent > self.budget:
+            return False
+        self.chan.send(b"D", data)
+        return True
+
+
 # runner name -> "module:function" run in the forked child: fn(job, zygote, jobdir, pipes) -> never returns.
 RUNNERS = {
     "python": "pytest_specbench.execution.python_child:run_child",
@@ -326,6 +378,8 @@ class Zygote:
         _libc.umount2(path.encode(), MNT_DETACH)
 
     # ----------------------------------------------------------------- jobs
+    _area = None  # the record area, made on the first job that asks for one and reused
+
     def runner(self, name: str) -> Callable:
         if name not in self._runners:
             module, _, attr = RUNNERS[name].partition(":")
@@ -342,6 +396,12 @@ class Zygote:
         lim = job["limits"]
         r_res, w_res = os.pipe()
         widen_pipe(w_res)
+        area = None
+        if job.get("record_area"):  # the child's records in shared memory (see .records)
+            if self._area is None:
+                self._area = records.create()
+            records.reset(self._area)
+            area = self._area
         captures = [os.pipe() for _ in range(2 if job.get("split_output") else 1)]
         r_ok, w_ok = os.pipe2(os.O_CLOEXEC)  # setup failures (closed unwritten by a successful exec)
         jobdir = tempfile.mkdtemp(dir=self.tmp_base)
@@ -368,15 +428,23 @@ class Zygote:
             os.close(r_ok)
             for r, _ in captures:
                 os.close(r)
-            run_child(job, self, jobdir, {"result": w_res, "outputs": [w for _, w in captures], "status": w_ok})
-            os._exit(121)  # runners never return
+            try:
+                run_child(job, self, jobdir, {"result": w_res, "outputs": [w for _, w in captures], "status": w_ok,
+                                              "area": area})
+            finally:
+                os._exit(121)  # runners never return; an exception must not return into the zygote's loop
         os.close(w_res)
         os.close(w_ok)
         for _, w in captures:
             os.close(w)
         outs = [r for r, _ in captures]
-        status, killed, kept, dropped = self.supervise(pid, r_res, outs, lim, start + lim["job_wall"])
+        relay = _Relay(self.chan, r_res, lim, records.Reader(area) if area is not None else None)
+        status, killed, kept, dropped = self.supervise(pid, relay, outs, start + lim["job_wall"])
         status = self.reap(pid, status)
+        if killed in (None, "job time budget exceeded"):
+            # Whatever the dead child committed and nobody forwarded yet: the
+            # answers of the calls before a death (or the budget) still count.
+            killed = relay.finish() or killed
         setup_error = os.read(r_ok, 4096).decode("utf-8", "replace")  # everything of the job is dead: no block
         os.close(r_ok)
         os.close(r_res)
@@ -397,15 +465,19 @@ class Zygote:
             "files": files,
         })
 
-    def supervise(self, pid: int, r_res: int, outs: list[int], lim: dict, deadline: float):
+    def supervise(self, pid: int, relay: "_Relay", outs: list[int], deadline: float):
         """Forward the child's records, keep its output up to the cap, and stop
         it at the deadline, on the harness's word or when its records exceed
         the limit.  Returns (wait status or None, why it was stopped, kept
         outputs, dropped byte count)."""
         kept = {fd: bytearray() for fd in outs}
-        dropped, res_bytes = 0, 0
+        dropped = 0
+        r_res = relay.fd
         open_fds = {r_res, *outs}
         status, killed, exited_at = None, None, None
+        # With a record area, look at it now and then even when the pipe is
+        # quiet: a child stuck in a call has not woken us for its last records.
+        idle = records.POLL_SECONDS if relay.reader is not None else 0.5
         while open_fds:
             now = time.monotonic()
             if now >= deadline:
@@ -414,7 +486,7 @@ class Zygote:
             if exited_at is not None and now - exited_at > 0.2:
                 break  # a descendant holds the pipes open; it is killed by reap()
             ready, _, _ = select.select(list(open_fds) + [self.chan.rfd], [], [],
-                                        min(0.05 if status else 0.5, deadline - now))
+                                        min(0.05 if status else idle, deadline - now))
             for fd in ready:
                 if fd == self.chan.rfd:
                     msg = self.chan.recv()
@@ -430,17 +502,18 @@ class Zygote:
                     open_fds.discard(fd)
                     continue
                 if fd == r_res:
-                    res_bytes += len(chunk)
-                    if res_bytes > lim["result_bytes"]:
+                    if not relay.forward(chunk):
                         killed = "result data over the limit"
                         open_fds.clear()
                         break
-                    self.chan.send(b"D", chunk)
                 else:
                     buf = kept[fd]
-                    room = max(lim["output_bytes"] - len(buf), 0)
+                    room = max(relay.output_cap - len(buf), 0)
                     buf += chunk[:room]
                     dropped += max(len(chunk) - room, 0)
+            if killed is None and not relay.forward(b""):
+                killed = "result data over the limit"
+                break
             if status is None:
                 done, st = os.waitpid(pid, os.WNOHANG)
                 if done:
