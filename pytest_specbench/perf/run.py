@@ -17,7 +17,9 @@ What is measured, per workload as asked:
           (--parallel 2, through run_evalplus.py) vs the floor (every sample, not deduplicated);
           per-sample verdicts compared with EvalPlus's, and dedupe on against off
   W1, W3  -n 0 vs -n 2;  W3 also a second identical run (result cache on)
-  W2      peak RSS of the controller, the workers, the zygotes and the sample children
+  W2      peak RSS of the controller, the workers, the zygotes and the sample children;
+          the floor over distinct programs only (each program once, no isolation: the
+          samples' own work, which bounds the plugin with dedupe)
 
 Fairness: EvalPlus times its evaluation with its ground-truth cache built; the plugin
 is timed the same way (expected outputs already cached: a warm-up run builds them) but
@@ -230,8 +232,13 @@ def _floor_one(job) -> tuple[str, int, bool]:
     return task_id, index, True
 
 
-def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
-    """The floor: expected outputs and limits come from the plugin's own cache (as warm as the plugin)."""
+def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = False) -> dict:
+    """The floor: expected outputs and limits come from the plugin's own cache (as warm as the plugin).
+
+    ``distinct``: run each distinct program of a task once (the plugin's normal
+    form, ``sanitize.program_form``) and give its copies its verdict: the
+    samples' own work with dedupe and without isolation, the lower bound of
+    the plugin with dedupe.  Keys are computed before the clock starts."""
     from pytest_specbench.execution import wire
     from pytest_specbench.execution.limits import Limits, machine_speed
 
@@ -253,6 +260,18 @@ def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
         cost[task_id] = sum(work)
     jobs = [(s["task_id"], s.get("sample_index", 0), clean_sample(s["solution"], tasks[s["task_id"]]["entry_point"]))
             for s in samples if s["task_id"] in expected]
+    copies: dict[tuple, list[int]] = {}
+    if distinct:
+        from pytest_specbench.benchmarks.contract.sanitize import program_form
+
+        first: dict[tuple, tuple] = {}
+        for job in jobs:
+            key = (job[0], program_form(job[2]))
+            if key in first:
+                copies.setdefault(first[key][:2], []).append(job[1])
+            else:
+                first[key] = job
+        jobs = list(first.values())
     # Scheduled as well as the plugin schedules (plugin/scheduling.py): costliest
     # task first by the reference's cost, one sample at a time to whichever
     # process is free.  A floor in plain task order (chunks of 8) was slower than
@@ -263,10 +282,12 @@ def floor_run(samples: list[dict], tasks: dict, state: Path) -> dict:
                                                   initargs=(tasks, expected, limits), maxtasksperchild=200) as pool:
         results = list(pool.imap_unordered(_floor_one, jobs, chunksize=1))
     wall = time.perf_counter() - start
+    results += [(task_id, copy, passed) for task_id, index, passed in list(results)
+                for copy in copies.get((task_id, index), ())]
     verdicts: dict[str, list[bool]] = {}
     for task_id, index, passed in sorted(results, key=lambda r: (r[0], r[1])):
         verdicts.setdefault(task_id, []).append(passed)
-    return {"wall_s": round(wall, 2), "verdicts": verdicts, "load": load()}
+    return {"wall_s": round(wall, 2), "verdicts": verdicts, "load": load(), "jobs": len(jobs)}
 
 
 def compare(ours: dict[str, list], theirs: dict[str, list]) -> str:
@@ -297,7 +318,7 @@ MODES = {"n2": (["-n", "2"], "plugin -n 2"), "n0": ([], "plugin -n 0"),
 
 
 def functional_workload(name, samples: Path, dataset: str, data: Path, work: Path, table: list, tasks_filter=None,
-                        modes=("n2", "n2-off"), evalplus=True, floor=True, plugin=True) -> None:
+                        modes=("n2", "n2-off"), evalplus=True, floor=True, plugin=True, floor_distinct=False) -> None:
     bench = "evalplus"
     data_file = next((data / "evalplus").glob("HumanEvalPlus*" if dataset == "humaneval" else "MbppPlus*"))
     tasks = load_evalplus(data_file)
@@ -311,7 +332,8 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
             sys.exit(f"run.py: {saved} not found: run {name} with the plugin part first")
         runs = json.loads(saved.read_text())
         ours = plugin_verdicts(work / f"{name}-{modes[0]}.json", bench)
-        _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor)
+        _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor,
+                      floor_distinct)
         return
     # Warm-up: the canonical outputs and reference costs, computed once per task
     # (the reference model runs one item per task; the samples are not run).
@@ -345,10 +367,12 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
         table.append((name, "dedupe off / on (-n 2)", round(runs["n2-off"]["wall_s"] / runs["n2"]["wall_s"], 2), None,
                       f"speed-up; {compare(ours, plugin_verdicts(work / f'{name}-n2-off.json', bench))}; "
                       f"every per-sample result (details, messages) identical: {on == off}"))
-    _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor)
+    _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor,
+                  floor_distinct)
 
 
-def _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor):
+def _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_filter, runs, ours, evalplus, floor,
+                  floor_distinct=False):
     if evalplus:
         ev = evalplus_run(samples, dataset, data_file, work / f"{name}-evalplus", tasks_filter)
         table.append((name, "EvalPlus 0.3.1 --parallel 2", ev["wall_s"], ev["peak_rss_mb"],
@@ -364,6 +388,13 @@ def _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_f
         table.append((name, "plugin / floor", round(runs["n2"]["wall_s"] / fl["wall_s"], 2), None, "dedupe on"))
         if "n2-off" in runs:
             table.append((name, "plugin / floor, dedupe off", round(runs["n2-off"]["wall_s"] / fl["wall_s"], 2), None, ""))
+    if floor_distinct:
+        fl = floor_run(read_jsonl(samples), tasks, work / "state", distinct=True)
+        table.append((name, "floor over distinct programs", fl["wall_s"], None,
+                      f"{fl['jobs']} programs run, no isolation: the samples' own work, the bound of the plugin "
+                      f"with dedupe; {fl['load']}; {compare(ours, fl['verdicts'])}"))
+        table.append((name, "plugin / floor over distinct programs", round(runs["n2"]["wall_s"] / fl["wall_s"], 2), None,
+                      "the isolation's cost"))
 
 
 def main() -> None:
@@ -414,7 +445,8 @@ def main() -> None:
                                 work, table, tasks_filter=chosen,
                                 modes=tuple(m.strip() for m in args.w1_modes.split(",")) if name == "W1" else ("n2",),
                                 evalplus=name == "W1" and evalplus, floor=name == "W1" and "floor" in parts,
-                                plugin="plugin" in parts or name == "W2")
+                                plugin="plugin" in parts,
+                                floor_distinct=name == "W2" and "floor" in parts)
         elif name == "W3":
             base = ["--specbench=contract", f"--specbench-data={data}", "--model=reference"]
             # Expected outputs only: the result cache stays empty for the "first run" below.
