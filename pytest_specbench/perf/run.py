@@ -345,7 +345,8 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
         extra, label = MODES[mode]
         runs[mode] = plugin_run(base + extra + ["--specbench-result-cache=off"], work, work / f"{name}-{mode}.json")
         roles = runs[mode]["roles_mb"]
-        if runs[mode]["dedupe"] and not mode.endswith("-off"):
+        if runs[mode]["dedupe"] and not mode.endswith("-off") and not any(r[:2] == (name, "distinct programs / samples")
+                                                                           for r in table):
             evaluated, copies, _ = runs[mode]["dedupe"]
             table.append((name, "distinct programs / samples", f"{evaluated}/{evaluated + copies}", None,
                           f"{100 * evaluated / (evaluated + copies):.1f}% evaluated, {copies} copies took a verdict"))
