@@ -10,6 +10,18 @@ pytest_plugins = ["pytester"]
 from shared_data import SHARED_DATA  # noqa: E402  (tests/ is on sys.path)
 
 
+@pytest.fixture(scope="module")
+def python_executor(request):
+    """One started sandboxed Python executor per test module, with the module's
+    ``LIMITS`` (and ``HIDE``, paths hidden from samples, if it has one)."""
+    from pytest_specbench.execution.python import PythonExecutor
+
+    ex = PythonExecutor(request.module.LIMITS, hide=getattr(request.module, "HIDE", ()))
+    ex.ensure_started()
+    yield ex
+    ex.close()
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The real upstream data beside the checkout; tests using it skip without it."""

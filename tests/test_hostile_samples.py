@@ -16,7 +16,6 @@ import pytest
 
 from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.python import PythonExecutor
 from pytest_specbench.models.base import Completion
 
 LIMITS = Limits(call_cpu=0.5, startup_cpu=1.0, memory_mb=1024, processes=16, tmp_mb=16,
@@ -63,11 +62,8 @@ HOSTILE = {
 
 
 @pytest.fixture(scope="module")
-def executor():
-    ex = PythonExecutor(LIMITS)
-    ex.ensure_started()
-    yield ex
-    ex.close()
+def executor(python_executor):
+    return python_executor
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import pytest
 from pytest_specbench.benchmarks.contract import evalplus
 from pytest_specbench.execution import wire
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.python import PythonExecutor
 from pytest_specbench.models.base import Completion
 
 LIMITS = Limits(call_cpu=2.0, startup_cpu=2.0, memory_mb=2048, tmp_mb=16)
@@ -35,10 +34,8 @@ def test_digest_is_of_the_very_bytes_and_only_for_exact_values():
 
 
 @pytest.fixture(scope="module")
-def executor():
-    ex = PythonExecutor(LIMITS)
-    yield ex
-    ex.close()
+def executor(python_executor):
+    return python_executor
 
 
 def test_sandbox_sends_the_digest_only(executor):

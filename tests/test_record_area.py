@@ -9,7 +9,6 @@ import pytest
 
 from pytest_specbench.execution import records
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.python import PythonExecutor
 
 LIMITS = Limits(call_cpu=0.5, startup_cpu=1.0, memory_mb=1024, processes=16, tmp_mb=16)
 N = 400
@@ -17,11 +16,8 @@ DIES_AT = 300
 
 
 @pytest.fixture(scope="module")
-def executor():
-    ex = PythonExecutor(LIMITS)
-    ex.ensure_started()
-    yield ex
-    ex.close()
+def executor(python_executor):
+    return python_executor
 
 
 def run(ex, body: str, n: int = N):

@@ -35,12 +35,12 @@ TIME_BOUND = 10.0  # seconds any single hostile job may take, start to verdict
 OBSERVED: list[tuple[str, str, float]] = []
 
 
+HIDE = [str(PROJECT)]
+
+
 @pytest.fixture(scope="module")
-def executor():
-    ex = PythonExecutor(LIMITS, hide=[str(PROJECT)])
-    ex.ensure_started()
-    yield ex
-    ex.close()
+def executor(python_executor):
+    return python_executor
 
 
 # ------------------------------------------------------------------ helpers
