@@ -267,9 +267,10 @@ class _Relay:
     bytes before the area's seal are only wake-up newlines.  Counts every
     byte against the job's ``result_bytes``."""
 
-    def __init__(self, chan: Channel, fd: int, lim: dict, reader: records.Reader | None):
-        self.chan, self.fd, self.reader = chan, fd, reader
-        self.budget, self.output_cap = lim["result_bytes"], lim["output_bytes"]
+    OVER = "result data over the limit"
+
+    def __init__(self, chan: Channel, fd: int, budget: int, reader: records.Reader | None):
+        self.chan, self.fd, self.budget, self.reader = chan, fd, budget, reader
         self.sent = 0
 
     def forward(self, chunk: bytes) -> bool:
@@ -297,7 +298,7 @@ class _Relay:
             except BlockingIOError:
                 chunk = b""
             if not self.forward(chunk):
-                return "result data over the limit"
+                return self.OVER
             if not chunk:
                 return None
 
@@ -438,8 +439,8 @@ class Zygote:
         for _, w in captures:
             os.close(w)
         outs = [r for r, _ in captures]
-        relay = _Relay(self.chan, r_res, lim, records.Reader(area) if area is not None else None)
-        status, killed, kept, dropped = self.supervise(pid, relay, outs, start + lim["job_wall"])
+        relay = _Relay(self.chan, r_res, lim["result_bytes"], records.Reader(area) if area is not None else None)
+        status, killed, kept, dropped = self.supervise(pid, relay, outs, lim, start + lim["job_wall"])
         status = self.reap(pid, status)
         if killed in (None, "job time budget exceeded"):
             # Whatever the dead child committed and nobody forwarded yet: the
@@ -465,7 +466,7 @@ class Zygote:
             "files": files,
         })
 
-    def supervise(self, pid: int, relay: "_Relay", outs: list[int], deadline: float):
+    def supervise(self, pid: int, relay: _Relay, outs: list[int], lim: dict, deadline: float):
         """Forward the child's records, keep its output up to the cap, and stop
         it at the deadline, on the harness's word or when its records exceed
         the limit.  Returns (wait status or None, why it was stopped, kept
@@ -503,16 +504,16 @@ class Zygote:
                     continue
                 if fd == r_res:
                     if not relay.forward(chunk):
-                        killed = "result data over the limit"
+                        killed = relay.OVER
                         open_fds.clear()
                         break
                 else:
                     buf = kept[fd]
-                    room = max(relay.output_cap - len(buf), 0)
+                    room = max(lim["output_bytes"] - len(buf), 0)
                     buf += chunk[:room]
                     dropped += max(len(chunk) - room, 0)
             if killed is None and not relay.forward(b""):
-                killed = "result data over the limit"
+                killed = relay.OVER
                 break
             if status is None:
                 done, st = os.waitpid(pid, os.WNOHANG)
