@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+import warnings
 from functools import lru_cache
 from importlib.metadata import entry_points
 
@@ -19,6 +20,22 @@ from .base import Benchmark
 
 # Transitional: adapters not yet in a family folder (``name -> "module:attribute"``).
 BUILTIN: dict[str, str] = {}
+
+# Families (folders or entry points) that failed to import, with the one-line
+# reason: a broken family must not hide the others, nor vanish silently.
+LOAD_FAILURES: dict[str, str] = {}
+
+
+class FamilyLoadWarning(UserWarning):
+    """A benchmark family could not be imported; it is left out of the run."""
+
+
+def _record_failure(where: str, exc: BaseException) -> None:
+    reason = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+    if where not in LOAD_FAILURES:
+        LOAD_FAILURES[where] = reason
+        warnings.warn(f"specbench: family {where} failed to load and is left out ({reason})",
+                      FamilyLoadWarning, stacklevel=3)
 
 
 @lru_cache(maxsize=1)
@@ -32,7 +49,8 @@ def _registry() -> dict[str, str]:
     for package in family_packages():
         try:
             adapters = getattr(importlib.import_module(package), "ADAPTERS", {})
-        except Exception:  # noqa: BLE001 - one broken family must not hide the others (nor break --help)
+        except Exception as exc:  # noqa: BLE001 - one broken family must not hide the others (nor break --help)
+            _record_failure(package.rpartition(".")[2], exc)
             continue
         for name, target in adapters.items():
             found.setdefault(name, target)
@@ -48,9 +66,14 @@ def known_benchmarks() -> list[str]:
 def get_benchmark(name: str) -> Benchmark:
     target = _registry().get(name)
     if target is None:
-        raise OptionError("--specbench", f"unknown benchmark {name!r}; known: {', '.join(known_benchmarks())}")
+        broken = "".join(f"; family {where} failed to load ({why})" for where, why in LOAD_FAILURES.items())
+        raise OptionError("--specbench", f"unknown benchmark {name!r}; known: {', '.join(known_benchmarks())}{broken}")
     module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except Exception as exc:  # noqa: BLE001 - one line naming the family, not an import traceback
+        _record_failure(name, exc)
+        raise OptionError("--specbench", f"benchmark {name!r} failed to load: {LOAD_FAILURES[name]}") from None
 
 
 def all_benchmarks() -> list[Benchmark]:
@@ -59,7 +82,8 @@ def all_benchmarks() -> list[Benchmark]:
     for name in known_benchmarks():
         try:
             adapters.append(get_benchmark(name))
-        except Exception:  # noqa: BLE001 - a broken third-party adapter must not break pytest --help
+        except Exception as exc:  # noqa: BLE001 - a broken third-party adapter must not break pytest --help
+            _record_failure(name, exc)
             continue
     return adapters
 
