@@ -48,8 +48,10 @@ class SpecbenchRun:
         hide = [str(config.rootpath), str(settings.state_dir)]
         if settings.data_root:
             hide.append(str(settings.data_root.resolve()))
-        else:  # the bundled suites (references, answers) sit in the installed package
-            hide.append(str(suites_root()))
+        else:  # the bundled suites hold references and answers: hide them (with the
+            # checkout they are in, for an editable install run from another folder)
+            suites = suites_root()
+            hide.append(str(suites.parent if (suites.parent / "pyproject.toml").is_file() else suites))
         self.services = Services(settings, hide)
         self.result_cache  # a bad --specbench-result-cache is a usage error, now
         dedupe_on = _dedupe.mode(settings) == "on"  # a bad --specbench-dedupe too
