@@ -241,3 +241,50 @@ def test_the_whole_root_downloads_from_a_mirror_of_the_shared_data(tmp_path, mon
         assert fetch.is_complete(tmp_path / "root", folder)
         for e in fetch.entries(folder):
             assert (tmp_path / "root" / e.rel).read_bytes() == (SHARED_DATA / e.rel).read_bytes()
+
+
+def test_postcond_repositories_come_as_checked_source_archives_or_one_skip_line(tmp_path, monkeypatch):
+    """keon/algorithms at the tasks' commit, as a source archive (here made with git
+    archive from a local clone); every file is checked, a changed one skips the repository."""
+    import subprocess
+    import tarfile
+
+    from shared_data import REPO_MIRRORS
+
+    gitdir = REPO_MIRRORS / "keon+algorithms" / "repo"
+    if not (SHARED_DATA / "postcondbench").is_dir() or not gitdir.is_dir():
+        pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms clone")
+    (repo, commit), = sources.POSTCOND_REPOS
+    folder = tmp_path / "mirror"
+    _copy_folders(folder, ["postcondbench"])
+    archive = folder / "postcondbench" / "repos" / f"keon--algorithms@{commit}.tar.gz"
+    archive.parent.mkdir(parents=True)
+    made = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar.gz",
+                           f"--prefix=algorithms-{commit}/", commit], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"commit {commit[:12]} not in {gitdir}")
+    # first a tampered archive: one file changed
+    tampered = tmp_path / "t.tar.gz"
+    with tarfile.open(fileobj=io.BytesIO(made.stdout)) as src, tarfile.open(tampered, "w:gz") as dst:
+        for m in src.getmembers():
+            data = src.extractfile(m).read() if m.isfile() else None
+            if m.name.endswith("/README.md") and m.name.count("/") == 1:
+                data = data + b"\nchanged\n"
+                m.size = len(data)
+            dst.addfile(m, io.BytesIO(data) if data is not None else None)
+    archive.write_bytes(tampered.read_bytes())
+    m = Mirror(folder)
+    monkeypatch.setenv("SPECBENCH_DATA_MIRROR", m.url)
+    try:
+        root = tmp_path / "root"
+        rc, lines = _download(["postcondbench"], root)
+        assert rc == 0  # the task files are whole; the repository is skipped with one line
+        skip = [line for line in lines if "skipped keon/algorithms@" in line]
+        assert len(skip) == 1 and "README.md: sha256" in skip[0], lines
+        assert not fetch.repo_folder(root, repo).exists()
+        archive.write_bytes(made.stdout)
+        rc, lines = _download(["postcondbench"], root)
+        assert rc == 0 and any("keon/algorithms@" in line and "files verified" in line for line in lines), lines
+        assert (fetch.repo_folder(root, repo) / "README.md").is_file()
+    finally:
+        m.close()
