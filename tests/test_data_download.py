@@ -177,6 +177,7 @@ def test_offline_never_touches_the_network(mirror, tmp_path, monkeypatch):
     mirror.requests.clear()
     rc, lines = _download(CONTRACT, root)
     assert rc == 0 and mirror.requests == []
+    assert all("offline, nothing fetched" in line for line in lines), lines
 
 
 def test_a_file_no_upstream_publishes_is_one_line_without_a_mirror(tmp_path, monkeypatch):

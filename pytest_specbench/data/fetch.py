@@ -247,20 +247,20 @@ def _download_folder(root: Path, folder: str, base: str | None, is_offline: bool
         missing_offline.extend(e.rel for e in todo)
         if not todo:
             _mark(root, folder)
+            _say(out, f"{folder}: {len(pinned)} files verified (offline, nothing fetched)")
         return not todo
-    errors = 0
 
-    def one(e: Entry) -> None:
-        nonlocal errors
+    def one(e: Entry) -> bool:
         try:
             fetch_file(root, e, base, staging)
+            return True
         except DownloadError as exc:
-            errors += 1
             _say(out, f"specbench data: {exc}")
+            return False
 
     # A few files at a time: most folders are many small files (VERINA: 1,217).
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-        list(pool.map(one, todo))
+        errors = sum(not ok for ok in pool.map(one, todo))
     have = len(pinned) - errors
     source = base or info.upstream
     if errors:
