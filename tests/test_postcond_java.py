@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, load_tasks
-from pytest_specbench.data.bundled import bundled_suite
-
-BUNDLED = bundled_suite("postcond") / "tasks"
+from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
 from pytest_specbench.benchmarks.postcond.java import execute, junit, mutate, source
 from pytest_specbench.errors import DataError, InfrastructureError
 from pytest_specbench.execution.jvm import JvmExecutor

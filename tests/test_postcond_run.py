@@ -6,10 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, load_tasks
-from pytest_specbench.data.bundled import bundled_suite
-
-BUNDLED = bundled_suite("postcond") / "tasks"
+from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.models.base import Completion
 from shared_data import REPO_MIRRORS, SHARED_DATA

@@ -253,3 +253,13 @@ def _runner(ctx: Any) -> cife_rules.Runner | None:
 
 
 ADAPTER = CifeBenchmark()
+
+
+def __getattr__(name: str):
+    """``BUNDLED`` (the bundled suite) and ``BUNDLED_JUDGMENTS`` (its recorded judge),
+    looked up in the installed package when asked for."""
+    if name == "BUNDLED":
+        return bundled_suite("cife")
+    if name == "BUNDLED_JUDGMENTS":
+        return bundled_suite("cife") / "judgments.jsonl"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

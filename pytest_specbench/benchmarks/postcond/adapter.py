@@ -254,3 +254,10 @@ def _file_text_from_prompt(d: Mapping[str, Any]) -> str:
 
 
 ADAPTER = PostcondBenchmark()
+
+
+def __getattr__(name: str):
+    """``BUNDLED``: the bundled tasks folder, looked up in the installed package when asked for."""
+    if name == "BUNDLED":
+        return bundled_suite("postcond") / "tasks"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
