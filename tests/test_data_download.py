@@ -96,6 +96,7 @@ def test_full_download_into_an_empty_cache_then_a_second_run_makes_no_request(mi
     for e in pinned:  # byte for byte what the shared copy holds: the reference scores the same on it
         assert (root / e.rel).read_bytes() == (SHARED_DATA / e.rel).read_bytes(), e.rel
         assert fetch.content_sha256(root / e.rel) == e.sha256
+        assert (root / e.rel).stat().st_mode & 0o044 == 0o044  # readable by the sandbox's uids
     assert all(fetch.is_complete(root, f) for f in CONTRACT)
     assert any(line.startswith("contracteval: 10 files verified") and "license: contracteval/LICENSE" in line
                for line in lines), lines
@@ -287,5 +288,6 @@ def test_postcond_repositories_come_as_checked_source_archives_or_one_skip_line(
         rc, lines = _download(["postcondbench"], root)
         assert rc == 0 and any("keon/algorithms@" in line and "files verified" in line for line in lines), lines
         assert (fetch.repo_folder(root, repo) / "README.md").is_file()
+        assert fetch.repo_folder(root, repo).stat().st_mode & 0o055 == 0o055
     finally:
         m.close()

@@ -37,6 +37,7 @@ from . import sources as S
 
 REGISTRY = Path(str(resources.files("pytest_specbench.data") / "registry"))
 PARALLEL = 6  # files fetched at once
+FILE_MODE, DIR_MODE = 0o644, 0o755  # readable by the sandbox's uids
 MARKER = ".specbench-verified"  # in each folder: the registry digest it was verified against
 
 
@@ -187,6 +188,9 @@ def fetch_file(root: Path, e: Entry, base: str | None, staging: Path) -> None:
             raise DownloadError(f"{e.rel}: sha256 {actual} does not match the pinned {e.sha256} "
                                 f"(from {url}); not used")
         target.parent.mkdir(parents=True, exist_ok=True)
+        # pooch's temporary file is private (0600); data files are read by sandboxed
+        # children running under a uid of their own
+        os.chmod(staged, FILE_MODE)
         os.replace(staged, target)
     finally:
         staged.unlink(missing_ok=True)
@@ -312,10 +316,11 @@ def _download_repos(root: Path, base: str | None, staging: Path, out: TextIO) ->
             continue
         shutil.rmtree(target, ignore_errors=True)
         target.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(unpacked, DIR_MODE)  # mkdtemp's is 0700: the tests run under a sandbox uid of their own
         os.replace(unpacked, target)
         (target / MARKER).write_text(commit + "\n")
         _say(out, f"postcondbench: {repo}@{commit[:12]}: {len(pinned)} files verified "
-                  f"(pass --postcond-repos={target.parent})")
+                  f"into {target.parent} (the postcond family's default --postcond-repos on this root)")
 
 
 def _unpack_checked(archive: Path, dest: Path, pinned: dict[str, str]) -> None:
@@ -331,10 +336,9 @@ def _unpack_checked(archive: Path, dest: Path, pinned: dict[str, str]) -> None:
             if actual != pinned[rel]:
                 raise DownloadError(f"{rel}: sha256 {actual} does not match the pinned {pinned[rel]}; not used")
             path = dest / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
             path.write_bytes(data)
-            if m.mode & 0o111:
-                path.chmod(0o755)
+            path.chmod(DIR_MODE if m.mode & 0o111 else FILE_MODE)
     absent = [rel for rel in pinned if not (dest / rel).is_file()]
     if absent:
         raise DownloadError(f"{len(absent)} pinned file(s) not in the archive, e.g. {absent[0]}")
