@@ -18,6 +18,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+# Imported here, before any pytester test: pytester restores sys.modules after each
+# test, and a requests whose http.cookiejar was dropped and re-imported fails with
+# "You can only merge into CookieJar".
+import requests  # noqa: F401
 
 from pytest_specbench.data import fetch, sources
 from shared_data import SHARED_DATA

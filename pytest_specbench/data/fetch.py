@@ -158,7 +158,7 @@ def _fetch(url: str, staging: Path, name: str) -> Path:
     except requests.exceptions.HTTPError as exc:
         code = exc.response.status_code if exc.response is not None else "?"
         raise DownloadError(f"{url}: HTTP {code}") from None
-    except (requests.exceptions.RequestException, OSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the transfer raised is one line, never a traceback
         raise DownloadError(f"{url}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}") from None
 
 
