@@ -27,6 +27,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
@@ -37,6 +38,8 @@ from . import sources as S
 
 REGISTRY = Path(str(resources.files("pytest_specbench.data") / "registry"))
 PARALLEL = 6  # files fetched at once
+SHOWN_ERRORS = 5  # per folder; then a count
+GIVE_UP = 12  # failures before the first success after which a folder's other files are not tried
 FILE_MODE, DIR_MODE = 0o644, 0o755  # readable by the sandbox's uids
 MARKER = ".specbench-verified"  # in each folder: the registry digest it was verified against
 
@@ -196,8 +199,13 @@ def fetch_file(root: Path, e: Entry, base: str | None, staging: Path) -> None:
         staged.unlink(missing_ok=True)
 
 
+_SAY = threading.Lock()
+
+
 def _say(out: TextIO, text: str) -> None:
-    print(text, file=out, flush=True)
+    with _SAY:  # whole lines, from the download threads too
+        out.write(text + "\n")
+        out.flush()
 
 
 def download(folders: list[str], root: Path | None = None, *, out: TextIO = sys.stderr) -> int:
@@ -254,17 +262,28 @@ def _download_folder(root: Path, folder: str, base: str | None, is_offline: bool
             _say(out, f"{folder}: {len(pinned)} files verified (offline, nothing fetched)")
         return not todo
 
+    said: list[str] = []
+    fetched: list[str] = []
+
     def one(e: Entry) -> bool:
+        if len(said) >= GIVE_UP and not fetched:  # nothing gets through (no network?): stop asking
+            said.append(f"{e.rel}: not tried")
+            return False
         try:
             fetch_file(root, e, base, staging)
+            fetched.append(e.rel)
             return True
         except DownloadError as exc:
-            _say(out, f"specbench data: {exc}")
+            said.append(str(exc))
+            if len(said) <= SHOWN_ERRORS:  # one line per file, up to a few (an unreachable host fails them all)
+                _say(out, f"specbench data: {exc}")
             return False
 
     # A few files at a time: most folders are many small files (VERINA: 1,217).
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
         errors = sum(not ok for ok in pool.map(one, todo))
+    if len(said) > SHOWN_ERRORS:
+        _say(out, f"specbench data: ... and {len(said) - SHOWN_ERRORS} more file(s) of {folder} not fetched")
     have = len(pinned) - errors
     source = base or info.upstream
     if errors:
