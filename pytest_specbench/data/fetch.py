@@ -144,9 +144,13 @@ def _progress(name: str):
     """A progress bar for one file, on a terminal only (logs get the per-folder lines)."""
     if not sys.stderr.isatty():
         return False
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
-    return tqdm(desc=name, unit="B", unit_scale=True, leave=False, file=sys.stderr)
+    class FileBar(tqdm):
+        def __bool__(self) -> bool:  # pooch tests the bar for truth before it knows the size
+            return True
+
+    return FileBar(desc=name, unit="B", unit_scale=True, leave=False, file=sys.stderr)
 
 
 def _fetch(url: str, staging: Path, name: str) -> Path:
