@@ -9,6 +9,18 @@ pytest_plugins = ["pytester"]
 
 from shared_data import SHARED_DATA  # noqa: E402  (tests/ is on sys.path)
 
+# A run without --specbench-data reads the download cache when it holds the data
+# (SPECBENCH_DATA, else the user cache folder): the tests expect the bundled
+# suites, so they point it at a folder that never holds any; tests of the cache
+# set it themselves.  Same for the state folder's environment default.
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+os.environ["SPECBENCH_DATA"] = os.path.join(tempfile.gettempdir(), "specbench-tests-no-data-cache")
+os.environ.pop("SPECBENCH_DIR", None)
+os.environ.pop("SPECBENCH_DATA_MIRROR", None)
+os.environ.pop("SPECBENCH_OFFLINE", None)
+
 
 @pytest.fixture(scope="module")
 def python_executor(request):

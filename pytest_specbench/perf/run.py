@@ -50,8 +50,9 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+# Run from the checkout (``python -m pytest_specbench.perf``): the default data
+# root is the shared folder beside it.
+REPO = Path.cwd()
 
 from pytest_specbench.benchmarks.contract.evalplus_data import load_evalplus, outputs_match  # noqa: E402
 from pytest_specbench.benchmarks.contract.sanitize import clean_sample  # noqa: E402

@@ -33,6 +33,7 @@ Example
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import gzip
 import hashlib
 import json
@@ -46,7 +47,8 @@ import time
 from pathlib import Path
 
 EVALPLUS_VERSION = "0.3.1"
-REPO_ROOT = Path(__file__).resolve().parents[2]
+# The checkout (or site-packages) that holds this package: data files must not be written there.
+REPO_ROOT = Path(importlib.util.find_spec("pytest_specbench").origin).resolve().parent.parent
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ from ..execution.limits import Limits
 _OPTIONS = [
     ("--specbench", "specbench", "benchmarks to run, comma-separated, or all (known: {known})", ""),
     ("--model", "specbench_model", "model to evaluate: reference | replay:PATH | openai:MODEL | python:module:callable", "reference"),
-    ("--specbench-data", "specbench_data", "data root laid out like the upstream data (contracteval/, evalplus/, ...); default: the bundled sample suite", ""),
+    ("--specbench-data", "specbench_data", "data root laid out like the upstream data (contracteval/, evalplus/, ...), "
+     "or 'bundled'; default: $SPECBENCH_DATA (specbench data download) when it holds the selected benchmarks' data, "
+     "else the bundled sample suites", ""),
     ("--specbench-report", "specbench_report", "write the JSON report here", ""),
     ("--specbench-samples", "specbench_samples", "samples per task (default: 1, or all a replay file has)", ""),
     ("--specbench-k", "specbench_k", "k values for pass@k, comma-separated", "1,10,100"),
@@ -178,6 +181,8 @@ class Settings:
     limits: Limits
     config: Any = field(repr=False, default=None)
     sample_python: str = ""  # interpreter for samples ("": the one running pytest)
+    # "SPECBENCH_DATA": data_root is the download cache, chosen because it holds the data.
+    data_origin: str = ""
     # Declared options (benchmarks.base.Option) of the selected adapters, validated.
     benchmark_options: dict[str, Any] = field(default_factory=dict)
 
@@ -201,7 +206,14 @@ class Settings:
             for opt in declared_options(adapter):
                 benchmark_options[opt.name] = validate_option(opt, config)
         data = str(_value(config, "specbench_data") or "")
-        data_root = None
+        data_root, data_origin = None, ""
+        if not data:  # the download cache, when it holds what these benchmarks need (specbench data download)
+            from ..data.fetch import default_root, holds
+
+            if holds(default_root(), names):
+                data_root, data_origin = default_root(), "SPECBENCH_DATA"
+        elif data == "bundled":
+            data = ""
         if data:
             data_root = Path(data).expanduser()
             if not data_root.is_absolute():
@@ -214,7 +226,8 @@ class Settings:
         sandbox = str(_value(config, "specbench_sandbox") or "process")
         if sandbox not in ("process", "none"):
             raise OptionError("--specbench-sandbox", f"expected process or none, got {sandbox!r}")
-        state = str(_value(config, "specbench_dir") or "") or str(config.rootpath / ".specbench")
+        state = (str(_value(config, "specbench_dir") or "") or os.environ.get("SPECBENCH_DIR", "")
+                 or str(config.rootpath / ".specbench"))
         sample_python = str(_value(config, "specbench_sample_python") or "")
         if sample_python:
             from ..execution.environments import resolve_python
@@ -233,6 +246,7 @@ class Settings:
             benchmarks=names,
             model_spec=str(_value(config, "specbench_model") or "reference"),
             data_root=data_root,
+            data_origin=data_origin,
             report=Path(report) if report else None,
             samples=_int_list(samples, "--specbench-samples")[0] if samples else None,
             ks=_int_list(_value(config, "specbench_k"), "--specbench-k"),

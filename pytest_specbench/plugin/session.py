@@ -33,6 +33,7 @@ from .exit_status import ExitStatus
 from .items import DEDUPE_PROPERTY, PROPERTY, BenchmarkNode, SpecbenchItem
 from .options import Settings
 from .services import ResultCache, Services
+from ..data.bundled import suites_root
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -47,6 +48,10 @@ class SpecbenchRun:
         hide = [str(config.rootpath), str(settings.state_dir)]
         if settings.data_root:
             hide.append(str(settings.data_root.resolve()))
+        else:  # the bundled suites hold references and answers: hide them (with the
+            # checkout they are in, for an editable install run from another folder)
+            suites = suites_root()
+            hide.append(str(suites.parent if (suites.parent / "pyproject.toml").is_file() else suites))
         self.services = Services(settings, hide)
         self.result_cache  # a bad --specbench-result-cache is a usage error, now
         dedupe_on = _dedupe.mode(settings) == "on"  # a bad --specbench-dedupe too
@@ -325,7 +330,9 @@ class SpecbenchRun:
         lines = []
         for name in self.settings.benchmarks:
             ts = self.taskset(name)
-            where = "the bundled sample suite" if ts.bundled else str(self.settings.data_root)
+            where = "the bundled sample suite" if ts.bundled else str(self.settings.data_root) + (
+                " (the SPECBENCH_DATA download cache; --specbench-data=bundled for the sample suite)"
+                if self.settings.data_origin else "")
             lines.append(f"specbench: {name} on {where} ({len(ts.tasks)} tasks), model {self.model.spec}")
             lines.extend(f"specbench warning: {w}" for w in self.sample_warnings(name))
         if self.workers_skipped:

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError, OptionError
 from ..base import CheckResult, Option, Prompt, Task, TaskSet
 from . import metrics as cife_metrics
@@ -30,8 +31,6 @@ from .judge import (ask_until_readable, parse_adherence, parse_adherence_upstrea
                     parse_correctness_upstream)
 from .prompts import PROMPT_STYLES, adherence_prompt, correctness_prompt, generation_prompt
 
-BUNDLED = Path(__file__).resolve().parents[3] / "benchmarks" / "cife"
-BUNDLED_JUDGMENTS = BUNDLED / "judgments.jsonl"
 _CHECK = re.compile(r"adherence\[(\d+)(?:-[\w-]*)?\]$")
 
 
@@ -84,7 +83,7 @@ class CifeBenchmark:
     # --- tasks ---------------------------------------------------------------------------------
 
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
-        path = (Path(data_root) / DATA_FILE) if data_root else BUNDLED / "benchmark_data.jsonl"
+        path = (Path(data_root) / DATA_FILE) if data_root else bundled_suite("cife") / "benchmark_data.jsonl"
         if data_root and not path.is_file():
             raise DataError(path, None, "CIFE data not found (expected <data>/cife/benchmark_data.jsonl from IBM/CIFE)")
         tasks = []
@@ -120,7 +119,7 @@ class CifeBenchmark:
 
     def default_roles(self, taskset: TaskSet) -> dict[str, str]:
         """Role specs used when the user gives none: the bundled suite's recorded judgments."""
-        return {"judge": f"replay:{BUNDLED_JUDGMENTS}"} if taskset.bundled else {}
+        return {"judge": f"replay:{bundled_suite('cife') / 'judgments.jsonl'}"} if taskset.bundled else {}
 
     def program_key(self, task: Task, sample: Any, check: str) -> None:
         """No within-run deduplication (``plugin/dedupe.py``): the judge is asked
@@ -254,3 +253,13 @@ def _runner(ctx: Any) -> cife_rules.Runner | None:
 
 
 ADAPTER = CifeBenchmark()
+
+
+def __getattr__(name: str):
+    """``BUNDLED`` (the bundled suite) and ``BUNDLED_JUDGMENTS`` (its recorded judge),
+    looked up in the installed package when asked for."""
+    if name == "BUNDLED":
+        return bundled_suite("cife")
+    if name == "BUNDLED_JUDGMENTS":
+        return bundled_suite("cife") / "judgments.jsonl"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -69,6 +69,7 @@ def coverage(path: Path) -> None:
 
 
 def judged(path: Path) -> None:
+    from ...data.bundled import suites_root
     from ...execution.limits import Limits
     from ...execution.python import PythonExecutor
     from .adapter import _runner
@@ -76,7 +77,7 @@ def judged(path: Path) -> None:
     from .judge import JudgeAnswerError, parse_adherence, parse_adherence_upstream
     from .metrics import cohen_kappa
 
-    ex = PythonExecutor(Limits(), hide=[str(Path(__file__).resolve().parents[3])])
+    ex = PythonExecutor(Limits(), hide=[str(suites_root())])
     run = _runner(type("Ctx", (), {"executor": lambda self, kind: ex})())
     rows = _rows(path)
     strict_ok = differ = empty = 0

@@ -35,6 +35,7 @@ from .evalplus_data import (canonical_program, equality_judged, expected_from_ca
                              outputs_match, stores_output_as_is)
 from ...data.jsonl import file_digest
 from .sanitize import clean_sample, program_form
+from ...data.bundled import bundled_suite
 from ...errors import DataError, RepeatableError
 from ...execution import wire
 from ...execution.limits import machine_speed
@@ -459,12 +460,8 @@ class EvalPlusBenchmark:
 
 
 def bundled_folder(benchmark: str) -> Path:
-    """The sample suite shipped in the repository's ``benchmarks/`` folder."""
-    here = Path(__file__).resolve().parents[3] / "benchmarks" / benchmark
-    if not here.is_dir():
-        raise DataError(here, None, "bundled sample suite not found (installed without the repository?); "
-                                    "pass --specbench-data=DIR")
-    return here
+    """The sample suite shipped in the package (``benchmarks/<benchmark>/`` of the checkout)."""
+    return bundled_suite(benchmark)
 
 
 ADAPTER = EvalPlusBenchmark()

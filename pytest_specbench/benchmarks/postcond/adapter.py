@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from . import execute, metrics, repos, source
 from .java import execute as java_execute, junit as java_junit, source as java_source
 
-BUNDLED = Path(__file__).resolve().parents[3] / "benchmarks" / "postcond" / "tasks"
 REQUIRED = ("name", "content", "file", "start_line", "end_line", "cover_tests", "repo", "mutants", "ref_postcond")
 LANGUAGES = ("python", "java")
 JAVA_ENV = "javac-junit4"  # a self-contained project: javac + Debian's JUnit 4, no build tool
@@ -41,6 +41,19 @@ def load_tasks(root: Path) -> tuple[list[Task], list[Path]]:
     return tasks, files
 
 
+def _task_folder(root: Path) -> Path:
+    """A data root laid out like ``specbench data download``'s (``postcondbench/<model>--<prompting>/``,
+    the same tasks in each, with that model's answers): its first model folder.  Else ``root`` itself."""
+    folders = sorted(f for f in (root / "postcondbench").glob("*") if f.is_dir() and any(f.glob("*.json")))
+    return folders[0] if folders else root
+
+
+def _downloaded_repos(task_file: Path) -> str | None:
+    """``postcondbench/repos/`` beside a downloaded task folder (``specbench data download postcond``)."""
+    repos = task_file.parent.parent / "repos"
+    return str(repos) if task_file.parent.parent.name == "postcondbench" and repos.is_dir() else None
+
+
 class PostcondBenchmark:
     name = "postcond"
     version = "1"
@@ -56,7 +69,7 @@ class PostcondBenchmark:
 
 
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
-        root = Path(data_root) if data_root else BUNDLED
+        root = _task_folder(Path(data_root)) if data_root else bundled_suite("postcond") / "tasks"
         tasks, files = load_tasks(root)
         return TaskSet(tuple(tasks), tuple(files), bundled=data_root is None)
 
@@ -64,7 +77,7 @@ class PostcondBenchmark:
         return ("correct", "complete")
 
     def _checkout(self, task: Task, ctx: Any) -> Path:
-        repos_dir = ctx.option("postcond_repos")
+        repos_dir = ctx.option("postcond_repos") or _downloaded_repos(task.source)
         return repos.checkout_for(dict(task.data), task.source, Path(repos_dir) if repos_dir else None,
                                   ctx.cache_dir("postcond", "checkouts"))
 
@@ -241,3 +254,10 @@ def _file_text_from_prompt(d: Mapping[str, Any]) -> str:
 
 
 ADAPTER = PostcondBenchmark()
+
+
+def __getattr__(name: str):
+    """``BUNDLED``: the bundled tasks folder, looked up in the installed package when asked for."""
+    if name == "BUNDLED":
+        return bundled_suite("postcond") / "tasks"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
 from ..base import CheckResult, Option, Prompt, Task, TaskSet
 from . import metrics as M
@@ -94,7 +95,7 @@ def _option(settings: Any, name: str) -> Any:
 
 
 def bundled_root() -> Path:
-    return Path(__file__).resolve().parents[3] / "benchmarks" / "speceval"
+    return bundled_suite("speceval")
 
 
 def data_folder(data_root: Path | None) -> Path:

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError, OptionError
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from . import assembly, metrics, prompts
@@ -71,11 +72,7 @@ OPTIONS = (
 
 
 def bundled_root() -> Path:
-    here = Path(__file__).resolve().parents[3] / "benchmarks" / "verina"
-    if not here.is_dir():
-        raise DataError(here, None, "bundled VERINA suite not found (installed without the repository?); "
-                                    "pass --specbench-data=DIR")
-    return here
+    return bundled_suite("verina")
 
 
 _TASKS: dict[str, VerinaTask] = {}  # folder -> task, per process

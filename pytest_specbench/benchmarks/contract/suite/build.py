@@ -19,10 +19,11 @@ import ast
 import json
 import sys
 from pathlib import Path
+from ....data.bundled import bundled_suite
 
 HERE = Path(__file__).resolve().parent
 # The bundled suite these scripts write and check (the repository's benchmarks/contract/).
-SUITE = Path(__file__).resolve().parents[4] / "benchmarks" / "contract"
+SUITE = bundled_suite("contract")
 from . import validate
 
 REQ = "{REQ}"

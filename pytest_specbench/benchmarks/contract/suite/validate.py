@@ -30,10 +30,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from ....data.bundled import bundled_suite
 
 HERE = Path(__file__).resolve().parent
 # The bundled suite these scripts write and check (the repository's benchmarks/contract/).
-SUITE = Path(__file__).resolve().parents[4] / "benchmarks" / "contract"
+SUITE = bundled_suite("contract")
 CONTRACTEVAL = Path("contracteval") / "contracteval_rebuilt.jsonl"
 HUMANEVAL = Path("evalplus") / "HumanEvalPlus.jsonl"
 MBPP = Path("evalplus") / "MbppPlus.jsonl"

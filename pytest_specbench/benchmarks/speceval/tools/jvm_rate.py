@@ -1,5 +1,5 @@
 """Print JML-checker throughput through the sandboxed jvm executor (figures, not a test).
-Usage: .venv/bin/python benchmarks/speceval/tools/jvm_rate.py [calls]"""
+Usage: python -m pytest_specbench.benchmarks.speceval.tools.jvm_rate [calls]"""
 import sys, tempfile, time
 from pathlib import Path
 from pytest_specbench.benchmarks.speceval.jml.checker import JmlChecker

@@ -2,7 +2,7 @@
 deliberately wrong model: its accuracy is the share of correct labels among the
 scored tasks, which the survey predicts).
 
-Usage: .venv/bin/python benchmarks/speceval/tools/always_correct.py [DATA_ROOT] > always_correct.jsonl
+Usage: python -m pytest_specbench.benchmarks.speceval.tools.always_correct [DATA_ROOT] > always_correct.jsonl
 then:  pytest --specbench=speceval --speceval-task=judgement --speceval-perturbation=all \\
            --model=replay:always_correct.jsonl --specbench-data=DATA_ROOT -n 2"""
 import json

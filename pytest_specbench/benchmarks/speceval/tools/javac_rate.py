@@ -1,6 +1,6 @@
 """Print javac's cost per compilation through the jvm executor (figures, not a test):
 the warm server as a sandboxed job, one sandboxed javac per compilation, and both unsandboxed.
-Usage: .venv/bin/python benchmarks/speceval/tools/javac_rate.py [compilations]"""
+Usage: python -m pytest_specbench.benchmarks.speceval.tools.javac_rate [compilations]"""
 import sys, tempfile, time
 from pathlib import Path
 from pytest_specbench.execution.jvm import JvmExecutor

@@ -1,6 +1,6 @@
 """Print rule figures (same as ``specbench cife rules``):
 
-    python benchmarks/cife/tools/measure_rules.py --data ../shared/datasets/cife/benchmark_data.jsonl \
+    python -m pytest_specbench.benchmarks.cife.tools.measure_rules --data ../shared/datasets/cife/benchmark_data.jsonl \
         [--judged PATH_TO_UPSTREAM_llmjudge.jsonl]
 """
 import sys

@@ -1,6 +1,6 @@
 """The full CIFE run against a local scripted judge, killed and resumed.
 
-    python benchmarks/cife/tools/run_full.py --data ../shared/datasets [--kill-after 20] [-n 2]
+    python -m pytest_specbench.benchmarks.cife.tools.run_full --data ../shared/datasets [--kill-after 20] [-n 2]
 
 1. writes a replay file of answers for all 1,000 tasks (a stub program per task:
    the tasks' own starter code where BigCodeBench gives one; the figures are
@@ -32,7 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+# Run from the checkout: the judge server is the test suite's (tests/openai_server.py).
+ROOT = Path.cwd()
 sys.path.insert(0, str(ROOT / "tests"))
 
 

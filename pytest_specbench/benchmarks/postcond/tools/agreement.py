@@ -6,7 +6,7 @@ Every check ran through the plugin, i.e. through ``ctx.executor("command")``:
     specbench postcond export-answers DATA/gpt-5--v2-all answers.jsonl
     pytest --specbench=postcond --model=replay:answers.jsonl --specbench-data=DATA/gpt-5--v2-all \
         --postcond-repos=REPOS --specbench-report=report.json -n 2
-    python benchmarks/postcond/agreement.py report.json DATA/gpt-5--v2-all
+    python -m pytest_specbench.benchmarks.postcond.tools.agreement report.json DATA/gpt-5--v2-all
 
 Prints one line per sample (ours vs upstream, kills, differences) and the totals.
 """

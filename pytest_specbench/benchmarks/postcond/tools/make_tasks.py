@@ -1,15 +1,18 @@
 """Rebuild the bundled tasks with the authors' tools (``specbench postcond make-task``
 for minilib, ``specbench postcond make-java-task`` for javalib):
 
-    python benchmarks/postcond/make_tasks.py [--language python|java]
+    python -m pytest_specbench.benchmarks.postcond.tools.make_tasks [--language python|java]
+
+from a checkout with an editable install: it writes into the bundled suite (``benchmarks/postcond/``).
 """
 import argparse
 import sys
 from pathlib import Path
 
 from pytest_specbench.benchmarks.postcond import cli
+from pytest_specbench.data.bundled import bundled_suite
 
-HERE = Path(__file__).resolve().parent
+HERE = bundled_suite("postcond")  # lib/, javalib/, refs/ in; tasks/ out
 TASKS = [  # (file, method, tests)
     ("minilib/numbers.py", "clamp", ["tests/test_numbers.py::test_clamp"]),
     ("minilib/numbers.py", "gcd", ["tests/test_numbers.py::test_gcd"]),

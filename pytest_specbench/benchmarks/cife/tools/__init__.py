@@ -1,0 +1,1 @@
+"""Scripts of the cife family that print figures or rebuild its bundled suite (run with `python -m`); not loaded by the plugin."""

@@ -1,0 +1,367 @@
+"""``specbench data download``: upstream data at pinned revisions, every file checked.
+
+pooch fetches each file (into a staging folder, moved into the data root only
+after its sha256 matches the pin in ``registry/<folder>.txt``), tqdm draws a
+progress bar per file on a terminal, platformdirs gives the default cache
+folder.  A file whose hash differs is never used: one line names it with the
+expected and actual hash, and it is fetched again (or, offline, reported
+missing).  An interrupted download leaves nothing in the data root (pooch writes
+to a temporary file, removed on failure); the next run starts that file again.
+
+Environment:
+
+- ``SPECBENCH_DATA``: the data root (default: the user cache folder, e.g.
+  ``~/.cache/pytest-specbench/data``); ``pytest --specbench-data`` defaults to it
+  when it holds every data folder the selected benchmarks need;
+- ``SPECBENCH_OFFLINE=1``: never touch the network;
+- ``SPECBENCH_DATA_MIRROR=URL``: fetch ``URL/<folder>/<file>`` (a server laid out
+  like a data root) instead of upstream.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TextIO
+
+from . import sources as S
+
+REGISTRY = Path(str(resources.files("pytest_specbench.data") / "registry"))
+PARALLEL = 6  # files fetched at once
+SHOWN_ERRORS = 5  # per folder; then a count
+GIVE_UP = 12  # failures before the first success after which a folder's other files are not tried
+FILE_MODE, DIR_MODE = 0o644, 0o755  # readable by the sandbox's uids
+MARKER = ".specbench-verified"  # in each folder: the registry digest it was verified against
+
+
+@dataclass(frozen=True)
+class Entry:
+    rel: str  # path in the data root, ``<folder>/<file>``
+    sha256: str  # of the content (decompressed where the file is gzip)
+    url: str | None  # upstream; None: no upstream publishes it
+
+
+class DownloadError(Exception):
+    """A file could not be had; the message is one line."""
+
+
+def default_root() -> Path:
+    env = os.environ.get("SPECBENCH_DATA")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("pytest-specbench")) / "data"
+
+
+def offline() -> bool:
+    return os.environ.get("SPECBENCH_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def mirror() -> str | None:
+    url = os.environ.get("SPECBENCH_DATA_MIRROR", "").strip()
+    return url.rstrip("/") if url else None
+
+
+def content_sha256(path: Path) -> str:
+    """sha256 of a file's content; of what it decompresses to when it is gzip."""
+    if path.name.endswith(".gz"):
+        h = hashlib.sha256()
+        with gzip.open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    import pooch
+
+    return pooch.file_hash(str(path), alg="sha256")
+
+
+def _registry_text(name: str) -> str:
+    path = REGISTRY / name
+    if not path.is_file():
+        raise DownloadError(f"no pinned registry {name} in this installation")
+    return path.read_text(encoding="utf-8")
+
+
+def entries(folder: str) -> list[Entry]:
+    out = []
+    for line in _registry_text(f"{folder}.txt").splitlines():
+        if line.strip():
+            rel, sha, url = line.split(" ", 2)
+            out.append(Entry(rel, sha, None if url == "-" else url))
+    return out
+
+
+def _digest(folder: str) -> str:
+    return hashlib.sha256(_registry_text(f"{folder}.txt").encode()).hexdigest()
+
+
+def is_complete(root: Path, folder: str) -> bool:
+    """Whether ``root/folder`` was downloaded whole and verified against this registry."""
+    marker = root / folder / MARKER
+    try:
+        return marker.read_text().strip() == _digest(folder)
+    except (OSError, DownloadError):
+        return False
+
+
+def verify_folder(root: Path, folder: str) -> list[str]:
+    """One line per missing or altered file of a verified folder (empty: intact)."""
+    problems = []
+    for e in entries(folder):
+        path = root / e.rel
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+            continue
+        actual = content_sha256(path)
+        if actual != e.sha256:
+            problems.append(f"{path}: sha256 {actual} does not match the pinned {e.sha256}")
+    return problems
+
+
+def holds(root: Path, benchmarks: list[str]) -> bool:
+    """Whether ``root`` holds, verified, every data folder these benchmarks need."""
+    try:
+        folders = S.folders_for(benchmarks)
+    except KeyError:
+        return False
+    return bool(folders) and all(is_complete(root, f) for f in folders)
+
+
+# ----------------------------------------------------------------------- fetching
+
+def _progress(name: str):
+    """A progress bar for one file, on a terminal only (logs get the per-folder lines)."""
+    if not sys.stderr.isatty():
+        return False
+    from tqdm import tqdm
+
+    class FileBar(tqdm):
+        def __bool__(self) -> bool:  # pooch tests the bar for truth before it knows the size
+            return True
+
+    return FileBar(desc=name, unit="B", unit_scale=True, leave=False, file=sys.stderr)
+
+
+def _fetch(url: str, staging: Path, name: str) -> Path:
+    """Download ``url`` into ``staging`` with pooch (a temporary file, moved on success)."""
+    import pooch
+    import requests
+
+    pooch.get_logger().setLevel(logging.WARNING)  # it logs each URL and hash at INFO
+    downloader = pooch.HTTPDownloader(progressbar=_progress(name), timeout=60)
+    try:
+        return Path(pooch.retrieve(url, known_hash=None, fname=name, path=staging, downloader=downloader))
+    except requests.exceptions.HTTPError as exc:
+        code = exc.response.status_code if exc.response is not None else "?"
+        raise DownloadError(f"{url}: HTTP {code}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the transfer raised is one line, never a traceback
+        raise DownloadError(f"{url}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}") from None
+
+
+def fetch_file(root: Path, e: Entry, base: str | None, staging: Path) -> None:
+    """Fetch one pinned file into ``root``; never leaves an unverified file there."""
+    url = f"{base}/{e.rel}" if base else e.url
+    if url is None:
+        raise DownloadError(f"{e.rel}: not published upstream; only a mirror (SPECBENCH_DATA_MIRROR) can serve it")
+    target = root / e.rel
+    staged = _fetch(url, staging / Path(e.rel).parent, Path(url).name if url.endswith(".gz") else target.name)
+    try:
+        if url.endswith(".gz") and not target.name.endswith(".gz"):  # upstream compresses, the root keeps it plain
+            plain = staged.with_suffix(".plain")
+            try:
+                with gzip.open(staged, "rb") as src, open(plain, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            except (OSError, EOFError) as exc:
+                plain.unlink(missing_ok=True)
+                raise DownloadError(f"{e.rel}: not a whole gzip file ({exc})") from None
+            staged.unlink()
+            staged = plain
+        try:
+            actual = content_sha256(staged)
+        except (OSError, EOFError) as exc:  # a truncated .gz
+            raise DownloadError(f"{e.rel}: unreadable download ({type(exc).__name__}: {exc}); not used") from None
+        if actual != e.sha256:
+            raise DownloadError(f"{e.rel}: sha256 {actual} does not match the pinned {e.sha256} "
+                                f"(from {url}); not used")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # pooch's temporary file is private (0600); data files are read by sandboxed
+        # children running under a uid of their own
+        os.chmod(staged, FILE_MODE)
+        os.replace(staged, target)
+    finally:
+        staged.unlink(missing_ok=True)
+
+
+_SAY = threading.Lock()
+
+
+def _say(out: TextIO, text: str) -> None:
+    with _SAY:  # whole lines, from the download threads too
+        out.write(text + "\n")
+        out.flush()
+
+
+def download(folders: list[str], root: Path | None = None, *, out: TextIO = sys.stderr) -> int:
+    """Bring ``folders`` into ``root``; 0 when every one is whole and verified."""
+    from filelock import FileLock
+
+    root = (root or default_root()).expanduser().resolve()
+    base, is_offline = mirror(), offline()
+    root.mkdir(parents=True, exist_ok=True)
+    failed = False
+    with FileLock(str(root / ".download.lock")):
+        staging = root / ".partial"
+        shutil.rmtree(staging, ignore_errors=True)  # leftovers of a killed run are never used
+        staging.mkdir()
+        try:
+            missing_offline: list[str] = []
+            for folder in folders:
+                ok = _download_folder(root, folder, base, is_offline, staging, out, missing_offline)
+                if folder == "postcondbench" and not is_offline:
+                    _download_repos(root, base, staging, out)
+                failed |= not ok
+            if missing_offline:
+                shown = ", ".join(missing_offline[:3]) + (f" and {len(missing_offline) - 3} more"
+                                                          if len(missing_offline) > 3 else "")
+                _say(out, f"specbench data: offline (SPECBENCH_OFFLINE=1), not in {root}: {shown}")
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return 1 if failed else 0
+
+
+def _download_folder(root: Path, folder: str, base: str | None, is_offline: bool, staging: Path,
+                     out: TextIO, missing_offline: list[str]) -> bool:
+    info = S.FOLDERS[folder]
+    todo: list[Entry] = []
+    pinned = entries(folder)
+    for e in pinned:
+        path = root / e.rel
+        if path.is_file():
+            try:
+                actual = content_sha256(path)
+            except (OSError, EOFError):
+                actual = "unreadable"
+            if actual == e.sha256:
+                continue
+            _say(out, f"{path}: sha256 {actual} does not match the pinned {e.sha256}; not used"
+                      + ("" if is_offline else ", fetching it again"))
+            path.unlink()
+        todo.append(e)
+    (root / folder / MARKER).unlink(missing_ok=True)
+    if is_offline:
+        missing_offline.extend(e.rel for e in todo)
+        if not todo:
+            _mark(root, folder)
+            _say(out, f"{folder}: {len(pinned)} files verified (offline, nothing fetched)")
+        return not todo
+
+    said: list[str] = []
+    fetched: list[str] = []
+
+    def one(e: Entry) -> bool:
+        if len(said) >= GIVE_UP and not fetched:  # nothing gets through (no network?): stop asking
+            said.append(f"{e.rel}: not tried")
+            return False
+        try:
+            fetch_file(root, e, base, staging)
+            fetched.append(e.rel)
+            return True
+        except DownloadError as exc:
+            said.append(str(exc))
+            if len(said) <= SHOWN_ERRORS:  # one line per file, up to a few (an unreachable host fails them all)
+                _say(out, f"specbench data: {exc}")
+            return False
+
+    # A few files at a time: most folders are many small files (VERINA: 1,217).
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        errors = sum(not ok for ok in pool.map(one, todo))
+    if len(said) > SHOWN_ERRORS:
+        _say(out, f"specbench data: ... and {len(said) - SHOWN_ERRORS} more file(s) of {folder} not fetched")
+    have = len(pinned) - errors
+    source = base or info.upstream
+    if errors:
+        _say(out, f"{folder}: {have}/{len(pinned)} files verified, {errors} missing (from {source}); "
+                  "run the command again to retry")
+        if info.note:
+            _say(out, f"{folder}: note: {info.note}")
+        return False
+    _mark(root, folder)
+    license_note = (f"license: {folder}/{info.license}" if info.license
+                    else "no license file: upstream states none (check its terms before redistributing)")
+    fetched = f"{len(todo)} fetched from {source}" if todo else "already here, nothing fetched"
+    _say(out, f"{folder}: {len(pinned)} files verified ({fetched}); {license_note}")
+    return True
+
+
+def _mark(root: Path, folder: str) -> None:
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / folder / MARKER).write_text(_digest(folder) + "\n")
+
+
+# ----------------------------------------------------------- PostcondBench repositories
+
+def repo_folder(root: Path, repo: str) -> Path:
+    """Where a PostcondBench repository goes (``--postcond-repos`` takes its parent)."""
+    return root / "postcondbench" / "repos" / repo.replace("/", "--")
+
+
+def _download_repos(root: Path, base: str | None, staging: Path, out: TextIO) -> None:
+    """Each repository PostcondBench's tasks run in, as a source archive at the
+    tasks' commit, every file checked; one line per repository that cannot be had."""
+    for repo, commit in sorted(S.POSTCOND_REPOS):
+        target = repo_folder(root, repo)
+        name = f"{repo.replace('/', '--')}@{commit}"
+        if (target / MARKER).is_file() and (target / MARKER).read_text().strip() == commit:
+            continue
+        try:
+            pinned = dict(line.split(" ", 1) for line in _registry_text(f"repos/{name}.txt").splitlines() if line)
+        except DownloadError:
+            _say(out, f"postcondbench: skipped {repo}@{commit[:12]}: no pinned file list in this installation")
+            continue
+        url = f"{base}/postcondbench/repos/{name}.tar.gz" if base else S.GITHUB_ARCHIVE.format(repo=repo, commit=commit)
+        try:
+            archive = _fetch(url, staging, f"{name}.tar.gz")
+            unpacked = Path(tempfile.mkdtemp(dir=staging))
+            _unpack_checked(archive, unpacked, pinned)
+        except (DownloadError, tarfile.TarError, OSError, EOFError) as exc:
+            _say(out, f"postcondbench: skipped {repo}@{commit[:12]}: {exc}")
+            continue
+        shutil.rmtree(target, ignore_errors=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(unpacked, DIR_MODE)  # mkdtemp's is 0700: the tests run under a sandbox uid of their own
+        os.replace(unpacked, target)
+        (target / MARKER).write_text(commit + "\n")
+        _say(out, f"postcondbench: {repo}@{commit[:12]}: {len(pinned)} files verified "
+                  f"into {target.parent} (the postcond family's default --postcond-repos on this root)")
+
+
+def _unpack_checked(archive: Path, dest: Path, pinned: dict[str, str]) -> None:
+    """Unpack a source archive (one top folder, as GitHub's) and check every pinned file."""
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.isfile()]
+        for m in members:
+            rel = m.name.split("/", 1)[1] if "/" in m.name else m.name
+            if rel not in pinned:
+                continue  # not a regular file at the commit (e.g. a file git-archive adds): left out
+            data = tar.extractfile(m).read()
+            actual = hashlib.sha256(data).hexdigest()
+            if actual != pinned[rel]:
+                raise DownloadError(f"{rel}: sha256 {actual} does not match the pinned {pinned[rel]}; not used")
+            path = dest / rel
+            path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            path.write_bytes(data)
+            path.chmod(DIR_MODE if m.mode & 0o111 else FILE_MODE)
+    absent = [rel for rel in pinned if not (dest / rel).is_file()]
+    if absent:
+        raise DownloadError(f"{len(absent)} pinned file(s) not in the archive, e.g. {absent[0]}")

@@ -1,0 +1,81 @@
+"""Where each family's upstream data comes from, at which revision, and what the
+families need.
+
+A *data folder* is one top-level folder of a data root (``evalplus/``,
+``contracteval/``, ...): the unit ``specbench data download`` fetches, caches and
+verifies.  Each file it holds is pinned in ``registry/<folder>.txt`` as
+``<path in the data root> <sha256> <upstream URL or ->``; the sha256 is of the
+content after decompression where upstream compresses.  ``-`` marks a file no
+upstream publishes (only a mirror can serve it).  ``pin.py`` writes the
+registries from a data root laid out like this one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Folder:
+    name: str
+    upstream: str  # repository @ commit, for people
+    license: str  # the license file kept beside the files, or "" when upstream states none
+    note: str = ""
+
+
+CONTRACTEVAL_COMMIT = "518119a7a5dceb59519754311c5ee26644625edc"
+HUMANEVALPLUS_VERSION = "v0.1.10"  # evalplus/humanevalplus_release @ 200defce9e3429d28ca215b6dd061c0f7f31c18b
+MBPPPLUS_VERSION = "v0.2.0"  # evalplus/mbppplus_release @ 64fc4195b858a17cdfdb3324f0baf37939144e14
+VERINA_COMMIT = "d12090a87619cbfcc43b83a8cb08f6deda1ecea8"
+CIFE_COMMIT = "e9ac6573a68f7b86996a17b7080a9e24c1a4b337"
+SPECGEN_COMMIT = "984d7db1bf9ff5f1d92e983b7a7641a6f4107758"
+
+GITHUB_RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+GITHUB_RELEASE = "https://github.com/{repo}/releases/download/{tag}/{asset}"
+GITHUB_ARCHIVE = "https://github.com/{repo}/archive/{commit}.tar.gz"
+
+FOLDERS = {
+    "evalplus": Folder("evalplus", f"HumanEval+ {HUMANEVALPLUS_VERSION} and MBPP+ {MBPPPLUS_VERSION} (EvalPlus release assets)",
+                       "LICENSE"),
+    "contracteval": Folder("contracteval", f"suhanmen/ContractEval @ {CONTRACTEVAL_COMMIT[:8]}", "LICENSE",
+                           note="contracteval_rebuilt.jsonl is derived (not published upstream) and this project "
+                                "has no rebuild from the raw files in upstream/: only a mirror can serve it"),
+    "verina": Folder("verina", f"sunblaze-ucb/verina @ {VERINA_COMMIT[:7]} (datasets/verina)", "LICENSE"),
+    "cife": Folder("cife", f"IBM/CIFE @ {CIFE_COMMIT[:7]}", "LICENSE"),
+    "specgenbench": Folder("specgenbench", f"LHospital13/SpecGen-Dataset @ {SPECGEN_COMMIT[:7]}", ""),
+    "postcondbench": Folder("postcondbench", "zhang-ge-hao/postcond-bench (per-file commits in the registry)", "",
+                            note="the tasks run in keon/algorithms at the tasks' commit (fetched into repos/)"),
+}
+
+# What each benchmark (``--specbench=NAME``) reads from a data root.
+NEEDS = {
+    "contract": ("contracteval", "evalplus"),
+    "contract-cvt": ("contracteval", "evalplus"),
+    "evalplus": ("evalplus",),
+    "postcond": ("postcondbench",),
+    "verina": ("verina",),
+    "speceval": ("specgenbench",),
+    "cife": ("cife",),
+}
+
+# Repositories PostcondBench tasks run in: fetched as source archives at the
+# commit, every file checked against ``registry/repos/<owner>--<name>@<commit>.txt``.
+POSTCOND_REPOS = {
+    ("keon/algorithms", "5b63e90624bebb371949fbe49bbf20aa3c8e14d0"),
+}
+
+
+def folders_for(names: list[str]) -> list[str]:
+    """Data folders for benchmark or folder names (``all``: every folder)."""
+    out: list[str] = []
+    for name in names:
+        if name == "all":
+            wanted = list(FOLDERS)
+        elif name in FOLDERS:
+            wanted = [name]
+        elif name in NEEDS:
+            wanted = list(NEEDS[name])
+        else:
+            known = ", ".join(sorted({*FOLDERS, *NEEDS}))
+            raise KeyError(f"unknown family {name!r}; known: all, {known}")
+        out += [w for w in wanted if w not in out]
+    return out
