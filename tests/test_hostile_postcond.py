@@ -152,6 +152,7 @@ def test_the_screen_keeps_upstream_style_answers():
         import os
         import math
         from os import path
+        from codecs import open as copen
         from collections import deque
         from .graph import Node
         LIMIT = 3
@@ -171,7 +172,7 @@ def test_the_screen_keeps_upstream_style_answers():
     ]
     out = source.parse_answer("\n".join(ok), module)
     assert "_specbench_eval('*'.join" in out and "eval(" not in out.replace("_specbench_eval(", "")
-    for bad in ("os", "path", "open", "print"):
+    for bad in ("os", "path", "copen", "open", "print"):
         with pytest.raises(source.AnswerError, match=f"'{bad}'"):
             source.parse_answer(f"@icontract.ensure(lambda result: {bad} and True)", module)
 

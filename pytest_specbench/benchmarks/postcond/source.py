@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 
@@ -156,6 +157,9 @@ DENIED_MODULES = frozenset({
     "sysconfig", "site", "zipimport", "pkgutil", "faulthandler", "tracemalloc", "weakref", "asyncio",
     "concurrent", "select", "selectors", "pdb", "bdb", "platform", "logging", "warnings", "unittest",
 })
+# Standard modules whose names (classes, constants) a target file may import for its conditions to use.
+SAFE_STDLIB = frozenset({"typing", "dataclasses", "enum", "abc", "numbers", "datetime", "array", "random",
+                         "__future__", "textwrap", "unicodedata", "string", "json"})
 _DENIED_ATTRS = frozenset({"format", "format_map", "attrgetter", "methodcaller", "Formatter", "mro",
                            "func_globals", "func_code", "im_func", "im_self", "im_class"})
 _INTROSPECTION = re.compile(r"^(gi|cr|ag|f|tb|co)_")
@@ -182,7 +186,11 @@ def _module_names(module_text: str | None) -> set[str]:
                 names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
         elif isinstance(node, ast.ImportFrom):
             root = (node.module or "").split(".")[0]
-            if node.level == 0 and root in DENIED_MODULES:
+            # From the standard library only names of allowed modules (``from os
+            # import path``, ``from codecs import open`` are not); the rest is the
+            # project's own code or its dependencies.
+            if node.level == 0 and (root in DENIED_MODULES or (
+                    root in sys.stdlib_module_names and root not in ALLOWED_MODULES | SAFE_STDLIB)):
                 continue
             names.update((a.asname or a.name) for a in node.names if a.name != "*")
     return {n for n in names if not n.startswith("__")}
