@@ -268,7 +268,7 @@ atexit.register(forge)
 
 
 def test_channel_atexit_violation_record_is_not_a_kill(command, checkout):
-    out = _run(command, checkout, f"@icontract.ensure(lambda result: exec({ATEXIT_KILL!r}) or True)", mutant=True)
+    out = _run(command, checkout, f"@icontract.ensure(lambda result: exec({ATEXIT_KILL!r}, {{}}) or True)", mutant=True)
     assert out["verdict"] == "failed", out  # the mutant fails its test; nothing was violated
 
 
