@@ -170,8 +170,16 @@ def isolate(cfg: dict) -> dict:
         covered = list(hidden)
         for path in world_writable_dirs(covered):
             # What was there (say, CI's venv in a temporary folder) can be bound back.
-            _HIDDEN_FDS.setdefault(path, os.open(path, os.O_PATH | os.O_DIRECTORY))
-            _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={cfg.get('tmp_mb', 512)}m")
+            fd = os.open(path, os.O_PATH | os.O_DIRECTORY)
+            try:
+                _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={cfg.get('tmp_mb', 512)}m")
+            except OSError as exc:
+                os.close(fd)
+                if path in ("/tmp", "/var/tmp", "/dev/shm"):
+                    raise
+                report["notes"].append(f"{path} not made private ({exc.strerror})")
+                continue
+            _HIDDEN_FDS.setdefault(path, fd)
             covered.append(path)
             _PRIVATE_DIRS.append(path)
         for path, fd in keep:
@@ -187,11 +195,17 @@ def isolate(cfg: dict) -> dict:
         for path in cfg.get("hide_late", ()):
             if (os.path.isdir(path) and path not in _HIDDEN_FDS and not any(_under(k, path) for k, _ in keep)
                     and os.path.realpath(path) != "/"):
-                _HIDDEN_FDS[path] = os.open(path, os.O_PATH | os.O_DIRECTORY)
+                fd = os.open(path, os.O_PATH | os.O_DIRECTORY)
                 # Listable (mode 555): a checkout bound back below it (a bundled
                 # suite's project) must stay reachable by tools that list every
                 # ancestor of a path (pytest's collection); its names are public.
-                _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=555,size=1m")
+                try:
+                    _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=555,size=1m")
+                except OSError as exc:
+                    os.close(fd)
+                    report["notes"].append(f"{path} not hidden ({exc.strerror})")
+                    continue
+                _HIDDEN_FDS[path] = fd
                 _LISTABLE.append(path)
                 hidden.append(path)
         report["filesystem"] = True
