@@ -103,20 +103,26 @@ def test_at_k_unbiased_and_metrics():
 
 
 def test_verdict_order():
-    viol = {"event": "phase", "nodeid": "t", "outcome": "failed", "violation": True, "text": "x", "private_lines": []}
-    crash = {"event": "phase", "nodeid": "t", "outcome": "failed", "violation": False, "exc_type": "TypeError",
-             "private_lines": [5], "text": ""}
+    viol = {"event": "phase", "nodeid": "t", "when": "call", "outcome": "failed", "violation": True, "text": "x",
+            "private_lines": []}
+    crash = {"event": "phase", "nodeid": "t", "when": "call", "outcome": "failed", "violation": False,
+             "exc_type": "TypeError", "private_lines": [5], "text": ""}
     fail = dict(crash, private_lines=[50])
     fin = {"event": "finish", "exitstatus": 1}
-    assert verdict.decide([viol, fin], True, 1, 9)["verdict"] == "timeout"
-    assert verdict.decide([fail, viol, fin], False, 1, 9)["verdict"] == "icontract_fail"
-    assert verdict.decide([crash, fin], False, 1, 9)["verdict"] == "local_crash"
-    assert verdict.decide([fail, fin], False, 1, 9)["verdict"] == "failed"
+    col = {"event": "collected", "nodeids": ["t"]}
+    ok = {"event": "phase", "nodeid": "t", "when": "call", "outcome": "passed"}
+    assert verdict.decide([col, viol, fin], True, 1, 9)["verdict"] == "timeout"
+    assert verdict.decide([col, fail, viol, fin], False, 1, 9)["verdict"] == "icontract_fail"
+    assert verdict.decide([col, crash, fin], False, 1, 9)["verdict"] == "local_crash"
+    assert verdict.decide([col, fail, fin], False, 1, 9)["verdict"] == "failed"
     assert verdict.decide([{"event": "collect_error", "nodeid": "m", "longrepr": "E  SyntaxError"}], False, 1, 9)["verdict"] \
         == "compile_failure"
     assert verdict.decide([], False, 1, 9)["verdict"] == "local_crash"
-    assert verdict.decide([{"event": "finish", "exitstatus": 0}], False, 1, 9)["verdict"] == "passed"
-    assert verdict.decide([fail, fin], False, 1, 9, "icontract.errors.ViolationError")["text_verdict"] == "icontract_fail"
+    assert verdict.decide([col, ok, {"event": "finish", "exitstatus": 0}], False, 1, 9)["verdict"] == "passed"
+    # exit status 0 alone is never a pass: every collected test needs its passed call record
+    assert verdict.decide([{"event": "finish", "exitstatus": 0}], False, 1, 9)["verdict"] == "local_crash"
+    assert verdict.decide([col, {"event": "finish", "exitstatus": 0}], False, 1, 9)["verdict"] == "failed"
+    assert verdict.decide([col, fail, fin], False, 1, 9, "icontract.errors.ViolationError")["text_verdict"] == "icontract_fail"
 
 
 def test_bundled_tasks_load_and_bad_file(tmp_path):
@@ -153,7 +159,8 @@ def test_export_answers_and_prompts_match_upstream():
     from pytest_specbench.benchmarks.postcond.cli import export_answers
 
     rows = export_answers(folder)
-    assert len(rows) == 40 and all(source.parse_answer(r["solution"]) for r in rows[:3])
+    by_id = {t.task_id: t for t in load_tasks(folder)[0]}
+    assert len(rows) == 40 and all(ADAPTER._parse(by_id[r["task_id"]], r["solution"]) for r in rows[:3])
     same = 0
     for task in load_tasks(folder)[0]:
         d = task.data

@@ -140,6 +140,7 @@ class CommandExecutor(SandboxClient):
                "files": {str(k): bytes(v) for k, v in job.files.items()}, "collect": list(job.collect),
                "readonly": [os.path.realpath(p) for p in job.readonly],
                "keep_readonly": [os.path.realpath(p) for p in (prepared.readonly if prepared else ())],
+               "overlay": {os.path.realpath(k): str(v) for k, v in getattr(job, "overlay", {}).items()},
                "split_output": True, "limits": limits}
         return msg, limits
 

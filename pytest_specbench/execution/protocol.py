@@ -65,6 +65,10 @@ class CommandJob:
     memory_mb: int | None = None
     processes: int | None = None
     output_bytes: int | None = None
+    # absolute path -> a file of ``files``: bound read-only over that path for the
+    # job's lifetime (where the sandbox hides paths; else ignored), e.g. a
+    # checkout's file shown as the job's own version of it.
+    overlay: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -168,12 +168,20 @@ def isolate(cfg: dict) -> dict:
                 _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=111,size=1m")
                 hidden.append(path)
         covered = list(hidden)
-        for path in ("/tmp", "/var/tmp", "/dev/shm"):
-            if os.path.isdir(path):
-                # What was there (say, CI's venv in a temporary folder) can be bound back.
-                _HIDDEN_FDS.setdefault(path, os.open(path, os.O_PATH | os.O_DIRECTORY))
+        for path in world_writable_dirs(covered):
+            # What was there (say, CI's venv in a temporary folder) can be bound back.
+            fd = os.open(path, os.O_PATH | os.O_DIRECTORY)
+            try:
                 _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={cfg.get('tmp_mb', 512)}m")
-                covered.append(path)
+            except OSError as exc:
+                os.close(fd)
+                if path in ("/tmp", "/var/tmp", "/dev/shm"):
+                    raise
+                report["notes"].append(f"{path} not made private ({exc.strerror})")
+                continue
+            _HIDDEN_FDS.setdefault(path, fd)
+            covered.append(path)
+            _PRIVATE_DIRS.append(path)
         for path, fd in keep:
             if any(_under(path, h) for h in covered):
                 _KEPT.append(path)
@@ -181,11 +189,72 @@ def isolate(cfg: dict) -> dict:
                 _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
                 _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
             os.close(fd)
+        # Hidden last, over what was bound back: this package's own tree and the
+        # bundled suites (their reference answers), wherever they are installed
+        # (inside the interpreter's prefix for a plain install).
+        for path in cfg.get("hide_late", ()):
+            if (os.path.isdir(path) and path not in _HIDDEN_FDS and not any(_under(k, path) for k, _ in keep)
+                    and os.path.realpath(path) != "/"):
+                fd = os.open(path, os.O_PATH | os.O_DIRECTORY)
+                # Listable (mode 555): a checkout bound back below it (a bundled
+                # suite's project) must stay reachable by tools that list every
+                # ancestor of a path (pytest's collection); its names are public.
+                try:
+                    _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=555,size=1m")
+                except OSError as exc:
+                    os.close(fd)
+                    report["notes"].append(f"{path} not hidden ({exc.strerror})")
+                    continue
+                _HIDDEN_FDS[path] = fd
+                _LISTABLE.append(path)
+                hidden.append(path)
         report["filesystem"] = True
         report["hidden"] = hidden
+        report["private_dirs"] = list(_PRIVATE_DIRS)
     except OSError as exc:
         report["notes"].append(f"paths not hidden ({exc})")
     return _uid_policy(report, cfg, root, mounted=report["filesystem"])
+
+
+# Always private, whether world-writable here or not; others are found by a scan.
+_ALWAYS_PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/run/shm", "/dev/mqueue")
+_SCAN_ROOTS = ("/", "/var", "/run", "/dev", "/srv", "/opt", "/mnt", "/media", "/home", "/usr/local", "/var/lib",
+               "/var/cache", "/var/spool")
+_PRIVATE_DIRS: list[str] = []  # world-writable folders covered by a tmpfs (emptied after every job)
+
+
+def world_writable_dirs(covered=()) -> list[str]:
+    """Folders a job with a uid of its own could write and leave behind: the
+    usual ones, and any world-writable folder one or two levels below the
+    scan roots (the whole tree is not walked: a scan per zygote must stay cheap).
+    Resolved (``/var/lock`` is usually a link to ``/run/lock``), outside what is
+    hidden already, each once."""
+    found = []
+
+    def add(path):
+        real = os.path.realpath(path)
+        if (os.path.isdir(real) and real not in found and real != "/" and not any(_under(real, c) for c in covered)
+                and not real.startswith(("/proc/", "/sys/"))):
+            found.append(real)
+
+    for path in _ALWAYS_PRIVATE:
+        add(path)
+    for root in _SCAN_ROOTS:
+        try:
+            entries = list(os.scandir(root))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mode & 0o002:
+                    add(entry.path)
+            except OSError:
+                continue
+    # A folder below one already covered needs no tmpfs of its own.
+    return [p for p in found if not any(p != q and _under(p, q) for q in found)]
+
+
+_LISTABLE: list[str] = []  # hiding tmpfs mounts whose folders may be listed (see isolate)
 
 
 def _make_mountpoint(path: str, directory: bool) -> None:
@@ -196,8 +265,9 @@ def _make_mountpoint(path: str, directory: bool) -> None:
     if os.path.lexists(path):
         return
     if directory:
-        os.mkdir(path, 0o111)
-        os.chmod(path, 0o111)
+        mode = 0o555 if any(_under(path, p) for p in _LISTABLE) else 0o111
+        os.mkdir(path, mode)
+        os.chmod(path, mode)
     else:
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o444))
 
@@ -375,6 +445,23 @@ class Zygote:
         _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
         return True
 
+    def _overlay(self, jobdir: str, overlay: dict) -> list[str]:
+        """Bind files of the job's directory read-only over paths (e.g. the
+        checkout's copy of a file the job runs its own version of), for this job
+        only.  Without a mount namespace there is nothing to do."""
+        done = []
+        if not self.iso.get("filesystem"):
+            return done
+        root = os.path.realpath(jobdir)
+        for target, rel in overlay.items():
+            src = os.path.realpath(os.path.join(jobdir, rel))
+            if not _under(src, root) or not os.path.isfile(src) or not os.path.isfile(target):
+                raise ValueError(f"overlay {rel!r} over {target!r}: both must be files, the first in the job")
+            _mount(src, target, None, MS_BIND)
+            done.append(target)
+            _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        return done
+
     def unexpose(self, path: str) -> None:
         _libc.umount2(path.encode(), MNT_DETACH)
 
@@ -421,6 +508,7 @@ class Zygote:
                     for name in [os.path.join(dirpath, n) for n in dirnames + filenames]:
                         os.chown(name, self.uid, self.uid)
         os.chmod(jobdir, 0o700)
+        overlaid = self._overlay(jobdir, job.get("overlay") or {})
         usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         pid = os.fork()
@@ -453,6 +541,8 @@ class Zygote:
             os.close(fd)
         files = self._collect(jobdir, job.get("collect", ()), lim["output_bytes"])
         shutil.rmtree(jobdir, ignore_errors=True)
+        for path in overlaid:
+            self.unexpose(path)
         for path in bound:
             self.unexpose(path)
         self._clean_tmp()
@@ -646,7 +736,7 @@ class Zygote:
     def _clean_tmp(self) -> None:
         if not self.iso.get("filesystem"):
             return
-        for base in ("/tmp", "/var/tmp", "/dev/shm"):
+        for base in _PRIVATE_DIRS:
             try:
                 entries = os.listdir(base)
             except OSError:
@@ -702,6 +792,17 @@ def main(preload: tuple[str, ...] = ()) -> None:
 
 # ------------------------------------------------------------- harness side
 
+def own_tree() -> list[str]:
+    """This package's folder and the bundled suites (``benchmarks/`` beside it in
+    a checkout): hidden in every job, wherever pytest runs from."""
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    paths = [package]
+    bundled = os.path.join(os.path.dirname(package), "benchmarks")
+    if os.path.isdir(os.path.join(bundled, "postcond")):
+        paths.append(bundled)
+    return paths
+
+
 class SandboxClient:
     """Harness side of one zygote: start it, send jobs, read frames.  Not
     thread-safe; one per executor per process."""
@@ -717,7 +818,7 @@ class SandboxClient:
     def _zygote_cfg(self) -> dict:
         home = os.path.realpath(os.path.expanduser("~"))
         return {"isolate": self.isolate, "hide": sorted(set(self.hide + [home])), "expose": [],
-                "tmp_mb": self.limits.tmp_mb}
+                "hide_late": own_tree(), "tmp_mb": self.limits.tmp_mb}
 
     def _start(self) -> None:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}

@@ -35,7 +35,10 @@ USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr).encode()
+    # surrogatepass: a lone surrogate (in a sample's text shown to a judge) still
+    # has a key; every other string's bytes, hence every existing key, are unchanged.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=repr).encode("utf-8", "surrogatepass")
 
 
 _task_digests: dict[tuple[str, str, int], str] = {}
@@ -92,22 +95,34 @@ class GenerationStore:
             return None
         return entry
 
-    def put(self, key: str, entry: Mapping[str, Any]) -> None:
-        folder = self._path(key).parent
-        if not folder.is_dir():
-            private_dir(self.root)
-            private_dir(folder)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")  # mode 0600
+    def put(self, key: str, entry: Mapping[str, Any]) -> bool:
+        """Write an entry; False (and one warning line) when it cannot be written.
+        Never raises for a bad entry or a full disk: the caller keeps the answer it
+        paid for either way.  ASCII JSON, so any string (a lone surrogate in a
+        judge's reason) is stored and read back as it was."""
+        tmp = None
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(entry, f, ensure_ascii=False)
+            folder = self._path(key).parent
+            if not folder.is_dir():
+                private_dir(self.root)
+                private_dir(folder)
+            data = json.dumps(entry, ensure_ascii=True, default=repr)
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")  # mode 0600
+            with os.fdopen(fd, "w", encoding="ascii") as f:
+                f.write(data)
             os.replace(tmp, self._path(key))  # readers see the old state or the whole entry
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            return True
+        except (OSError, ValueError, TypeError, RecursionError) as exc:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            import warnings
+
+            warnings.warn(f"specbench: could not write cache entry {key[:12]} under {self.root}: "
+                          f"{type(exc).__name__}: {exc}"[:300], RuntimeWarning, stacklevel=2)
+            return False
 
     def lock(self, key: str) -> FileLock:
         # flock-based: a killed process's lock is released by the kernel.
@@ -271,11 +286,11 @@ class CachingModel:
             entry = {"format": ENTRY_FORMAT, "model": self.identity(), "parameters": parameters,
                      "benchmark": request.benchmark, "task_id": request.task.task_id,
                      "sample_index": request.sample_index, "created": time.time(), **answer}
+            self._answers[key] = entry  # kept before any write: a failed write never loses a paid answer
             if writes:
                 self.cache.put(key, entry)
             elif self.shared is not None:
                 self.shared.put(key, entry)
-            self._answers[key] = entry
             with self.stats.lock:
                 self.stats.generated += 1
                 for field in USAGE_FIELDS:

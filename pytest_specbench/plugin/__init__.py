@@ -26,3 +26,33 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(SpecbenchRun(config, settings), "specbench-run")
     except SpecbenchError as exc:
         raise pytest.UsageError(f"specbench: {exc}") from None
+
+
+def wire_safe(value):
+    """``value`` with every string encodable as UTF-8: a lone surrogate (in a
+    sample's exception text, a judge's reason) becomes its escape (``\\ud800``).
+    Containers are rebuilt only when something inside changed."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        items = [(wire_safe(k), wire_safe(v)) for k, v in value.items()]
+        return value if all(a is k and b is v for (a, b), (k, v) in zip(items, value.items())) else dict(items)
+    if isinstance(value, (list, tuple)):
+        items = [wire_safe(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else type(value)(items)
+    return value
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report):
+    """The one place a worker's results are serialized for the controller
+    (pytest-xdist calls this hook for every report it sends): execnet refuses a
+    string that is not valid UTF-8, and one such string in an item's outcome,
+    details, message, longrepr or captured output would kill the worker and
+    abort the run (INTERNALERROR), whatever the family."""
+    data = yield
+    return wire_safe(data) if data is not None else data

@@ -9,6 +9,7 @@ from ..benchmarks.base import Benchmark, Task
 from ..errors import InfrastructureError, RepeatableError
 from .services import ItemContext
 from ..models.base import SampleMissing
+from . import wire_safe
 
 PROPERTY = "specbench"  # key of the user property that carries an item's result to the controller
 # How the verdict was reached (evaluated, copy, cached), for the controller's dedupe count only:
@@ -110,7 +111,9 @@ class SpecbenchItem(pytest.Item):
 
     def runtest(self) -> None:
         # Carried by the call report only (not setup's and teardown's as well):
-        # under xdist every copy crosses to the controller.
+        # under xdist every copy crosses to the controller.  Printable whatever
+        # the sample wrote (a lone surrogate would stop the terminal reporter).
+        self.outcome = wire_safe(self.outcome)
         self.user_properties.append((PROPERTY, self.outcome))
         if self.reached is not None:
             self.user_properties.append((DEDUPE_PROPERTY, self.reached))
@@ -122,5 +125,5 @@ class SpecbenchItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (SpecbenchFailure, InfrastructureError)):
-            return f"{self.task.task_id} sample {self.sample} {self.check}: {excinfo.value}"
+            return wire_safe(f"{self.task.task_id} sample {self.sample} {self.check}: {excinfo.value}")
         return super().repr_failure(excinfo, style)

@@ -28,7 +28,7 @@ from . import rules as cife_rules
 from .data import DATA_FILE, constraints_of, read_tasks
 from .extract import extract_code
 from .judge import (ask_until_readable, parse_adherence, parse_adherence_upstream, parse_correctness,
-                    parse_correctness_upstream)
+                    parse_correctness_upstream, judge_text)
 from .prompts import PROMPT_STYLES, adherence_prompt, correctness_prompt, generation_prompt
 
 _CHECK = re.compile(r"adherence\[(\d+)(?:-[\w-]*)?\]$")
@@ -67,7 +67,9 @@ class CifeBenchmark:
     """CIFE (paper §4-§6); metrics in :mod:`.metrics`, rules in :mod:`.rules`."""
 
     name = "cife"
-    version = f"1.rules{cife_rules.VERSION}"  # the rule verdicts in each item's details are cached with it
+    # the rule verdicts in each item's details are cached with it; 2: judge answers with
+    # disagreeing verdicts or duplicate keys are unreadable, reasons one line
+    version = f"2.rules{cife_rules.VERSION}"
     checks = ("adherence", "correctness")  # check kinds (pre-i19 plugin); the items come from checks_for
     options = (
         Option("cife_prompts", "CIFE judge and generation prompts: paper (Appendix E, numbered constraints) or "
@@ -142,6 +144,7 @@ class CifeBenchmark:
         retries = 0 if parse_mode == "upstream" else int(setting(ctx, "cife_judge_retries", 2))
         extraction = extract_code(text if isinstance(text, str) else "")
         code = extraction.code
+        shown = judge_text(code)  # what the judge reads: encodable whatever the model wrote
         constraints = constraints_of(task.data)
         info = {"source_dataset": task.data.get("source_dataset", ""),
                 "difficulty": task.data.get("instruction_difficulty", ""), "n_constraints": len(constraints)}
@@ -150,11 +153,11 @@ class CifeBenchmark:
         if check == "correctness":
             if parse_mode == "upstream":
                 asked = ask_until_readable(judge, self.name, task, index, "correctness",
-                                           lambda err: correctness_prompt(instruction, code, style, err),
+                                           lambda err: correctness_prompt(instruction, shown, style, err),
                                            lambda a: (parse_correctness_upstream(a), ""), 0)
             else:
                 asked = ask_until_readable(judge, self.name, task, index, "correctness",
-                                           lambda err: correctness_prompt(instruction, code, style, err),
+                                           lambda err: correctness_prompt(instruction, shown, style, err),
                                            parse_correctness, retries)
             label, reason = asked.value
             details = {"label": label, "reason": reason, "attempts": len(asked.answers),
@@ -166,7 +169,7 @@ class CifeBenchmark:
             raise InfrastructureError(f"cife: unknown check {check!r} for task {task.task_id}")
         i = int(m.group(1))
         constraint = constraints[i]
-        make = lambda err: adherence_prompt(instruction, constraints, code, style, err)  # noqa: E731
+        make = lambda err: adherence_prompt(instruction, constraints, shown, style, err)  # noqa: E731
         details: dict[str, Any] = {"constraint": i, "category": constraint.category, "extraction": extraction.how,
                                    "task": info}
         if parse_mode == "upstream":

@@ -36,22 +36,94 @@ class JudgeAnswerError(ValueError):
     """The judge's answer cannot be read; the message is shown to it on retry."""
 
 
-def _json_object(answer: str) -> Any:
-    """The JSON object in an answer: whole text, a fenced block, or first ``{`` to last ``}``."""
+class _DuplicateKey(JudgeAnswerError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, str] = {}
+    for key, _ in pairs:
+        folded = key.casefold()
+        if folded in seen:
+            raise _DuplicateKey(f'key "{one_line(key, 40)}" appears twice in one JSON object'
+                                + (f' (as "{one_line(seen[folded], 40)}")' if seen[folded] != key else ""))
+        seen[folded] = key
+    return dict(pairs)
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_no_duplicates)
+
+
+def _objects_in(text: str) -> list[Any]:
+    """Every JSON object or array standing in the text (scanned left to right;
+    what one contains is not scanned again)."""
+    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicates)
+    found, i = [], 0
+    while True:
+        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
+        if not starts:
+            return found
+        i = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except (json.JSONDecodeError, RecursionError):
+            i += 1
+            continue
+        found.append(value)
+        i = end
+
+
+def _json_object(answer: str, wanted: Callable[[Any], bool] | None = None) -> Any:
+    """The JSON verdict in an answer: the whole text, a fenced block, or objects
+    standing in the prose.  Every candidate that parses and looks like a verdict
+    (``wanted``) must say the same: an answer holding two different verdicts
+    (all satisfied in one fence, "constraint 2 not met" in the next; a verdict
+    quoted from the model's docstring before the judge's own) is unreadable, as
+    is an object with a key twice (case ignored)."""
     text = (answer or "").strip()
     if not text:
         raise JudgeAnswerError("the answer is empty")
-    candidates = [text]
-    fenced = re.findall(r"```(?:json|JSON)?[ \t]*\n(.*?)```", text, re.S)
-    candidates += fenced
+    texts = [text] + re.findall(r"```(?:json|JSON)?[ \t]*\n(.*?)```", text, re.S)
     if "{" in text and "}" in text:
-        candidates.append(text[text.index("{"):text.rindex("}") + 1])
-    for candidate in candidates:
+        texts.append(text[text.index("{"):text.rindex("}") + 1])
+    parsed: list[Any] = []
+    for candidate in texts:
         try:
-            return json.loads(candidate)
+            parsed.append(_loads(candidate))
         except (json.JSONDecodeError, RecursionError):
             continue
-    raise JudgeAnswerError("the answer contains no valid JSON object")
+    parsed += _objects_in(text)
+    if not parsed:
+        raise JudgeAnswerError("the answer contains no valid JSON object")
+    verdicts = [p for p in parsed if wanted is None or wanted(p)] or parsed[:1]
+    distinct: list[Any] = []
+    for v in verdicts:
+        if v not in distinct:
+            distinct.append(v)
+    if len(distinct) > 1 and wanted is not None:
+        raise JudgeAnswerError(f"the answer holds {len(distinct)} different verdicts; give exactly one JSON object")
+    return distinct[0]
+
+
+def one_line(text: Any, limit: int = 500) -> str:
+    """A judge's (or anyone's) text as one line of at most ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def judge_text(code: str) -> str:
+    """The model's code as shown to the judge: every character encodable (a
+    lone surrogate becomes its escape, ``\\ud800``), so the request can be sent."""
+    try:
+        code.encode("utf-8")
+        return code
+    except UnicodeEncodeError:
+        return code.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _has_key(name: str) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, dict) and any(isinstance(k, str) and k.lower() == name for k in v)
 
 
 def _strict_bool(value: Any, list_ok: bool) -> bool | None:
@@ -64,7 +136,8 @@ def _strict_bool(value: Any, list_ok: bool) -> bool | None:
 
 def parse_adherence(answer: str, n: int, indexed: bool, list_ok: bool = False) -> list[tuple[bool, str]]:
     """``[(aligns, reason)]`` for constraints 1..n, or :class:`JudgeAnswerError`."""
-    obj = _json_object(answer)
+    obj = _json_object(answer, lambda v: _has_key("evaluation")(v) or (
+        isinstance(v, list) and bool(v) and all(_has_key("aligns")(e) for e in v)))
     if isinstance(obj, dict):
         entries = next((v for k, v in obj.items() if k.lower() == "evaluation"), None)
     else:
@@ -93,7 +166,7 @@ def parse_adherence(answer: str, n: int, indexed: bool, list_ok: bool = False) -
             raise JudgeAnswerError(f'entry {pos} ("Index" {index}): "Aligns" must be true or false, '
                                    f'got {json.dumps(fields.get("aligns"))[:40]}')
         reason = fields.get("reason")
-        verdicts[index - 1] = (aligns, reason if isinstance(reason, str) else "")
+        verdicts[index - 1] = (aligns, one_line(reason) if isinstance(reason, str) else "")
     return [v for v in verdicts if v is not None]
 
 
@@ -105,7 +178,7 @@ def parse_adherence_upstream(answer: str) -> list[bool]:
 def parse_correctness(answer: str) -> tuple[str, str]:
     """``(label, reason)``: the label one of the three of Figure 21 (case and
     surrounding spaces ignored), or :class:`JudgeAnswerError`."""
-    obj = _json_object(answer)
+    obj = _json_object(answer, _has_key("correctness"))
     if not isinstance(obj, dict):
         raise JudgeAnswerError("the JSON is not an object")
     fields = {k.lower(): v for k, v in obj.items()}
@@ -116,7 +189,7 @@ def parse_correctness(answer: str) -> tuple[str, str]:
     if canonical is None:
         raise JudgeAnswerError(f'"correctness" is {label[:60]!r}; expected one of {", ".join(CORRECTNESS_LABELS)}')
     reason = fields.get("reason")
-    return canonical, reason if isinstance(reason, str) else ""
+    return canonical, one_line(reason) if isinstance(reason, str) else ""
 
 
 def parse_correctness_upstream(answer: str) -> str | None:

@@ -56,7 +56,7 @@ def _downloaded_repos(task_file: Path) -> str | None:
 
 class PostcondBenchmark:
     name = "postcond"
-    version = "1"
+    version = "2"  # 2: answers screened (source.screen), verdicts from nonce records with every test's call
     options = (
         Option("postcond_setting", "input setting (Appendix D.2)", default="f2p", choices=source.SETTINGS),
         Option("postcond_repos", "folder of repository checkouts (one per repository)", default=None),
@@ -138,7 +138,9 @@ class PostcondBenchmark:
 
     def _parse(self, task: Task, sample: Any):
         text = getattr(sample, "text", sample)
-        return java_source.parse_answer(text) if _is_java(task) else source.parse_answer(text)
+        if _is_java(task):
+            return java_source.parse_answer(text)
+        return source.parse_answer(text, _file_text_from_prompt(task.data))
 
     def _correct(self, task: Task, sample: Any, ctx: Any) -> CheckResult:
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -68,12 +69,16 @@ def tests_to_run(task_data: dict) -> list[str]:
 
 
 def build_job(task_data: dict, checkout: Path, program: Program, decorators: str, mode: str,
-              timeout: float, python: str = "python") -> tuple[CommandJob, source.Injected]:
+              timeout: float, python: str = "python") -> tuple[CommandJob, source.Injected, str]:
+    """The job of one run, its injection, and the nonce its genuine records carry.
+    The checkout's copy of the target file is overlaid with the injected text
+    (``overlay``), so the original and a mutant look alike from inside the job."""
     rel = task_data["file"].removeprefix("./")
     injected = source.inject(program.file_text, task_data["name"], task_data["start_line"], task_data["end_line"],
                              decorators, mode)
     private = "private/" + Path(rel).name
-    cfg = {"target": str(checkout / rel), "private": private, "report": "postcond-report.jsonl"}
+    nonce = secrets.token_hex(16)
+    cfg = {"target": str(checkout / rel), "private": private, "nonce": nonce}
     tests = [str(checkout / t) for t in tests_to_run(task_data)]
     # -p no:specbench: the harness's own pytest11 plugin must not load inside the job (the project is hidden there).
     argv = (python, "-m", "pytest", "-p", "specbench_postcond_runner", "-p", "no:cacheprovider", "-p", "no:specbench",
@@ -85,17 +90,17 @@ def build_job(task_data: dict, checkout: Path, program: Program, decorators: str
         readonly=(checkout,),
         env={"SPECBENCH_POSTCOND_CONFIG": "postcond-config.json", "PYTHONDONTWRITEBYTECODE": "1",
              "PYTHONPATH": f".:{checkout}"},
-        collect=("postcond-report.jsonl",),
+        overlay={str(checkout / rel): private},
         wall_seconds=timeout, cpu_seconds=timeout, memory_mb=4096, output_bytes=1 << 20)
-    return job, injected
+    return job, injected, nonce
 
 
 def run_program(executor: Any, prepared: Any, task_data: dict, checkout: Path, program: Program, decorators: str,
                 mode: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
     python = (getattr(prepared, "executables", None) or {}).get("python", "python")
-    job, injected = build_job(task_data, checkout, program, decorators, mode, timeout, python)
+    job, injected, nonce = build_job(task_data, checkout, program, decorators, mode, timeout, python)
     result = executor.run(prepared, job)
-    records = verdict.read_records(result.files.get("postcond-report.jsonl"))
+    records = verdict.genuine(result.records, nonce)
     out = verdict.decide(records, bool(result.timed_out), injected.first_line, injected.last_line,
                          (result.stdout or "") + (result.stderr or ""))
     if not injected.injected:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 
@@ -79,14 +80,26 @@ def render_prompt(setting: str, file_text: str, content: str, name: str, start_l
 # ---------------------------------------------------------------- answers
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+MAX_ANSWER_CHARS = 64_000  # upstream's longest answer is under 6 KB
+MAX_DEPTH = 100  # nesting of the answer's syntax tree (upstream's deepest: under 30)
 
 
-def parse_answer(text: str) -> str:
+def parse_answer(text: str, module_text: str | None = None) -> str:
     """The decorator lines of an answer: the last fenced block (or the whole text),
     which must parse as ``@icontract.ensure(...)`` / ``@icontract.snapshot(...)``
-    decorators and nothing else.  Raises :class:`AnswerError` with a one-line reason."""
+    decorators and nothing else, and pass :func:`screen` (``module_text``: the
+    target's file, whose top-level names a condition may use).  Raises
+    :class:`AnswerError` with a one-line reason."""
     if not isinstance(text, str) or not text.strip():
         raise AnswerError("empty answer")
+    if len(text) > MAX_ANSWER_CHARS:
+        raise AnswerError(f"answer of {len(text)} characters (at most {MAX_ANSWER_CHARS})")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise AnswerError(f"answer holds a character UTF-8 cannot encode (position {exc.start})") from None
+    if "\0" in text:
+        raise AnswerError("answer holds a NUL character")
     blocks = _FENCE.findall(text)
     block = textwrap.dedent(blocks[-1] if blocks else text).strip("\n")
     lines = [ln for ln in block.splitlines() if ln.strip() and not ln.strip().startswith("#")]
@@ -97,16 +110,243 @@ def parse_answer(text: str) -> str:
         probe = ast.parse(decorators + "\ndef __specbench_probe__():\n    pass\n")
     except SyntaxError as exc:
         raise AnswerError(f"decorators do not parse: {exc.msg} (line {exc.lineno})") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise AnswerError("decorators too deeply nested to parse") from None
     if len(probe.body) != 1 or not isinstance(probe.body[0], ast.FunctionDef):
         raise AnswerError("answer holds more than decorator lines")
-    for dec in probe.body[0].decorator_list:
-        call = dec.func if isinstance(dec, ast.Call) else dec
-        if not (isinstance(call, ast.Attribute) and isinstance(call.value, ast.Name) and call.value.id == "icontract"
-                and call.attr in ("ensure", "snapshot")):
-            raise AnswerError(f"not an icontract.ensure/snapshot decorator: {ast.unparse(dec)[:80]}")
     if not probe.body[0].decorator_list:
         raise AnswerError("no decorator in the answer")
-    return decorators
+    screen(probe.body[0].decorator_list, module_text)
+    return _rename_eval(decorators, probe.body[0].decorator_list)
+
+
+# ---------------------------------------------------------------- the screen
+#
+# A postcondition runs in the process that reports the verdict.  What it may be
+# is decided here, on its syntax tree, before anything runs: each decorator is
+# ``icontract.ensure(LAMBDA[, "description"])`` or ``icontract.snapshot(LAMBDA[,
+# name="NAME"])``; inside, names are the lambdas' own parameters, comprehension
+# variables, the pure builtins below, the top-level names the target's file
+# defines, or a module of ALLOWED_MODULES (by name or ``__import__('m')``, as
+# upstream's answers do), used only as ``module.attribute`` with an attribute
+# that is neither private nor a module.  No attribute is a dunder or one of the
+# introspection attributes (frames, code, generators' internals), no string holds
+# ``__``, and ``str.format`` (which reads attributes by name) is out.  ``eval``
+# is kept (four upstream Claude answers evaluate ``'*'.join(map(str, factors))``)
+# but bound to :func:`sandbox_runner.safe_eval`, which evaluates arithmetic on
+# literals only.
+
+ALLOWED_BUILTINS = frozenset({
+    "abs", "all", "any", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "divmod", "enumerate",
+    "filter", "float", "frozenset", "hasattr", "hash", "hex", "int", "isinstance", "issubclass", "iter", "len",
+    "list", "map", "max", "min", "next", "oct", "ord", "pow", "range", "repr", "reversed", "round", "set",
+    "slice", "sorted", "str", "sum", "tuple", "zip", "eval",
+    "ArithmeticError", "AssertionError", "AttributeError", "Exception", "IndexError", "KeyError",
+    "LookupError", "OverflowError", "RecursionError", "RuntimeError", "StopIteration", "TypeError",
+    "ValueError", "ZeroDivisionError", "NotImplemented", "Ellipsis",
+})
+ALLOWED_MODULES = frozenset({"math", "cmath", "functools", "itertools", "collections", "heapq", "bisect",
+                             "statistics", "re", "operator", "copy", "fractions", "decimal", "numbers", "string"})
+# Modules whose names a target file may import without its conditions reaching them
+# through those names (the rest of a file's imports are the project's own code).
+DENIED_MODULES = frozenset({
+    "os", "sys", "io", "builtins", "subprocess", "shutil", "pathlib", "importlib", "inspect", "gc", "ctypes",
+    "socket", "pickle", "marshal", "tempfile", "glob", "atexit", "signal", "threading", "multiprocessing",
+    "code", "codeop", "runpy", "pty", "posix", "fcntl", "resource", "mmap", "types", "traceback", "linecache",
+    "tokenize", "ast", "dis", "pytest", "_pytest", "icontract", "specbench_postcond_runner", "pytest_specbench",
+    "sysconfig", "site", "zipimport", "pkgutil", "faulthandler", "tracemalloc", "weakref", "asyncio",
+    "concurrent", "select", "selectors", "pdb", "bdb", "platform", "logging", "warnings", "unittest",
+})
+# Standard modules whose names (classes, constants) a target file may import for its conditions to use.
+SAFE_STDLIB = frozenset({"typing", "dataclasses", "enum", "abc", "numbers", "datetime", "array", "random",
+                         "__future__", "textwrap", "unicodedata", "string", "json"})
+_DENIED_ATTRS = frozenset({"format", "format_map", "attrgetter", "methodcaller", "Formatter", "mro",
+                           "func_globals", "func_code", "im_func", "im_self", "im_class"})
+_INTROSPECTION = re.compile(r"^(gi|cr|ag|f|tb|co)_")
+_ENSURE_KW = {"ensure": {"description"}, "snapshot": {"name"}}
+
+
+def _module_names(module_text: str | None) -> set[str]:
+    """Top-level names the target's file binds that a condition may use: its
+    functions, classes and assignments, and what it imports, except modules (and
+    names from modules) of DENIED_MODULES and modules not in ALLOWED_MODULES."""
+    if not module_text:
+        return set()
+    try:
+        tree = ast.parse(module_text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.ImportFrom):
+            root = (node.module or "").split(".")[0]
+            # From the standard library only names of allowed modules (``from os
+            # import path``, ``from codecs import open`` are not); the rest is the
+            # project's own code or its dependencies.
+            if node.level == 0 and (root in DENIED_MODULES or (
+                    root in sys.stdlib_module_names and root not in ALLOWED_MODULES | SAFE_STDLIB)):
+                continue
+            names.update((a.asname or a.name) for a in node.names if a.name != "*")
+    return {n for n in names if not n.startswith("__")}
+
+
+def _module_ref(node: ast.AST) -> str | None:
+    """The allowed module a node names (``math`` or ``__import__('math')``), else None."""
+    if isinstance(node, ast.Name) and node.id in ALLOWED_MODULES:
+        return node.id
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__"
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in ALLOWED_MODULES):
+        return node.args[0].value
+    return None
+
+
+def _module_attr_ok(module: str, attr: str) -> bool:
+    import importlib
+    import types
+
+    if attr.startswith("_"):
+        return False
+    try:
+        value = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return False
+    return not isinstance(value, types.ModuleType)
+
+
+def _depth(root: ast.AST) -> int:
+    deepest, todo = 0, [(root, 1)]
+    while todo:
+        node, d = todo.pop()
+        deepest = max(deepest, d)
+        if deepest > MAX_DEPTH:
+            return deepest
+        todo.extend((child, d + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def screen(decorators: list[ast.expr], module_text: str | None = None) -> None:
+    """Reject (:class:`AnswerError`, one line) a decorator list that is not made of
+    icontract conditions over the method's values (see the comment above)."""
+    globals_ok = _module_names(module_text) | ALLOWED_BUILTINS
+    for dec in decorators:
+        if _depth(dec) > MAX_DEPTH:
+            raise AnswerError(f"a decorator nests deeper than {MAX_DEPTH} levels")
+        head = ast.unparse(dec.func if isinstance(dec, ast.Call) else dec)[:60]
+        if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute)
+                and isinstance(dec.func.value, ast.Name) and dec.func.value.id == "icontract"
+                and dec.func.attr in _ENSURE_KW):
+            raise AnswerError(f"not an icontract.ensure/snapshot(...) decorator: {head}")
+        kind = dec.func.attr
+        if not dec.args or not isinstance(dec.args[0], ast.Lambda):
+            raise AnswerError(f"icontract.{kind} without a lambda as its first argument")
+        extra = list(dec.args[1:]) + [k.value for k in dec.keywords]
+        if len(dec.args) > 2 or any(k.arg not in _ENSURE_KW[kind] for k in dec.keywords):
+            bad = [k.arg or "**" for k in dec.keywords if k.arg not in _ENSURE_KW[kind]]
+            raise AnswerError(f"icontract.{kind} takes a lambda and a {'/'.join(_ENSURE_KW[kind])} here"
+                              + (f", not {', '.join(bad)}=" if bad else ""))
+        if not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in extra):
+            raise AnswerError(f"icontract.{kind}: its {'/'.join(_ENSURE_KW[kind])} must be a string literal")
+        _screen_expr(dec.args[0], frozenset(), globals_ok)
+        for v in extra:
+            _screen_expr(v, frozenset(), globals_ok)
+
+
+def _params(args: ast.arguments) -> set[str]:
+    every = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
+    return {a.arg for a in every}
+
+
+def _targets(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+
+def _screen_expr(root: ast.AST, scope: frozenset, globals_ok: frozenset | set) -> None:
+    """Walk one expression with the names bound around it (``scope``)."""
+    todo: list[tuple[ast.AST, frozenset]] = [(root, scope)]
+    while todo:
+        node, names = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+            raise AnswerError(f"{type(node).__name__.lower()} is not allowed in a postcondition")
+        if isinstance(node, ast.Lambda):
+            # Defaults are evaluated outside the lambda; the body sees its parameters.
+            todo.extend((d, names) for d in node.args.defaults + [d for d in node.args.kw_defaults if d])
+            todo.append((node.body, names | _params(node.args)))
+            continue
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            bound = names
+            for gen in node.generators:
+                todo.append((gen.iter, bound))  # (the first iterable is evaluated outside; later ones see earlier targets)
+                bound = bound | _targets(gen.target)
+                todo.extend((cond, bound) for cond in gen.ifs)
+            elts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            todo.extend((e, bound) for e in elts)
+            continue
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and node.id not in names and node.id not in globals_ok:
+                if node.id in ALLOWED_MODULES:
+                    raise AnswerError(f"module {node.id} used other than as {node.id}.ATTRIBUTE")
+                raise AnswerError(f"name {node.id!r} is not available to a postcondition")
+            continue
+        if isinstance(node, ast.Attribute):
+            attr = node.attr
+            if attr.startswith("__") or _INTROSPECTION.match(attr) or attr in _DENIED_ATTRS:
+                raise AnswerError(f"attribute .{attr} is not allowed in a postcondition")
+            module = _module_ref(node.value) if not (isinstance(node.value, ast.Name) and node.value.id in names) else None
+            if module is not None:
+                if not _module_attr_ok(module, attr):
+                    raise AnswerError(f"{module}.{attr} is not allowed in a postcondition")
+                continue  # (the module reference itself is fine here)
+            todo.append((node.value, names))
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__" \
+                and "__import__" not in names:
+            raise AnswerError("__import__ only of an allowed module (%s), as __import__('m').ATTRIBUTE"
+                              % ", ".join(sorted(ALLOWED_MODULES)))
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and \
+                ("__" in node.value if isinstance(node.value, str) else b"__" in node.value):
+            raise AnswerError("a string holding '__' is not allowed in a postcondition")
+        if isinstance(node, ast.keyword) and node.arg and node.arg.startswith("__"):
+            raise AnswerError(f"keyword {node.arg}= is not allowed in a postcondition")
+        todo.extend((child, names) for child in ast.iter_child_nodes(node))
+
+
+def _rename_eval(decorators: str, decs: list[ast.expr]) -> str:
+    """Calls of the builtin ``eval`` (not a lambda parameter of that name) become
+    calls of the runner's ``safe_eval``, imported into the module as
+    ``_specbench_eval`` (see :func:`inject`)."""
+    spots = []
+    for dec in decs:
+        todo = [(dec, frozenset())]
+        while todo:
+            node, names = todo.pop()
+            if isinstance(node, ast.Lambda):
+                todo.extend((d, names) for d in node.args.defaults + [d for d in node.args.kw_defaults if d])
+                todo.append((node.body, names | _params(node.args)))
+                continue
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                names = names | set().union(*(_targets(g.target) for g in node.generators))
+            if isinstance(node, ast.Name) and node.id == "eval" and "eval" not in names:
+                spots.append((node.lineno, node.col_offset, node.end_col_offset))
+            todo.extend((child, names) for child in ast.iter_child_nodes(node))
+    if not spots:
+        return decorators
+    lines = [ln.encode("utf-8") for ln in decorators.split("\n")]
+    for lineno, start, end in sorted(spots, reverse=True):
+        raw = lines[lineno - 1]
+        lines[lineno - 1] = raw[:start] + EVAL_NAME.encode() + raw[end:]
+    return "\n".join(ln.decode("utf-8") for ln in lines)
+
+
+EVAL_NAME = "_specbench_eval"
+EVAL_IMPORT = f"from specbench_postcond_runner import safe_eval as {EVAL_NAME}"
 
 
 # ---------------------------------------------------------------- injection
@@ -164,7 +404,9 @@ def inject(file_text: str, name: str, start_line: int, end_line: int, decorators
     indent = re.match(r"\s*", lines[def_idx]).group(0)
     block = [indent + ln + "\n" for ln in decorators.splitlines()]
     new = lines[:def_idx] + block + lines[def_idx:]
-    new = new[:import_idx] + ["import icontract\n"] + new[import_idx:]
+    # (one line either way: the runner's safe eval joins it only when an answer calls eval)
+    head = "import icontract" + (f"; {EVAL_IMPORT}" if EVAL_NAME in decorators else "") + "\n"
+    new = new[:import_idx] + [head] + new[import_idx:]
     shift = 1 if import_idx <= def_idx else 0
     first = def_idx + 1 + shift
     return Injected("".join(new), first, first + len(block) + span + (def_idx + 1 - start_line), True)
