@@ -7,6 +7,7 @@ ini key of the same name (dashes become underscores; ``--model`` is
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -201,6 +202,9 @@ class Settings:
             for opt in declared_options(adapter):
                 benchmark_options[opt.name] = validate_option(opt, config)
         data = str(_value(config, "specbench_data") or "")
+        workerinput = getattr(config, "workerinput", None) or {}
+        if workerinput.get("specbench_remote"):  # an xdist worker on another host (plugin/remote.py)
+            data = workerinput.get("specbench_data", data)  # --specbench-remote-data
         data_root = None
         if data:
             data_root = Path(data).expanduser()
@@ -215,6 +219,8 @@ class Settings:
         if sandbox not in ("process", "none"):
             raise OptionError("--specbench-sandbox", f"expected process or none, got {sandbox!r}")
         state = str(_value(config, "specbench_dir") or "") or str(config.rootpath / ".specbench")
+        if workerinput.get("specbench_remote"):  # its own caches on its own disk, never the controller's path
+            state = os.environ.get("SPECBENCH_DIR") or str(Path.home() / ".specbench")
         sample_python = str(_value(config, "specbench_sample_python") or "")
         if sample_python:
             from ..execution.environments import resolve_python
