@@ -216,7 +216,7 @@ class ControllerLink:
         if facts is None:
             return []
         mine = self.run.host_facts()
-        differs = [f"{name}: {theirs!r} there, {mine['files'][name]!r} here"
+        differs = [f"{name}: sha256 {str(theirs)[:12]}... there, {str(mine['files'][name])[:12]}... here"
                    for name, theirs in facts.get("files", {}).items() if mine["files"].get(name) != theirs]
         missing = [name for name in mine["files"] if name not in facts.get("files", {})]
         if differs or missing:
