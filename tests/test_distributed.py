@@ -110,7 +110,7 @@ def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
         asked_alone = server.chat_count
         spread = run(pytester, "spread", *args, *remote(host))
         asked_spread = server.chat_count - asked_alone
-        questions = [json.dumps(r["messages"], sort_keys=True) for r in server.chat_requests[asked_alone:]]
+        questions = [json.dumps(r["messages"], sort_keys=True) for r in server.chat_requests()[asked_alone:]]
     assert spread.parseoutcomes() == alone.parseoutcomes()
     assert sections(pytester, "spread") == sections(pytester, "alone")
     assert asked_spread == asked_alone > 0
