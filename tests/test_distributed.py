@@ -110,7 +110,7 @@ def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
         asked_alone = server.chat_count
         spread = run(pytester, "spread", *args, *remote(host))
         asked_spread = server.chat_count - asked_alone
-        questions = [json.dumps(r["messages"], sort_keys=True) for r in server.chat_requests()[asked_alone:]]
+        questions = [json.dumps(r["body"]["messages"], sort_keys=True) for r in server.chat_requests()[asked_alone:]]
     assert spread.parseoutcomes() == alone.parseoutcomes()
     assert sections(pytester, "spread") == sections(pytester, "alone")
     assert asked_spread == asked_alone > 0
@@ -118,38 +118,54 @@ def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
 
 
 def test_postcond_on_a_host_without_our_disk_equals_n0(pytester, host):
-    args = ["--specbench=postcond", "--model=reference", "-k", "minilib and (clamp or gcd)"]
+    # One Java task (JUnit 4 and the JML ensures in the host's own sandbox): its two checks.
+    args = ["--specbench=postcond", "--model=reference", "-k", "javalib and clamp"]
     alone = run(pytester, "alone", *args, "-n", "0")
     spread = run(pytester, "spread", *args, *remote(host))
-    assert spread.parseoutcomes() == alone.parseoutcomes() == {"passed": 4}
+    outcomes = {k: v for k, v in alone.parseoutcomes().items() if k != "deselected"}
+    assert spread.parseoutcomes() == outcomes
     assert sections(pytester, "spread") == sections(pytester, "alone")
 
 
-def test_killed_controller_resumes_on_the_remote_workers(pytester, host):
+def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path):
     from test_resume import KILL_AFTER, comparable, journal_lines, write_slow_samples
 
-    samples = pytester.path / "slow.jsonl"
-    n_items = write_slow_samples(samples)
-    args = ["--specbench=contract", f"--model=replay:{samples}", "--specbench-k=1"]
-    full = run(pytester, "full", *args, "-n", "0")
-    state = pytester.path / "state-crash"
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--specbench-dir={state}",
-           f"--specbench-report={pytester.path / 'crash.json'}", *args, *remote(host)]
-    proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if list((state / "runs").glob("*/journal.jsonl")) and len(journal_lines(state)) >= KILL_AFTER:
-            break
-        assert proc.poll() is None, "the run ended before it could be killed"
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)  # the controller only: the workers are on the other "host"
-    proc.wait()
-    before = journal_lines(state)
-    assert KILL_AFTER <= len(before) < n_items - 1, "the kill did not land mid-run"
-    resumed = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--specbench-dir={state}",
-                                            f"--specbench-report={pytester.path / 'resumed.json'}", *args,
-                                            *remote(host), "--specbench-resume")
+    require_namespace()
+    hosts = [PrivateHost.socket_server(tmp_path / "server.log")]
+    try:
+        samples = pytester.path / "slow.jsonl"
+        n_items = write_slow_samples(samples)
+        args = ["--specbench=contract", f"--model=replay:{samples}", "--specbench-k=1"]
+        full = run(pytester, "full", *args, "-n", "0")
+        state = pytester.path / "state-crash"
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--specbench-dir={state}",
+               f"--specbench-report={pytester.path / 'crash.json'}", *args, *remote(hosts[0])]
+        proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if list((state / "runs").glob("*/journal.jsonl")) and len(journal_lines(state)) >= KILL_AFTER:
+                break
+            assert proc.poll() is None, "the run ended before it could be killed"
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)  # the controller only: the workers are on the other "host"
+        proc.wait()
+        before = journal_lines(state)
+        assert KILL_AFTER <= len(before) < n_items - 1, "the kill did not land mid-run"
+        try:
+            hosts[0].proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        if hosts[0].proc.poll() is not None:
+            # execnet's socket server ends with a connection that died: the host's
+            # operator (here, the test) starts it again; nothing of the run was kept there.
+            hosts.append(PrivateHost.socket_server(tmp_path / "server2.log"))
+        resumed = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--specbench-dir={state}",
+                                                f"--specbench-report={pytester.path / 'resumed.json'}", *args,
+                                                *remote(hosts[-1]), "--specbench-resume")
+    finally:
+        for host in hosts:
+            host.close()
     resumed.stdout.fnmatch_lines([f"*specbench: resuming run *: {len(before)} items already finished*"])
     assert resumed.parseoutcomes() == full.parseoutcomes()
     assert comparable(pytester.path / "resumed.json") == comparable(pytester.path / "full.json")

@@ -44,5 +44,14 @@ def pytest_configure(config: pytest.Config) -> None:
             # An xdist worker (maybe on another host): the controller says why in one
             # line and stops the run; this worker collects nothing meanwhile.
             channel.send(("refused", str(exc)))
+            config.pluginmanager.register(_CollectNothing(), "specbench-refused")
             return
         raise pytest.UsageError(f"specbench: {exc}") from None
+
+
+class _CollectNothing:
+    """A worker that could not start its run collects nothing while the controller stops."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path, config):
+        return True

@@ -387,6 +387,8 @@ class RemoteRole:
 
     def __init__(self, role: str, spec: str, identity: dict[str, Any], link: WorkerLink):
         self.role, self.spec, self._identity, self._link = role, spec, identity, link
+        # The controller asks and counts; this worker's own counters stay zero.
+        self.stats = {"asked": 0, "cache_hits": 0, "called": 0, "errors": 0}
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
