@@ -137,29 +137,30 @@ def main(argv: list[str] | None = None) -> None:
         write_samples(tiny, tasks, tasks)  # one sample per task: start-up and collection only
         print(f"workload: {args.items} items ({args.distinct} distinct programs, "
               f"{args.items - args.distinct} copies) over {tasks} bundled ContractEval tasks; "
-              f"{os.cpu_count()} cores")
+              f"{os.cpu_count()} cores", flush=True)
         print(f"{'hosts x workers':>16} {'run':>12} {'ctl CPU s':>10} {'wall s':>8} {'load':>5} "
               f"{'evaluated':>9} {'copies':>7}")
         for config in args.configs.split(","):
             n_hosts, per_host = (int(x) for x in config.split("x"))
             hosts = [SocketHost(workdir, f"host{i}-{config}") for i in range(n_hosts)]
+            results = {}
             try:
                 run_controller(workdir, tiny, hosts, per_host, "on", [])  # warm the hosts' caches
-                base = run_controller(workdir, tiny, hosts, per_host, "on", [])
-                off = run_controller(workdir, samples, hosts, per_host, "off", [])
-                on = run_controller(workdir, samples, hosts, per_host, "on", [])
+                for name, data, dedupe in (("start-up", tiny, "on"), ("dedupe off", samples, "off"),
+                                           ("dedupe on", samples, "on")):
+                    r = results[name] = run_controller(workdir, data, hosts, per_host, dedupe, [])
+                    print(f"{config:>16} {name:>12} {r['cpu']:>10.2f} {r['wall']:>8.1f} {r['load']:>5.1f} "
+                          f"{r['evaluated'] if r['evaluated'] is not None else '-':>9} {r['copies']:>7}", flush=True)
             finally:
                 for host in hosts:
                     host.close()
-            for name, r in (("start-up", base), ("dedupe off", off), ("dedupe on", on)):
-                print(f"{config:>16} {name:>12} {r['cpu']:>10.2f} {r['wall']:>8.1f} {r['load']:>5.1f} "
-                      f"{r['evaluated'] if r['evaluated'] is not None else '-':>9} {r['copies']:>7}")
+            base, off, on = results["start-up"], results["dedupe off"], results["dedupe on"]
             per_item = (off["cpu"] - base["cpu"]) / max(args.items - tasks, 1) * 1000
             copies = on["copies"] or 1
             per_copy = per_item + (on["cpu"] - off["cpu"]) / copies * 1000
             print(f"{config:>16}   controller CPU per 1,000 items {per_item:.2f} s; per 1,000 dedupe copies "
                   f"{per_copy:.2f} s ({on['cpu'] - off['cpu']:+.2f} s for the run's {on['copies']} copies); "
-                  f"one controller feeds at most ~{1000 / per_item:.0f} items/s")
+                  f"one controller feeds at most ~{1000 / per_item:.0f} items/s", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -252,8 +252,8 @@ class SpecbenchRun:
 
     def _open_journal(self) -> None:
         """Controller: start a journal, or reopen the one named by --specbench-resume.
-        Worker: learn the finished items of a resumed run from the journal the
-        controller names (the controller keeps writing; workers only read)."""
+        Worker: learn the finished items of a resumed run from the controller
+        (``workerinput``: a worker may be on another host; only the controller writes)."""
         if is_worker(self.config):
             if self.start is not None:  # a resumed run's finished items, from the controller's journal
                 self.finished = self.start.get("finished") or {}
