@@ -184,7 +184,7 @@ def test_ssh_gateway_to_a_loopback_sshd_equals_n0(pytester, tmp_path):
         args = ["--specbench=contract", "--model=reference", "--specbench-checks=functional",
                 "-k", "HumanEval-S/0 or HumanEval-S/1 or Mbpp-S/2"]
         alone = run(pytester, "alone", *args, "-n", "0")
-        spread = run(pytester, "spread", *args, "--px", f"id=lo//ssh=-F {config} specbench-private//python={sys.executable}",
+        spread = run(pytester, "spread", *args, "--px", f"id=lo//ssh=-F {config} specbench-private//python={sys.executable}//execmodel=thread",
                      "--tx", "2*popen//via=lo", "--dist", "load")
     finally:
         sshd.close()
@@ -202,8 +202,8 @@ def test_specbench_hosts_expands_to_proxy_gateways_and_workers():
     hosts = parse_hosts("hostA:8, user@hostB:4")
     assert hosts == [("hostA", 8), ("user@hostB", 4)]
     px, tx = expand(hosts, "/srv/venv/bin/python", controller_python="/srv/venv/bin/python")
-    assert px == ["id=hostA_0//ssh=hostA//python=/srv/venv/bin/python",
-                  "id=user_hostB_1//ssh=user@hostB//python=/srv/venv/bin/python"]
+    assert px == ["id=hostA_0//ssh=hostA//python=/srv/venv/bin/python//execmodel=thread",
+                  "id=user_hostB_1//ssh=user@hostB//python=/srv/venv/bin/python//execmodel=thread"]
     assert tx == ["8*popen//via=hostA_0", "4*popen//via=user_hostB_1"]
     # Another interpreter path than the controller's: one ssh gateway per worker
     # (xdist gives popen//via workers the controller's sys.path).

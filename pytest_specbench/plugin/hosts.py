@@ -3,9 +3,12 @@
 Each ``HOST:N`` becomes one ssh connection to the host (an xdist 3.7 proxy
 gateway) and ``N`` workers started there through it::
 
-    --px id=hostA//ssh=hostA//python=PY --tx 8*popen//via=hostA
+    --px id=hostA//ssh=hostA//python=PY//execmodel=thread --tx 8*popen//via=hostA
 
-with ``PY`` from ``--specbench-remote-python`` (default ``python3``).  xdist
+with ``PY`` from ``--specbench-remote-python`` (default ``python3``).  The proxy
+needs ``execmodel=thread``: xdist's default for gateways, ``main_thread_only``,
+refuses the second worker's start through one proxy ("concurrent remote_exec
+would cause deadlock"); execnet's socket server is ``thread`` already.  xdist
 gives ``popen//via`` workers the controller's ``sys.path``, so that form needs
 the remote venv at the same path as the controller's; when
 ``--specbench-remote-python`` names another interpreter than the controller's,
@@ -58,7 +61,7 @@ def expand(hosts: list[tuple[str, int]], python: str, controller_python: str = s
     for number, (host, count) in enumerate(hosts):
         ident = re.sub(r"\W", "_", host) + f"_{number}"
         if same_path:
-            px.append(f"id={ident}//ssh={host}//python={python}")
+            px.append(f"id={ident}//ssh={host}//python={python}//execmodel=thread")
             tx.append(f"{count}*popen//via={ident}")
         else:
             tx.append(f"{count}*ssh={host}//python={python}")
