@@ -63,10 +63,12 @@ def write_samples(path: Path, items: int, distinct: int) -> int:
     tasks = CONTRACT.load(None, None).tasks
     rows = []
     for i in range(items):
-        task = tasks[i % len(tasks)]
+        t = i % len(tasks)
+        task = tasks[t]
         index = i // len(tasks)
-        program = i % distinct  # the first `distinct` samples are new programs, the rest copies
-        code = marked(CONTRACT.reference(task, "functional"), task.data["entry_point"], program)
+        # Task t has its share of the distinct programs; its later samples repeat them (copies).
+        share = max(distinct // len(tasks) + (1 if t < distinct % len(tasks) else 0), 1)
+        code = marked(CONTRACT.reference(task, "functional"), task.data["entry_point"], index % share)
         rows.append({"task_id": task.task_id, "sample_index": index, "solution": code})
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return len(tasks)
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--items", type=int, default=8000, help="samples (= items: one check each); W1: 8000")
     ap.add_argument("--distinct", type=int, default=3656, help="distinct programs among them; W1: 3656")
     ap.add_argument("--configs", default="1x2,2x1,2x2", help="HOSTSxWORKERS_PER_HOST, comma-separated")
+    ap.add_argument("--runs", default="off,on", help="which W1-sized runs: off (dedupe off), on (dedupe on)")
     args = ap.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="specbench-perf-dist-"))
     try:
@@ -146,21 +149,28 @@ def main(argv: list[str] | None = None) -> None:
             results = {}
             try:
                 run_controller(workdir, tiny, hosts, per_host, "on", [])  # warm the hosts' caches
+                wanted = [r.strip() for r in args.runs.split(",")]
                 for name, data, dedupe in (("start-up", tiny, "on"), ("dedupe off", samples, "off"),
                                            ("dedupe on", samples, "on")):
+                    if data is samples and dedupe not in wanted:
+                        continue
                     r = results[name] = run_controller(workdir, data, hosts, per_host, dedupe, [])
                     print(f"{config:>16} {name:>12} {r['cpu']:>10.2f} {r['wall']:>8.1f} {r['load']:>5.1f} "
                           f"{r['evaluated'] if r['evaluated'] is not None else '-':>9} {r['copies']:>7}", flush=True)
             finally:
                 for host in hosts:
                     host.close()
-            base, off, on = results["start-up"], results["dedupe off"], results["dedupe on"]
-            per_item = (off["cpu"] - base["cpu"]) / max(args.items - tasks, 1) * 1000
-            copies = on["copies"] or 1
-            per_copy = per_item + (on["cpu"] - off["cpu"]) / copies * 1000
-            print(f"{config:>16}   controller CPU per 1,000 items {per_item:.2f} s; per 1,000 dedupe copies "
-                  f"{per_copy:.2f} s ({on['cpu'] - off['cpu']:+.2f} s for the run's {on['copies']} copies); "
-                  f"one controller feeds at most ~{1000 / per_item:.0f} items/s", flush=True)
+            base = results["start-up"]
+            for name, r in results.items():
+                if name == "start-up":
+                    continue
+                per_item = (r["cpu"] - base["cpu"]) / max(args.items - tasks, 1) * 1000
+                print(f"{config:>16}   {name}: controller CPU per 1,000 items {per_item:.2f} s "
+                      f"(one controller feeds at most ~{1000 / per_item:.0f} items/s)", flush=True)
+            if "dedupe off" in results and "dedupe on" in results and results["dedupe on"]["copies"]:
+                off, on = results["dedupe off"], results["dedupe on"]
+                print(f"{config:>16}   dedupe on - off: {on['cpu'] - off['cpu']:+.2f} s for {on['copies']} copies "
+                      f"({(on['cpu'] - off['cpu']) / on['copies'] * 1000:+.2f} s per 1,000 copies)", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
