@@ -159,7 +159,8 @@ class CachingModel:
     on up to ``--model-concurrency`` threads, writing each answer as soon as it
     arrives (an interrupted run loses only the requests in flight).
     ``completion`` never calls the model: it reads what ``generate`` produced in
-    this process, the cache, or the run's shared folder (xdist workers).
+    this process or the cache (xdist workers get answers from the controller,
+    ``plugin/remote.py``).
 
     Subclasses implement :meth:`identity`, :meth:`parameters` and :meth:`call`.
     """
@@ -171,8 +172,7 @@ class CachingModel:
         self.spec, self.settings, self.option = spec, settings, option
         self.options = generation_options(settings, option)
         self.cache = GenerationStore(self.options.cache_dir) if self.options.cache_mode != "off" else None
-        # Where the controller leaves answers and errors for xdist workers when
-        # the cache does not hold them (cache off/read, failed requests).
+        # An extra store of answers and errors besides the cache (None: none).
         self.shared: GenerationStore | None = None
         self.stats = GenerationStats()
         self._answers: dict[str, dict[str, Any]] = {}
@@ -313,8 +313,6 @@ class CachingModel:
             raise InfrastructureError(f"generation failed: {self._failures[key]}")
         if entry is None and self.cache is not None:
             entry = self.cache.get(key)
-        if entry is None and self.shared is None:
-            self.shared = self._worker_shared_store()
         if entry is None and self.shared is not None:
             entry = self.shared.get(key)
         if entry is not None and "error" in entry:
@@ -325,12 +323,6 @@ class CachingModel:
         meta = {k: entry[k] for k in ("finish_reason", "response_model", "usage") if k in entry}
         meta["cache_key"] = key
         return Completion(entry["text"], meta)
-
-    def _worker_shared_store(self) -> GenerationStore | None:
-        workerinput = getattr(getattr(self.settings, "config", None), "workerinput", None)
-        if not workerinput:
-            return None
-        return GenerationStore(shared_run_dir(self.settings, workerinput["testrunuid"]))
 
     # --------------------------------------------------------------- provenance
     def _note_prompt(self, request: GenerationRequest) -> None:
@@ -370,7 +362,3 @@ class CachingModel:
             "generation": self.stats.as_dict(),
         }
 
-
-def shared_run_dir(settings: Any, testrunuid: str) -> Path:
-    """The folder the xdist controller and its workers share for one run."""
-    return Path(settings.state_dir) / "tmp" / f"generations-{testrunuid}"

@@ -4,14 +4,14 @@ once, in the pytest controller, before any item runs.
 Without xdist it runs in ``pytest_collection_finish`` on the selected items;
 with xdist in ``pytest_xdist_node_collection_finished`` on the first worker's
 final node ids (``specbench::BENCH::TASK_ID::SAMPLE::CHECK``), before the
-controller schedules anything.  Workers then only read answers
-(:meth:`~.cache.CachingModel.completion`), so no request is ever made twice.
+controller schedules anything.  Workers then receive the answers from the
+controller over their gateways (``plugin/remote.py``), so no request is ever
+made twice and no worker needs the controller's disk.
 """
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 import time
 from typing import Any, Iterable, Sequence
@@ -20,7 +20,6 @@ import pytest
 
 from ..errors import SpecbenchError
 from .base import GenerationRequest
-from .cache import CachingModel, GenerationStore, private_dir, shared_run_dir
 from .options import generation_options
 
 # (benchmark, task_id, sample index, check)
@@ -41,21 +40,21 @@ def generate_for_node_ids(run: Any, node: Any, ids: Sequence[str]) -> None:
     if getattr(run, "_generation_done", False) or run.config.option.collectonly:
         return
     run._generation_done = True
-    model = run.model
-    if isinstance(model, CachingModel):
-        # Answers the cache will not hold (cache off/read, failures) go where workers look.
-        folder = shared_run_dir(run.settings, node.workerinput["testrunuid"])
-        private_dir(folder.parent)
-        model.shared = GenerationStore(folder)
-        run.config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    # Workers get the answers from this process over their gateways (plugin/remote.py),
+    # whatever the cache holds: they may run on other hosts.
     try:
         _phase(run, [s for s in map(parse_node_id, ids) if s is not None])
     except pytest.UsageError:
-        # Let the idle workers exit now; otherwise xdist waits 10 s for them at teardown.
-        dsession = run.config.pluginmanager.getplugin("dsession")
-        if dsession is not None and getattr(dsession, "sched", None) is not None:
-            dsession.triggershutdown()
+        stop_workers(run)
         raise
+
+
+def stop_workers(run: Any) -> None:
+    """Before raising a usage error in the controller: let the idle workers exit now;
+    otherwise xdist waits 10 s for them at teardown."""
+    dsession = run.config.pluginmanager.getplugin("dsession")
+    if dsession is not None and getattr(dsession, "sched", None) is not None:
+        dsession.triggershutdown()
 
 
 def parse_node_id(nodeid: str) -> Selected | None:

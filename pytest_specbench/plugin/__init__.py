@@ -13,6 +13,20 @@ from .options import Settings, addoption
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     addoption(parser)
+    from .hosts import addoption as hosts_options
+
+    hosts_options(parser.getgroup("specbench"), None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    # Before xdist's own hook reads --tx/--px: --specbench-hosts expands into them.
+    from .hosts import apply
+
+    try:
+        apply(config)
+    except SpecbenchError as exc:
+        raise pytest.UsageError(f"specbench: {exc}") from None
 
 
 @pytest.hookimpl(trylast=True)
@@ -25,6 +39,13 @@ def pytest_configure(config: pytest.Config) -> None:
             return
         config.pluginmanager.register(SpecbenchRun(config, settings), "specbench-run")
     except SpecbenchError as exc:
+        channel = (getattr(config, "workerinput", None) or {}).get("specbench_link")
+        if channel is not None:
+            # An xdist worker (maybe on another host): the controller says why in one
+            # line and stops the run; this worker collects nothing meanwhile.
+            channel.send(("refused", str(exc)))
+            config.pluginmanager.register(_CollectNothing(), "specbench-refused")
+            return
         raise pytest.UsageError(f"specbench: {exc}") from None
 
 
@@ -56,3 +77,11 @@ def pytest_report_to_serializable(config: pytest.Config, report):
     abort the run (INTERNALERROR), whatever the family."""
     data = yield
     return wire_safe(data) if data is not None else data
+
+
+class _CollectNothing:
+    """A worker that could not start its run collects nothing while the controller stops."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path, config):
+        return True

@@ -19,22 +19,19 @@ reports do not change (``docs/dedupe.md``).
 * xdist: the controller groups the collection by key
   (:meth:`Dedupe.groups`); the scheduler (:mod:`.scheduling`) dispatches the
   representative and holds its copies until it has finished, so a program never
-  runs on two workers at once.  Verdicts cross processes through one append-only
-  file per process in the run's folder (``runs/RUN_ID/programs/``).
+  runs on two workers at once.  The controller has the representative's verdict
+  from its report and sends it with each copy it dispatches to another worker,
+  over that worker's gateway (:mod:`.remote`; workers may be on other hosts).
 * ``--specbench-dedupe=off`` (ini ``specbench_dedupe``) evaluates every copy.
 """
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import OptionError
 
 MODES = ("on", "off")
-FOLDER = "programs"  # in the run's folder, beside journal.jsonl
 
 
 def mode(settings) -> str:
@@ -47,67 +44,24 @@ def mode(settings) -> str:
 class ProgramVerdicts:
     """Verdicts of the programs evaluated in this run, by program key.
 
-    Always in memory; with ``folder`` (under xdist), also appended as JSON
-    lines to ``folder/<pid>.jsonl`` (flushed per line, before the item's report
-    leaves the worker), and a key not known here is looked up in the other
-    processes' files, read from where the last look stopped.
+    In memory; an xdist worker also reads ``pushed``: the verdicts the
+    controller sent with copies whose representative ran on another worker
+    (``plugin/remote.py``; workers share no disk).
     """
 
-    def __init__(self, folder: Path | None):
-        self.folder = folder
+    def __init__(self, pushed: dict[str, dict[str, Any]] | None = None):
         self._known: dict[str, dict[str, Any]] = {}
-        self._read_to: dict[str, int] = {}  # file name -> bytes consumed
-        self._out = None
+        self._pushed = pushed if pushed is not None else {}
 
     def get(self, key: str) -> dict[str, Any] | None:
         verdict = self._known.get(key)
-        if verdict is None and self.folder is not None:
-            self._refresh()
-            verdict = self._known.get(key)
-        return verdict
+        return verdict if verdict is not None else self._pushed.get(key)
 
     def put(self, key: str, verdict: dict[str, Any]) -> None:
         self._known[key] = verdict
-        if self.folder is None:
-            return
-        try:
-            if self._out is None:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                name = f"{os.getpid()}.jsonl"
-                self._out = open(self.folder / name, "a", encoding="utf-8")
-                self._read_to[name] = os.path.getsize(self.folder / name)  # our own lines are known already
-            self._out.write(json.dumps([key, verdict]) + "\n")
-            self._out.flush()
-        except OSError:
-            # Only speed is lost: a copy that does not find the verdict evaluates itself.
-            self.folder = None
-
-    def _refresh(self) -> None:
-        try:
-            names = [n for n in os.listdir(self.folder) if n.endswith(".jsonl")]
-        except OSError:
-            return
-        for name in names:
-            start = self._read_to.get(name, 0)
-            try:
-                with open(self.folder / name, "rb") as fh:
-                    fh.seek(start)
-                    data = fh.read()
-            except OSError:
-                continue
-            end = data.rfind(b"\n") + 1  # a line being written is read next time
-            for line in data[:end].splitlines():
-                try:
-                    key, verdict = json.loads(line)
-                except (ValueError, TypeError):
-                    continue
-                self._known.setdefault(key, verdict)
-            self._read_to[name] = start + end
 
     def close(self) -> None:
-        if self._out is not None:
-            self._out.close()
-            self._out = None
+        pass
 
 
 class Dedupe:
@@ -118,10 +72,10 @@ class Dedupe:
     a run with other settings unreadable to this one.
     """
 
-    def __init__(self, enabled: bool, fingerprint: Callable[[], str], folder: Path | None):
+    def __init__(self, enabled: bool, fingerprint: Callable[[], str], pushed: dict[str, Any] | None = None):
         self.enabled = enabled
         self._fingerprint = fingerprint
-        self.verdicts = ProgramVerdicts(folder)
+        self.verdicts = ProgramVerdicts(pushed)
         self._keys: dict[tuple, str | None] = {}  # (benchmark, task, check, trusted, text) -> key
         self.counts = {"evaluated": 0, "copies": 0}  # this process's items with a program key
 

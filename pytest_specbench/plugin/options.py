@@ -7,8 +7,8 @@ ini key of the same name (dashes become underscores; ``--model`` is
 from __future__ import annotations
 
 import importlib
-import re
 import os
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -206,6 +206,9 @@ class Settings:
             for opt in declared_options(adapter):
                 benchmark_options[opt.name] = validate_option(opt, config)
         data = str(_value(config, "specbench_data") or "")
+        workerinput = getattr(config, "workerinput", None) or {}
+        if workerinput.get("specbench_remote"):  # an xdist worker on another host (plugin/remote.py)
+            data = workerinput.get("specbench_data", data)  # --specbench-remote-data
         data_root, data_origin = None, ""
         if not data:  # the download cache, when it holds what these benchmarks need (specbench data download)
             from ..data.fetch import default_root, holds
@@ -228,6 +231,8 @@ class Settings:
             raise OptionError("--specbench-sandbox", f"expected process or none, got {sandbox!r}")
         state = (str(_value(config, "specbench_dir") or "") or os.environ.get("SPECBENCH_DIR", "")
                  or str(config.rootpath / ".specbench"))
+        if workerinput.get("specbench_remote"):  # its own caches on its own disk, never the controller's path
+            state = os.environ.get("SPECBENCH_DIR") or str(Path.home() / ".specbench")
         sample_python = str(_value(config, "specbench_sample_python") or "")
         if sample_python:
             from ..execution.environments import resolve_python

@@ -50,8 +50,12 @@ class CostFirstScheduling(LoadScheduling):
 
     def __init__(self, config, log, cost_of: Callable[[Sequence[str]], list[float]],
                  group_of: Callable[[Sequence[str]], list[str | None]] | None = None,
-                 verdict_known: Callable[[str], bool] | None = None):
+                 verdict_known: Callable[[str], bool] | None = None,
+                 before_send: Callable[[object, list[str]], None] | None = None):
         super().__init__(config, log)
+        # Called with (node, node ids) just before items go to a worker: the session
+        # pushes what they need over that worker's gateway (plugin/remote.py).
+        self._before_send = before_send
         self._cost_of = cost_of  # node ids -> predicted cost of each (any unit; only ratios matter)
         self._group_of = group_of  # node ids -> program key of each (None: not deduplicated)
         self._verdict_known = verdict_known or (lambda nodeid: True)
@@ -142,7 +146,20 @@ class CostFirstScheduling(LoadScheduling):
                 del self._held[rep]
             self._behind[rep] = copy
             queue.append(copy)
+            self._push(node, [copy])
             node.send_runtest_some([copy])
+
+    def _push(self, node, indices: Sequence[int]) -> None:
+        if self._before_send is not None:
+            self._before_send(node, [self.collection[i] for i in indices])
+
+    def _send_tests(self, node, num: int) -> None:
+        tests = self.pending[:num]
+        if tests:
+            del self.pending[:num]
+            self.node2pending[node].extend(tests)
+            self._push(node, tests)
+            node.send_runtest_some(tests)
 
     @property
     def tests_finished(self) -> bool:

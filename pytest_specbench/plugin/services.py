@@ -27,6 +27,8 @@ class Services:
         # Role specs the adapters propose when the user gives none (CIFE's bundled
         # suite: its recorded judgments), filled in by the session.
         self.role_defaults: dict[str, str] = {}
+        # xdist worker: role -> proxy that asks the controller (plugin/remote.py).
+        self.remote_roles: dict[str, Any] = {}
 
     def executor(self, kind: str) -> Any:
         """The sandboxed executor for ``kind`` (python, command, jvm, lean), one
@@ -38,6 +40,8 @@ class Services:
     def model(self, role: str) -> Any:
         """The model in ``role`` (``judge``: ``--judge-model``, else the adapter's
         default), loaded once per process (``CheckContext.model``)."""
+        if role in self.remote_roles:
+            return self.remote_roles[role]
         if role not in self._roles:
             from ..models.roles import load_role, role_option
 
@@ -49,6 +53,9 @@ class Services:
                                           f"(with {option}-base-url=URL for a local server) or {option}=replay:FILE.jsonl")
             self._roles[role] = load_role(role, spec, self.settings)
         return self._roles[role]
+
+    def loaded_roles(self) -> dict[str, Any]:
+        return dict(self._roles)
 
     def role_manifests(self) -> dict[str, Any]:
         return {role: model.manifest() for role, model in self._roles.items()}

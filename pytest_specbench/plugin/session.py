@@ -29,6 +29,7 @@ from ..reports.gate import section_extras
 from ..reports.journal import Journal, max_errors
 from ..reports.report import ResultStore, render_summary
 from . import dedupe as _dedupe
+from . import remote as _remote
 from .exit_status import ExitStatus
 from .items import DEDUPE_PROPERTY, PROPERTY, BenchmarkNode, SpecbenchItem
 from .options import Settings
@@ -43,7 +44,20 @@ def is_worker(config: pytest.Config) -> bool:
 class SpecbenchRun:
     def __init__(self, config: pytest.Config, settings: Settings):
         self.config, self.settings = config, settings
-        self.model = load_model(settings.model_spec, settings)
+        # Under xdist, what a worker needs comes over its gateway from the controller
+        # (plugin/remote.py): workers may run on other hosts, with no shared disk.
+        self.link = self.start = None
+        if is_worker(config) and _remote.CHANNEL_KEY in config.workerinput:
+            self.link = _remote.WorkerLink(config.workerinput[_remote.CHANNEL_KEY])
+            self.start = json.loads(config.workerinput.get("specbench_start") or "{}")
+        elif not is_worker(config):
+            self.link = _remote.ControllerLink(self)
+        # Only the reference answers from the task data, which every host loads itself.
+        self.model_is_local = settings.model_spec.strip() == "reference"
+        if self.start is not None and not self.model_is_local:
+            self.model = _remote.RemoteAnswers(settings.model_spec, self.start.get("indices", {}), self.link)
+        else:
+            self.model = load_model(settings.model_spec, settings)
         self.adapters = {name: get_benchmark(name) for name in settings.benchmarks}
         hide = [str(config.rootpath), str(settings.state_dir)]
         if settings.data_root:
@@ -53,6 +67,9 @@ class SpecbenchRun:
             suites = suites_root()
             hide.append(str(suites.parent if (suites.parent / "pyproject.toml").is_file() else suites))
         self.services = Services(settings, hide)
+        if self.start is not None:  # the worker's roles ask the controller
+            self.services.remote_roles = {role: _remote.RemoteRole(role, spec, identity, self.link)
+                                          for role, (spec, identity) in self.start.get("roles", {}).items()}
         self.result_cache  # a bad --specbench-result-cache is a usage error, now
         dedupe_on = _dedupe.mode(settings) == "on"  # a bad --specbench-dedupe too
         self._tasksets: dict[str, TaskSet] = {}
@@ -73,10 +90,12 @@ class SpecbenchRun:
         self.journal_error: str | None = None  # set when appending failed; the run then fails
         self.finished: dict[str, dict[str, Any]] = {}  # resumed run: {nodeid: outcome} already journaled
         self._failures = 0  # failed reports other than the harness errors of specbench items
+        self._host_facts: dict[str, Any] | None = None
+        self._worker_start: dict[str, Any] | None = None
         self._open_journal()
-        # Workers share verdicts through the run's folder; one process (-n 0) keeps them in memory.
-        programs = self.config.workerinput.get("specbench_programs") if is_worker(config) else None
-        self.dedupe = _dedupe.Dedupe(dedupe_on, lambda: self._result_fingerprint, Path(programs) if programs else None)
+        # A worker also finds the verdicts the controller pushed with copies of programs run elsewhere.
+        pushed = self.link.verdicts if isinstance(self.link, _remote.WorkerLink) else None
+        self.dedupe = _dedupe.Dedupe(dedupe_on, lambda: self._result_fingerprint, pushed)
         self._errored: set[str] = set()  # node ids whose setup failed (E): the scheduler re-elects their copies
         self.dedupe_counts = {"evaluated": 0, "copy": 0, "cached": 0}  # controller: items with a program key
         self.gate = self._register_gate()
@@ -84,6 +103,8 @@ class SpecbenchRun:
         if terminal is not None and not is_worker(config):
             config.pluginmanager.register(PhaseReportPruner(terminal), "specbench-phase-reports")
         self.workers_skipped = self._skip_workers_when_all_cached()
+        if self.start is not None and config.workerinput.get(_remote.REMOTE_KEY):
+            self.link.send("facts", json.dumps(self.host_facts(), ensure_ascii=True))
 
     def _skip_workers_when_all_cached(self) -> int:
         """xdist controller: when the result cache holds the verdict of every item,
@@ -157,6 +178,7 @@ class SpecbenchRun:
                 key = self.dedupe.key(adapter, task, completion, check)
                 if key is not None:
                     keys[self.item_nodeid(name, task.task_id, index, check)] = key
+        self.link.programs = keys  # the controller pushes a representative's verdict with its copies
         return [keys.get(nodeid) for nodeid in nodeids]
 
     def verdict_known(self, nodeid: str) -> bool:
@@ -235,15 +257,11 @@ class SpecbenchRun:
 
     def _open_journal(self) -> None:
         """Controller: start a journal, or reopen the one named by --specbench-resume.
-        Worker: learn the finished items of a resumed run from the journal the
-        controller names (the controller keeps writing; workers only read)."""
+        Worker: learn the finished items of a resumed run from the controller
+        (``workerinput``: a worker may be on another host; only the controller writes)."""
         if is_worker(self.config):
-            path = self.config.workerinput.get("specbench_journal")
-            if path:
-                try:
-                    self.finished = Journal.read(Path(path))[1]
-                except InfrastructureError as exc:
-                    raise OptionError("--specbench-resume", str(exc)) from None
+            if self.start is not None:  # a resumed run's finished items, from the controller's journal
+                self.finished = self.start.get("finished") or {}
             return
         runs = self.settings.state_dir / "runs"
         header = self.journal_header()
@@ -272,7 +290,34 @@ class SpecbenchRun:
         """sha256 of every data file of the run, by path (hashed once)."""
         from ..data.jsonl import file_digest
 
-        return {str(f): file_digest(f) for name in self.adapters for f in self.taskset(name).files}
+        digests = {str(f): file_digest(f) for name in self.adapters for f in self.taskset(name).files}
+        theirs = (self.start or {}).get("data_digests")
+        if theirs is not None and list(theirs.values()) == list(digests.values()):
+            # A worker on another host: the same files (by hash) under other paths.  The
+            # controller's names keep the result and program keys equal on every host.
+            return dict(theirs)
+        return digests
+
+    def host_facts(self) -> dict[str, Any]:
+        """What a remote host is compared on at start: versions and data file digests."""
+        from ..data.jsonl import file_digest
+
+        if self._host_facts is None:
+            files = {f"{name}/{i}/{Path(f).name}": file_digest(f)
+                     for name in self.adapters for i, f in enumerate(self.taskset(name).files)}
+            self._host_facts = {"versions": _remote.versions(self.settings), "files": files}
+        return self._host_facts
+
+    def worker_start(self, remote: bool) -> dict[str, Any]:
+        """Controller: what each worker is told at start (``workerinput``)."""
+        if self._worker_start is None:
+            start: dict[str, Any] = {"data_digests": self.data_digests, "finished": self.finished,
+                                     "roles": {role: [model.spec, model.identity()]
+                                               for role, model in self.services.loaded_roles().items()}}
+            if not self.model_is_local:
+                start["indices"] = _remote.encode_indices(self.model, self)
+            self._worker_start = start
+        return self._worker_start
 
     @functools.cached_property
     def result_cache(self) -> ResultCache:
@@ -319,11 +364,11 @@ class SpecbenchRun:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
-        # xdist: workers of a resumed run read the finished items from this journal.
-        if self.finished and self.journal is not None:
-            node.workerinput["specbench_journal"] = str(self.journal.path)
-        if self.dedupe.enabled and self.journal is not None:
-            node.workerinput["specbench_programs"] = str(self.journal.path.parent / _dedupe.FOLDER)
+        # xdist: each worker gets a channel of its own to this process (plugin/remote.py).
+        self.link.configure_node(node)
+        data = self.config.getoption("specbench_remote_data", None)
+        if data and node.workerinput[_remote.REMOTE_KEY]:
+            node.workerinput["specbench_data"] = str(data)
 
     # ------------------------------------------------------------------ hooks
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -394,10 +439,20 @@ class SpecbenchRun:
             return None
         from .scheduling import CostFirstScheduling
 
-        return CostFirstScheduling(config, log, self.dispatch_costs, self.dedupe_groups, self.verdict_known)
+        return CostFirstScheduling(config, log, self.dispatch_costs, self.dedupe_groups, self.verdict_known,
+                                   self.link.before_send)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        # A remote host's versions and data, compared with ours before anything runs.
+        try:
+            lines = self.link.check_node(node)
+        except _remote.HostRefused as exc:
+            generation.stop_workers(self)
+            raise pytest.UsageError(f"specbench: {exc}") from None
+        writer = self.config.get_terminal_writer()
+        for line in lines:
+            writer.line(line, yellow=True)
         # Generation phase (xdist controller): before scheduling; workers only read answers.
         generation.generate_for_node_ids(self, node, ids)
 
@@ -414,6 +469,7 @@ class SpecbenchRun:
                 self.dedupe_counts[how] += 1
             report.user_properties = [p for p in report.user_properties if p[0] not in (PROPERTY, DEDUPE_PROPERTY)]
             self.store.add(outcome)
+            self.link.note_verdict(report.nodeid, outcome)
             if report.nodeid not in self.finished:  # a resumed item is in the journal already
                 self._journal_append(report.nodeid, outcome)
         elif report.when == "setup" and report.skipped and report.nodeid.startswith("specbench::"):
@@ -484,6 +540,8 @@ class SpecbenchRun:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.services.close()
         self.dedupe.close()
+        if isinstance(self.link, _remote.ControllerLink):
+            self.link.close()
 
     # ----------------------------------------------------------------- report
     def report(self) -> dict[str, Any]:
