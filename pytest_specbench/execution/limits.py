@@ -49,6 +49,10 @@ class Limits:
 # and the least CPU time seen decides; a call stopped at the margin is over at once.
 BORDERLINE_MARGIN = 2.0
 REMEASURE_RUNS = 3
+# A call stopped by its wall-time bound before it used its CPU limit (a loaded
+# machine, or a sample that sleeps) is run once more, with this many times the
+# wall allowance (re-measurements time CPU; the wall bound only stops sleepers).
+REMEASURE_WALL_FACTOR = 3.0
 # The reference's cost on an input where it sets the limit: the least of this many runs.
 REFERENCE_RUNS = 3
 

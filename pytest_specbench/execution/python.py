@@ -16,7 +16,7 @@ import re
 import sys
 import time
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from ..errors import InfrastructureError
@@ -163,7 +163,8 @@ class PythonExecutor(SandboxClient):
             indices: Sequence[int], call_cpu: Sequence[float] | None = None,
             on_outcome: Callable[[CallOutcome], bool] | None = None,
             digest_strings_over: int | None = None,
-            digest_over_bytes: int | Sequence[int | None] | None = None, margin: float = 1.0) -> JobResult:
+            digest_over_bytes: int | Sequence[int | None] | None = None, margin: float = 1.0,
+            wall_factor: float | None = None) -> JobResult:
         """Run ``entry_point`` from ``code`` on ``calls()[i]`` for each ``i`` in ``indices``.
 
         ``calls_key`` names the input set so the zygote loads it once.  ``call_cpu``
@@ -187,11 +188,13 @@ class PythonExecutor(SandboxClient):
         back with ``over_limit`` set (and its outcome as usual), for the caller
         to measure again (:meth:`remeasure`) rather than decide on one noisy
         figure; a call stopped at the margin is a ``timeout`` at once.
+        ``wall_factor`` replaces the limits' own for this job (re-measurements
+        allow more wall time: they measure CPU time, on a machine that may be loaded).
         Raises :class:`InfrastructureError` only when the sandbox
         itself fails; anything the sample does ends up in the :class:`JobResult`.
         """
         self.ensure_started()
-        lim = self.limits
+        lim = self.limits if wall_factor is None else replace(self.limits, wall_factor=wall_factor)
         call_cpu = list(call_cpu) if call_cpu is not None else [lim.call_cpu] * len(indices)
         margin = max(float(margin), 1.0)
         if isinstance(digest_over_bytes, (list, tuple)):
@@ -233,7 +236,8 @@ class PythonExecutor(SandboxClient):
     def remeasure(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
                   index: int, cpu_limit: float, accept: Callable[[CallOutcome], bool], runs: int,
                   margin: float, digest_strings_over: int | None = None,
-                  digest_over_bytes: int | None = None, every_run: bool = False) -> list[float | None]:
+                  digest_over_bytes: int | None = None, every_run: bool = False,
+                  wall_factor: float | None = None) -> list[float | None]:
         """CPU seconds of call ``index`` measured again, each time in a fresh
         child (up to ``runs`` times, stopping at the first run within
         ``cpu_limit``): the figures of a borderline call, whose least decides
@@ -246,7 +250,7 @@ class PythonExecutor(SandboxClient):
         for _ in range(runs):
             result = self.run(code, entry_point, calls_key, calls, [index], call_cpu=[cpu_limit],
                               digest_strings_over=digest_strings_over, digest_over_bytes=digest_over_bytes,
-                              margin=margin)
+                              margin=margin, wall_factor=wall_factor)
             outcome = result.outcomes.get(index)
             if outcome is None or outcome.status == "timeout":
                 seen.append(None)  # stopped at the margin (or its wall time): no figure within it

@@ -37,7 +37,8 @@ from ...data.jsonl import file_digest
 from .sanitize import clean_sample, program_form
 from ...errors import DataError, RepeatableError
 from ...execution import wire
-from ...execution.limits import BORDERLINE_MARGIN, REFERENCE_RUNS, REMEASURE_RUNS, machine_speed
+from ...execution.limits import (BORDERLINE_MARGIN, REFERENCE_RUNS, REMEASURE_RUNS, REMEASURE_WALL_FACTOR,
+                                 machine_speed)
 from ...metrics.passk import pass_at_k_table
 from ...models.base import Completion
 from ..base import CheckResult, Message, Prompt, Task, TaskSet
@@ -475,6 +476,11 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
         return f"raised {outcome.exc_type}: {outcome.message[:100]}"
 
     def judge(outcome) -> bool:
+        if outcome.status == "timeout" and outcome.cpu < call_cpu[outcome.index]:
+            # Stopped by the wall-time bound, not the CPU timer: a loaded machine
+            # (or a sample that sleeps).  Measured again below with more wall time.
+            borderline.append(outcome)
+            return True
         why = wrong(outcome)
         if why is None:
             if outcome.over_limit:  # right, but over its limit on this one figure: measured again below
@@ -496,19 +502,23 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     for first in borderline:
         if failures and not details_mode:
             break  # failed already: no figure can change the verdict
-        i = first.index
+        i, walled = first.index, first.status == "timeout"
         again = executor.remeasure(code, task["entry_point"], _calls_key(task, digest), lambda: functional_calls(task),
-                                   i, call_cpu[i], accept=lambda o: wrong(o) is None, runs=REMEASURE_RUNS,
-                                   margin=BORDERLINE_MARGIN, digest_strings_over=strings_over,
-                                   digest_over_bytes=expected.digest_over[i])
-        seen = [first.cpu] + again
-        least = min(t for t in seen if t is not None)
-        within = least <= call_cpu[i]
+                                   i, call_cpu[i], accept=lambda o: wrong(o) is None,
+                                   runs=1 if walled else REMEASURE_RUNS, margin=BORDERLINE_MARGIN,
+                                   digest_strings_over=strings_over, digest_over_bytes=expected.digest_over[i],
+                                   wall_factor=limits.wall_factor * REMEASURE_WALL_FACTOR)
+        seen = [None if walled else first.cpu] + again
+        figures = [t for t in seen if t is not None]
+        within = bool(figures) and min(figures) <= call_cpu[i]
         timing.append({"input": i, "limit": round(call_cpu[i], 4), "cpu": [None if t is None else round(t, 4) for t in seen],
-                       "passed": within})
+                       "passed": within, **({"wall": True} if walled else {})})
         if not within:
-            failures.append((i, f"over its {call_cpu[i]:.3g} s CPU limit (least CPU time of {len(seen)} runs: "
-                                f"{least:.3g} s)"))
+            if figures:
+                why = f"least CPU time of {len(seen)} runs: {min(figures):.3g} s"
+            else:
+                why = f"no run of {len(seen)} finished with a right output within its wall-time bound"
+            failures.append((i, f"over its {call_cpu[i]:.3g} s CPU limit ({why})"))
     if not failures and answered < len(inputs):
         failures.append((answered, result.failure_reason() or "no answer"))
     first_failed = min(failures)[0] if failures else None
