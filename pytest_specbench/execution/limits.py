@@ -48,7 +48,7 @@ class Limits:
 # times it is measured again, in a fresh child, up to REMEASURE_RUNS more times,
 # and the least CPU time seen decides; a call stopped at the margin is over at once.
 BORDERLINE_MARGIN = 2.0
-REMEASURE_RUNS = 3
+REMEASURE_RUNS = 4
 # A call stopped by its wall-time bound before it used its CPU limit (a loaded
 # machine, or a sample that sleeps) is run once more, with this many times the
 # wall allowance (re-measurements time CPU; the wall bound only stops sleepers).

@@ -85,6 +85,10 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
             for check, f in comp["flips"].items():
                 nf, np_ = f["newly_failing"], f["newly_passing"]
                 out.append(f"**{check} flips:** {len(nf)} newly failing, {len(np_)} newly passing")
+                bf, bp = f.get("newly_failing_borderline", []), f.get("newly_passing_borderline", [])
+                if bf or bp:
+                    out.append(f"- of which borderline (CPU time at the limit): {len(bf)} newly failing, "
+                               f"{len(bp)} newly passing")
                 if nf:
                     out.append(f"- newly failing: {_ids(nf)}")
                 if np_:
