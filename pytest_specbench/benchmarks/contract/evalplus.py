@@ -476,9 +476,10 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
         return f"raised {outcome.exc_type}: {outcome.message[:100]}"
 
     def judge(outcome) -> bool:
-        if outcome.status == "timeout" and outcome.cpu < call_cpu[outcome.index]:
-            # Stopped by the wall-time bound, not the CPU timer: a loaded machine
-            # (or a sample that sleeps).  Measured again below with more wall time.
+        if outcome.status == "timeout" and outcome.cpu < call_cpu[outcome.index] * BORDERLINE_MARGIN:
+            # Stopped by the wall-time bound, not the CPU timer (which stops a call at
+            # the margin): a loaded machine, or a sample that sleeps.  Measured again
+            # below, with more wall time.
             borderline.append(outcome)
             return True
         why = wrong(outcome)
