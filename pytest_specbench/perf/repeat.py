@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load", action="store_true", help="one busy process per core during the runs")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "datasets")
     ap.add_argument("--work", type=Path, default=Path("/tmp/specbench-repeat"))
+    ap.add_argument("--no-warm-up", action="store_true", help="the expected outputs are in WORK/state already")
     ap.add_argument("-k", dest="keyword", default="", help="pytest -k expression (default: all tasks of the file)")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -60,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
             "--specbench-checks=functional", "-n", "2", "--specbench-result-cache=off"]
     if args.keyword:
         base += ["-k", args.keyword]
-    wall, _ = run_once(base, args.work / "warm.json", state)  # builds the expected outputs
-    print(f"warm-up (expected outputs): {wall:.0f} s", flush=True)
+    if not args.no_warm_up:
+        wall, _ = run_once(base, args.work / "warm.json", state)  # builds the expected outputs
+        print(f"warm-up (expected outputs): {wall:.0f} s", flush=True)
     procs = busy_load(os.cpu_count() or 1) if args.load else []
     seen: list[dict] = []
     try:
