@@ -26,7 +26,9 @@ from pytest_specbench.models.base import Completion
 from pytest_specbench.perf.spread import busy_load, stop_load
 
 LIMIT = 0.05
-LIMITS = Limits(call_cpu=LIMIT, startup_cpu=2.0, memory_mb=1024, tmp_mb=16)
+# wall_factor 20: on a 2-core machine at load 20+ a call gets a tenth of a core, and
+# the wall bound (for samples that sleep) would stop busy calls; its path is tested apart.
+LIMITS = Limits(call_cpu=LIMIT, startup_cpu=2.0, memory_mb=1024, tmp_mb=16, wall_factor=20.0)
 
 TASK = {"task_id": "HumanEval/9933", "entry_point": "f", "atol": 0, "prompt": "def f(x, k):\n",
         "canonical_solution": "    return x + 1\n",
@@ -57,13 +59,12 @@ def competing_load():
     stop_load(procs)
 
 
-@pytest.fixture
-def ctx(python_executor, tmp_path):
+def context(executor, limits, tmp_path):
     class Context:
-        settings = SimpleNamespace(limits=LIMITS, details=False, option=lambda name: None)
+        settings = SimpleNamespace(limits=limits, details=False, option=lambda name: None)
 
         def python_executor(self):
-            return python_executor
+            return executor
 
         def cache_dir(self, *parts):
             path = tmp_path.joinpath(*parts)
@@ -71,6 +72,11 @@ def ctx(python_executor, tmp_path):
             return path
 
     return Context()
+
+
+@pytest.fixture
+def ctx(python_executor, tmp_path):
+    return context(python_executor, LIMITS, tmp_path)
 
 
 def check(code: str, ctx):
@@ -89,7 +95,7 @@ def test_same_verdict_in_20_runs_under_a_competing_load(competing_load, ctx):
     assert all(len(t) == 1 for t in marked)
 
 
-def test_over_within_the_margin_fails_every_time_with_its_figures(ctx):
+def test_over_within_the_margin_fails_every_time_with_its_figures(competing_load, ctx):
     for _ in range(3):
         result = check(OVER, ctx)
         assert not result.passed and result.details["failed_input"] == 2
@@ -110,6 +116,23 @@ def test_far_over_the_limit_is_decided_at_once(ctx):
         assert entry["wall"] is True and entry["passed"] is False and len(entry["cpu"]) == 2
     else:
         assert result.message == "plus input #0: over its 0.05 s CPU limit"
+
+
+def test_a_call_stopped_by_its_wall_bound_is_run_once_more_with_more_wall_time(tmp_path):
+    from pytest_specbench.execution.python import PythonExecutor
+
+    limits = Limits(call_cpu=LIMIT, startup_cpu=2.0, memory_mb=1024, tmp_mb=16, wall_factor=1.0)  # 0.6 s wall
+    executor = PythonExecutor(limits)
+    try:
+        sleeper = "import time\ndef f(x, k):\n    if k:\n        time.sleep(30)\n    return x + 1\n"
+        result = evalplus.functional_check(TASK, "w" * 64, Completion(sleeper, {"trusted_reference": True}),
+                                           context(executor, limits, tmp_path))
+    finally:
+        executor.close()
+    assert not result.passed and result.details["failed_input"] == 2
+    (entry,) = result.details["borderline"]
+    assert entry["wall"] is True and entry["cpu"] == [None, None] and entry["passed"] is False
+    assert "no run of 2 finished with a right output within its wall-time bound" in result.message
 
 
 def test_a_fast_figure_must_come_with_a_right_answer(ctx):
