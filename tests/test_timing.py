@@ -136,23 +136,27 @@ def test_a_call_stopped_by_its_wall_bound_is_run_once_more_with_more_wall_time(t
 
 
 def test_a_fast_figure_must_come_with_a_right_answer(ctx):
-    # A sample that is slow and right on its first run, fast and wrong on the others
-    # (it can tell a fresh child by its own state): the fast figures do not count.
-    code = f'''import time
-calls = []
+    # On its input at the limit, a sample that is slow and right or (half the time)
+    # fast and wrong: its fast figures come with wrong answers and never count.
+    code = f'''import os, time
 def f(x, k):
-    calls.append(x)
-    if k and len(calls) > 1:
+    if k and os.urandom(1)[0] < 128:
+        return -1
+    if k:
         t = time.process_time()
         while time.process_time() - t < {LIMIT} * 1.5:
             pass
-        return x + 1
-    return x + 1 if not k else -1
+    return x + 1
 '''
-    result = check(code, ctx)
-    assert not result.passed
-    (entry,) = result.details["borderline"]
-    assert entry["cpu"][1:] == [None] * REMEASURE_RUNS
+    entries = []
+    for _ in range(8):
+        result = check(code, ctx)
+        assert not result.passed
+        entries += result.details.get("borderline", [])
+    for entry in entries:
+        assert entry["passed"] is False
+        assert all(t is None or t > LIMIT for t in entry["cpu"]), entry
+    assert any(None in entry["cpu"] for entry in entries) or not entries
 
 
 def test_the_report_marks_borderline_items(pytester):

@@ -236,8 +236,9 @@ class PythonExecutor(SandboxClient):
     def remeasure(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
                   index: int, cpu_limit: float, accept: Callable[[CallOutcome], bool], runs: int,
                   margin: float, digest_strings_over: int | None = None,
-                  digest_over_bytes: int | None = None, every_run: bool = False,
-                  wall_factor: float | None = None) -> list[float | None]:
+                  digest_over_bytes: int | Sequence[int | None] | None = None, every_run: bool = False,
+                  wall_factor: float | None = None, before: Sequence[int] = (),
+                  before_cpu: Sequence[float] = ()) -> list[float | None]:
         """CPU seconds of call ``index`` measured again, each time in a fresh
         child (up to ``runs`` times, stopping at the first run within
         ``cpu_limit``): the figures of a borderline call, whose least decides
@@ -245,10 +246,15 @@ class PythonExecutor(SandboxClient):
         counts only when ``accept`` (the check's oracle) takes its outcome, so
         a sample cannot buy a fast figure with a wrong answer; a run that does
         not count (a wrong answer, a timeout, no answer) is ``None``.  Each run may go to ``margin`` times the limit.
-        ``every_run`` makes all ``runs`` (to know the spread, not just a verdict)."""
+        ``every_run`` makes all ``runs`` (to know the spread, not just a verdict).
+        ``before`` (with their limits ``before_cpu``) are the calls the child makes
+        first, as in the run being checked: a sample may keep state from one call
+        to the next (a memo), so call ``index`` alone may cost more than it did
+        in sequence; only its own figure is taken."""
         seen: list[float | None] = []
+        indices, limits_of = list(before) + [index], list(before_cpu) + [cpu_limit]
         for _ in range(runs):
-            result = self.run(code, entry_point, calls_key, calls, [index], call_cpu=[cpu_limit],
+            result = self.run(code, entry_point, calls_key, calls, indices, call_cpu=limits_of,
                               digest_strings_over=digest_strings_over, digest_over_bytes=digest_over_bytes,
                               margin=margin, wall_factor=wall_factor)
             outcome = result.outcomes.get(index)

@@ -424,6 +424,8 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     times it is *borderline*: if its output is right, it is run again in a fresh
     child (up to :data:`REMEASURE_RUNS` times) and the least CPU time seen decides;
     the details keep ``borderline`` (input, limit, the figures seen) either way.
+    Each re-run makes the calls before it first, as the first run did (a sample
+    may memoize across calls), and times only the borderline one.
     A call stopped at the margin is over its limit at once (docs/timing.md)."""
     expected = _expected_outputs(task, digest, ctx)
     limits = ctx.settings.limits
@@ -507,8 +509,9 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
         again = executor.remeasure(code, task["entry_point"], _calls_key(task, digest), lambda: functional_calls(task),
                                    i, call_cpu[i], accept=lambda o: wrong(o) is None,
                                    runs=1 if walled else REMEASURE_RUNS, margin=BORDERLINE_MARGIN,
-                                   digest_strings_over=strings_over, digest_over_bytes=expected.digest_over[i],
-                                   wall_factor=limits.wall_factor * REMEASURE_WALL_FACTOR)
+                                   digest_strings_over=strings_over, digest_over_bytes=expected.digest_over[:i + 1],
+                                   wall_factor=limits.wall_factor * REMEASURE_WALL_FACTOR,
+                                   before=range(i), before_cpu=call_cpu[:i])
         seen = [None if walled else first.cpu] + again
         figures = [t for t in seen if t is not None]
         within = bool(figures) and min(figures) <= call_cpu[i]
