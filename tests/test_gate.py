@@ -274,3 +274,46 @@ def test_bootstrap_draws_whole_clusters_of_tasks():
     # aggregate saw the resampled tasks, every variant of a drawn program together.
     drawn = [k for k in seen[-1] if k.startswith("p1")]
     assert len(drawn) % 4 == 0 and all(seen[-1][k].task_id == k.split("#")[0] for k in seen[-1])
+
+
+def _with_borderline(results: dict, tasks: set[str]) -> dict:
+    for t in tasks:
+        results[t][0]["checks"]["functional"]["borderline"] = [{"input": 3, "limit": 1.0, "cpu": [1.2, 1.1, 1.3, 1.2],
+                                                               "passed": False}]
+    return results
+
+
+def test_borderline_flips_are_counted_apart_and_alone_do_not_fail_the_gate():
+    # 12 of 30 newly failing: a significant drop far beyond -2%.
+    base = _results([1] * 20 + [0] * 10)
+    cand = _results([0] * 12 + [1] * 8 + [0] * 10)
+    d = stats.paired_deltas(_mean_passed, base, cand, ["rate"])["rate"]
+    per_task = d.pop("per_task")
+    pairs = list(zip(per_task["baseline"], per_task["candidate"]))
+    d["mcnemar"] = {"newly_failing": sum(1 for x, y in pairs if x > y), "newly_passing": 0,
+                    "p": stats.mcnemar_exact(12, 0)}
+    tol = gate.parse_tolerances("rate:-2%", ["b"])[0]
+    # All 12 newly failing items are borderline (timing at the limit): reported, not failing.
+    timing = gate.flips(base, _with_borderline(cand, {f"t{i}" for i in range(12)}), ["functional"])
+    assert timing["functional"]["newly_failing_borderline"] == timing["functional"]["newly_failing"]
+    rule = gate._compare_rule(tol, "b", d, 0.05, timing)
+    assert rule["passed"] and rule["only_borderline"] and rule["beyond_tolerance"] and rule["significant"]
+    assert "all 12 newly failing task(s) are borderline" in rule["why"]
+    lines = "\n".join(gate.render_gate({"active": True, "passed": True, "rules": [rule], "baseline": "x",
+                                        "comparison": {"b": {"tasks_compared": 30, "only_in_baseline": 0,
+                                                             "only_in_candidate": 0, "metrics": {},
+                                                             "flips": timing}}}))
+    assert "of which borderline (CPU time at the limit, measured again): 12 newly failing" in lines
+    assert "made only of borderline flips" in lines
+    # One solid flip among them: the usual rule applies, and the borderline ones are still counted apart.
+    mixed = gate.flips(base, _with_borderline(_results([0] * 12 + [1] * 8 + [0] * 10), {f"t{i}" for i in range(11)}),
+                       ["functional"])
+    assert len(mixed["functional"]["newly_failing_borderline"]) == 11
+    rule = gate._compare_rule(tol, "b", d, 0.05, mixed)
+    assert not rule["passed"] and not rule["only_borderline"]
+    # A mark in the baseline counts too (it passed there at the limit).
+    marked_base = gate.flips(_with_borderline(_results([1] * 20 + [0] * 10), {"t0"}), _results([0] + [1] * 19 + [0] * 10),
+                             ["functional"])
+    assert marked_base["functional"]["newly_failing_borderline"] == ["t0"]
+    assert gate.only_borderline_failing(marked_base) == 1
+    assert gate.only_borderline_failing(gate.flips(base, base, ["functional"])) == 0

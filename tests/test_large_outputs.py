@@ -89,3 +89,49 @@ def test_functional_check_compares_large_outputs_by_digest(ctx, body, passed, re
     assert reason in result.message
     if not passed:
         assert "expected an output of" in result.message and "\n" not in result.message
+
+
+# Issue #28 (1): any output the child digests is still judged by the task's oracle.
+# Constructed tasks (5,000 elements: over the 4,096-element and 10,000-byte thresholds).
+def _task(number: int, canonical: str, atol: float = 0) -> dict:
+    return {"task_id": f"Mbpp/{number}", "entry_point": "f", "atol": atol, "canonical_solution": canonical,
+            "base_input": [[3]], "plus_input": [[5000]]}
+
+
+MIXED = _task(9901, "def f(n):\n    return [i if i % 3 else float(i) for i in range(n)]\n")  # ints and equal floats
+EXACT = _task(9902, "def f(n):\n    return [i % 2 for i in range(n)]\n")  # kept as a digest only
+NEAR = _task(9903, "def f(n):\n    return [10 ** 9 + i for i in range(n)]\n", atol=1e-6)  # allclose: rtol 1e-7
+
+
+@pytest.mark.parametrize("task, body, passed", [
+    # The expected output holds floats: the sample's all-int list (exact, so the child
+    # could digest it) must come whole and be compared by == (EvalPlus: 2 == 2.0).
+    (MIXED, "return list(range(n))", True),
+    (MIXED, "return list(range(n - 1)) + [0]", False),
+    (MIXED, "return tuple(range(n))", False),  # a tuple is not a list under ==
+    # The expected output is known by its digest only: a sample's floats or bools equal to it pass.
+    (EXACT, "return [float(i % 2) for i in range(n)]", True),
+    (EXACT, "return [bool(i % 2) for i in range(n)]", True),
+    (EXACT, "return [i % 2 for i in range(n)]", True),
+    (EXACT, "return [(i % 2) + 0.5 for i in range(n)]", False),
+    (EXACT, "return tuple(i % 2 for i in range(n))", False),
+    (EXACT, "return [complex(i % 2, 0) for i in range(n)]", True),
+    (EXACT, "return [float('nan')] * n", False),
+    # A task with an atol: EvalPlus's allclose accepts an int off by 1 in 10**9 (rtol 1e-7); no digest decides there.
+    (NEAR, "return [10 ** 9 + i + (i == 7) for i in range(n)]", True),
+    (NEAR, "return [10 ** 9 + i + 1000 * (i == 7) for i in range(n)]", False),
+])
+def test_large_outputs_are_judged_by_the_oracle(ctx, task, body, passed):
+    code = f"def f(n):\n    {body}\n"
+    result = evalplus.functional_check(task, "e" * 64, Completion(code, {"trusted_reference": True}), ctx)
+    assert result.passed is passed, result.message
+    expected = evalplus._expected_outputs(task, "e" * 64, ctx)
+    assert (1 in expected.digest_only) is (task is EXACT)
+    assert expected.digest_over[1] == (10_000 if task is EXACT else None)
+
+
+def test_exactness_of_an_encoding():
+    for value, exact in (([1, 2, None], True), ([1, 2.0], False), ([True], False), ([float("inf")], False),
+                         ((1, "a.e", b"x"), True), ({"a": 1}, False), ({1}, False), ([10 ** 2000], True),
+                         (["NaN", "1.5e3"], True), ([[1], (2, [3.5])], False)):
+        assert evalplus._exact_encoding(wire.dumps(value).encode()) is exact, value

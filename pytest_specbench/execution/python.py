@@ -16,7 +16,7 @@ import re
 import sys
 import time
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from ..errors import InfrastructureError
@@ -29,7 +29,9 @@ from .sandbox import SandboxClient
 
 # Part of the result cache's key: bump it when the same sample could get another
 # verdict.  2: samples are compiled without inheriting the harness's __future__ flags.
-EXECUTOR_VERSION = 2
+# 3: a call over its CPU limit by less than the borderline margin is measured again
+# (least CPU time of several runs decides); outputs are digested only where asked per call.
+EXECUTOR_VERSION = 3
 _OK_RECORD = re.compile(rb'\[(\d+),"ok",')
 
 Call = tuple[tuple, dict]  # (args, kwargs)
@@ -65,6 +67,9 @@ class CallOutcome:
     value_or_type_error: bool = False  # a ``raise`` statement raised ValueError/TypeError (or subclass)
     message: str = ""
     cpu: float = 0.0
+    # Ended over its CPU limit but within the job's margin (see PythonExecutor.run):
+    # a borderline call, to be measured again before a verdict on time.
+    over_limit: bool = False
     _value: Any = field(default=_UNDECODED, repr=False, compare=False)
 
     @property
@@ -92,6 +97,7 @@ class JobResult:
     output: str = ""  # captured stdout/stderr, capped
     wall: float = 0.0
     pid: int | None = None  # the child's pid (= its process group), for leak checks
+    cpu: float | None = None  # CPU seconds of the whole child, as the zygote counted them (rusage)
     protocol_error: str | None = None  # records no honest child writes (forged by the sample)
 
     def failure_reason(self) -> str:
@@ -156,7 +162,9 @@ class PythonExecutor(SandboxClient):
     def run(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
             indices: Sequence[int], call_cpu: Sequence[float] | None = None,
             on_outcome: Callable[[CallOutcome], bool] | None = None,
-            digest_strings_over: int | None = None, digest_over_bytes: int | None = None) -> JobResult:
+            digest_strings_over: int | None = None,
+            digest_over_bytes: int | Sequence[int | None] | None = None, margin: float = 1.0,
+            wall_factor: float | None = None) -> JobResult:
         """Run ``entry_point`` from ``code`` on ``calls()[i]`` for each ``i`` in ``indices``.
 
         ``calls_key`` names the input set so the zygote loads it once.  ``call_cpu``
@@ -171,14 +179,28 @@ class PythonExecutor(SandboxClient):
         None, bytes), comes back as the digest of that encoding
         (``CallOutcome.encoded_digest``), computed in the child as the encoding
         is produced: neither side holds it whole.  A sample cannot use this to
-        pass: it never sees the digest it would have to match.
+        pass: it never sees the digest it would have to match.  A list gives
+        ``digest_over_bytes`` per call (``None``: never digest that call's output),
+        for a check that can judge by digest on some inputs only.
+
+        With ``margin`` > 1, a call may run to ``margin`` times its CPU limit
+        before it is stopped: one that ends over its limit but within that comes
+        back with ``over_limit`` set (and its outcome as usual), for the caller
+        to measure again (:meth:`remeasure`) rather than decide on one noisy
+        figure; a call stopped at the margin is a ``timeout`` at once.
+        ``wall_factor`` replaces the limits' own for this job (re-measurements
+        allow more wall time: they measure CPU time, on a machine that may be loaded).
         Raises :class:`InfrastructureError` only when the sandbox
         itself fails; anything the sample does ends up in the :class:`JobResult`.
         """
         self.ensure_started()
-        lim = self.limits
+        lim = self.limits if wall_factor is None else replace(self.limits, wall_factor=wall_factor)
         call_cpu = list(call_cpu) if call_cpu is not None else [lim.call_cpu] * len(indices)
-        job_wall = lim.startup_cpu * lim.wall_factor + sum(c * lim.wall_factor + 0.5 for c in call_cpu) + 2.0
+        margin = max(float(margin), 1.0)
+        if isinstance(digest_over_bytes, (list, tuple)):
+            digest_over_bytes = list(digest_over_bytes)
+        job_wall = (lim.startup_cpu * lim.wall_factor + sum(c * margin * lim.wall_factor + 0.5 for c in call_cpu)
+                    + 2.0)
         try:
             if calls_key not in self._loaded:
                 self._send({"op": "load", "key": calls_key, "calls": list(calls())})
@@ -190,8 +212,16 @@ class PythonExecutor(SandboxClient):
                 self._loaded.move_to_end(calls_key)
             self._send({"op": "run", "key": calls_key, "code": code, "entry_point": entry_point,
                         "indices": list(indices), "call_cpu": call_cpu, "digest_strings_over": digest_strings_over,
-                        "digest_over_bytes": digest_over_bytes, "record_area": True,
+                        "digest_over_bytes": digest_over_bytes, "record_area": True, "margin": margin,
                         "limits": {**asdict(lim), "job_wall": job_wall}})
+            limit_of = dict(zip(indices, call_cpu))
+            if margin > 1.0:
+                # The outcome says it ran over its limit before on_outcome sees it.
+                def mark(outcome: CallOutcome, inner=on_outcome) -> bool:
+                    if outcome.status != "timeout" and outcome.cpu > limit_of.get(outcome.index, float("inf")):
+                        outcome.over_limit = True
+                    return inner(outcome) if inner is not None else True
+                on_outcome = mark
             return self._collect(on_outcome, list(indices), deadline=time.monotonic() + job_wall + 30)
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:
             self.close()
@@ -202,6 +232,42 @@ class PythonExecutor(SandboxClient):
             # Start afresh rather than misattribute them.
             self.close()
             raise
+
+    def remeasure(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
+                  index: int, cpu_limit: float, accept: Callable[[CallOutcome], bool], runs: int,
+                  margin: float, digest_strings_over: int | None = None,
+                  digest_over_bytes: int | Sequence[int | None] | None = None, every_run: bool = False,
+                  wall_factor: float | None = None, before: Sequence[int] = (),
+                  before_cpu: Sequence[float] = ()) -> list[float | None]:
+        """CPU seconds of call ``index`` measured again, each time in a fresh
+        child (up to ``runs`` times, stopping at the first run within
+        ``cpu_limit``): the figures of a borderline call, whose least decides
+        (as :func:`~.limits.machine_speed` takes the least of five).  A run
+        counts only when ``accept`` (the check's oracle) takes its outcome, so
+        a sample cannot buy a fast figure with a wrong answer; a run that does
+        not count (a wrong answer, a timeout, no answer) is ``None``.  Each run may go to ``margin`` times the limit.
+        ``every_run`` makes all ``runs`` (to know the spread, not just a verdict).
+        ``before`` (with their limits ``before_cpu``) are the calls the child makes
+        first, as in the run being checked: a sample may keep state from one call
+        to the next (a memo), so call ``index`` alone may cost more than it did
+        in sequence; only its own figure is taken."""
+        seen: list[float | None] = []
+        indices, limits_of = list(before) + [index], list(before_cpu) + [cpu_limit]
+        for _ in range(runs):
+            result = self.run(code, entry_point, calls_key, calls, indices, call_cpu=limits_of,
+                              digest_strings_over=digest_strings_over, digest_over_bytes=digest_over_bytes,
+                              margin=margin, wall_factor=wall_factor)
+            outcome = result.outcomes.get(index)
+            if outcome is None or outcome.status == "timeout":
+                seen.append(None)  # stopped at the margin (or its wall time): no figure within it
+            else:
+                try:
+                    seen.append(outcome.cpu if accept(outcome) else None)
+                except Exception:  # noqa: BLE001 - an oracle that cannot judge the output rejects it
+                    seen.append(None)
+            if not every_run and seen[-1] is not None and seen[-1] <= cpu_limit:
+                break
+        return seen
 
     def _collect(self, on_outcome, indices: list[int], deadline: float) -> JobResult:
         result, chunks, stopping = JobResult(), [], False
@@ -257,6 +323,7 @@ class PythonExecutor(SandboxClient):
                 result.exit_code, result.signal = info["exit_code"], info["signal"]
                 result.killed = None if stopping else info["killed"]
                 result.output, result.wall, result.pid = info["outputs"][0], info["wall"], info.get("pid")
+                result.cpu = info.get("cpu")
                 if not ready:  # no sample code ran: the sandbox failed, not the sample
                     raise InfrastructureError("sandbox child could not be set up: "
                                               + (setup_error or result.failure_reason() or "no record"))

@@ -171,6 +171,11 @@ def _exact(value: Any) -> bool:
     return True
 
 
+def is_exact(value: Any) -> bool:
+    """Public name of :func:`_exact`: may a digest of ``value``'s encoding decide equality with it?"""
+    return _exact(value)
+
+
 def iter_dumps(value: Any, batch: int = 1024):
     """:func:`dumps` in pieces (their concatenation is ``dumps(value)``), so a
     huge list or tuple is encoded, hashed and dropped as it goes."""

@@ -17,6 +17,8 @@ What is measured, per workload as asked:
           (--parallel 2, through run_evalplus.py) vs the floor (every sample, not deduplicated);
           per-sample verdicts compared with EvalPlus's, and dedupe on against off
   W1, W3  -n 0 vs -n 2;  W3 also a second identical run (result cache on)
+  W1, W4  the cost of borderline timing (issue #33): calls over their CPU limit by less
+          than the margin measured again, and timeouts run to the margin
   W2      peak RSS of the controller, the workers, the zygotes and the sample children;
           the floor over distinct programs only (each program once, no isolation: the
           samples' own work, which bounds the plugin with dedupe)
@@ -318,6 +320,29 @@ MODES = {"n2": (["-n", "2"], "plugin -n 2"), "n0": ([], "plugin -n 0"),
          "n0-off": (["--specbench-dedupe=off"], "plugin -n 0, dedupe off")}
 
 
+def remeasure_cost(report: Path, bench: str) -> str:
+    """What borderline timing cost in one run (issue #33, docs/timing.md): items
+    whose call was measured again, the extra runs and their CPU seconds (a run
+    stopped at the margin counted at the margin), and the CPU seconds calls that
+    timed out spent between their limit and the margin (before, they stopped at the limit)."""
+    from pytest_specbench.execution.limits import BORDERLINE_MARGIN
+
+    items = runs = 0
+    cpu = margin_cpu = 0.0
+    for task in json.loads(report.read_text())["benchmarks"][bench]["tasks"].values():
+        for s in task["samples"]:
+            check = s["checks"].get("functional", {})
+            for entry in check.get("borderline", []):
+                items += 1
+                runs += len(entry["cpu"]) - 1
+                cpu += sum(entry["limit"] * BORDERLINE_MARGIN if t is None else t for t in entry["cpu"][1:])
+            stopped = re.search(r"over its ([0-9.e+-]+) s CPU limit$", check.get("reason", ""))
+            if stopped:
+                margin_cpu += (BORDERLINE_MARGIN - 1) * float(stopped.group(1))
+    return (f"{items} borderline item(s) measured again: {runs} extra run(s), {cpu:.1f} CPU s; "
+            f"timeouts run to {BORDERLINE_MARGIN:g}x their limit: +{margin_cpu:.1f} CPU s")
+
+
 def functional_workload(name, samples: Path, dataset: str, data: Path, work: Path, table: list, tasks_filter=None,
                         modes=("n2", "n2-off"), evalplus=True, floor=True, plugin=True, floor_distinct=False) -> None:
     bench = "evalplus"
@@ -354,6 +379,9 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
         table.append((name, label, runs[mode]["wall_s"],
                       runs[mode]["peak_rss_mb"], runs[mode]["summary"] + f"; {runs[mode]['load']}; peak MB by process: "
                       + ", ".join(f"{k} {v}" for k, v in roles.items())))
+        if name != "W2":
+            runs[mode]["remeasure"] = remeasure_cost(work / f"{name}-{mode}.json", bench)
+            table.append((name, f"re-measurement ({mode})", "-", None, runs[mode]["remeasure"]))
         if name == "W2":
             biggest = max((v for k, v in roles.items() if k in ("controller", "worker", "zygote")), default=0)
             table.append((name, "peak RSS, harness processes", biggest, None,

@@ -15,6 +15,13 @@ significant at ``alpha``: an exact McNemar test on the per-task outcomes when
 the metric's per-task values are pass/fail (pass@1 with one sample per task),
 otherwise the paired bootstrap interval at level ``1 - alpha`` lying below 0.
 
+Flips (tasks that newly fail or newly pass) of items marked ``borderline`` in
+either run (a verdict decided by CPU time at the limit, measured again: see
+docs/timing.md) are counted apart from the others and said so; a regression
+whose newly failing tasks are *all* borderline does not fail the gate by itself
+(the rule reports it, passed).  One solid newly failing task is enough for the
+usual rule to apply.
+
 With any of fail-under, baseline or compare-fail set, the exit status is the
 gate's: 0 when met, 1 when not; benchmark failures (F) stay visible but do not
 change it.  Harness errors (E), collection errors and failures of ordinary tests
@@ -381,8 +388,16 @@ def _task_passed(samples: list[dict[str, Any]], check: str) -> bool | None:
     return all(verdicts) if verdicts else None
 
 
+def _task_borderline(samples: list[dict[str, Any]], check: str) -> bool:
+    """Was a verdict of this task decided by CPU time at its limit (details ``borderline``:
+    the call was measured again; see docs/timing.md)?"""
+    return any(s.get("checks", {}).get(check, {}).get("borderline") for s in samples)
+
+
 def flips(base: Mapping[str, Any], cand: Mapping[str, Any], checks: list[str]) -> dict[str, dict[str, list[str]]]:
-    """Per check: tasks that newly fail / newly pass (a task passes when all its samples pass)."""
+    """Per check: tasks that newly fail / newly pass (a task passes when all its samples pass),
+    and, of those, the ones whose items are marked borderline in either run (a verdict
+    on CPU time at its limit), counted apart: ``newly_failing_borderline`` / ``newly_passing_borderline``."""
     out = {}
     for check in checks:
         newly_failing, newly_passing = [], []
@@ -394,8 +409,23 @@ def flips(base: Mapping[str, Any], cand: Mapping[str, Any], checks: list[str]) -
                 newly_failing.append(task_id)
             elif was is False and now is True:
                 newly_passing.append(task_id)
-        out[check] = {"newly_failing": newly_failing, "newly_passing": newly_passing}
+        timing = {t for t in newly_failing + newly_passing
+                  if _task_borderline(base[t], check) or _task_borderline(cand[t], check)}
+        out[check] = {"newly_failing": newly_failing, "newly_passing": newly_passing,
+                      "newly_failing_borderline": [t for t in newly_failing if t in timing],
+                      "newly_passing_borderline": [t for t in newly_passing if t in timing]}
     return out
+
+
+def only_borderline_failing(flip_table: Mapping[str, Any] | None) -> int:
+    """The number of newly failing tasks when every one of them is marked borderline
+    (0 when there are none, or when any is not): a drop made only of timing at the
+    limit, which does not fail the gate by itself."""
+    failing = borderline = 0
+    for f in (flip_table or {}).values():
+        failing += len(f.get("newly_failing", []))
+        borderline += len(f.get("newly_failing_borderline", []))
+    return failing if failing and borderline == failing else 0
 
 
 def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thresholds: list[Threshold],
@@ -427,7 +457,8 @@ def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thre
             targets = [tol.bench] if tol.bench else [b for b in comparison if tol.metric in benches[b]["metrics"]
                                                      or tol.metric in baseline["benchmarks"][b]["metrics"]]
             for b in targets:
-                rules.append(_compare_rule(tol, b, comparison.get(b, {}).get("metrics", {}).get(tol.metric), alpha))
+                rules.append(_compare_rule(tol, b, comparison.get(b, {}).get("metrics", {}).get(tol.metric), alpha,
+                                           comparison.get(b, {}).get("flips")))
     passed = all(r["passed"] for r in rules)
     return {"active": active, "passed": passed, "alpha": alpha, "rules": rules, "comparison": comparison,
             "baseline": (baseline or {}).get("manifest", {}).get("model", {}).get("spec") if baseline else None,
@@ -462,7 +493,8 @@ def compare_section(base_section: Mapping[str, Any], section: Mapping[str, Any],
             "only_in_baseline": len(only_base), "only_in_candidate": len(only_cand)}
 
 
-def _compare_rule(tol: Tolerance, bench: str, d: Mapping[str, Any] | None, alpha: float) -> dict[str, Any]:
+def _compare_rule(tol: Tolerance, bench: str, d: Mapping[str, Any] | None, alpha: float,
+                  flip_table: Mapping[str, Any] | None = None) -> dict[str, Any]:
     rule = {"kind": "compare", "rule": tol.text, "benchmark": bench, "metric": tol.metric,
             "tolerance": tol.describe()}
     if not d or d.get("delta") is None:
@@ -479,12 +511,20 @@ def _compare_rule(tol: Tolerance, bench: str, d: Mapping[str, Any] | None, alpha
         p = None
         test = f"paired bootstrap {100 * (1 - alpha):g}% CI {'below 0' if significant else 'includes 0 or above'}"
     regression = beyond and significant
+    # A drop whose newly failing tasks are all borderline (CPU time at the limit,
+    # measured again and still over it, or under it in the baseline) says more
+    # about the machine than the model: reported, but not a regression by itself.
+    timing_only = only_borderline_failing(flip_table) if regression else 0
     parts = [f"delta {_signed(d['delta'])} (baseline {_pct(d['baseline'])} -> {_pct(d['candidate'])}, "
              f"{100 * (1 - alpha):g}% CI {_ci(d['ci'])})",
              f"beyond tolerance ({tol.describe()} = {_signed(-allowed)}): {'yes' if beyond else 'no'}",
              f"significant at alpha={alpha:g}: {'yes' if significant else 'no'} [{test}]"]
-    return {**rule, "passed": not regression, "beyond_tolerance": beyond, "significant": significant, "p": p,
-            "delta": d["delta"], "ci": d["ci"], "allowed": allowed, "why": "; ".join(parts)}
+    if timing_only:
+        parts.append(f"all {timing_only} newly failing task(s) are borderline (CPU time at the limit): "
+                     "not failing the gate by itself")
+    return {**rule, "passed": not regression or bool(timing_only), "beyond_tolerance": beyond,
+            "significant": significant, "p": p, "delta": d["delta"], "ci": d["ci"], "allowed": allowed,
+            "only_borderline": bool(timing_only), "why": "; ".join(parts)}
 
 
 def _pct(value: Any) -> str:
@@ -521,6 +561,10 @@ def render_gate(verdict: Mapping[str, Any]) -> list[str]:
                 lines.append(f"  {check} flips: {len(f['newly_failing'])} newly failing"
                              f" ({_few(f['newly_failing'])}), {len(f['newly_passing'])} newly passing"
                              f" ({_few(f['newly_passing'])})")
+            bf, bp = f.get("newly_failing_borderline", []), f.get("newly_passing_borderline", [])
+            if bf or bp:
+                lines.append(f"    of which borderline (CPU time at the limit, measured again): {len(bf)} newly failing"
+                             f" ({_few(bf)}), {len(bp)} newly passing ({_few(bp)})")
     if not verdict.get("active"):
         return lines
     status = "PASSED" if verdict["passed"] and not verdict.get("errors") else "FAILED"
@@ -532,8 +576,12 @@ def render_gate(verdict: Mapping[str, Any]) -> list[str]:
         lines.append(f"  [{mark}] {r['benchmark']}:{r['metric']} {what}: {r['why']}")
         if r["kind"] == "compare" and "beyond_tolerance" in r:
             held = [w for w, ok in (("beyond tolerance", r["beyond_tolerance"]), ("significant", r["significant"])) if ok]
-            lines.append("         -> " + ("regression: beyond tolerance and significant" if len(held) == 2 else
-                                           f"not a regression ({'only ' + held[0] if held else 'neither beyond tolerance nor significant'})"))
+            if len(held) == 2 and r.get("only_borderline"):
+                lines.append("         -> beyond tolerance and significant, but made only of borderline flips "
+                             "(timing at the limit): not failing the gate by itself")
+            else:
+                lines.append("         -> " + ("regression: beyond tolerance and significant" if len(held) == 2 else
+                                               f"not a regression ({'only ' + held[0] if held else 'neither beyond tolerance nor significant'})"))
     if verdict.get("errors"):
         lines.append(f"  [FAIL] {verdict['errors']} error(s) (E: harness beyond --specbench-max-errors, collection, "
                      "ordinary tests): the run fails regardless of the gate")

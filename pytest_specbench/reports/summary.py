@@ -85,6 +85,10 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
             for check, f in comp["flips"].items():
                 nf, np_ = f["newly_failing"], f["newly_passing"]
                 out.append(f"**{check} flips:** {len(nf)} newly failing, {len(np_)} newly passing")
+                bf, bp = f.get("newly_failing_borderline", []), f.get("newly_passing_borderline", [])
+                if bf or bp:
+                    out.append(f"- of which borderline (CPU time at the limit): {len(bf)} newly failing, "
+                               f"{len(bp)} newly passing")
                 if nf:
                     out.append(f"- newly failing: {_ids(nf)}")
                 if np_:
@@ -250,8 +254,17 @@ def _flips_html(comp: Mapping[str, Any]) -> str:
         out.append(f"<div><b>{_e(check)}</b>: <span class='fail'>{len(nf)} newly failing</span>"
                    + (": " + ", ".join(f"<code>{_e(t)}</code>" for t in nf) if nf else "")
                    + f"<br><span class='pass'>{len(np_)} newly passing</span>"
-                   + (": " + ", ".join(f"<code>{_e(t)}</code>" for t in np_) if np_ else "") + "</div>")
+                   + (": " + ", ".join(f"<code>{_e(t)}</code>" for t in np_) if np_ else "")
+                   + _borderline_html(f) + "</div>")
     return "\n".join(out)
+
+
+def _borderline_html(f: Mapping[str, Any]) -> str:
+    bf, bp = f.get("newly_failing_borderline", []), f.get("newly_passing_borderline", [])
+    if not bf and not bp:
+        return ""
+    return (f"<br>of which borderline (CPU time at the limit, measured again): {len(bf)} newly failing, "
+            f"{len(bp)} newly passing")
 
 
 def _check_columns(checks: Sequence[str]) -> list[tuple[str, list[str]]]:

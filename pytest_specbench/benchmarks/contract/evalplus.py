@@ -38,7 +38,8 @@ from .sanitize import clean_sample, program_form
 from ...data.bundled import bundled_suite
 from ...errors import DataError, RepeatableError
 from ...execution import wire
-from ...execution.limits import machine_speed
+from ...execution.limits import (BORDERLINE_MARGIN, REFERENCE_RUNS, REMEASURE_RUNS, REMEASURE_WALL_FACTOR,
+                                 machine_speed)
 from ...metrics.passk import pass_at_k_table
 from ...models.base import Completion
 from ..base import CheckResult, Message, Prompt, Task, TaskSet
@@ -46,7 +47,10 @@ from ..base import CheckResult, Message, Prompt, Task, TaskSet
 # CPU limit of the trusted canonical solution per input, in multiples of --specbench-call-cpu:
 # Mbpp/255's largest output takes ~25 s to compute and hash (892 MB encoded).
 CANONICAL_CPU_FACTOR = 60
-EXPECTED_FORMAT = 5  # <task>.outputs (one encoding per line) + <task>.json (offsets, digests, costs, digest_only)
+# <task>.outputs (one encoding per line) + <task>.json (offsets, digests, costs, digest_only, exact,
+# work_seen).  6: the reference's cost where it sets the limit is the least of REFERENCE_RUNS runs;
+# "exact" says where a digest can decide; no digest-only outputs for tasks with an atol.
+EXPECTED_FORMAT = 6
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,68 @@ class DigestOnly:
 
 
 def _digest_outputs(task: Mapping[str, Any]) -> int | None:
-    return DIGEST_OUTPUTS_OVER if equality_judged(task) and stores_output_as_is(task) else None
+    """May large outputs of this task be judged by digest at all?  Only where the
+    oracle is plain equality with no tolerance: with an ``atol``, EvalPlus accepts
+    close numbers (ints too, through ``allclose``), which a digest cannot see."""
+    plain = equality_judged(task) and stores_output_as_is(task) and not float(task.get("atol") or 0)
+    return DIGEST_OUTPUTS_OVER if plain else None
+
+
+def _exact_encoding(encoded: bytes) -> bool:
+    """Is the value of this wire encoding one whose equality its encoding decides
+    (:func:`wire.is_exact`: nests of lists, tuples, str, int, None, bytes)?
+    Without a string or tag (no ``"``), a float, bool, NaN or infinity shows
+    as one of ``.eEIN`` (true/false hold an ``e``); otherwise the value is decoded."""
+    if b'"' not in encoded:
+        return not any(c in encoded for c in (b".", b"e", b"E", b"I", b"N"))
+    try:
+        return wire.is_exact(wire.loads(encoded))
+    except (ValueError, RecursionError, TypeError):
+        return False
+
+
+class _NotExact(Exception):
+    pass
+
+
+def _as_exact(value: Any) -> Any:
+    """``value`` with every number that equals an int made that int (bools,
+    integral floats, complex numbers with no imaginary part), so that
+    ``value == e`` for an exact ``e`` (:func:`wire.is_exact`) holds iff the
+    encodings agree.  Raises :class:`_NotExact` for what can equal no exact
+    value (a fractional, infinite or NaN float, a set, a dict, an opaque object)."""
+    t = type(value)
+    if t is int or t is str or t is bytes or value is None:
+        return value
+    if t is bool:
+        return int(value)
+    if t is float:
+        if value.is_integer():
+            return int(value)
+        raise _NotExact
+    if t is complex:
+        if value.imag == 0:
+            return _as_exact(value.real)
+        raise _NotExact
+    if t is list:
+        return [_as_exact(v) for v in value]
+    if t is tuple:
+        return tuple(_as_exact(v) for v in value)
+    raise _NotExact
+
+
+def _equals_digest_only(value: Any, digest: str) -> bool:
+    """EvalPlus's ``out == exp`` for an expected output known by its digest only
+    (always an exact value: only those are kept as digests), whatever the
+    sample's output holds: ``[1.0, 2]`` equals ``[1, 2]``, ``(1,)`` is not ``[1]``."""
+    try:
+        normal = _as_exact(value)
+    except (_NotExact, RecursionError):
+        return False
+    h = hashlib.blake2b(digest_size=16)
+    for piece in wire.iter_dumps(normal):
+        h.update(piece.encode("ascii"))
+    return h.hexdigest() == digest
 
 
 class ExpectedOutputs:
@@ -153,10 +218,19 @@ class ExpectedOutputs:
         self.offsets, self.digests, self.work = index["offsets"], index["digests"], index["work"]
         self.str_digests = index["str_digests"]
         self.digest_only = {int(i): v for i, v in index.get("digest_only", {}).items()}  # i -> [length, prefix]
+        # The reference's runs where its cost sets the limit: i -> work units of each run.
+        self.work_seen = {int(i): v for i, v in index.get("work_seen", {}).items()}
         # Identical bytes decode to equal values; they settle the verdict when the
         # task's oracle is plain equality and the value holds no NaN (never equal).
         plain = equality_judged(task)
         self.by_digest = [plain and not nan for nan in index["nan"]]
+        # Where a sample's large output may come back as a digest: the expected
+        # output is exact (its encoding decides equality) and the oracle is plain
+        # equality without tolerance.  Elsewhere (floats, bools, an atol) the
+        # output comes whole and the oracle judges it (issue #28: [1, 2] vs [1.0, 2.0]).
+        limit = _digest_outputs(task)
+        self.digest_over = [limit if limit is not None and exact and not nan else None
+                            for exact, nan in zip(index["exact"], index["nan"])]
 
     def __len__(self) -> int:
         return len(self.work)
@@ -181,7 +255,8 @@ class ExpectedOutputs:
             return wire.loads(fh.read(end - start))
 
     @staticmethod
-    def write(index_path: Path, encodings: Sequence[bytes | DigestOnly], work: Sequence[float]) -> None:
+    def write(index_path: Path, encodings: Sequence[bytes | DigestOnly], work: Sequence[float],
+              work_seen: Mapping[int, Sequence[float]] | None = None) -> None:
         offsets, pos = [], 0
         digest_only = {i: e for i, e in enumerate(encodings) if isinstance(e, DigestOnly)}
         encodings = [b"null" if isinstance(e, DigestOnly) else e for e in encodings]
@@ -201,9 +276,11 @@ class ExpectedOutputs:
             str_digests.append(wire.string_digest(value) if type(value) is str else None)
             nan.append(has_nan and _has_nan(value))
         digests = [digest_only[i].digest if i in digest_only else _digest(e) for i, e in enumerate(encodings)]
+        exact = [i in digest_only or _exact_encoding(e) for i, e in enumerate(encodings)]
         index = {"offsets": offsets, "digests": digests,
                  "digest_only": {i: [e.length, e.prefix] for i, e in digest_only.items()},
-                 "str_digests": str_digests, "nan": nan, "work": list(work)}
+                 "str_digests": str_digests, "nan": nan, "exact": exact, "work": list(work),
+                 "work_seen": {i: list(v) for i, v in (work_seen or {}).items()}}
         index_tmp = index_path.with_suffix(".tmp")
         index_tmp.write_text(json.dumps(index))
         os.replace(index_tmp, index_path)  # last: its presence means the pair is complete
@@ -231,11 +308,11 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> ExpectedOutp
                 raise CanonicalFailure(failed.read_text().split("\n", 1)[1])
             if not path.exists():
                 try:
-                    encodings, work = _run_canonical(task, digest, ctx)
+                    encodings, work, work_seen = _run_canonical(task, digest, ctx)
                 except CanonicalFailure as exc:  # not a sandbox fault, which may pass
                     failed.write_text(limits + "\n" + str(exc))
                     raise
-                ExpectedOutputs.write(path, encodings, work)
+                ExpectedOutputs.write(path, encodings, work, work_seen)
     # Every sample of a task compares against the same outputs: index them once per process.
     if path not in _expected_in_memory:
         _expected_in_memory[path] = ExpectedOutputs(path, task)
@@ -278,13 +355,22 @@ class CanonicalFailure(RepeatableError):
     """The benchmark's own solution did not run within the limits."""
 
 
-def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> list[list]:
+def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, list[float], dict[int, list[float]]]:
+    """The canonical outputs, the reference's cost per input (work units), and,
+    for each input where that cost sets the sample's limit (``reference_factor``
+    times it is over ``--specbench-call-cpu``), the cost of each of its
+    :data:`REFERENCE_RUNS` runs: the least is kept (as for a borderline sample,
+    and as :func:`machine_speed` takes the least of five), so one slow run does
+    not raise the limit for every sample after it."""
     calls = functional_calls(task)
-    limit = ctx.settings.limits.call_cpu * CANONICAL_CPU_FACTOR
-    result = ctx.python_executor().run(canonical_program(task), task["entry_point"], _calls_key(task, digest),
-                                       lambda: calls, range(len(calls)), call_cpu=[limit] * len(calls),
-                                       digest_over_bytes=_digest_outputs(task))
+    limits = ctx.settings.limits
+    limit = limits.call_cpu * CANONICAL_CPU_FACTOR
+    program, executor = canonical_program(task), ctx.python_executor()
+    result = executor.run(program, task["entry_point"], _calls_key(task, digest),
+                          lambda: calls, range(len(calls)), call_cpu=[limit] * len(calls),
+                          digest_over_bytes=_digest_outputs(task))
     encodings, work, speed = [], [], machine_speed()
+    work_seen: dict[int, list[float]] = {}
     for i in range(len(calls)):
         outcome = result.outcomes.get(i)
         if outcome is None or outcome.status != "ok":
@@ -296,8 +382,16 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> list[list]:
             encodings.append(outcome.encoded)  # the bytes a sample's identical output encodes to
         else:
             encodings.append(wire.dumps(expected_from_canonical(task, outcome.value)).encode())
-        work.append(round(outcome.cpu / speed, 3))
-    return encodings, work
+        seen = [outcome.cpu]
+        if limits.reference_factor * outcome.cpu > limits.call_cpu:
+            # The reference's own output was kept from the first run; the others are timed only.
+            again = executor.remeasure(program, task["entry_point"], _calls_key(task, digest), lambda: calls, i,
+                                       limit, accept=lambda o: o.status == "ok", runs=REFERENCE_RUNS - 1,
+                                       margin=1.0, digest_over_bytes=_digest_outputs(task), every_run=True)
+            seen += [t for t in again if t is not None]
+            work_seen[i] = [round(t / speed, 3) for t in seen]
+        work.append(round(min(seen) / speed, 3))
+    return encodings, work, work_seen
 
 
 def _calls_key(task: Mapping[str, Any], digest: str) -> str:
@@ -325,68 +419,119 @@ def sample_code(sample: Completion, entry_point: str) -> str:
 
 
 def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, ctx) -> CheckResult:
-    """EvalPlus "base + extra": every base and plus input gives the canonical output."""
+    """EvalPlus "base + extra": every base and plus input gives the canonical output.
+
+    Time: a call that ends over its CPU limit but within :data:`BORDERLINE_MARGIN`
+    times it is *borderline*: if its output is right, it is run again in a fresh
+    child (up to :data:`REMEASURE_RUNS` times) and the least CPU time seen decides;
+    the details keep ``borderline`` (input, limit, the figures seen) either way.
+    Each re-run makes the calls before it first, as the first run did (a sample
+    may memoize across calls), and times only the borderline one.
+    A call stopped at the margin is over its limit at once (docs/timing.md)."""
     expected = _expected_outputs(task, digest, ctx)
     limits = ctx.settings.limits
     call_cpu = [max(limits.call_cpu, limits.reference_factor * w * machine_speed()) for w in expected.work]
     inputs = list(task["base_input"]) + list(task["plus_input"])
     n_base, details_mode = len(task["base_input"]), ctx.settings.details
     failures: list[tuple[int, str]] = []
+    borderline: list = []  # outcomes right but over their limit (execution.python.CallOutcome)
 
-    def judge(outcome) -> bool:
+    def wrong(outcome) -> str | None:
+        """Why this output is wrong (None: it is right), by the task's oracle."""
         i = outcome.index
         if outcome.status == "ok" and outcome.str_digest is not None:
             # Only asked for when the oracle is plain equality: for a string result
             # that means the same string, which the digests settle.
             if outcome.str_digest == expected.str_digests[i]:
-                return True
-            why = (f"expected {expected.shown(i)}, got another string "
-                   f"({outcome.str_len} characters, starting {_short(outcome.str_prefix, 40)})")
-        elif outcome.status == "ok" and (outcome.encoded_digest is not None or i in expected.digest_only):
-            # A large output on either side: the digests of the encodings decide.
-            if expected.identical(i, outcome.encoded) or expected.identical_digest(i, outcome.encoded_digest):
-                return True
-            if outcome.encoded_digest is not None:
-                got = f"another output of {outcome.encoded_len:,} bytes encoded"
-            else:
-                try:
-                    got = _short(outcome.value)
-                except ValueError as exc:
-                    got = f"an unreadable output ({str(exc)[:100]})"
-            why = f"expected {expected.shown(i)}, got {got}"
-        elif outcome.status == "ok":
+                return None
+            return (f"expected {expected.shown(i)}, got another string "
+                    f"({outcome.str_len} characters, starting {_short(outcome.str_prefix, 40)})")
+        if outcome.status == "ok" and outcome.encoded_digest is not None:
+            # Sent as a digest only where the expected output is exact (ExpectedOutputs.digest_over):
+            # equal iff the encodings are.
+            if expected.identical_digest(i, outcome.encoded_digest):
+                return None
+            return f"expected {expected.shown(i)}, got another output of {outcome.encoded_len:,} bytes encoded"
+        if outcome.status == "ok" and i in expected.digest_only:
+            # The expected output is known by its digest (an exact value); the sample's came whole.
             if expected.identical(i, outcome.encoded):
-                return True
+                return None
             try:
                 value = outcome.value
             except ValueError as exc:
-                why = str(exc)[:200]
-            else:
-                wanted = expected.value(i)
-                if outputs_match(task, inputs[i], value, wanted):
-                    return True
-                why = f"expected {_short(wanted)}, got {_short(value)}"
-        elif outcome.status == "timeout":
-            why = f"over its {call_cpu[i]:.3g} s CPU limit"
-        else:
-            why = f"raised {outcome.exc_type}: {outcome.message[:100]}"
-        failures.append((i, why))
+                return f"expected {expected.shown(i)}, got an unreadable output ({str(exc)[:100]})"
+            if expected.by_digest[i] and _equals_digest_only(value, expected.digests[i]):
+                return None
+            return f"expected {expected.shown(i)}, got {_short(value)}"
+        if outcome.status == "ok":
+            if expected.identical(i, outcome.encoded):
+                return None
+            try:
+                value = outcome.value
+            except ValueError as exc:
+                return str(exc)[:200]
+            wanted = expected.value(i)
+            if outputs_match(task, inputs[i], value, wanted):
+                return None
+            return f"expected {_short(wanted)}, got {_short(value)}"
+        if outcome.status == "timeout":
+            return f"over its {call_cpu[outcome.index]:.3g} s CPU limit"
+        return f"raised {outcome.exc_type}: {outcome.message[:100]}"
+
+    def judge(outcome) -> bool:
+        if outcome.status == "timeout" and outcome.cpu < call_cpu[outcome.index] * BORDERLINE_MARGIN:
+            # Stopped by the wall-time bound, not the CPU timer (which stops a call at
+            # the margin): a loaded machine, or a sample that sleeps.  Measured again
+            # below, with more wall time.
+            borderline.append(outcome)
+            return True
+        why = wrong(outcome)
+        if why is None:
+            if outcome.over_limit:  # right, but over its limit on this one figure: measured again below
+                borderline.append(outcome)
+            return True
+        failures.append((outcome.index, why))
         return details_mode
 
     code = sample_code(sample, task["entry_point"])
+    strings_over = DIGEST_STRINGS_OVER if equality_judged(task) else None
+    executor = ctx.python_executor()
     # The input set is built only when the sandbox does not hold it yet.
-    result = ctx.python_executor().run(code, task["entry_point"], _calls_key(task, digest),
-                                       lambda: functional_calls(task), range(len(inputs)), call_cpu=call_cpu,
-                                       on_outcome=judge,
-                                       digest_strings_over=DIGEST_STRINGS_OVER if equality_judged(task) else None,
-                                       digest_over_bytes=_digest_outputs(task))
+    result = executor.run(code, task["entry_point"], _calls_key(task, digest), lambda: functional_calls(task),
+                          range(len(inputs)), call_cpu=call_cpu, on_outcome=judge,
+                          digest_strings_over=strings_over, digest_over_bytes=expected.digest_over,
+                          margin=BORDERLINE_MARGIN)
     answered = len(result.outcomes)
+    timing: list[dict[str, Any]] = []
+    for first in borderline:
+        if failures and not details_mode:
+            break  # failed already: no figure can change the verdict
+        i, walled = first.index, first.status == "timeout"
+        again = executor.remeasure(code, task["entry_point"], _calls_key(task, digest), lambda: functional_calls(task),
+                                   i, call_cpu[i], accept=lambda o: wrong(o) is None,
+                                   runs=1 if walled else REMEASURE_RUNS, margin=BORDERLINE_MARGIN,
+                                   digest_strings_over=strings_over, digest_over_bytes=expected.digest_over[:i + 1],
+                                   wall_factor=limits.wall_factor * REMEASURE_WALL_FACTOR,
+                                   before=range(i), before_cpu=call_cpu[:i])
+        seen = [None if walled else first.cpu] + again
+        figures = [t for t in seen if t is not None]
+        within = bool(figures) and min(figures) <= call_cpu[i]
+        timing.append({"input": i, "limit": round(call_cpu[i], 4), "cpu": [None if t is None else round(t, 4) for t in seen],
+                       "passed": within, **({"wall": True} if walled else {})})
+        if not within:
+            if figures:
+                why = f"least CPU time of {len(seen)} runs: {min(figures):.3g} s"
+            else:
+                why = f"no run of {len(seen)} finished with a right output within its wall-time bound"
+            failures.append((i, f"over its {call_cpu[i]:.3g} s CPU limit ({why})"))
     if not failures and answered < len(inputs):
         failures.append((answered, result.failure_reason() or "no answer"))
-    first = min(failures)[0] if failures else None
-    passed = first is None
-    base_passed = passed or (first >= n_base and all(i in result.outcomes for i in range(n_base)))
+    first_failed = min(failures)[0] if failures else None
+    passed = first_failed is None
+    base_passed = passed or (first_failed >= n_base and all(i in result.outcomes for i in range(n_base)))
     details = {"passed": passed, "base_passed": base_passed, "inputs": len(inputs)}
+    if timing:
+        details["borderline"] = timing
     message = ""
     if not passed:
         i, why = min(failures)
@@ -417,7 +562,9 @@ class EvalPlusBenchmark:
     name = "evalplus"
     checks = ("functional",)
 
-    version = "1"
+    # 2: borderline CPU times measured again (least decides); large outputs judged by
+    # the oracle wherever the expected output is not exact (issues #28, #33).
+    version = "2"
     options = ()
 
     def checks_for(self, task: Task) -> tuple[str, ...]:
