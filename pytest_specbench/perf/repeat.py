@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pytest_specbench.perf.spread import busy_load, stop_load
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path.cwd()  # run from the checkout (or any folder): the package is found as installed
 
 
 def run_once(args: list[str], report: Path, state: Path) -> tuple[float, dict]:
