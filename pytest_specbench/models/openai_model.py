@@ -47,11 +47,19 @@ class OpenAIModel(CachingModel):
         """Ask the server about the model (``GET /models/NAME``: free, no tokens), so
         that a wrong URL, key or model name is one usage error before any item runs
         instead of an error on every item.  A server without that route is let be."""
-        import openai
-
         # No retries: a port with nothing listening is one line within a second, not
         # ~30 s of backoff; an answer that is not a clear verdict lets the run go on.
         client = self.client().with_options(max_retries=0, timeout=min(self.options.timeout, 30.0))
+        counted = self.stats.api_requests
+        try:
+            self._check_model(client)
+        finally:  # api_requests counts what generation may bill; this look-up is free
+            with self.stats.lock:
+                self.stats.api_requests = counted
+
+    def _check_model(self, client) -> None:
+        import openai
+
         try:
             client.models.retrieve(self.name)
         except openai.AuthenticationError as exc:
