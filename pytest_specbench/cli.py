@@ -29,8 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        if not argv:  # no command: say what the commands are (exit 2, as for a usage error)
+            parser.print_help()
+            return 2
+        args = parser.parse_args(argv)
         func = getattr(args, "func", None)
         if func is None:
             raise SpecbenchError("unknown command")  # pragma: no cover - argparse enforces choices

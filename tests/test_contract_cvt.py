@@ -99,7 +99,8 @@ def test_garbage_answers_fail_with_one_line(pytester):
     result, _ = stub_run(pytester, {"merge_unique_sorted": "I'm sorry, I can't help with that.", "max_step": deep},
                          "-k", f"{MERGE} or Mbpp-S/1")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*HumanEval-S/2 sample 0 violations: unusable answer: no JSON object of test cases*"])
+    result.stdout.fnmatch_lines(["*HumanEval-S/2 sample 0 violations*",  # the section header names the item,
+                                 "unusable answer: no JSON object of test cases*"])  # its one line, the reason
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     m = metrics(pytester)["metrics"]
     assert m["answers_parsed"] == 0.0 and "avc" not in m

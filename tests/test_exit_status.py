@@ -22,3 +22,14 @@ OK, FAILED, NONE = pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.Exit
 ])
 def test_decide(status, failures, errors, max_errors, gate, expected):
     assert decide(status, failures=failures, harness_errors=errors, max_errors=max_errors, gate=gate) == expected
+
+
+@pytest.mark.parametrize("status,errors,evaluated,expected", [
+    (OK, 0, 0, NONE),       # every item skipped, or no task: "no tests ran" (issue 26)
+    (OK, 0, None, OK),      # --collect-only: not counted
+    (OK, 0, 3, OK),
+    (FAILED, 2, 0, FAILED),  # errors are not "nothing"
+    (pytest.ExitCode.USAGE_ERROR, 0, 0, pytest.ExitCode.USAGE_ERROR),
+])
+def test_a_run_that_evaluated_nothing_is_no_tests_ran(status, errors, evaluated, expected):
+    assert decide(status, failures=0, harness_errors=errors, max_errors=0, evaluated=evaluated) == expected

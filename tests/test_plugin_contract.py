@@ -178,17 +178,20 @@ def test_an_identical_second_run_reuses_results_and_reports_the_same(pytester):
                                        {"task_id": "HumanEval-S/6", "solution": CAESAR_FENCED}])
     args = (f"--model=replay:{samples}", "-k", "HumanEval-S/2 or HumanEval-S/6")
     run(pytester, *args, "--specbench-report=first.json", "--junitxml=first.xml")
-    run(pytester, *args, "--specbench-report=second.json", "--junitxml=second.xml")
+    second_run = run(pytester, *args, "--specbench-report=second.json", "--junitxml=second.xml")
     first, second = (load_report(pytester.path / n)["benchmarks"] for n in ("first.json", "second.json"))
     assert first == second
     slow = [name for name in _item_times(pytester.path / "first.xml") if "HumanEval-S/2" in name and "functional" in name]
     assert slow
     # The slow sample sleeps on every one of its many inputs the first time only.
     assert all(_item_times(pytester.path / "first.xml")[n] > 0.5 for n in slow)
-    assert all(_item_times(pytester.path / "second.xml")[n] < 0.2 for n in slow)
+    # The second time every verdict is read from the result cache (the mechanism, not a time:
+    # a loaded machine must not fail this).
+    second_run.stdout.fnmatch_lines(["specbench: all * results came from the result cache*no check was run*"])
     # Off means executed again.
-    run(pytester, *args, "--specbench-result-cache=off", "--junitxml=third.xml")
+    third = run(pytester, *args, "--specbench-result-cache=off", "--junitxml=third.xml")
     assert all(_item_times(pytester.path / "third.xml")[n] > 0.5 for n in slow)
+    assert "came from the result cache" not in third.stdout.str()
 
 
 def test_bad_result_cache_mode_is_a_one_line_error(pytester):

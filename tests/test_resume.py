@@ -3,8 +3,10 @@
 uninterrupted run writes, without running finished items again.
 
 Items are made slow (each sample sleeps once per job) so that the kill lands
-mid-run.  Whether a finished item ran again is read from JUnit XML: an item
-taken from the journal takes no time, an executed one at least the sleep.
+mid-run.  Whether a finished item ran again is read from the items themselves:
+a conftest records every item that evaluates (``SpecbenchItem._evaluate``), so
+an item taken from the journal is absent from that record (a mechanism, not a
+time: a loaded machine must not fail it).
 """
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -110,14 +111,23 @@ def alive(pid: int) -> bool:
         return False
 
 
-def junit_times(path) -> dict[str, float]:
-    """``{nodeid: seconds}`` (JUnit spells ``a::b::c`` as classname ``a.b``, name ``c``)."""
-    return {case.get("classname").replace(".", "::") + "::" + case.get("name"): float(case.get("time"))
-            for case in ET.parse(path).iter("testcase")}
+# Records, when SPECBENCH_TEST_EVALUATED names a file, each item that evaluates
+# rather than taking its outcome from the journal (loaded by every xdist worker too).
+RECORD_EVALUATED = """
+import os
+from pytest_specbench.plugin.items import SpecbenchItem
 
+_evaluate = SpecbenchItem._evaluate
 
-def item_name(nodeid: str) -> str:
-    return nodeid.replace(".", "::")  # how junit_times spells it
+def _recording(self):
+    path = os.environ.get("SPECBENCH_TEST_EVALUATED")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(self.nodeid + "\\n")
+    return _evaluate(self)
+
+SpecbenchItem._evaluate = _recording
+"""
 
 
 def comparable(report_path) -> dict:
@@ -127,7 +137,8 @@ def comparable(report_path) -> dict:
 
 
 @pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist-2"])
-def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, workers):
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, workers, monkeypatch):
+    pytester.makeconftest(RECORD_EVALUATED)
     samples = pytester.path / "slow.jsonl"
     n_items = write_slow_samples(samples)
     full_state, crash_state = pytester.path / "state-full", pytester.path / "state-crash"
@@ -164,9 +175,11 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, wo
     assert not [pid for pid in sandboxes if alive(pid)], "sandbox processes survived the killed run"
 
     # 3. Resume it.
+    evaluated_log = pytester.path / "evaluated.txt"
+    monkeypatch.setenv("SPECBENCH_TEST_EVALUATED", str(evaluated_log))
     resumed = pytester.runpytest_subprocess(*specbench_args(
-        samples, crash_state, pytester.path / "resumed.json", workers, "--specbench-resume",
-        f"--junitxml={pytester.path / 'junit.xml'}"))
+        samples, crash_state, pytester.path / "resumed.json", workers, "--specbench-resume"))
+    monkeypatch.delenv("SPECBENCH_TEST_EVALUATED")
     resumed.stdout.fnmatch_lines([f"*specbench: resuming run *: {len(before)} items already finished*"])
     assert resumed.ret == full.ret
     assert resumed.parseoutcomes() == full_outcomes
@@ -176,25 +189,38 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, wo
     manifest = json.loads((pytester.path / "resumed.json").read_text())["manifest"]
     assert manifest["resumed"]["items_finished_before"] == len(before)
 
-    # Finished items were not run again: they took no time, and the journal has
-    # each item once (old lines untouched, new ones appended).
+    # Finished items were not run again: their outcomes came from the journal (none
+    # of them evaluated), every other item evaluated once, and the journal has each
+    # item once (old lines untouched, new ones appended).
     after = journal_lines(crash_state)
     assert after[:len(before)] == before
     nodeids = [e["nodeid"] for e in after]
     assert len(nodeids) == len(set(nodeids)) == n_items - 1  # one contract check is skipped (no CVTs)
-    times = junit_times(pytester.path / "junit.xml")
-    finished = {item_name(e["nodeid"]) for e in before}
-    assert all(times[name] < SLEEP / 2 for name in finished), {n: times[n] for n in finished}
-    executed = [t for name, t in times.items() if name not in finished and t > 0]
-    assert executed and min(executed) >= SLEEP * 0.8
+    finished = {e["nodeid"] for e in before}
+    evaluated = evaluated_log.read_text().splitlines()
+    assert len(evaluated) == len(set(evaluated)), "an item evaluated twice"
+    assert not finished & set(evaluated), "journaled items were run again"
+    assert set(nodeids) - finished <= set(evaluated)  # the rest ran (plus the skipped one, which skips again)
+    assert len(evaluated) == n_items - len(finished)
 
 
 # ------------------------------------------------------------ refusals
 
+ONE_ITEM = ("--specbench-tasks=HumanEval-S/0", "--specbench-checks=functional")
+
+
 def collect_only(pytester, *args):
-    """A quick run: the journal (with its header) is written at start-up."""
+    """A quick run that evaluates nothing (and so leaves no run folder): enough to be refused."""
     return pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
-                                         "--collect-only", "-q", *args)
+                                         "--collect-only", "-q", *ONE_ITEM, *args)
+
+
+def journal_run(pytester, *args):
+    """A run of one item: leaves a run folder whose journal has a result, to resume."""
+    result = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
+                                           "-q", *ONE_ITEM, *args)
+    result.assert_outcomes(passed=1)
+    return result
 
 
 def usage_error(result) -> str:
@@ -206,17 +232,17 @@ def usage_error(result) -> str:
 
 def test_resume_without_any_run_is_refused(pytester):
     line = usage_error(collect_only(pytester, "--specbench-resume"))
-    assert "no run to resume under" in line
+    assert "no run with results to resume under" in line
 
 
 def test_resume_of_a_missing_run_id_is_refused(pytester):
-    collect_only(pytester)
+    journal_run(pytester)
     line = usage_error(collect_only(pytester, "--specbench-resume=20000101-000000-abcdef"))
     assert "no run '20000101-000000-abcdef' under" in line and "runs there:" in line
 
 
 def test_resume_with_other_limits_is_refused(pytester):
-    collect_only(pytester)
+    journal_run(pytester)
     line = usage_error(collect_only(pytester, "--specbench-resume", "--specbench-call-cpu=2"))
     assert "its sandbox limits differ: call_cpu was 1.0, now 2.0" in line
 
@@ -232,14 +258,14 @@ def _edit_header(pytester, **changes):
 
 
 def test_resume_of_a_journal_from_another_version_is_refused(pytester):
-    collect_only(pytester)
+    journal_run(pytester)
     _edit_header(pytester, specbench_version="0.0.1")
     line = usage_error(collect_only(pytester, "--specbench-resume"))
     assert 'specbench version differ: "0.0.1" then' in line
 
 
 def test_resume_of_a_journal_over_other_data_is_refused(pytester):
-    collect_only(pytester)
+    journal_run(pytester)
     _edit_header(pytester, data_files=lambda files: {name: "0" * 64 for name in files})
     line = usage_error(collect_only(pytester, "--specbench-resume"))
     assert "data file" in line and "changed (sha256 000000000000... then" in line
@@ -249,10 +275,11 @@ def test_resume_with_another_replay_file_is_refused(pytester):
     samples = pytester.path / "s.jsonl"
     samples.write_text(json.dumps({"task_id": "HumanEval-S/0", "solution": "def clamped_mean(v, l, h):\n    return 0\n"}) + "\n")
     pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
-                                  "--collect-only", "-q")
+                                  "-q", *ONE_ITEM).assert_outcomes(failed=1)
     samples.write_text(json.dumps({"task_id": "HumanEval-S/0", "solution": "def clamped_mean(v, l, h):\n    return 1\n"}) + "\n")
     result = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider",
-                                           f"--model=replay:{samples}", "--collect-only", "-q", "--specbench-resume")
+                                           f"--model=replay:{samples}", "--collect-only", "-q", *ONE_ITEM,
+                                           "--specbench-resume")
     assert "its model differ: file_sha256 was" in usage_error(result)
 
 

@@ -113,6 +113,28 @@ class TaskSet:
     warnings: tuple[str, ...] = ()
 
 
+def positive_seconds(text: str) -> float:
+    """``Option.parse`` for a time limit: a number of seconds above 0."""
+    try:
+        value = float(str(text))
+    except ValueError:
+        raise ValueError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
+def existing_folder(text: str) -> str:
+    """``Option.parse`` for a folder that must exist (the text is kept as given, so
+    result keys do not change with the working directory's spelling)."""
+    path = Path(str(text)).expanduser()
+    if not path.exists():
+        raise ValueError(f"folder not found: {path}")
+    if not path.is_dir():
+        raise ValueError(f"{path} is a file, not a folder")
+    return str(text)
+
+
 @dataclass(frozen=True)
 class Option:
     """A benchmark-specific option: ``--NAME-WITH-DASHES`` on the command line and

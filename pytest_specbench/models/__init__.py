@@ -40,15 +40,50 @@ def _replay(arg: str, settings: Any) -> Model:
     return ReplayModel(arg)
 
 
+_MODEL_METHODS = ("sample_indices", "generate", "completion", "manifest")
+_PYTHON_FORMS = "def generate(prompt) -> str, or a factory def make(settings) -> Model"
+
+
 def _python(arg: str, settings: Any) -> Model:
+    """``python:module:callable``: a plain ``generate(prompt) -> str`` (its answers
+    cached like an API's, :mod:`.function`), or a factory of a :class:`~.base.Model`
+    (a class, or a callable whose parameter is named ``settings``)."""
+    from .function import FunctionModel, is_factory, takes_one_argument
+
     module_name, _, attr = arg.partition(":")
     if not module_name or not attr:
         raise OptionError("--model", "expected python:module:callable")
     try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise OptionError("--model", f"cannot load {arg}: {exc}") from None
-    return factory(settings)
+        target = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise OptionError("--model", f"cannot load {arg}: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed while importing
+        raise OptionError("--model", f"importing {module_name} failed: {type(exc).__name__}: {exc}") from None
+    if not callable(target):
+        raise OptionError("--model", f"{arg} is a {type(target).__name__}, not a callable ({_PYTHON_FORMS})")
+    if not is_factory(target):
+        if not takes_one_argument(target):
+            raise OptionError("--model", f"{arg}{_signature(target)} cannot be called with one prompt ({_PYTHON_FORMS})")
+        return FunctionModel(arg, target, settings)
+    try:
+        model = target(settings)
+    except OptionError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's factory failed
+        raise OptionError("--model", f"{arg}(settings) failed: {type(exc).__name__}: {exc}") from None
+    missing = [m for m in _MODEL_METHODS if not callable(getattr(model, m, None))]
+    if missing or not isinstance(getattr(model, "spec", None), str):
+        what = f"has no {', '.join(missing)}" if missing else "has no spec (str)"
+        raise OptionError("--model", f"{arg}(settings) returned a {type(model).__name__}, which {what}: "
+                                     f"not a model ({_PYTHON_FORMS})")
+    return model
+
+
+def _signature(target: Any) -> str:
+    try:
+        return str(inspect.signature(target))
+    except (TypeError, ValueError):
+        return ""
 
 
 MODEL_KINDS: dict[str, ModelFactory] = {"reference": _reference, "replay": _replay, "python": _python}

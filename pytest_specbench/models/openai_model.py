@@ -47,9 +47,19 @@ class OpenAIModel(CachingModel):
         """Ask the server about the model (``GET /models/NAME``: free, no tokens), so
         that a wrong URL, key or model name is one usage error before any item runs
         instead of an error on every item.  A server without that route is let be."""
+        # No retries: a port with nothing listening is one line within a second, not
+        # ~30 s of backoff; an answer that is not a clear verdict lets the run go on.
+        client = self.client().with_options(max_retries=0, timeout=min(self.options.timeout, 30.0))
+        counted = self.stats.api_requests
+        try:
+            self._check_model(client)
+        finally:  # api_requests counts what generation may bill; this look-up is free
+            with self.stats.lock:
+                self.stats.api_requests = counted
+
+    def _check_model(self, client) -> None:
         import openai
 
-        client = self.client().with_options(max_retries=1, timeout=min(self.options.timeout, 30.0))
         try:
             client.models.retrieve(self.name)
         except openai.AuthenticationError as exc:
@@ -59,6 +69,7 @@ class OpenAIModel(CachingModel):
         except openai.NotFoundError as exc:
             if "model" in _message(exc).lower():
                 raise OptionError(self.option, f"model {self.name!r} not found at {self.base_url}: {_message(exc)}") from None
+            self._check_listed(client)  # no GET /models/NAME route: the list, if there is one
         except openai.APITimeoutError:
             return
         except openai.APIConnectionError as exc:
@@ -66,6 +77,17 @@ class OpenAIModel(CachingModel):
             raise OptionError(self.option, f"cannot reach {self.base_url}: {type(cause).__name__}: {cause}"[:300]) from None
         except openai.APIError:
             return
+
+    def _check_listed(self, client) -> None:
+        import openai
+
+        try:
+            names = [m.id for m in client.models.list()]
+        except openai.APIError:
+            return
+        if names and self.name not in names:
+            shown = ", ".join(sorted(names)[:10]) + (" ..." if len(names) > 10 else "")
+            raise OptionError(self.option, f"model {self.name!r} not found at {self.base_url} (it serves: {shown})")
 
     def client(self):
         with self._client_lock:

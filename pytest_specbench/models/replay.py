@@ -32,7 +32,8 @@ class ReplayModel:
         else:
             raise OptionError("--model", f"replay file or directory not found: {self.path}")
         if not self._samples:
-            raise DataError(self.path, None, "no samples in this file")
+            raise DataError(self.path, None, "no samples in this folder (expected TASK_ID/N.py files)"
+                            if self.path.is_dir() else "no samples in this file")
 
     def _load_jsonl(self) -> None:
         counters: dict[str, int] = {}

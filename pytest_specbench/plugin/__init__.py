@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ..errors import SpecbenchError
-from .options import Settings, addoption
+from .options import Settings, addoption, take_node_ids
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -34,6 +34,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import SpecbenchRun
 
     try:
+        take_node_ids(config)
         settings = Settings.from_config(config)
         if settings is None:
             return
@@ -85,3 +86,12 @@ class _CollectNothing:
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self, collection_path, config):
         return True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    from .items import one_line_setup_error
+
+    one_line_setup_error(item, call, report)
+    return report

@@ -17,9 +17,13 @@ _ADJUSTABLE = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode
 
 
 def decide(status: int, *, failures: int, harness_errors: int, max_errors: int,
-           gate: dict[str, Any] | None = None) -> int:
+           gate: dict[str, Any] | None = None, evaluated: int | None = None) -> int:
     """The exit status of a finished run.
 
+    * ``evaluated`` (items with a verdict or an error; None: not counted, as in
+      ``--collect-only``): a run that would pass with 0 of them evaluated
+      nothing (every item skipped, no task in the data) and exits 5, pytest's
+      "no tests ran", not 0.
     * ``gate`` (the verdict of an active gate): 0 when it is met and it counted
       no errors, else 1.
     * Otherwise harness errors (E) beyond ``max_errors`` fail a run that would
@@ -27,6 +31,8 @@ def decide(status: int, *, failures: int, harness_errors: int, max_errors: int,
     """
     if status not in _ADJUSTABLE:
         return status
+    if evaluated == 0 and not harness_errors and status == pytest.ExitCode.OK:
+        return pytest.ExitCode.NO_TESTS_COLLECTED
     if gate is not None:
         met = bool(gate.get("passed")) and not gate.get("errors")
         return pytest.ExitCode.OK if met else pytest.ExitCode.TESTS_FAILED

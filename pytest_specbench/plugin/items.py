@@ -1,12 +1,13 @@
 """The pytest nodes: one item per (task, sample, check)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..benchmarks.base import Benchmark, Task
-from ..errors import InfrastructureError, RepeatableError
+from ..errors import InfrastructureError, RepeatableError, SpecbenchError
 from .services import ItemContext
 from ..models.base import SampleMissing
 from . import wire_safe
@@ -15,6 +16,10 @@ PROPERTY = "specbench"  # key of the user property that carries an item's result
 # How the verdict was reached (evaluated, copy, cached), for the controller's dedupe count only:
 # kept out of the outcome, so the journal and the report are the same with dedupe on or off.
 DEDUPE_PROPERTY = "specbench_dedupe"
+# Set when the verdict came from the result cache (an identical earlier run): counted by the
+# controller, which says in one line when a whole run was served that way.
+CACHED_PROPERTY = "specbench_cached"
+_OWN_PROPERTIES = (PROPERTY, DEDUPE_PROPERTY, CACHED_PROPERTY)
 
 
 class SpecbenchFailure(AssertionError):
@@ -41,6 +46,7 @@ class SpecbenchItem(pytest.Item):
         self.run, self.adapter, self.task, self.sample, self.check = run, adapter, task, sample, check
         self.outcome: dict[str, Any] | None = None
         self.reached: str | None = None  # evaluated | copy | cached, for items with a program key
+        self.from_result_cache = False  # the verdict was read from the result cache
 
     def reportinfo(self):
         return self.task.source, max(self.task.line - 1, 0), f"{self.task.task_id} sample {self.sample} {self.check}"
@@ -88,6 +94,7 @@ class SpecbenchItem(pytest.Item):
         else:
             verdict = self.run.result_cache.get(key)
             self.reached = "cached" if verdict is not None else "evaluated"
+            self.from_result_cache = verdict is not None
         if verdict is None:
             try:
                 ctx = ItemContext(self.run, self.adapter, self.task, self.sample, completion, self.check)
@@ -117,13 +124,49 @@ class SpecbenchItem(pytest.Item):
         self.user_properties.append((PROPERTY, self.outcome))
         if self.reached is not None:
             self.user_properties.append((DEDUPE_PROPERTY, self.reached))
+        if self.from_result_cache:
+            self.user_properties.append((CACHED_PROPERTY, True))
         if not self.outcome["passed"]:
             raise SpecbenchFailure(self.outcome["message"] or f"{self.check} check failed")
 
     def teardown(self) -> None:
-        self.user_properties[:] = [p for p in self.user_properties if p[0] not in (PROPERTY, DEDUPE_PROPERTY)]
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in _OWN_PROPERTIES]
 
     def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, (SpecbenchFailure, InfrastructureError)):
-            return wire_safe(f"{self.task.task_id} sample {self.sample} {self.check}: {excinfo.value}")
+        # The reason only: the section header and the short summary's node id already
+        # name the item, and a reason after a repeated id was cut off at the terminal's width.
+        line = one_line(excinfo.value)
+        if line is not None and (isinstance(excinfo.value, SpecbenchFailure)
+                                 or self.config.getoption("tbstyle", "auto") == "auto"):
+            return wire_safe(line)
         return super().repr_failure(excinfo, style)
+
+    def _traceback_filter(self, excinfo):
+        # A harness bug's traceback starts at this item's own code, not in pytest's and
+        # pluggy's frames (about 650 lines of them for an error raised in setup).
+        traceback = excinfo.traceback
+        cut = traceback.cut(path=Path(__file__))
+        return (cut if len(cut) else traceback).filter(excinfo)
+
+
+def one_line(exc: BaseException) -> str | None:
+    """The one-line message of a failure (F) or harness error (E), or None for
+    anything else (a harness bug keeps its traceback)."""
+    if isinstance(exc, SpecbenchFailure):
+        return " ".join(str(exc).split()) or "check failed"
+    if isinstance(exc, (InfrastructureError, SpecbenchError)):
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    return None
+
+
+def one_line_setup_error(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+    """``pytest_runtest_makereport``: an E raised in ``setup`` (where every check runs)
+    is one line like an F.  pytest formats setup errors without ``repr_failure``;
+    ``--tb=short/long/native`` asks for the traceback and gets it."""
+    if not isinstance(item, SpecbenchItem) or call.when != "setup" or call.excinfo is None or not report.failed:
+        return
+    if item.config.getoption("tbstyle", "auto") != "auto":
+        return
+    line = one_line(call.excinfo.value)
+    if line is not None:
+        report.longrepr = wire_safe(line)

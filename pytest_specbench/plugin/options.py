@@ -31,6 +31,9 @@ _OPTIONS = [
     ("--specbench-samples", "specbench_samples", "samples per task (default: 1, or all a replay file has)", ""),
     ("--specbench-k", "specbench_k", "k values for pass@k, comma-separated", "1,10,100"),
     ("--specbench-checks", "specbench_checks", "run only these checks, comma-separated (default: all)", ""),
+    ("--specbench-tasks", "specbench_tasks", "run only these tasks, by exact id, comma-separated (-k matches "
+     "substrings: -k 17 also selects 117 and 170); an item id as pytest prints it "
+     "(specbench::BENCH::TASK::SAMPLE::CHECK) may also be given as an argument", ""),
     ("--specbench-dir", "specbench_dir", "folder for caches and run journals (default: .specbench in the rootdir)", ""),
     ("--specbench-result-cache", "specbench_result_cache", "reuse check results of identical earlier runs "
      "(same sample text, data, limits, options): readwrite or off", "readwrite"),
@@ -113,6 +116,21 @@ def addoption(parser: pytest.Parser) -> None:
         add(group, addini)
 
 
+NODE_IDS = "specbench_node_ids"  # config.option attribute: item ids taken from the arguments
+
+
+def take_node_ids(config: pytest.Config) -> None:
+    """Arguments that are our item ids (``specbench::BENCH::TASK::SAMPLE::CHECK``, as
+    pytest prints them) select items instead of naming files: pytest would look for
+    a file called ``specbench``.  Every xdist worker does the same with the same
+    arguments, so all of them build the same, narrowed, collection."""
+    ids = [a for a in config.args if a.startswith("specbench::")]
+    if not ids:
+        return
+    config.args[:] = [a for a in config.args if a not in ids]
+    setattr(config.option, NODE_IDS, ids)
+
+
 def declared_options(adapter: Any) -> tuple[Option, ...]:
     return tuple(getattr(adapter, "options", ()) or ())
 
@@ -145,8 +163,18 @@ def validate_option(opt: Option, config: pytest.Config) -> Any:
         try:
             values.append(opt.parse(part) if opt.parse else part)
         except ValueError as exc:
-            raise OptionError(where, f"{exc}") from None
+            raise OptionError(where, _readable(exc, part)) from None
     return values if opt.multiple else values[0]
+
+
+def _readable(exc: ValueError, text: str) -> str:
+    """A parse error in the user's terms, not Python's ("invalid literal for int() ...")."""
+    message = str(exc)
+    if message.startswith("invalid literal for int()"):
+        return f"expected a whole number, got {text!r}"
+    if message.startswith("could not convert string to float"):
+        return f"expected a number, got {text!r}"
+    return message
 
 
 def _value(config: pytest.Config, key: str) -> Any:
@@ -185,6 +213,13 @@ class Settings:
     data_origin: str = ""
     # Declared options (benchmarks.base.Option) of the selected adapters, validated.
     benchmark_options: dict[str, Any] = field(default_factory=dict)
+    tasks: frozenset[str] | None = None  # --specbench-tasks: exact task ids (None: every task)
+    # Item ids given as arguments (specbench::BENCH[::TASK[::SAMPLE[::CHECK]]]): only those items run.
+    selection: tuple[str, ...] = ()
+
+    def selected(self, nodeid: str) -> bool:
+        """Whether an item is among the ids given as arguments (all are, when none were)."""
+        return not self.selection or any(nodeid == s or nodeid.startswith(s + "::") for s in self.selection)
 
     def option(self, name: str) -> Any:
         """A declared benchmark option's validated value; any other option from the
@@ -195,7 +230,10 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "Settings | None":
+        selection = tuple(getattr(config.option, NODE_IDS, None) or ())
         names = [n.strip() for n in str(_value(config, "specbench") or "").split(",") if n.strip()]
+        if not names:  # `pytest specbench::contract::TASK::0::functional` alone: that item's benchmark
+            names = list(dict.fromkeys(s.split("::")[1] for s in selection if s.count("::") >= 1))
         if not names:
             return None
         if "all" in names:  # every registered benchmark, in name order
@@ -221,6 +259,9 @@ class Settings:
             data_root = Path(data).expanduser()
             if not data_root.is_absolute():
                 data_root = Path(config.invocation_params.dir) / data_root
+            if data_root.exists() and not data_root.is_dir():
+                raise OptionError("--specbench-data", f"{data_root} is a file; the data root is a folder "
+                                                      "laid out like the upstream data (contracteval/, evalplus/, ...)")
             if not data_root.is_dir():
                 raise OptionError("--specbench-data", f"data root not found: {data_root}")
         report = str(_value(config, "specbench_report") or "")
@@ -247,7 +288,7 @@ class Settings:
                     limits[f] = (int if kind == "int" else float)(raw)
                 except ValueError:
                     raise OptionError(opt, f"expected a number, got {raw!r}") from None
-        return cls(
+        settings = cls(
             benchmarks=names,
             model_spec=str(_value(config, "specbench_model") or "reference"),
             data_root=data_root,
@@ -264,3 +305,21 @@ class Settings:
             sample_python=sample_python,
             benchmark_options=benchmark_options,
         )
+        tasks = str(_value(config, "specbench_tasks") or "")
+        settings.tasks = frozenset(t.strip() for t in tasks.split(",") if t.strip()) or None
+        settings.selection = selection
+        for wanted in selection:
+            bench = wanted.split("::")[1] if wanted.count("::") >= 1 else ""
+            if bench not in names:
+                raise OptionError(wanted, f"benchmark {bench!r} is not in this run (--specbench={','.join(names)})")
+        settings.check_model_options()
+        return settings
+
+    def check_model_options(self) -> None:
+        """Every generation option, for the model and the judge, whatever the model
+        kind: a bad value is one line now, not after collection (when a model that
+        never reads it would have let it pass silently)."""
+        from ..models.options import generation_options
+
+        generation_options(self, "--model")
+        generation_options(self, "--judge-model")

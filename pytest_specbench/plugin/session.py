@@ -31,7 +31,7 @@ from ..reports.report import ResultStore, render_summary
 from . import dedupe as _dedupe
 from . import remote as _remote
 from .exit_status import ExitStatus
-from .items import DEDUPE_PROPERTY, PROPERTY, BenchmarkNode, SpecbenchItem
+from .items import _OWN_PROPERTIES, CACHED_PROPERTY, DEDUPE_PROPERTY, PROPERTY, BenchmarkNode, SpecbenchItem
 from .options import Settings
 from .services import ResultCache, Services
 from ..data.bundled import suites_root
@@ -76,6 +76,7 @@ class SpecbenchRun:
         for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
             self.taskset(name)
         self._check_checks()  # checks are per task (checks_for): known once the tasks are loaded
+        self._check_selection()
         self._load_roles()  # a missing or bad --judge-model is a usage error, now
         # The task data lives as long as the process: keep it out of the cyclic
         # GC, which otherwise re-scans millions of input objects at every full
@@ -92,13 +93,19 @@ class SpecbenchRun:
         self._failures = 0  # failed reports other than the harness errors of specbench items
         self._host_facts: dict[str, Any] | None = None
         self._worker_start: dict[str, Any] | None = None
+        self._errored: set[str] = set()  # node ids whose setup failed (E): the scheduler re-elects their copies
+        self.dedupe_counts = {"evaluated": 0, "copy": 0, "cached": 0}  # controller: items with a program key
+        self.result_cache_hits = 0  # controller: items whose verdict came from the result cache
+        self.results_this_run = 0  # controller: items with a verdict, not counting those a resume read
+        self.verdicts = 0  # controller: items with a verdict (F or pass), resumed ones included
+        self.k_warnings = self._k_warnings()
+        self._check_model_reachable()  # nothing listening, a wrong key or model name: one line, now
+        self.gate = self._register_gate()  # a threshold that cannot be met is a usage error, now
+        # Last: a run that stops on a usage error above leaves no run folder behind.
         self._open_journal()
         # A worker also finds the verdicts the controller pushed with copies of programs run elsewhere.
         pushed = self.link.verdicts if isinstance(self.link, _remote.WorkerLink) else None
         self.dedupe = _dedupe.Dedupe(dedupe_on, lambda: self._result_fingerprint, pushed)
-        self._errored: set[str] = set()  # node ids whose setup failed (E): the scheduler re-elects their copies
-        self.dedupe_counts = {"evaluated": 0, "copy": 0, "cached": 0}  # controller: items with a program key
-        self.gate = self._register_gate()
         terminal = config.pluginmanager.getplugin("terminalreporter")
         if terminal is not None and not is_worker(config):
             config.pluginmanager.register(PhaseReportPruner(terminal), "specbench-phase-reports")
@@ -126,6 +133,35 @@ class SpecbenchRun:
             self.config.pluginmanager.unregister(name="dsession")
         return count
 
+    def _check_model_reachable(self) -> None:
+        """Controller: ask the model's endpoint once (``check_reachable``) before any
+        item runs, when some answer is not in the generation cache yet (a re-run
+        served from the cache needs no server)."""
+        check = getattr(self.model, "check_reachable", None)
+        if is_worker(self.config) or self.config.option.collectonly or not callable(check):
+            return
+        cache = getattr(self.model, "cache", None)
+        if cache is not None and callable(getattr(self.model, "key", None)):
+            selected = [(name, task.task_id, index, c) for name in self.adapters
+                        for task, index, c in self.item_specs(name)]
+            if all(cache.get(self.model.key(r)) is not None for r in generation.build_requests(self, selected)):
+                return
+        check()
+
+    def _k_warnings(self) -> list[str]:
+        """pass@k values the run cannot compute (k above the samples per task), when
+        --specbench-k was given: they would otherwise be left out silently."""
+        given = self.config.getoption("specbench_k", None)
+        if given is None and str(self.config.getini("specbench_k")) == "1,10,100":
+            return []
+        most = max((len(self.model.sample_indices(name, task.task_id, self.settings.samples))
+                    for name in self.adapters for task in self.taskset(name).tasks), default=0)
+        over = [k for k in self.settings.ks if k > most]
+        if not over or not most:
+            return []
+        return [f"--specbench-k: pass@{', pass@'.join(map(str, over))} need{'s' if len(over) == 1 else ''} "
+                f"at least {max(over)} samples per task, this run has {most} (raise --specbench-samples): not computed"]
+
     def _runnable_items(self, adapters):
         """(name, adapter, task, index, check, completion) of every item that will
         run a check: not skipped, its sample present (a missing one is an error
@@ -141,12 +177,33 @@ class SpecbenchRun:
                 yield name, adapter, task, index, check, completion
 
     def item_specs(self, name: str):
-        """(task, sample index, check) of every item of one benchmark, in collection order."""
+        """(task, sample index, check) of every item of one benchmark, in collection order
+        (narrowed by --specbench-tasks and by item ids given as arguments)."""
+        wanted, selected = self.settings.tasks, self.settings.selected
         for task in self.taskset(name).tasks:
+            if wanted is not None and task.task_id not in wanted:
+                continue
             checks = self.checks_for(name, task)
             for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
                 for check in checks:
-                    yield task, index, check
+                    if selected(self.item_nodeid(name, task.task_id, index, check)):
+                        yield task, index, check
+
+    def _check_selection(self) -> None:
+        """--specbench-tasks and item ids name things that exist: one line, not an empty run."""
+        if self.settings.tasks is not None:
+            known = {t.task_id for name in self.adapters for t in self.taskset(name).tasks}
+            unknown = sorted(self.settings.tasks - known)
+            if unknown:
+                examples = ", ".join(sorted(known)[:5])
+                raise OptionError("--specbench-tasks", f"no task {unknown[0]!r} in {', '.join(self.adapters)} "
+                                                       f"(task ids look like: {examples})")
+        for wanted in self.settings.selection:
+            name = wanted.split("::")[1]
+            if not any(s == wanted or s.startswith(wanted + "::")
+                       for s in (self.item_nodeid(name, t.task_id, i, c) for t, i, c in self.item_specs(name))):
+                raise OptionError(wanted, f"no such item in this run (ids are specbench::{name}::TASK::SAMPLE::CHECK, "
+                                          "as pytest prints them; --specbench-samples and --specbench-checks apply)")
 
     @staticmethod
     def item_nodeid(name: str, task_id: str, index: int, check: str) -> str:
@@ -380,6 +437,7 @@ class SpecbenchRun:
                 if self.settings.data_origin else "")
             lines.append(f"specbench: {name} on {where} ({len(ts.tasks)} tasks), model {self.model.spec}")
             lines.extend(f"specbench warning: {w}" for w in self.sample_warnings(name))
+        lines.extend(f"specbench warning: {w}" for w in self.k_warnings)
         if self.workers_skipped:
             lines.append(f"specbench: all {self.workers_skipped} results are in the result cache: "
                          "read here, no xdist workers started")
@@ -467,10 +525,14 @@ class SpecbenchRun:
             how = next((v for k, v in report.user_properties if k == DEDUPE_PROPERTY), None)
             if how in self.dedupe_counts:
                 self.dedupe_counts[how] += 1
-            report.user_properties = [p for p in report.user_properties if p[0] not in (PROPERTY, DEDUPE_PROPERTY)]
+            if any(k == CACHED_PROPERTY for k, _ in report.user_properties):
+                self.result_cache_hits += 1
+            report.user_properties = [p for p in report.user_properties if p[0] not in _OWN_PROPERTIES]
             self.store.add(outcome)
             self.link.note_verdict(report.nodeid, outcome)
+            self.verdicts += 1
             if report.nodeid not in self.finished:  # a resumed item is in the journal already
+                self.results_this_run += 1
                 self._journal_append(report.nodeid, outcome)
         elif report.when == "setup" and report.skipped and report.nodeid.startswith("specbench::"):
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -501,8 +563,8 @@ class SpecbenchRun:
         return sum(self.store.error_count(name) for name in self.adapters) + (1 if self.journal_error else 0)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
-        if is_worker(config):
-            return
+        if is_worker(config) or exitstatus == pytest.ExitCode.USAGE_ERROR:
+            return  # a usage error (one line, from pytest) has no results to summarise
         for line in render_summary(self.report()):
             terminalreporter.write_line(line)
         if self.journal_error:
@@ -518,6 +580,18 @@ class SpecbenchRun:
             terminalreporter.write_line(
                 f"specbench: dedupe: {counts['evaluated']} programs evaluated, {counts['copy']} copies took "
                 f"their verdict, {counts['cached']} from the result cache (--specbench-dedupe=off evaluates every copy)")
+        hits, fresh = self.result_cache_hits, self.results_this_run
+        if hits and hits == fresh:
+            terminalreporter.write_line(f"specbench: all {hits} results came from the result cache (an identical "
+                                        "earlier run): no check was run (--specbench-result-cache=off runs them again)")
+        elif hits:
+            terminalreporter.write_line(f"specbench: {hits} of {fresh} results came from the result cache "
+                                        "(--specbench-result-cache=off runs them again)")
+        if self.evaluated() == 0 and not self.journal_error:
+            skipped = sum(sum(self.store.skips(name).values()) for name in self.adapters)
+            why = (f"all {skipped} items were skipped (reasons above)" if skipped
+                   else "no item was selected or the data has no tasks")
+            terminalreporter.write_line(f"specbench: nothing was evaluated: {why}; exit status 5 (no tests ran)")
         if self.settings.report:
             terminalreporter.write_line(f"specbench: report written to {self.settings.report}")
 
@@ -528,6 +602,11 @@ class SpecbenchRun:
             return
         if self.journal is not None:
             self.journal.close()
+            if self.evaluated() in (0, None) and not self.finished and not self.journal_error:
+                # Nothing to resume or compare: no run folder left behind (a --collect-only run
+                # or one whose items all skipped would otherwise leave a header-only journal).
+                self.journal.discard()
+                self.journal = None
         if self.settings.report:
             self.store.write(self.report(), self.settings.report)
 
@@ -535,7 +614,13 @@ class SpecbenchRun:
         """What ``exit_status.decide`` needs, read after every sessionfinish hook."""
         gate = self.gate.verdict if self.gate is not None and self.gate.active else None
         return {"failures": self._failures, "harness_errors": self.harness_errors(),
-                "max_errors": self.max_errors, "gate": gate}
+                "max_errors": self.max_errors, "gate": gate, "evaluated": self.evaluated()}
+
+    def evaluated(self) -> int | None:
+        """Items that got a verdict or an error (None when the run only collected)."""
+        if self.config.option.collectonly:
+            return None
+        return self.verdicts + sum(self.store.error_count(name) for name in self.adapters)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.services.close()

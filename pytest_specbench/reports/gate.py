@@ -121,7 +121,11 @@ def parse_thresholds(text: str, benchmarks: list[str], option: str = "--specbenc
         if not sep:
             raise OptionError(option, f"expected [BENCH:]METRIC=VALUE, got {part.strip()!r}")
         bench, metric = _target(target, option, benchmarks)
-        number, _ = _number(value, option, f"{metric}")
+        number, percent = _number(value, option, f"{metric}")
+        if (percent or metric.startswith("pass@")) and not 0 <= number <= 1:
+            # A rate runs 0-100%: such a gate could never pass (or never fail).
+            raise OptionError(option, f"{part.strip()}: {metric} is a rate between 0 and 100% (0 to 1), "
+                                      f"so {value.strip()} can never be {'met' if number > 1 else 'missed'}")
         rules.append(Threshold(bench, metric, number, part.strip()))
     return rules
 

@@ -119,9 +119,12 @@ class Journal:
     def _find(runs_dir: Path, run_id: str) -> Path:
         if run_id == LATEST:
             journals = list(runs_dir.glob(f"*/{JOURNAL_NAME}")) if runs_dir.is_dir() else []
-            if not journals:
-                raise OptionError("--specbench-resume", f"no run to resume under {runs_dir}")
-            return max(journals, key=lambda p: (p.stat().st_mtime, p.parent.name))
+            # The newest run with a result: one killed before its first result has nothing to resume.
+            with_results = [p for p in journals if _has_results(p)]
+            if not with_results:
+                raise OptionError("--specbench-resume", f"no run with results to resume under {runs_dir}"
+                                  + (f" ({len(journals)} without any)" if journals else ""))
+            return max(with_results, key=lambda p: (p.stat().st_mtime, p.parent.name))
         path = runs_dir / run_id / JOURNAL_NAME
         if "/" in run_id or run_id in (".", "..") or not path.is_file():
             known = sorted(p.parent.name for p in runs_dir.glob(f"*/{JOURNAL_NAME}")) if runs_dir.is_dir() else []
@@ -185,6 +188,13 @@ class Journal:
             if data and not data.endswith(b"\n"):
                 fh.truncate(data.rfind(b"\n") + 1)
 
+    def discard(self) -> None:
+        """Remove this run's folder (a run that evaluated nothing leaves none behind)."""
+        import shutil
+
+        self.close()
+        shutil.rmtree(self.path.parent, ignore_errors=True)
+
     def close(self) -> None:
         if self._fh is not None:
             try:
@@ -193,6 +203,16 @@ class Journal:
                 pass
             self._fh.close()
             self._fh = None
+
+
+def _has_results(path: Path) -> bool:
+    """Whether a journal has a complete line after its header (read no further)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            fh.readline()
+            return fh.readline().endswith("\n")
+    except OSError:
+        return False
 
 
 def header_difference(old: dict[str, Any], new: dict[str, Any]) -> str:

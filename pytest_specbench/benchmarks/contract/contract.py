@@ -29,7 +29,7 @@ from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
                        functional_cost, pass_at_k_metrics, sample_code)
 from .metrics import contract_satisfaction
-from .sanitize import program_form
+from .sanitize import program_form, quiet_parse
 
 CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
 CONDITIONS = ("standard", "cs", "eas")
@@ -191,7 +191,7 @@ class ContractBenchmark:
 def entry_parameters(row: Mapping[str, Any]) -> list[str] | None:
     """Parameter names of the entry point in the reference solution, in order."""
     try:
-        tree = ast.parse(row["reference_with_contracts"])
+        tree = quiet_parse(row["reference_with_contracts"])
     except SyntaxError:
         return None
     for node in ast.walk(tree):

@@ -20,14 +20,25 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from functools import lru_cache
 
 _FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
 
 
+def quiet_parse(text: str) -> ast.Module:
+    """``ast.parse`` without the text's own SyntaxWarnings/DeprecationWarnings
+    (``invalid escape sequence '\\w'`` in a reference or an answer is its problem,
+    not a warning of the run: xdist workers printed it on the terminal)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(text)
+
+
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        quiet_parse(text)
         return True
     except (SyntaxError, MemoryError, ValueError, RecursionError):
         return False
@@ -102,7 +113,7 @@ def _assigned_name(node: ast.stmt) -> str | None:
 
 def _prune(code: str, entry_point: str | None) -> str:
     try:
-        tree = ast.parse(code)
+        tree = quiet_parse(code)
     except (SyntaxError, MemoryError, ValueError, RecursionError):
         return ""
     lines = code.split("\n")
@@ -196,7 +207,7 @@ def program_form(code: str) -> str:
     3,367 as the tree without line numbers, which is not safe for the reasons above.
     """
     try:
-        tree = ast.parse(code)
+        tree = quiet_parse(code)
     except (SyntaxError, MemoryError, ValueError, RecursionError):
         return "text:" + code
     try:

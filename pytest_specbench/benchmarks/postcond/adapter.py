@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
-from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
+from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet, existing_folder, positive_seconds
 from . import execute, metrics, repos, source
 from .java import execute as java_execute, junit as java_junit, source as java_source
 
@@ -59,12 +59,14 @@ class PostcondBenchmark:
     version = "2"  # 2: answers screened (source.screen), verdicts from nonce records with every test's call
     options = (
         Option("postcond_setting", "input setting (Appendix D.2)", default="f2p", choices=source.SETTINGS),
-        Option("postcond_repos", "folder of repository checkouts (one per repository)", default=None),
+        Option("postcond_repos", "folder of repository checkouts (one per repository)", default=None,
+               parse=existing_folder),
         Option("postcond_injection", "where import/decorators go: fixed, or faithful to upstream",
                default="fixed", choices=("fixed", "faithful")),
         Option("postcond_complete", "paper: kill every mutant; upstream: every mutant the reference kills",
                default="paper", choices=("paper", "upstream")),
-        Option("postcond_timeout", "seconds per test run (upstream: 30)", default=execute.DEFAULT_TIMEOUT, parse=float),
+        Option("postcond_timeout", "seconds per test run (upstream: 30)", default=execute.DEFAULT_TIMEOUT,
+               parse=positive_seconds),
     )
 
 

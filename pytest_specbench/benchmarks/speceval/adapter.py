@@ -58,7 +58,7 @@ def _seed(value: Any) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"--speceval-seed must be an integer, got {value!r}") from None
+        raise ValueError(f"expected a whole number, got {value!r}") from None
 
 
 OPTIONS = (

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError, OptionError
-from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
+from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet, existing_folder
 from . import assembly, metrics, prompts
 from .answers import AnswerError, parse_answer, screen
 from .kinds import KINDS, SPEC_CHECKS, Kind
@@ -50,7 +50,8 @@ OPTIONS = (
     Option("verina_task", "VERINA task kind: " + "; ".join(f"{k.name}: {k.doc}" for k in KINDS.values()),
            default="codegen", choices=tuple(KINDS)),
     Option("verina_lean_project", "a built VERINA Lean project (lake exe cache get && lake build in a clone "
-                                  "of sunblaze-ucb/verina); lake from PATH or ~/.elan/bin", default=""),
+                                  "of sunblaze-ucb/verina); lake from PATH or ~/.elan/bin", default="",
+           parse=existing_folder),
     Option("verina_plausible_budget", "plausible's numInst per case (Table 6; default 1000)", default=1000,
            parse=_positive_int),
     Option("verina_plausible_seed", "plausible's randomSeed (default 42)", default=42, parse=_int),
