@@ -159,7 +159,7 @@ def ask_until_readable(judge: Any, benchmark: str, task: Task, sample_index: int
             return asked
         except JudgeAnswerError as exc:
             asked.errors.append(str(exc))
-            error = retry_reason(answer, str(exc))
+            error = f"{retry_reason(answer, str(exc))} (this is attempt {attempt + 2} of {retries + 1})"
     raise InfrastructureError(f"judge's {purpose} answer unreadable after {retries + 1} attempt(s): "
                               f"{asked.errors[-1] if asked.errors else error}")
 
