@@ -112,8 +112,12 @@ def test_two_workers_get_the_answers_one_process_gets(pytester, real_model):
                                   "--specbench-report=n0.json")
     pytester.runpytest_subprocess(*common, "--specbench-dir=state2", "--specbench-save-samples=n2.jsonl",
                                   "--specbench-report=n2.json", "-n", "2")
-    # Separate state folders: both runs asked the server (temperature 0), and got the same answers.
-    assert len(real_model.chats()) - before == 2 * len(CONTRACT_TASKS)
+    # Separate state folders: both runs asked the server, the same requests (temperature 0),
+    # and got the same answers.
+    sent = real_model.chats()[before:]
+    assert len(sent) == 2 * len(CONTRACT_TASKS)
+    bodies = [json.dumps(b, sort_keys=True) for b in sent]
+    assert sorted(bodies[:len(CONTRACT_TASKS)]) == sorted(bodies[len(CONTRACT_TASKS):])
     lines = {name: sorted((pytester.path / name).read_text().splitlines()) for name in ("n0.jsonl", "n2.jsonl")}
     assert lines["n0.jsonl"] == lines["n2.jsonl"] and len(lines["n0.jsonl"]) == len(CONTRACT_TASKS)
     assert verdicts(report(pytester.path / "n0.json"), "contract") == verdicts(report(pytester.path / "n2.json"), "contract")
