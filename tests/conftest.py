@@ -1,6 +1,7 @@
 """Shared fixtures for pytest-specbench's own tests."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,18 @@ os.environ["SPECBENCH_DATA"] = os.path.join(tempfile.gettempdir(), "specbench-te
 os.environ.pop("SPECBENCH_DIR", None)
 os.environ.pop("SPECBENCH_DATA_MIRROR", None)
 os.environ.pop("SPECBENCH_OFFLINE", None)
+
+
+def pytest_collection_modifyitems(config, items):
+    # The real-model tests (tests/realmodel/, README "Models and roles") need a C++ build and
+    # a model file: opt in with SPECBENCH_REAL_MODEL=1; otherwise one skip line says how.
+    if os.environ.get("SPECBENCH_REAL_MODEL") == "1":
+        return
+    skip = pytest.mark.skip(reason="real model: run `sh tests/realmodel/install.sh` once, then "
+                                   "SPECBENCH_REAL_MODEL=1 pytest -m realmodel (README, Models and roles)")
+    for item in items:
+        if item.get_closest_marker("realmodel") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="module")

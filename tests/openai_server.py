@@ -75,12 +75,16 @@ class _QuietDisconnects(ThreadingHTTPServer):
 
 class StubOpenAIServer:
     def __init__(self, answer: Callable[[dict], str] | None = None, delay: float = 0.0,
-                 known_models: tuple[str, ...] = ("stub",), api_key: str | None = None, port: int = 0):
+                 known_models: tuple[str, ...] = ("stub",), api_key: str | None = None, port: int = 0,
+                 serial: bool = False):
         self.requested_port = port  # 0: a free one
         self.answer = answer or BundledContractAnswers()
         self.delay = delay
         self.known_models = known_models
         self.api_key = api_key  # when set, other keys get 401
+        # serial: answer one chat completion at a time, the others wait (queue) as on a
+        # llama.cpp server with one slot.
+        self._serial = threading.Lock() if serial else None
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -163,7 +167,11 @@ class StubOpenAIServer:
                                                                        delay=self.delay)
         else:
             reply = Reply(404, {"error": {"message": f"no route {method} {handler.path}"}})
-        if reply.delay:
+        if self._serial is not None and handler.path == "/v1/chat/completions":
+            with self._serial:
+                if reply.delay:
+                    time.sleep(reply.delay)
+        elif reply.delay:
             time.sleep(reply.delay)
         if reply.body is None and reply.status == 200:
             reply.body = completion_body(self.answer(body or {}))

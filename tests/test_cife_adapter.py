@@ -231,7 +231,7 @@ def test_manifest_names_prompts_hashes_and_parameters():
     upstream = ADAPTER.manifest(Ctx(None, cife_prompts="upstream"))
     assert paper["prompts"] == "paper" and upstream["prompts"] == "upstream"
     assert paper["prompt_sha256"]["adherence"] != upstream["prompt_sha256"]["adherence"]
-    assert paper["judge_parameters"]["adherence"] == {"temperature": 0.1, "max_tokens": 2048}
+    assert paper["judge_parameters_asked"]["adherence"] == {"temperature": 0.1, "max_tokens": 2048}
     assert upstream["generation_parameters"] == {"temperature": 0.0, "max_tokens": 1024}
 
 

@@ -246,3 +246,25 @@ def test_server_answers_bundled_prompts_with_the_reference():
     prompt, code = next(iter(answers.by_prompt.items()))
     assert code in answers({"messages": [{"role": "user", "content": prompt}]})
     assert completion_body("x")["choices"][0]["message"]["content"] == "x"
+
+
+def test_time_waiting_for_a_turn_does_not_count_against_a_request_s_timeout(tmp_path):
+    """Issue #32, point 9: against a server that answers one request at a time, requests
+    held back by --model-concurrency=1 are timed from when each is sent, so six answers of
+    0.5 s each all arrive under a 2 s timeout (3 s in all, had the wait counted)."""
+    with StubOpenAIServer(answer=lambda body: "x", delay=0.5, serial=True) as server:
+        model = make_model(tmp_path, server, model_concurrency="1", model_timeout="2", model_retries="0")
+        reqs = requests_for(6)
+        model.generate(reqs)
+        assert server.chat_count == 6 and model.manifest()["generation"]["errors"] == 0
+        assert all(model.completion(r).text == "x" for r in reqs)
+
+
+def test_credentials_in_the_base_url_reach_the_server_but_nothing_written(tmp_path, server):
+    secret_url = server.url.replace("http://", "http://user:s3cret@")
+    model = load_model("openai:stub", FakeSettings(tmp_path / "state", model_base_url=secret_url))
+    reqs = requests_for(1)
+    model.generate(reqs)
+    assert server.chat_count == 1
+    assert "s3cret" not in json.dumps(model.manifest()) + json.dumps(model.identity())
+    assert not [p for p in (tmp_path / "state").rglob("*.json") if b"s3cret" in p.read_bytes()]

@@ -197,3 +197,26 @@ def test_an_identical_second_run_reuses_results_and_reports_the_same(pytester):
 def test_bad_result_cache_mode_is_a_one_line_error(pytester):
     result = run(pytester, "--specbench-result-cache=maybe")
     result.stderr.fnmatch_lines(["*--specbench-result-cache: expected readwrite or off, got 'maybe'*"])
+
+
+def test_an_answer_without_code_says_so_and_accepts_no_contract_violating_input(pytester):
+    """Issue #32, point 8: a small model's prose-only answer is "the answer has no code
+    block", not the SyntaxError of its first sentence, and no CVT counts as "accepted"
+    (none ran; it rejects none, as upstream scores a sample that does not load)."""
+    samples = write_samples(pytester, [
+        {"task_id": "HumanEval-S/2", "sample_index": 0, "solution": "I do not know this task."},
+        {"task_id": "HumanEval-S/2", "sample_index": 1, "solution": "Sure! Merge them, then sort the result."},
+        {"task_id": "HumanEval-S/2", "sample_index": 2, "solution": "Here:\n```python\ndef merge_unique_sorted(a, b:\n```"},
+    ])
+    result = run(pytester, f"--model=replay:{samples}", "--specbench-report=r.json")
+    merge = [s["checks"] for s in load_report(pytester.path / "r.json")["benchmarks"]["contract"]["tasks"]
+             ["HumanEval-S/2"]["samples"]]
+    for checks in merge[:2]:
+        assert checks["functional"]["reason"] == "the answer has no code block"
+        assert checks["contract"] == {"passed": False, "rejected": 0, "total": 7, "no_code": True}
+    # Code with a syntax error is code: its error is reported, and still nothing is "accepted".
+    assert "SyntaxError" in merge[2]["functional"]["reason"]
+    assert "accepted" not in merge[2]["contract"] and merge[2]["contract"]["rejected"] == 0
+    result.stdout.fnmatch_lines(["*the answer has no code block: none of the 7 contract-violating inputs could be tried*",
+                                 "*the program does not load: SyntaxError*none of the 7 contract-violating inputs ran*"])
+    assert "accepted" not in result.stdout.str()

@@ -38,6 +38,9 @@ Optional methods, looked up with ``getattr``:
   ``{"title", "kind": "bar" | "errorbar" | "hist", "x": [...], "y": [...],
   "lo": [...], "hi": [...] (errorbar), "xlabel", "ylabel"}``, built from
   ``aggregate``'s metrics; the reports layer draws them.
+- ``warnings(metrics, settings) -> list[str]``: one-line warnings the summary
+  prints under the benchmark's metrics (and the report keeps), e.g. CIFE's
+  count of judge answers upstream's reading found no verdict in.
 - ``roles``: the model roles its checks ask (``("judge",)``), or a callable
   ``roles(settings)`` when options decide it; the plugin loads each role at the
   start (a missing or unreachable one is one usage error) and puts its

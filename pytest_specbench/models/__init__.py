@@ -121,7 +121,9 @@ def load_model(spec: str, settings: Any, option: str = "--model") -> Model:
             return factory(arg, settings, option=option)
         return factory(arg, settings)
     except OptionError as exc:
-        if option != "--model":
+        # A factory that speaks of --model serves the role here; an error about one of the
+        # role's own options (--judge-model-max-tokens) keeps that option's name.
+        if option != "--model" and getattr(exc, "option", "--model") == "--model":
             raise OptionError(option, str(exc).split(": ", 1)[-1]) from None
         raise
 

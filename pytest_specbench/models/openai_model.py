@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from ..errors import OptionError
 from .base import GenerationRequest
 from .cache import CachingModel, FatalModelError
+from .endpoints import redact_url
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -28,7 +29,10 @@ class OpenAIModel(CachingModel):
     def __init__(self, name: str, settings: Any, option: str = "--model"):
         super().__init__(f"openai:{name}", settings, option)
         self.name = name
-        self.base_url = (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        # The URL as given goes to the client only (it may carry credentials); base_url, in
+        # identities, cache entries, manifests and messages, is its redacted form (endpoints.py).
+        self._client_url = (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = redact_url(self._client_url)
         self._client = None
         self._client_lock = threading.Lock()
 
@@ -37,7 +41,7 @@ class OpenAIModel(CachingModel):
 
     def manifest(self) -> dict[str, Any]:
         manifest = super().manifest()
-        manifest["endpoint"] = urlsplit(self.base_url).netloc  # host only: no path, no credentials
+        manifest["endpoint"] = urlsplit(self.base_url).netloc  # host:port only (base_url has no credentials)
         return manifest
 
     def before_first_call(self) -> None:
@@ -95,16 +99,23 @@ class OpenAIModel(CachingModel):
                 import openai
 
                 key = os.environ.get("OPENAI_API_KEY")
-                if not key and self.base_url == OPENAI_DEFAULT_BASE_URL:
+                if not key and self._client_url == OPENAI_DEFAULT_BASE_URL:
                     raise OptionError(self.option, "OPENAI_API_KEY is not set")
 
                 def count_request(_request: Any) -> None:
                     with self.stats.lock:
                         self.stats.api_requests += 1
 
+                # A request's timeout runs from when it is sent: waiting for a free connection
+                # (pool=None) does not count, as waiting in generate's thread pool
+                # (--model-concurrency) or on another process's cache lock does not.  Time a
+                # request spends queued *inside the server* does count (the client cannot see
+                # it): against a server that answers one request at a time, use
+                # --model-concurrency=1 (README, "Models and roles").
                 self._client = openai.OpenAI(
                     api_key=key or "unused",  # servers without authentication ignore it
-                    base_url=self.base_url, timeout=self.options.timeout, max_retries=self.options.retries,
+                    base_url=self._client_url, timeout=openai.Timeout(self.options.timeout, pool=None),
+                    max_retries=self.options.retries,
                     # Counts every HTTP attempt, retries included: what the provider may bill.
                     http_client=openai.DefaultHttpxClient(event_hooks={"request": [count_request]}))
             return self._client

@@ -14,6 +14,9 @@ from typing import Any
 from ..errors import OptionError
 
 CACHE_MODES = ("readwrite", "read", "off")
+# The judge's parameters when neither the user nor the benchmark sets them: the CIFE paper's
+# LLM-as-judge (GPT-4o-mini, temperature 0.1, max_tokens 2048; §6, "Experimental setup").
+JUDGE_DEFAULTS = {"temperature": 0.1, "max_tokens": 2048}
 
 # (option, dest and ini key, help, ini default)
 MODEL_OPTIONS = [
@@ -31,7 +34,16 @@ MODEL_OPTIONS = [
     ("--judge-model", "judge_model", "model that grades answers for benchmarks that need one; same grammar as --model", ""),
     ("--judge-model-base-url", "judge_model_base_url",
      "base URL for --judge-model=openai:MODEL (default: $OPENAI_BASE_URL, else api.openai.com)", ""),
-    ("--judge-model-temperature", "judge_model_temperature", "temperature of the judge model (default 0)", "0"),
+    # The judge's own generation parameters: --model-* never reach it (a judge's JSON answer
+    # cut off by the tested model's --model-max-tokens is unreadable, issue #32).  Unless given,
+    # a benchmark's own judge parameters apply (CIFE's prompts carry them), else these
+    # defaults: the CIFE paper's judge, GPT-4o-mini at temperature 0.1, max_tokens 2048 (§6).
+    ("--judge-model-temperature", "judge_model_temperature",
+     "temperature of the judge model (default: the benchmark's, else 0.1 as in the CIFE paper)", ""),
+    ("--judge-model-max-tokens", "judge_model_max_tokens",
+     "most tokens one judge answer may have (default: the benchmark's, else 2048 as in the CIFE paper)", ""),
+    ("--judge-model-seed", "judge_model_seed",
+     "seed sent with each judge request (a retry after an unreadable answer sends seed+attempt); default: none", ""),
     ("--specbench-cache", "specbench_cache",
      "generation cache: readwrite (default), read (use cached answers, store nothing new) or off", "readwrite"),
     ("--specbench-cache-dir", "specbench_cache_dir",
@@ -61,6 +73,9 @@ class GenerationOptions:
     cache_mode: str
     cache_dir: Path
     save_samples: Path | None
+    # Generation parameters the user set (command line or ini) rather than left to defaults:
+    # a role's benchmark-given parameters (Prompt.parameters) yield to these only.
+    explicit: frozenset[str] = frozenset()
 
 
 def _text(settings: Any, dest: str) -> str:
@@ -94,9 +109,16 @@ def generation_options(settings: Any, option: str = "--model") -> GenerationOpti
     judge = option == "--judge-model"
     prefix = "judge_model" if judge else "model"
     temperature = _number(settings, f"{prefix}_temperature", float, 0)
+    max_tokens = _number(settings, f"{prefix}_max_tokens", int, 1)
+    seed = _number(settings, f"{prefix}_seed", int)
+    explicit = frozenset(name for name, value in (("temperature", temperature), ("max_tokens", max_tokens),
+                                                  ("seed", seed)) if value is not None)
     if temperature is None:
-        # EvalPlus' convention: greedy for pass@1, sampling when several samples are asked for.
-        temperature = 0.0 if (settings.samples or 1) == 1 else 0.8
+        # The judge: the CIFE paper's 0.1 (§6).  The tested model: EvalPlus' convention,
+        # greedy for pass@1, sampling when several samples are asked for.
+        temperature = JUDGE_DEFAULTS["temperature"] if judge else 0.0 if (settings.samples or 1) == 1 else 0.8
+    if max_tokens is None:
+        max_tokens = JUDGE_DEFAULTS["max_tokens"] if judge else 2048
     cache_mode = _text(settings, "specbench_cache") or "readwrite"
     if cache_mode not in CACHE_MODES:
         raise OptionError("--specbench-cache", f"expected one of {', '.join(CACHE_MODES)}, got {cache_mode!r}")
@@ -105,12 +127,13 @@ def generation_options(settings: Any, option: str = "--model") -> GenerationOpti
     return GenerationOptions(
         base_url=_text(settings, f"{prefix}_base_url") or None,
         temperature=temperature,
-        max_tokens=_number(settings, "model_max_tokens", int, 1) or 2048,
-        seed=_number(settings, "model_seed", int),
+        max_tokens=max_tokens,
+        seed=seed,
         concurrency=_number(settings, "model_concurrency", int, 1) or 8,
         timeout=_number(settings, "model_timeout", float, 0.001) or 300.0,
         retries=_number(settings, "model_retries", int, 0) if _text(settings, "model_retries") else 6,
         cache_mode=cache_mode,
         cache_dir=_path(settings, cache_dir) if cache_dir else Path(settings.state_dir) / "cache" / "generations",
         save_samples=_path(settings, save) if save and not judge else None,
+        explicit=explicit,
     )

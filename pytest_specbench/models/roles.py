@@ -44,15 +44,6 @@ def role_option(role: str) -> str:
     return ROLE_OPTIONS[role]
 
 
-def _user_gave(settings: Any, dest: str) -> bool:
-    """Whether ``dest`` was given on the command line (ini defaults do not count)."""
-    config = getattr(settings, "config", None)
-    try:
-        return config is not None and config.getoption(dest, None) not in (None, "")
-    except ValueError:
-        return False
-
-
 class ReplayRole:
     """Answers recorded in a JSON-lines file (see the module docstring)."""
 
@@ -88,6 +79,12 @@ class ReplayRole:
         raise SampleMissing(f"{self.path.name} has no {self.role} answer for task {tail[0]} sample {tail[1]} "
                             f"purpose {tail[2]} attempt {tail[3]}")
 
+    def counters(self) -> dict[str, Any]:
+        return {"asked": self.asked}
+
+    def add_counters(self, counters: Mapping[str, Any]) -> None:
+        self.asked += int(counters.get("asked") or 0)
+
     def manifest(self) -> dict[str, Any]:
         return {"role": self.role, "spec": self.spec, "sha256": self.digest, "answers": len(self.answers),
                 "asked": self.asked}
@@ -102,6 +99,9 @@ class CachedRole:
         self.option = role_option(role)
         self._lock = threading.Lock()
         self.stats = {"asked": 0, "cache_hits": 0, "called": 0, "errors": 0}
+        # purpose -> canonical JSON of each distinct parameter set an answer was sent with
+        # (or, from the cache, had been sent with): what the manifest reports.
+        self.used: dict[str, set[str]] = {}
 
     def identity(self) -> dict[str, Any]:
         return {"kind": type(self.model).__name__, **self.model.identity(), "role": self.role}
@@ -113,14 +113,22 @@ class CachedRole:
             check()
 
     def parameters(self, request: RoleRequest) -> dict[str, Any]:
-        """The role's options, under the benchmark's fixed parameters (``Prompt.parameters``,
-        e.g. CIFE's judge temperature) unless the user gave the option on the command line."""
+        """What one question is sent with: the role's own ``--judge-model-*`` parameters
+        where the user set them, else the benchmark's (``Prompt.parameters``, e.g. CIFE's
+        judge temperature and max_tokens), else the role's defaults (the CIFE paper's).
+        The tested model's ``--model-*`` options never apply here.
+
+        A retry after an unreadable answer (``attempt`` > 0) is sent with seed
+        ``seed + attempt`` (``attempt`` when no seed is set): at temperature 0-0.1
+        a server with a fixed seed would otherwise repeat the same unreadable answer
+        (issue #32); its prompt also says what was wrong (``cife/judge.py``)."""
         opts = self.model.options
         params: dict[str, Any] = {"temperature": opts.temperature, "max_tokens": opts.max_tokens, "seed": opts.seed}
-        prefix = self.option.lstrip("-").replace("-", "_")
-        for name, dest in (("temperature", f"{prefix}_temperature"), ("max_tokens", "model_max_tokens")):
-            if name in request.prompt.parameters and not _user_gave(self.settings, dest):
+        for name in ("temperature", "max_tokens"):
+            if name in request.prompt.parameters and name not in opts.explicit:
                 params[name] = request.prompt.parameters[name]
+        if request.attempt:
+            params["seed"] = (opts.seed or 0) + request.attempt
         return params
 
     def key(self, request: RoleRequest, parameters: Mapping[str, Any]) -> str:
@@ -138,6 +146,7 @@ class CachedRole:
         store = self.model.cache  # None when --specbench-cache=off
         with self._lock:
             self.stats["asked"] += 1
+            self.used.setdefault(request.purpose, set()).add(json.dumps(parameters, sort_keys=True))
         lock = store.lock(key) if store is not None and self.model.options.cache_mode == "readwrite" else None
         if lock is not None:
             lock.acquire()
@@ -172,12 +181,36 @@ class CachedRole:
             if lock is not None:
                 lock.release()
 
+    def counters(self) -> dict[str, Any]:
+        """What this process asked (plain data: an xdist worker sends it to the controller)."""
+        with self._lock:
+            return {"questions": {**self.stats, "http_requests": self.model.stats.api_requests},
+                    "parameters": {purpose: sorted(used) for purpose, used in self.used.items()}}
+
+    def add_counters(self, counters: Mapping[str, Any]) -> None:
+        """Add another process's :meth:`counters` (the controller, from each worker)."""
+        with self._lock:
+            for name, value in (counters.get("questions") or {}).items():
+                if name == "http_requests":
+                    with self.model.stats.lock:
+                        self.model.stats.api_requests += int(value)
+                elif name in self.stats:
+                    self.stats[name] += int(value)
+            for purpose, used in (counters.get("parameters") or {}).items():
+                self.used.setdefault(purpose, set()).update(used)
+
     def manifest(self) -> dict[str, Any]:
         opts = self.model.options
+        counters = self.counters()
         return {"role": self.role, "spec": self.spec, **self.model.identity(),
-                "parameters": {"temperature": opts.temperature, "max_tokens": opts.max_tokens, "seed": opts.seed},
+                # Per purpose, every parameter set that answers were sent with (a retry's seed
+                # differs); the cache entries carry the same.  "defaults": the role's own.
+                "parameters": {purpose: [json.loads(p) for p in used]
+                               for purpose, used in sorted(counters["parameters"].items())},
+                "parameter_defaults": {"temperature": opts.temperature, "max_tokens": opts.max_tokens,
+                                       "seed": opts.seed, "set_by_user": sorted(opts.explicit)},
                 "cache": {"mode": opts.cache_mode, "dir": str(opts.cache_dir) if self.model.cache else None},
-                "questions": dict(self.stats)}
+                "questions": counters["questions"]}
 
 
 class ScriptedRole:

@@ -60,6 +60,19 @@ class Services:
     def role_manifests(self) -> dict[str, Any]:
         return {role: model.manifest() for role, model in self._roles.items()}
 
+    def role_counters(self) -> dict[str, Any]:
+        """What each role was asked in this process, as plain data (an xdist worker
+        sends it to the controller at its end, like its outcomes)."""
+        return {role: model.counters() for role, model in self._roles.items()
+                if callable(getattr(model, "counters", None))}
+
+    def add_role_counters(self, counters: dict[str, Any]) -> None:
+        """Add a worker's :meth:`role_counters` to this process's roles (the controller)."""
+        for role, values in (counters or {}).items():
+            model = self._roles.get(role)
+            if model is not None and callable(getattr(model, "add_counters", None)):
+                model.add_counters(values)
+
     def option(self, name: str):
         """The validated value of a declared adapter option (``CheckContext.option``)."""
         return self.settings.option(name)

@@ -595,9 +595,18 @@ class SpecbenchRun:
         if self.settings.report:
             terminalreporter.write_line(f"specbench: report written to {self.settings.report}")
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        # xdist controller: a worker's role counters (judge questions, cache hits, requests,
+        # the parameters sent) arrive with its end, as its outcomes arrived with its reports.
+        counters = getattr(node, "workeroutput", {}).get("specbench_roles")
+        if counters:
+            self.services.add_role_counters(counters)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if is_worker(self.config):
+            self.config.workeroutput["specbench_roles"] = self.services.role_counters()
             self.services.close()
             return
         if self.journal is not None:
@@ -660,6 +669,9 @@ class SpecbenchRun:
         figures = getattr(adapter, "figures", None)  # optional: plots for the HTML report
         if callable(figures):
             section["figures"] = list(figures(section["metrics"], self.settings))
+        warnings = getattr(adapter, "warnings", None)  # optional: lines the summary prints under the metrics
+        if callable(warnings):
+            section["warnings"] = list(warnings(section["metrics"], self.settings))
         digests = self.data_digests
         section.update(section_extras(adapter, results, section["metrics"], self.settings,
                                       {Path(f).name: digests[str(f)] for f in ts.files},

@@ -120,4 +120,6 @@ def render_summary(report: dict[str, Any]) -> list[str]:
             lines.append(f"  {'errors'.ljust(width)}  {bench['errors']} (harness errors, not counted as model failures)")
         for reason, count in (bench.get("skipped") or {}).items():
             lines.append(f"  skipped {count} item(s): {reason}")
+        for warning in bench.get("warnings") or ():
+            lines.append(f"  warning: {warning}")
     return lines

@@ -206,7 +206,9 @@ class CifeBenchmark:
                 "rules_version": cife_rules.VERSION,
                 "prompt_sha256": {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in templates.items()},
                 "generation_parameters": dict(p.GENERATION_PARAMETERS[style]),
-                "judge_parameters": {k: dict(p.JUDGE_PARAMETERS[(style, k)]) for k in ("adherence", "correctness")}}
+                # What the prompts ask the judge for; --judge-model-temperature/-max-tokens override it.
+                # What was sent is manifest.roles.judge.parameters (and each judge cache entry).
+                "judge_parameters_asked": {k: dict(p.JUDGE_PARAMETERS[(style, k)]) for k in ("adherence", "correctness")}}
 
     # --- metrics -------------------------------------------------------------------------------
 
@@ -216,6 +218,9 @@ class CifeBenchmark:
 
     def figures(self, metrics: Mapping[str, Any], settings: Any = None) -> list[dict[str, Any]]:
         return cife_metrics.figures(metrics)
+
+    def warnings(self, metrics: Mapping[str, Any], settings: Any = None) -> list[str]:
+        return cife_metrics.warnings(metrics)
 
 
 def _runner(ctx: Any) -> cife_rules.Runner | None:

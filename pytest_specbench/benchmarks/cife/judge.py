@@ -231,6 +231,23 @@ def ask_until_readable(judge: Any, benchmark: str, task: Task, sample_index: int
             asked.value = parse(answer)
             return asked
         except JudgeAnswerError as exc:
-            error = str(exc)
-            asked.errors.append(error)
-    raise InfrastructureError(f"judge's {purpose} answer unreadable after {retries + 1} attempt(s): {error}")
+            asked.errors.append(str(exc))
+            error = f"{retry_reason(answer, str(exc))} (this is attempt {attempt + 2} of {retries + 1})"
+    raise InfrastructureError(f"judge's {purpose} answer unreadable after {retries + 1} attempt(s): "
+                              f"{asked.errors[-1] if asked.errors else error}")
+
+
+def retry_reason(answer: str, error: str) -> str:
+    """What the retry prompt says was wrong with the last answer: the parse error, the
+    answer's length, whether it looks cut off, and how it ended.  An answer that repeats
+    itself thus gets a prompt that differs from the one before (the role also varies the
+    seed per attempt, ``models/roles.py``), instead of the identical request that a judge
+    at temperature 0-0.1 would answer identically (issue #32)."""
+    text = (answer or "").rstrip()
+    if not text:
+        return error
+    note = f"{error}; it had {len(text)} characters"
+    if text.count("{") > text.count("}") or text.count("[") > text.count("]") or text.count("```") % 2:
+        note += " and looks cut off (an unclosed bracket or fence): keep the reasons short"
+    tail = " ".join(text[-80:].split())
+    return f"{note}; it ended with: ...{tail}"

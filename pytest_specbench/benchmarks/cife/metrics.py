@@ -69,10 +69,16 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
                                                          for k in ("source", "difficulty", "count")}
     pairs: list[tuple[bool, bool]] = []
     rule_decided = judged = incomplete = 0
+    no_verdict = no_label = upstream_answers = 0  # --cife-parse=upstream: answers its regex found nothing in
     for task_id, s in samples_of(results):
         info, cons = s["info"], s["constraints"]
         n = int(info.get("n_constraints", len(cons)) or len(cons))
         label = (s["correctness"] or {}).get("label")
+        vector = next((d.get("upstream_vector") for d in cons.values() if d.get("upstream_vector") is not None), None)
+        if vector is not None:
+            upstream_answers += 1
+            no_verdict += not vector
+            no_label += s["correctness"] is not None and label is None
         if s["correctness"] is not None:  # an unreadable label (upstream reading: None) counts as none of the three
             for l, store in labels.items():
                 store[task_id].append(float(label == l))
@@ -100,7 +106,6 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
             cat_macro[cat][task_id].append(float(bool(d["judge"])))
         hybrid_csr[task_id].append(float(all(hybrid)))
         hybrid_ssr[task_id].append(sum(hybrid) / n)
-        vector = next((d.get("upstream_vector") for d in cons.values() if d.get("upstream_vector") is not None), None)
         if vector is not None:  # IBM/CIFE compute_metrics: all([]) == 1, SSR over the vector's own length
             up_csr[task_id].append(float(all(vector)))
             up_ssr[task_id].append(sum(vector) / len(vector) if vector else 0.0)
@@ -128,6 +133,9 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
     if up_csr:
         metrics["csr_upstream_reading"] = _task_mean(up_csr)
         metrics["ssr_upstream_reading"] = _task_mean(up_ssr)
+    if upstream_answers:
+        metrics["upstream_answers_without_verdict"] = no_verdict
+        metrics["upstream_answers_without_label"] = no_label
     for cat in sorted(cat_micro):
         metrics[f"category_micro/{cat}"] = float(mean(cat_micro[cat]))  # mean() of bools can be an int
         metrics[f"category_macro/{cat}"] = _task_mean(cat_macro[cat])
@@ -166,3 +174,16 @@ def figures(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "x": diffs, "y": [metrics[f"csr_by_difficulty/{d}"] for d in diffs],
                     "xlabel": "difficulty", "ylabel": "CSR"})
     return out
+
+
+def warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """One line when upstream's reading scored answers in which it found no verdict: its
+    CSR counts such an answer as fully satisfied (``all([]) == 1``), so a judge that
+    answers nothing usable scores 100% (issue #32).  The scoring stays upstream's."""
+    lines = []
+    none, labels = metrics.get("upstream_answers_without_verdict") or 0, metrics.get("upstream_answers_without_label") or 0
+    if none or labels:
+        lines.append(f"--cife-parse=upstream: {none} judge adherence answer(s) had no verdict (scored as all "
+                     f"constraints satisfied, as upstream does) and {labels} correctness answer(s) had no label; "
+                     f"--cife-parse=strict retries them or reports E")
+    return lines

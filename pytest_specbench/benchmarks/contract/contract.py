@@ -27,9 +27,9 @@ from ...models.base import Completion
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
-                       functional_cost, pass_at_k_metrics, sample_code)
+                       functional_cost, no_code, pass_at_k_metrics, sample_code, sample_program_key)
 from .metrics import contract_satisfaction
-from .sanitize import program_form, quiet_parse
+from .sanitize import NO_CODE, program_form, quiet_parse
 
 CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
 CONDITIONS = ("standard", "cs", "eas")
@@ -43,7 +43,8 @@ class ContractBenchmark:
     checks = ("functional", "contract")
 
     # 2: the functional check (evalplus.functional_check) measures borderline CPU times again (#33)
-    # and judges large outputs by the oracle where the expected output is not exact (#28).
+    # and judges large outputs by the oracle where the expected output is not exact (#28);
+    # an answer without code fails with "the answer has no code block" (#32).
     version = "2"
     options = (
         Option("contract_condition", "ContractEval prompt (paper §4.2): standard (original prompt), cs (contract "
@@ -142,8 +143,8 @@ class ContractBenchmark:
         """Both checks run the sanitized program and nothing else of the answer
         (``plugin/dedupe.py``): samples whose programs have this key get one verdict."""
         if check == "functional":  # sanitized for the entry point functional_check uses
-            return program_form(sample_code(sample, self._evalplus(task).tasks[task.task_id]["entry_point"]))
-        return program_form(sample_code(sample, task.data["entry_point"]))
+            return sample_program_key(sample, self._evalplus(task).tasks[task.task_id]["entry_point"])
+        return sample_program_key(sample, task.data["entry_point"])
 
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         """Predicted cost of one item, for dispatch order under xdist (plugin/scheduling.py)."""
@@ -157,6 +158,11 @@ class ContractBenchmark:
         total = len(row["cvts"])
         also_raise = ctx.settings.option("contract_rejection") == "assert-or-raise"
         code = sample_code(sample, row["entry_point"])
+        if no_code(sample, code):
+            # Nothing ran, so nothing was "accepted": the sample rejects none of the CVTs
+            # (0 of total in the CSR, as upstream's harness scores a sample that does not load).
+            return CheckResult(False, {"passed": False, "rejected": 0, "total": total, "no_code": True},
+                               f"{NO_CODE}: none of the {total} contract-violating inputs could be tried")
         key = f"{task.task_id}@{file_digest_cached(task.source)[:12]}:cvts"
         # The calls (which parse the reference for its parameters) are built only
         # when the sandbox does not hold this task's CVT inputs yet.
@@ -169,7 +175,12 @@ class ContractBenchmark:
                 rejected.add(i)
         details: dict[str, Any] = {"passed": len(rejected) == total, "rejected": len(rejected), "total": total}
         message = ""
-        if len(rejected) < total:
+        if len(rejected) < total and result.load_error:
+            # The program did not load: no input ran, none was accepted.
+            message = (f"the program does not load: {result.load_error}; "
+                       f"none of the {total} contract-violating inputs ran")[:400]
+            details["load_error"] = result.load_error[:300]
+        elif len(rejected) < total:
             accepted = [i for i in range(total) if i not in rejected]
             first = accepted[0]
             outcome = result.outcomes.get(first)

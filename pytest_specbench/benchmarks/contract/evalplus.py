@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 from .evalplus_data import (canonical_program, equality_judged, expected_from_canonical, load_evalplus,
                              outputs_match, stores_output_as_is)
 from ...data.jsonl import file_digest
-from .sanitize import clean_sample, program_form
+from .sanitize import NO_CODE, clean_sample, has_no_code, program_form
 from ...data.bundled import bundled_suite
 from ...errors import DataError, RepeatableError
 from ...execution import wire
@@ -418,6 +418,17 @@ def sample_code(sample: Completion, entry_point: str) -> str:
     return clean_sample(sample.text, entry_point)
 
 
+def no_code(sample: Completion, code: str) -> bool:
+    """A model answer without any code (``sanitize.has_no_code``); never the reference."""
+    return not sample.meta.get("trusted_reference") and has_no_code(sample.text, code)
+
+
+def sample_program_key(sample: Completion, entry_point: str) -> str:
+    """``program_key`` of the Python checks: every answer without code shares one verdict."""
+    code = sample_code(sample, entry_point)
+    return "no-code" if no_code(sample, code) else program_form(code)
+
+
 def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, ctx) -> CheckResult:
     """EvalPlus "base + extra": every base and plus input gives the canonical output.
 
@@ -494,6 +505,9 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
         return details_mode
 
     code = sample_code(sample, task["entry_point"])
+    if no_code(sample, code):
+        return CheckResult(False, {"passed": False, "base_passed": False, "inputs": len(inputs), "no_code": True,
+                                   "reason": NO_CODE}, NO_CODE)
     strings_over = DIGEST_STRINGS_OVER if equality_judged(task) else None
     executor = ctx.python_executor()
     # The input set is built only when the sandbox does not hold it yet.
@@ -563,7 +577,8 @@ class EvalPlusBenchmark:
     checks = ("functional",)
 
     # 2: borderline CPU times measured again (least decides); large outputs judged by
-    # the oracle wherever the expected output is not exact (issues #28, #33).
+    # the oracle wherever the expected output is not exact (issues #28, #33); an answer
+    # without code fails with "the answer has no code block" (#32).
     version = "2"
     options = ()
 
@@ -597,7 +612,7 @@ class EvalPlusBenchmark:
 
     def program_key(self, task: Task, sample: Completion, check: str) -> str:
         """Samples whose programs have this key get one verdict (``plugin/dedupe.py``)."""
-        return program_form(sample_code(sample, task.data["entry_point"]))
+        return sample_program_key(sample, task.data["entry_point"])
 
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         return functional_cost(task.data, EvalPlusData.load(task.source.parent).digest[task.task_id], ctx)

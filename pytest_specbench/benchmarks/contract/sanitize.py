@@ -195,6 +195,26 @@ def clean_sample(text: str, entry_point: str) -> str:
     return sanitize(field if field is not None else text, entry_point)
 
 
+NO_CODE = "the answer has no code block"
+
+
+def has_no_code(text: str, program: str) -> bool:
+    """Whether a model answer holds no code at all: nothing survived sanitizing, or
+    it has no fence and nothing in it parses as Python (prose only, as small models
+    answer).  Such an answer fails every check with :data:`NO_CODE` rather than a
+    ``SyntaxError`` of its first sentence (issue #32); a fenced block that does not
+    parse is code with a syntax error and is run (and reported) as such."""
+    if not program.strip():
+        return True
+    if "```" in text:
+        return False
+    try:
+        ast.parse(program)
+    except (SyntaxError, MemoryError, ValueError, RecursionError):
+        return True
+    return False
+
+
 def program_form(code: str) -> str:
     """What decides a Python program's behaviour, for within-run deduplication
     (``plugin/dedupe.py``): its syntax tree with the line number of each node,

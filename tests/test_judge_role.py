@@ -1,0 +1,180 @@
+"""The judge role against a real local HTTP server (issue #32: what a real model showed).
+
+Each test checks one finding of the real-model trial without the real model
+(``tests/openai_server.py`` plays the server; the ``openai`` client is used as is):
+the judge's own parameters, the parameters recorded as sent, its counters under
+xdist, no credential of any endpoint anywhere, retries that differ from the
+request before, and what upstream's reading warns about.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openai_server import StubOpenAIServer
+from pytest_specbench.benchmarks.base import Message, Prompt, RoleRequest, Task
+from pytest_specbench.benchmarks.cife.judge import ask_until_readable, parse_adherence
+from pytest_specbench.benchmarks.cife.prompts import adherence_prompt
+from pytest_specbench.benchmarks.cife.data import Constraint
+from pytest_specbench.errors import InfrastructureError, OptionError
+from pytest_specbench.models.endpoints import redact_url
+from pytest_specbench.models.roles import load_role
+
+BUNDLED_CIFE = Path(__file__).resolve().parents[1] / "benchmarks" / "cife" / "benchmark_data.jsonl"
+
+
+class FakeSettings:
+    def __init__(self, state_dir: Path, **options: Any):
+        self.state_dir, self.samples, self.config = state_dir, None, None
+        self.options = {"model_retries": "0", "model_timeout": "10", **options}
+
+    def option(self, name: str) -> Any:
+        return self.options.get(name)
+
+
+@pytest.fixture(autouse=True)
+def _api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def _request(parameters: dict, attempt: int = 0, purpose: str = "adherence") -> RoleRequest:
+    task = Task("T/1", {"instruction": "x"}, Path("t.jsonl"), 1)
+    prompt = Prompt((Message("user", f"judge this ({attempt})"),), parameters=parameters)
+    return RoleRequest("cife", task, 0, purpose, prompt, attempt)
+
+
+def _cache_entries(state: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in (state / "cache").rglob("*.json")]
+
+
+def test_the_judge_is_not_capped_by_model_max_tokens_and_records_what_it_sent(tmp_path):
+    """Points 2 and 3: --model-* never reaches the judge; the benchmark's parameters apply
+    unless --judge-model-* is given; the manifest lists exactly what the cache entries and
+    the server saw."""
+    with StubOpenAIServer(answer=lambda body: "{}", known_models=("judge",)) as server:
+        settings = FakeSettings(tmp_path / "s", judge_model_base_url=server.url, model_max_tokens="64",
+                                model_temperature="0.7", model_seed="5")
+        role = load_role("judge", "openai:judge", settings)
+        role.ask(_request({"temperature": 0.1, "max_tokens": 2048}))
+        role.ask(_request({}, purpose="correctness"))  # no benchmark parameters: the CIFE paper's
+        sent = [r["body"] for r in server.chat_requests()]
+        assert [(b["temperature"], b["max_tokens"], b.get("seed")) for b in sent] == [(0.1, 2048, None)] * 2
+        manifest = role.manifest()
+        assert manifest["parameters"] == {"adherence": [{"temperature": 0.1, "max_tokens": 2048, "seed": None}],
+                                          "correctness": [{"temperature": 0.1, "max_tokens": 2048, "seed": None}]}
+        cached = sorted(json.dumps(e["parameters"], sort_keys=True) for e in _cache_entries(tmp_path / "s"))
+        listed = sorted(json.dumps(p, sort_keys=True) for ps in manifest["parameters"].values() for p in ps)
+        assert cached == listed
+        assert manifest["questions"]["called"] == manifest["questions"]["http_requests"] == 2
+
+        # The judge's own options win over the benchmark's.
+        settings = FakeSettings(tmp_path / "s2", judge_model_base_url=server.url, judge_model_max_tokens="300",
+                                judge_model_temperature="0", judge_model_seed="7")
+        role = load_role("judge", "openai:judge", settings)
+        role.ask(_request({"temperature": 0.1, "max_tokens": 2048}))
+        body = server.chat_requests()[-1]["body"]
+        assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.0, 300, 7)
+        assert role.manifest()["parameter_defaults"]["set_by_user"] == ["max_tokens", "seed", "temperature"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"judge_model_max_tokens": "0"}, "--judge-model-max-tokens: must be at least 1"),
+    ({"judge_model_seed": "x"}, "--judge-model-seed: expected a whole number"),
+])
+def test_bad_judge_parameters_are_one_line_errors(tmp_path, options, message):
+    with pytest.raises(OptionError, match=message):
+        load_role("judge", "openai:judge", FakeSettings(tmp_path, judge_model_base_url="http://127.0.0.1:9/v1", **options))
+
+
+def test_a_retry_says_what_was_wrong_and_varies_the_seed(tmp_path):
+    """Point 6: a judge at temperature 0.1 with a fixed server seed repeats itself; each
+    retry's prompt quotes what was wrong (here: cut off) and its seed is seed + attempt."""
+    cut_off = '{"Evaluation": [{"Index": 1, "Constraint": "use a loop", "Reason": "The code uses a for'
+    with StubOpenAIServer(answer=lambda body: cut_off, known_models=("judge",)) as server:
+        role = load_role("judge", "openai:judge", FakeSettings(tmp_path, judge_model_base_url=server.url))
+        task = Task("T/1", {"instruction": "x"}, Path("t.jsonl"), 1)
+        constraints = [Constraint(0, "Code Structure", "use a loop")]
+        with pytest.raises(InfrastructureError, match=r"unreadable after 3 attempt\(s\): the answer contains no valid JSON"):
+            ask_until_readable(role, "cife", task, 0, "adherence",
+                               lambda err: adherence_prompt("x", constraints, "for i in y: pass\n", "paper", err),
+                               lambda a: parse_adherence(a, 1, indexed=True), retries=2)
+        bodies = [r["body"] for r in server.chat_requests()]
+        assert [b.get("seed") for b in bodies] == [None, 1, 2]
+        prompts = [b["messages"][-1]["content"] for b in bodies]
+        assert len(set(prompts)) == 3  # no request repeats the one before
+        assert "could not be used: the answer contains no valid JSON object" in prompts[1]
+        assert "looks cut off" in prompts[1] and "uses a for" in prompts[1] and "attempt 2 of 3" in prompts[1]
+        assert "attempt 3 of 3" in prompts[2]
+
+
+def test_redacted_urls_keep_the_endpoint_and_drop_credentials():
+    assert redact_url("http://user:s3cret@127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
+    assert redact_url("https://h.example/openai?api-version=1&api-key=s3cret") == \
+        "https://h.example/openai?api-version=1&api-key=REDACTED"
+    assert redact_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"  # cache keys unchanged
+
+
+def _cife_answers(body: dict) -> str:
+    """The tested model answers the bundled suite's reference; the judge is the scripted one."""
+    from pytest_specbench.benchmarks.cife.scripted_judge import answer
+
+    if body["model"] == "judge":
+        return answer(body["messages"])
+    rows = [json.loads(line) for line in BUNDLED_CIFE.read_text().splitlines() if line.strip()]
+    by_instruction = {r["instruction"]: r["reference_answer"] for r in rows}
+    return by_instruction.get(body["messages"][-1]["content"], "no idea")
+
+
+def test_under_xdist_judge_counters_reach_the_report_and_no_secret_is_written(pytester):
+    """Points 2-5 through the plugin with -n 2: the judge's counters of both workers are in
+    the manifest, every question was sent with the judge's parameters (not --model-max-tokens),
+    the manifest and the cache entries agree, and the credentials of both base URLs appear
+    in no report, journal, cache file, key or output line."""
+    with StubOpenAIServer(answer=_cife_answers, known_models=("gen", "judge")) as server:
+        host = f"127.0.0.1:{server.port}"
+        result = pytester.runpytest_subprocess(
+            "--specbench=cife", "--model=openai:gen", f"--model-base-url=http://u:s3cret-model@{host}/v1",
+            "--judge-model=openai:judge", f"--judge-model-base-url=http://u:s3cret-judge@{host}/v1",
+            "--model-max-tokens=64", "--specbench-report=r.json", "-n", "2", "-p", "no:cacheprovider")
+        chats = server.chat_requests()
+        to_judge = [r for r in server.requests if r["path"] == "/v1/models/judge" or (r["body"] or {}).get("model") == "judge"]
+    judge_bodies = [r["body"] for r in chats if r["body"]["model"] == "judge"]
+    gen_bodies = [r["body"] for r in chats if r["body"]["model"] == "gen"]
+    assert len(gen_bodies) == 12 and {b["max_tokens"] for b in gen_bodies} == {64}
+    assert len(judge_bodies) == 24 and {(b["temperature"], b["max_tokens"]) for b in judge_bodies} == {(0.1, 2048)}
+    report = json.loads((pytester.path / "r.json").read_text())
+    judge = report["manifest"]["roles"]["judge"]
+    assert judge["questions"]["called"] == 24
+    assert judge["questions"]["http_requests"] == len(to_judge) == 25  # with the controller's reachability probe
+    assert judge["questions"]["asked"] == 55  # one question per item; the rest came from the role's cache
+    assert judge["endpoint"] == f"http://{host}/v1"
+    assert report["benchmarks"]["cife"]["metrics"]["csr"] == 1.0
+    cached = {json.dumps(e["parameters"], sort_keys=True) for e in _cache_entries(pytester.path / ".specbench")
+              if e.get("role") == "judge"}
+    assert cached == {json.dumps(p, sort_keys=True) for ps in judge["parameters"].values() for p in ps}
+    # No credential anywhere: output, report, journal, cache entries and their file names.
+    assert "s3cret" not in result.stdout.str() + result.stderr.str()
+    for path in pytester.path.rglob("*"):
+        assert "s3cret" not in str(path)
+        if path.is_file():
+            assert b"s3cret" not in path.read_bytes(), path
+
+
+def test_upstream_reading_keeps_its_scoring_and_warns_once_about_answers_without_verdicts(pytester):
+    """Point 7: under --cife-parse=upstream a judge that gives no verdict scores CSR 100%
+    (upstream's all([])); kept, with one warning line counting such answers."""
+    rows = [json.loads(line) for line in BUNDLED_CIFE.read_text().splitlines() if line.strip()]
+    judgments = pytester.path / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps({"task_id": str(r["id"]), "purpose": purpose, "answer": "I cannot judge this."}) + "\n"
+                                 for r in rows for purpose in ("adherence", "correctness")))
+    result = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", f"--judge-model=replay:{judgments}",
+                                           "--cife-parse=upstream", "--specbench-report=r.json", "-p", "no:cacheprovider")
+    metrics = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["cife"]["metrics"]
+    assert metrics["csr_upstream_reading"] == 1.0 and metrics["upstream_answers_without_verdict"] == 12
+    warnings = [line for line in result.stdout.lines if "warning: --cife-parse=upstream" in line]
+    assert len(warnings) == 1
+    assert "12 judge adherence answer(s) had no verdict" in warnings[0] and "12 correctness answer(s) had no label" in warnings[0]
