@@ -22,7 +22,7 @@ from ..execution.limits import Limits
 # (option, ini key, help, default)
 _OPTIONS = [
     ("--specbench", "specbench", "benchmarks to run, comma-separated, or all (known: {known})", ""),
-    ("--model", "specbench_model", "model to evaluate: reference | replay:PATH | openai:MODEL | python:module:callable", "reference"),
+    ("--model", "specbench_model", "model to evaluate: reference (the default: the benchmark's own answers) | replay:PATH | openai:MODEL | python:module:callable", "reference"),
     ("--specbench-data", "specbench_data", "data root laid out like the upstream data (contracteval/, evalplus/, ...); default: the bundled sample suite", ""),
     ("--specbench-report", "specbench_report", "write the JSON report here", ""),
     ("--specbench-samples", "specbench_samples", "samples per task (default: 1, or all a replay file has)", ""),
