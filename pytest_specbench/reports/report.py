@@ -152,7 +152,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         for b in grids:
             lines += _grid_lines(b, metrics)
         if hidden:
-            lines.append(f"  (+{hidden} breakdown metric(s) in the JSON report)")
+            lines.append(f"  (+{hidden} more metric(s) in the JSON, markdown and HTML reports)")
         undefined = [k for k in shown if is_undefined(metrics[k])]
         if undefined:
             lines += [f"  {line}" for line in undefined_notes(undefined, bench.get("metric_notes") or {})]

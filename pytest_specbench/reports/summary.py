@@ -184,16 +184,17 @@ def _cell_text(section: Mapping[str, Any], comp: Mapping[str, Any] | None, key: 
 def _md_breakdown(section: Mapping[str, Any], comp: Mapping[str, Any] | None, b: Breakdown) -> list[str]:
     rows, cols, grid = b.grid()
     corner = "metric" if b.rows_are_prefixes else _part_label(b)
-    out = [f"**{_md_cell(b.title)}** (95% CI in brackets)", "",
-           "| " + " | ".join([corner] + [_md_cell(c) for c in cols]) + " |",
-           "|---|" + "---:|" * len(cols)]
+    body, details = [], False
     for r, keys in zip(rows, grid):
         cells = []
         for key in keys:
             value, detail = _cell_text(section, comp, key)
+            details = details or bool(detail)
             cells.append(_md_cell(value + (f" [{detail}]" if detail else "")))
-        out.append("| " + " | ".join([_md_cell(r)] + cells) + " |")
-    return out
+        body.append("| " + " | ".join([_md_cell(r)] + cells) + " |")
+    return [f"**{_md_cell(b.title)}**" + (" (95% CI in brackets)" if details else ""), "",
+            "| " + " | ".join([corner] + [_md_cell(c) for c in cols]) + " |",
+            "|---|" + "---:|" * len(cols)] + body
 
 
 def _p(mc: Mapping[str, Any] | None) -> str:
@@ -242,7 +243,7 @@ th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums;
 .controls select{padding:4px 6px}ul.rules li{margin:4px 0}code{background:#f6f8fa;padding:1px 4px;border-radius:4px}
 .warn{background:#fff8c5;border:1px solid #d4a72c;color:#633c01}.scroll{overflow-x:auto;max-width:100%}
 .scroll.tall{max-height:420px;overflow-y:auto}.ci{display:block;color:#59636e;font-size:11px;font-weight:400}
-td{max-width:520px;overflow-wrap:anywhere}table.skips td.msg{max-width:760px}.notes{margin:-6px 0 12px}
+td{max-width:520px;overflow-wrap:anywhere}table.skips td.msg{max-width:760px;color:inherit}.notes{margin:-6px 0 12px}
 details.per-item{margin:8px 0}details.per-item summary{cursor:pointer}td.skip{color:#59636e;font-style:italic}
 """
 
@@ -562,7 +563,8 @@ def _adapter_figure(Figure, spec: Mapping[str, Any]):
             pos = [i + (j - (len(series) - 1) / 2) * width for i in range(len(labels))]
             color = "#0969da" if len(series) == 1 else None
             if horizontal:
-                ax.barh([len(labels) - 1 - p for p in pos], vals, height=width, label=label or None, color=color)
+                ax.barh([len(labels) - 1 - p for p in pos][::-1], vals[::-1], height=width, label=label or None,
+                        color=color)  # drawn bottom-up: the first label is the top row
             else:
                 ax.bar(pos, vals, width=width, label=label or None, color=color)
         ticks = list(range(len(labels)))
@@ -581,7 +583,7 @@ def _adapter_figure(Figure, spec: Mapping[str, Any]):
             ax.grid(alpha=0.3, axis="y")
             if percent:
                 ax.set_ylim(0, 100 + EDGE)
-        if len(series) > 1:  # below the axes: inside, it would cover bars at 100%
+        if len(series) > 1 or any(series):  # below the axes: inside, it would cover bars at 100%
             fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", fontsize=7,
                        ncols=min(4, len(series)))
         ax.set_title(str(spec.get("title", "")), fontsize=10)

@@ -169,14 +169,12 @@ def figures(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def metric_notes(metrics: Mapping[str, Any]) -> dict[str, str]:
     """What the report says next to a metric that reads n/a (and as its tooltip)."""
-    notes = {"rule_judge_kappa": "Cohen's kappa between the deterministic rules and the judge on the constraints "
-                                 "a rule decided (Appendix D)"}
+    notes = {"rule_judge_kappa": "Cohen's kappa, rules vs judge on the rule-decided constraints (Appendix D)"}
     kappa = metrics.get("rule_judge_kappa")
     if kappa is None or kappa != kappa:  # NaN: undefined
         if not metrics.get("rule_decided"):
             notes["rule_judge_kappa"] += ": undefined here, no constraint was decided by a rule"
         else:
-            notes["rule_judge_kappa"] += (f": undefined here, rules and judge gave one same verdict on all "
-                                          f"{metrics['rule_decided']} rule-decided constraints (no variation: "
-                                          "kappa is 0/0); rule_judge_agreement is the raw agreement")
+            notes["rule_judge_kappa"] += (f": undefined here, both gave one same verdict on all "
+                                          f"{metrics['rule_decided']} (kappa is 0/0; see rule_judge_agreement)")
     return notes
