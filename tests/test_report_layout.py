@@ -272,3 +272,12 @@ def test_docs_match_the_commands():
     with pytest.raises(SystemExit) as done:
         cli.main(["cife", "--help"])
     assert done.value.code == 0
+
+
+def test_a_kappa_is_a_coefficient_not_a_percentage():
+    report = _report({"csr": 0.5, "rule_judge_kappa": 0.6765}, headline=["csr", "rule_judge_kappa"],
+                     ci={"rule_judge_kappa": [0.4974, 0.8247], "csr": [0.4, 0.6]})
+    term = "\n".join(render_summary(report))
+    assert "rule_judge_kappa  0.68  [95% CI 0.50, 0.82]" in term
+    assert "| rule_judge_kappa | 0.68 | 0.50 – 0.82 |" in markdown_summary(report)
+    assert "67.65%" not in html_report(report)

@@ -46,15 +46,24 @@ def is_undefined(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def fmt(value: Any, limit: int = CELL_LIMIT) -> str:
-    """One value as every report writes it: a rate as a percentage, a count as
-    an integer, an undefined value (None or NaN) as ``n/a``."""
+# Metrics that are coefficients in [-1, 1], not shares: printed as 0.68, never 68%.
+_COEFFICIENT = re.compile(r"(^|_)kappa($|[_/\[@])")
+
+
+def is_coefficient(name: str | None) -> bool:
+    return bool(name) and bool(_COEFFICIENT.search(name))
+
+
+def fmt(value: Any, limit: int = CELL_LIMIT, name: str | None = None) -> str:
+    """One value as every report writes it: a rate as a percentage, a coefficient
+    (Cohen's kappa, by ``name``) with two decimals, a count as an integer, an
+    undefined value (None or NaN) as ``n/a``."""
     if is_undefined(value):
         return UNDEFINED
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{100 * value:.2f}%"
+        return f"{value:.2f}" if is_coefficient(name) else f"{100 * value:.2f}%"
     return cut(str(value), limit)
 
 

@@ -23,7 +23,6 @@ order, so the report does not depend on the order xdist finished items in.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -99,8 +98,8 @@ class ResultStore:
         os.replace(tmp, path)
 
 
-def _fmt(value: Any) -> str:
-    return fmt(value)
+def _fmt(value: Any, name: str | None = None) -> str:
+    return fmt(value, name=name)
 
 
 def _shown_metrics(bench: dict[str, Any]) -> tuple[list[str], int]:
@@ -146,8 +145,8 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         for key in as_lines:
             value = metrics[key]
             ci = cis.get(key)
-            text = (f"{_fmt(value)}  [95% CI {_fmt(ci[0])}, {_fmt(ci[1])}]"
-                    if ci and isinstance(value, float) and not is_undefined(value) else _fmt(value))
+            text = (f"{_fmt(value, key)}  [95% CI {_fmt(ci[0], key)}, {_fmt(ci[1], key)}]"
+                    if ci and isinstance(value, float) and not is_undefined(value) else _fmt(value, key))
             lines.append(f"  {key.ljust(width)}  {text}")
         for b in grids:
             lines += _grid_lines(b, metrics)
@@ -168,7 +167,7 @@ def _grid_lines(b: Breakdown, metrics: dict[str, Any]) -> list[str]:
     (split into several blocks when the parts do not fit in ~110 columns)."""
     corner = "metric[part]" if b.bracket else "metric/part"
     label_w = max(len(corner), *(len(p) for p in b.prefixes))
-    cells = {(p, q): (_fmt(metrics[k]) if k in metrics else "–") for (p, q), k in b.cell.items()}
+    cells = {(p, q): (_fmt(metrics[k], k) if k in metrics else "–") for (p, q), k in b.cell.items()}
     widths = {q: max(len(q), *(len(cells.get((p, q), "–")) for p in b.prefixes)) for q in b.parts}
     blocks, block, used = [], [], label_w
     for q in b.parts:

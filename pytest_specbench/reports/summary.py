@@ -7,12 +7,11 @@ Both take the JSON report with its ``gate`` section (see :mod:`.gate`).
 from __future__ import annotations
 
 import html
-import math
 import io
 import re
 from typing import Any, Mapping, Sequence
 
-from .layout import (Breakdown, Layout, PerItem, cut, fmt, is_undefined, layout, note_for, public,
+from .layout import (Breakdown, Layout, PerItem, cut, fmt, is_coefficient, is_undefined, layout, note_for,
                      shown_path, undefined_notes)
 from .stats import is_number
 
@@ -20,9 +19,9 @@ TOP_FLIPS = 10
 SKIP_EXAMPLES = 3  # item ids shown per skip reason (all of them are in the JSON report)
 
 
-def _pct(value: Any) -> str:
+def _pct(value: Any, name: str | None = None) -> str:
     """A value as every report writes it (rates as %, undefined as n/a; see :func:`.layout.fmt`)."""
-    return fmt(value)
+    return fmt(value, name=name)
 
 
 def _where(section: Mapping[str, Any]) -> str:
@@ -72,8 +71,10 @@ def _pp(value: Any) -> str:
     return f"{100 * value:+.2f} pp" if is_number(value) else ""
 
 
-def _ci(ci: Any, fmt=_pct) -> str:
-    return f"{fmt(ci[0])} – {fmt(ci[1])}" if ci else ""
+def _ci(ci: Any, fmt=_pct, name: str | None = None) -> str:
+    if not ci:
+        return ""
+    return f"{fmt(ci[0], name)} – {fmt(ci[1], name)}" if fmt is _pct else f"{fmt(ci[0])} – {fmt(ci[1])}"
 
 
 def _rate(value: Any) -> bool:
@@ -156,7 +157,8 @@ def _md_metric_table(section: Mapping[str, Any], comp: Mapping[str, Any] | None,
     out = [head, rule]
     for m in keys:
         v = section["metrics"][m]
-        row = f"| {_md_cell(m)} | {_md_cell(_pct(v))} | {_ci(section.get('metrics_ci', {}).get(m)) if _rate(v) else ''} |"
+        row = (f"| {_md_cell(m)} | {_md_cell(_pct(v, m))} | "
+               f"{_ci(section.get('metrics_ci', {}).get(m), name=m) if _rate(v) else ''} |")
         if comp:
             d = comp["metrics"].get(m, {})
             mc = d.get("mcnemar")
@@ -174,11 +176,11 @@ def _cell_text(section: Mapping[str, Any], comp: Mapping[str, Any] | None, key: 
     detail = []
     ci = section.get("metrics_ci", {}).get(key)
     if ci and _rate(v) and not is_undefined(v):
-        detail.append(_ci(ci))
+        detail.append(_ci(ci, name=key))
     d = (comp or {}).get("metrics", {}).get(key)
     if d and is_number(d.get("delta")):
         detail.append(f"Δ {_pp(d['delta'])}")
-    return _pct(v), " · ".join(detail)
+    return _pct(v, key), " · ".join(detail)
 
 
 def _md_breakdown(section: Mapping[str, Any], comp: Mapping[str, Any] | None, b: Breakdown) -> list[str]:
@@ -339,8 +341,8 @@ def _metric_table(section: Mapping[str, Any], comp: Mapping[str, Any] | None, ke
         rate = _rate(v)
         note = note_for(m, notes)
         label = f"<b>{_e(m)}</b>" if m in headline else _e(m)
-        row = (f"<tr><td{_title(note)}>{label}</td><td class='num'>{_e(_pct(v))}</td>"
-               f"<td class='num'>{_e(_ci(section.get('metrics_ci', {}).get(m)) if rate else '')}</td>")
+        row = (f"<tr><td{_title(note)}>{label}</td><td class='num'>{_e(_pct(v, m))}</td>"
+               f"<td class='num'>{_e(_ci(section.get('metrics_ci', {}).get(m), name=m) if rate else '')}</td>")
         if comp:
             d = comp["metrics"].get(m, {})
             mc = d.get("mcnemar") or {}
@@ -672,7 +674,7 @@ def _plots(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] | None
         figures.append((_svg(fig), "pass@k with 95% bootstrap CI over tasks"))
     # per-metric deltas with CIs (or the metrics with CIs when there is no baseline):
     # the single-value rates (breakdowns have their own tables), the adapter's headline first
-    rates = [m for m in grid.single if _rate(metrics[m]) and not is_undefined(metrics[m])]
+    rates = [m for m in grid.single if _rate(metrics[m]) and not is_undefined(metrics[m]) and not is_coefficient(m)]
     headline = [m for m in section.get("headline") or [] if m in rates]
     if comp:
         rows = [(m, comp["metrics"][m]) for m in rates if m in comp["metrics"] and comp["metrics"][m].get("ci")]

@@ -132,11 +132,15 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
         metrics[f"category_micro/{cat}"] = float(mean(cat_micro[cat]))  # mean() of bools can be an int
         metrics[f"category_macro/{cat}"] = _task_mean(cat_macro[cat])
     for key, groups in by.items():
-        # constraint counts in numeric order (2 before 10), other keys alphabetically
-        for value in sorted((k for k in groups if "\0" not in k), key=lambda k: (not k.isdigit(), k.isdigit() and int(k), k)):
+        # constraint counts in numeric order (2 before 10), difficulties easy-medium-hard, other keys alphabetically
+        for value in sorted((k for k in groups if "\0" not in k),
+                            key=lambda k: (not k.isdigit(), k.isdigit() and int(k), _DIFFICULTY.get(k, 9), k)):
             metrics[f"csr_by_{key}/{value}"] = _task_mean(groups[value])
             metrics[f"ssr_by_{key}/{value}"] = _task_mean(groups[value + "\0ssr"])
     return metrics
+
+
+_DIFFICULTY = {"easy": 0, "medium": 1, "hard": 2}
 
 
 def _count_key(name: str) -> int:
