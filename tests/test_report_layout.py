@@ -122,9 +122,12 @@ def test_terminal_grid_for_a_breakdown_over_several_parts_and_n_a_for_undefined_
     header = next(line for line in lines if "metric/part" in line)
     assert header.split()[1:] == cats
     assert re.search(r"jaccard_judgement +– +n/a +50\.00%", text)
+    assert "(–: the metric does not exist for that part)" in text
     assert "n/a: not defined on these results:" in text
     assert "jaccard_judgement/rename: needs a task handled in one version at least" in text
-    assert len(lines) < len(metrics)  # a grid, not one line per metric
+    # a grid: one row per metric prefix, not one line per metric and category
+    assert sum(1 for line in lines if "/" in line.split()[0]) == 0
+    assert sum(1 for line in lines if line.split()[0] in ("judgement_acc", "selection_acc", "jaccard_judgement")) == 3
 
 
 def test_small_breakdowns_keep_their_full_names_in_the_terminal():
@@ -281,3 +284,10 @@ def test_a_kappa_is_a_coefficient_not_a_percentage():
     assert "rule_judge_kappa  0.68  [95% CI 0.50, 0.82]" in term
     assert "| rule_judge_kappa | 0.68 | 0.50 – 0.82 |" in markdown_summary(report)
     assert "67.65%" not in html_report(report)
+
+
+def test_grouped_bars_stay_vertical_and_values_at_or_above_0_get_no_negative_axis():
+    spec = {"kind": "bar", "x": ["precision", "recall"], "series": {"rename": [0.0, 0.0], "flip": [0.0, 0.0]}}
+    ax = _adapter_figure(Figure, spec).axes[0]
+    assert ax.get_ylim() == (0.0, 1.0)
+    assert all(p.get_width() < 1 for p in ax.patches)  # vertical bars: narrow, not rows

@@ -150,6 +150,8 @@ def render_summary(report: dict[str, Any]) -> list[str]:
             lines.append(f"  {key.ljust(width)}  {text}")
         for b in grids:
             lines += _grid_lines(b, metrics)
+        if any(len(b.cell) < len(b.prefixes) * len(b.parts) for b in grids):
+            lines.append("  (–: the metric does not exist for that part)")
         if hidden:
             lines.append(f"  (+{hidden} more metric(s) in the JSON, markdown and HTML reports)")
         undefined = [k for k in shown if is_undefined(metrics[k])]

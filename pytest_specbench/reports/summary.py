@@ -67,8 +67,11 @@ def _checks_label(checks: Sequence[str]) -> str:
                      for col, members in _check_columns(checks))
 
 
-def _pp(value: Any) -> str:
-    return f"{100 * value:+.2f} pp" if is_number(value) else ""
+def _pp(value: Any, name: str | None = None) -> str:
+    """A difference: in percentage points, or plain for a coefficient (kappa)."""
+    if not is_number(value):
+        return ""
+    return f"{value:+.2f}" if is_coefficient(name) else f"{100 * value:+.2f} pp"
 
 
 def _ci(ci: Any, fmt=_pct, name: str | None = None) -> str:
@@ -118,6 +121,8 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
         if comp:
             for check, f in comp["flips"].items():
                 nf, np_ = f["newly_failing"], f["newly_passing"]
+                if not nf and not np_:  # one line per check that changed (CIFE has one check per constraint)
+                    continue
                 out.append(f"**{check} flips:** {len(nf)} newly failing, {len(np_)} newly passing")
                 if nf:
                     out.append(f"- newly failing: {_ids(nf)}")
@@ -162,7 +167,7 @@ def _md_metric_table(section: Mapping[str, Any], comp: Mapping[str, Any] | None,
         if comp:
             d = comp["metrics"].get(m, {})
             mc = d.get("mcnemar")
-            row += (f" {_pct(d.get('baseline')) if d else ''} | {_pp(d.get('delta')) if _rate(v) else _delta_count(d)} | "
+            row += (f" {_pct(d.get('baseline'), m) if d else ''} | {_pp(d.get('delta'), m) if _rate(v) else _delta_count(d)} | "
                     f"{_ci(d.get('ci'), _pp) if _rate(v) else ''} | {_p(mc)} |")
         out.append(row)
     return out
@@ -179,7 +184,7 @@ def _cell_text(section: Mapping[str, Any], comp: Mapping[str, Any] | None, key: 
         detail.append(_ci(ci, name=key))
     d = (comp or {}).get("metrics", {}).get(key)
     if d and is_number(d.get("delta")):
-        detail.append(f"Δ {_pp(d['delta'])}")
+        detail.append(f"Δ {_pp(d['delta'], key)}")
     return _pct(v, key), " · ".join(detail)
 
 
@@ -346,8 +351,8 @@ def _metric_table(section: Mapping[str, Any], comp: Mapping[str, Any] | None, ke
         if comp:
             d = comp["metrics"].get(m, {})
             mc = d.get("mcnemar") or {}
-            row += (f"<td class='num'>{_e(_pct(d.get('baseline')) if d else '')}</td>"
-                    f"<td class='num'>{_e(_pp(d.get('delta')) if rate else _delta_count(d))}</td>"
+            row += (f"<td class='num'>{_e(_pct(d.get('baseline'), m) if d else '')}</td>"
+                    f"<td class='num'>{_e(_pp(d.get('delta'), m) if rate else _delta_count(d))}</td>"
                     f"<td class='num'>{_e(_ci(d.get('ci'), _pp) if rate else '')}</td>"
                     f"<td class='num'>{_e(_p(mc))}</td><td class='num'>{_e(_flipcount(mc))}</td>")
         rows.append(row + "</tr>")
@@ -404,10 +409,14 @@ def _flips_html(comp: Mapping[str, Any]) -> str:
     out = ["<h3>Flips against the baseline</h3>"]
     for check, f in comp["flips"].items():
         nf, np_ = f["newly_failing"], f["newly_passing"]
+        if not nf and not np_:  # only the checks that changed (CIFE has one check per constraint)
+            continue
         out.append(f"<div><b>{_e(check)}</b>: <span class='fail'>{len(nf)} newly failing</span>"
                    + (": " + ", ".join(f"<code>{_e(t)}</code>" for t in nf) if nf else "")
                    + f"<br><span class='pass'>{len(np_)} newly passing</span>"
                    + (": " + ", ".join(f"<code>{_e(t)}</code>" for t in np_) if np_ else "") + "</div>")
+    if len(out) == 1:
+        out.append("<div class='meta'>no task changed its verdict on any check</div>")
     return "\n".join(out)
 
 
@@ -547,7 +556,9 @@ def _adapter_figure(Figure, spec: Mapping[str, Any]):
         series = {"": list(spec.get("y", []))}
     # Long category names (CIFE's "Data Processing and Transformation") overlap
     # as column labels: such bars are drawn horizontally, one readable row each.
-    horizontal = kind == "bar" and sum(len(v) for v in labels) > 40
+    # Grouped bars stay vertical unless a label is long (many short rows would make a tall plot).
+    horizontal = kind == "bar" and bool(labels) and (max(len(v) for v in labels) > 14
+                                                     or (sum(len(v) for v in labels) > 40 and len(series) <= 1))
     n_bars = len(labels) * max(1, len(series))
     if horizontal:
         size = (5.6, 0.8 + 0.32 * n_bars)
@@ -570,6 +581,9 @@ def _adapter_figure(Figure, spec: Mapping[str, Any]):
             else:
                 ax.bar(pos, vals, width=width, label=label or None, color=color)
         ticks = list(range(len(labels)))
+        # values >= 0 get no negative half-axis (all zeros would otherwise be centred on -0.05..0.05)
+        nonnegative = all(not is_undefined(y) and y >= 0 for ys in series.values() for y in ys)
+        top = max((scale * y for ys in series.values() for y in ys if not is_undefined(y)), default=0)
         if horizontal:
             ax.set_yticks([len(labels) - 1 - t for t in ticks], labels)
             ax.set_xlabel(value_label)
@@ -577,6 +591,8 @@ def _adapter_figure(Figure, spec: Mapping[str, Any]):
             ax.grid(alpha=0.3, axis="x")
             if percent:
                 ax.set_xlim(0, 100 + EDGE)
+            elif nonnegative:
+                ax.set_xlim(0, top * 1.05 if top > 0 else 1)
         else:
             ax.set_xticks(ticks, labels, rotation=30 if sum(len(v) for v in labels) > 24 else 0,
                           ha="right" if sum(len(v) for v in labels) > 24 else "center")
@@ -585,6 +601,8 @@ def _adapter_figure(Figure, spec: Mapping[str, Any]):
             ax.grid(alpha=0.3, axis="y")
             if percent:
                 ax.set_ylim(0, 100 + EDGE)
+            elif nonnegative:
+                ax.set_ylim(0, top * 1.05 if top > 0 else 1)
         if len(series) > 1 or any(series):  # below the axes: inside, it would cover bars at 100%
             fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", fontsize=7,
                        ncols=min(4, len(series)))

@@ -366,14 +366,14 @@ class SpecEval:
                          "series": {c: [metrics.get(f"{k}/{c}") for k, _ in table1] for c in cats},
                          "xlabel": "task (n/a drawn as 0)", "ylabel": "score"})
         pert = [c for c in cats if c != "original"]
-        for keys, title, percent in (
-                (("jaccard_judgement", "jaccard_selection", "jaccard_infilling"), "Jaccard distance J by perturbation (Table 2)", True),
-                (("variance_precision", "variance_recall"), "average variance v by perturbation (Table 2)", False)):
-            shown = [k for k in keys if any(metrics.get(f"{k}/{c}") is not None for c in pert)]
+        for prefix, kinds, title, percent in (
+                ("jaccard", ("judgement", "selection", "infilling"), "Jaccard distance J by perturbation (Table 2)", True),
+                ("variance", ("precision", "recall"), "average variance v by perturbation (Table 2)", False)):
+            shown = [k for k in kinds if any(metrics.get(f"{prefix}_{k}/{c}") is not None for c in pert)]
             if pert and shown:
                 figs.append({"title": f"SpecEval: {title}", "kind": "bar", "percent": percent,
-                             "x": shown, "series": {c: [metrics.get(f"{k}/{c}") for k in shown] for c in pert},
-                             "xlabel": "measure (n/a drawn as 0)", "ylabel": "J" if percent else "v"})
+                             "x": shown, "series": {c: [metrics.get(f"{prefix}_{k}/{c}") for k in shown] for c in pert},
+                             "xlabel": f"{prefix}_* (n/a drawn as 0)", "ylabel": "J" if percent else "v"})
         coverage = metrics.get("test_branch_coverage_by_program") or {}
         if coverage:
             figs.append({"title": "SpecEval: branch coverage of each program's tests (SpecEval: 95.5% on average)",
