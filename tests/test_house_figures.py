@@ -9,7 +9,7 @@ from pytest_specbench.reports.summary import _plots  # noqa: E402
 
 
 def test_adapter_figures_are_drawn_and_a_bad_one_costs_only_itself():
-    section = {"metrics": {"score": 0.5}, "figures": [
+    section = {"metrics": {"score": 0.5, "other": 0.25}, "figures": [
         {"title": "per constraint", "kind": "bar", "x": ["a", "b"], "y": [1, 2]},
         {"title": "with CI", "kind": "errorbar", "x": [1, 2], "y": [0.5, 0.6], "lo": [0.4, 0.5], "hi": [0.6, 0.7]},
         {"title": "sizes", "kind": "hist", "y": [1, 2, 2, 3]},

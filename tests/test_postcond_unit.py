@@ -143,9 +143,10 @@ def test_reference_answer_parses_for_every_bundled_task():
         assert ADAPTER._parse(task, ADAPTER.reference(task, "correct"))
 
 
-def test_figures_histogram():
-    figs = ADAPTER.figures({"_gaps": {"a": 0.0, "b": 0.4, "c": 1.0}}, None)
-    assert figs[0]["kind"] == "hist" and sum(figs[0]["y"]) == 3
+def test_figures_gap_counts_per_bin():
+    figs = ADAPTER.figures({"gap_by_method": {"a": 0.0, "b": 0.4, "c": 1.0}}, None)
+    assert figs[0]["kind"] == "binned" and sum(figs[0]["counts"]) == 3
+    assert figs[0]["counts"][0] == figs[0]["counts"][4] == figs[0]["counts"][9] == 1
 
 
 DATA = SHARED_DATA / "postcondbench"

@@ -23,7 +23,7 @@ from ..execution.limits import Limits
 # (option, ini key, help, default)
 _OPTIONS = [
     ("--specbench", "specbench", "benchmarks to run, comma-separated, or all (known: {known})", ""),
-    ("--model", "specbench_model", "model to evaluate: reference | replay:PATH | openai:MODEL | python:module:callable", "reference"),
+    ("--model", "specbench_model", "model to evaluate: reference (the default: the benchmark's own answers) | replay:PATH | openai:MODEL | python:module:callable", "reference"),
     ("--specbench-data", "specbench_data", "data root laid out like the upstream data (contracteval/, evalplus/, ...), "
      "or 'bundled'; default: $SPECBENCH_DATA (specbench data download) when it holds the selected benchmarks' data, "
      "else the bundled sample suites", ""),

@@ -27,6 +27,7 @@ from ..models import generation, load_model
 from ..models.base import GenerationRequest, SampleMissing
 from ..reports.gate import section_extras
 from ..reports.journal import Journal, max_errors
+from ..reports.layout import shown_path
 from ..reports.report import ResultStore, render_summary
 from . import dedupe as _dedupe
 from . import remote as _remote
@@ -432,7 +433,7 @@ class SpecbenchRun:
         lines = []
         for name in self.settings.benchmarks:
             ts = self.taskset(name)
-            where = "the bundled sample suite" if ts.bundled else str(self.settings.data_root) + (
+            where = "the bundled sample suite" if ts.bundled else shown_path(self.settings.data_root) + (
                 " (the SPECBENCH_DATA download cache; --specbench-data=bundled for the sample suite)"
                 if self.settings.data_origin else "")
             lines.append(f"specbench: {name} on {where} ({len(ts.tasks)} tasks), model {self.model.spec}")
@@ -536,7 +537,7 @@ class SpecbenchRun:
                 self._journal_append(report.nodeid, outcome)
         elif report.when == "setup" and report.skipped and report.nodeid.startswith("specbench::"):
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-            self.store.add_skip(report.nodeid.split("::")[1], reason.removeprefix("Skipped: "))
+            self.store.add_skip(report.nodeid.split("::")[1], reason.removeprefix("Skipped: "), report.nodeid)
         elif report.when == "setup" and report.failed and report.nodeid.startswith("specbench::"):
             parts = report.nodeid.split("::")
             if len(parts) == 5:
@@ -663,7 +664,8 @@ class SpecbenchRun:
             "tasks": self.store.tasks_section(name, order),
             "errors": self.store.error_count(name),
             "skipped": self.store.skips(name),  # reason -> items (a missing toolchain, a task without CVTs)
-            "data": "bundled" if ts.bundled else str(self.settings.data_root),
+            "skipped_items": self.store.skipped_items(name),  # reason -> TASK::SAMPLE::CHECK ids
+            "data": "bundled" if ts.bundled else shown_path(self.settings.data_root),
             "checks": self.checks_of(name),
         }
         figures = getattr(adapter, "figures", None)  # optional: plots for the HTML report

@@ -41,7 +41,7 @@ from typing import Any, Mapping
 import pytest
 
 from ..errors import DataError, OptionError
-from . import stats
+from . import layout, stats
 
 GATE_OPTIONS = ("specbench_fail_under", "specbench_baseline", "specbench_compare_fail")
 
@@ -173,7 +173,8 @@ def benchmark_version(adapter: Any) -> str:
 def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[str, Any], settings: Any,
                    data_files: Mapping[str, str], cache_dir: Path | None = None,
                    tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """What a report section carries beside its metrics: bootstrap CIs, version, data hashes.
+    """What a report section carries beside its metrics: bootstrap CIs, version, data hashes,
+    the adapter's ``metric_notes`` (optional), and the metrics without private keys.
 
     The intervals are a pure function of the results (fixed seed, fixed counts), so
     with ``cache_dir`` an identical re-run reads them instead of resampling again.
@@ -194,8 +195,16 @@ def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[st
             tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
             tmp.write_text(json.dumps(ci))
             os.replace(tmp, cached)
-    return {"metrics_ci": ci.pop("metrics_ci"), "metrics_ci_method": ci, "version": version,
-            "data_files": dict(data_files)}
+    extras = {"metrics_ci": ci.pop("metrics_ci"), "metrics_ci_method": ci, "version": version,
+              "data_files": dict(data_files)}
+    notes = getattr(adapter, "metric_notes", None)  # optional: what a metric means, why it is n/a
+    if callable(notes):
+        extras["metric_notes"] = {str(k): str(v) for k, v in (notes(metrics, settings) or {}).items()}
+    if any(layout.is_private(k) for k in metrics):
+        # ``_``-prefixed metrics are data an adapter hands to its own ``figures``
+        # (drawn before this): they never reach a report.
+        extras["metrics"] = layout.public(metrics)
+    return extras
 
 
 def _probe_metrics(adapter: Any, checks: list[str], settings: Any) -> set[str] | None:

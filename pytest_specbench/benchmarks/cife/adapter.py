@@ -222,6 +222,9 @@ class CifeBenchmark:
     def warnings(self, metrics: Mapping[str, Any], settings: Any = None) -> list[str]:
         return cife_metrics.warnings(metrics)
 
+    def metric_notes(self, metrics: Mapping[str, Any], settings: Any = None) -> dict[str, str]:
+        return cife_metrics.metric_notes(metrics)
+
 
 def _runner(ctx: Any) -> cife_rules.Runner | None:
     """Calls of the answer's function on generic inputs, in the sandbox (``ctx.executor("python")``)."""

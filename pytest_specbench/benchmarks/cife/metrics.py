@@ -140,11 +140,15 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
         metrics[f"category_micro/{cat}"] = float(mean(cat_micro[cat]))  # mean() of bools can be an int
         metrics[f"category_macro/{cat}"] = _task_mean(cat_macro[cat])
     for key, groups in by.items():
-        # constraint counts in numeric order (2 before 10), other keys alphabetically
-        for value in sorted((k for k in groups if "\0" not in k), key=lambda k: (not k.isdigit(), k.isdigit() and int(k), k)):
+        # constraint counts in numeric order (2 before 10), difficulties easy-medium-hard, other keys alphabetically
+        for value in sorted((k for k in groups if "\0" not in k),
+                            key=lambda k: (not k.isdigit(), k.isdigit() and int(k), _DIFFICULTY.get(k, 9), k)):
             metrics[f"csr_by_{key}/{value}"] = _task_mean(groups[value])
             metrics[f"ssr_by_{key}/{value}"] = _task_mean(groups[value + "\0ssr"])
     return metrics
+
+
+_DIFFICULTY = {"easy": 0, "medium": 1, "hard": 2}
 
 
 def _count_key(name: str) -> int:
@@ -152,25 +156,24 @@ def _count_key(name: str) -> int:
 
 
 def figures(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Plots for the HTML report: category bars, CSR by constraint count, CSR by difficulty."""
+    """Plots for the HTML report: category bars (micro and macro side by side), CSR by
+    constraint count, CSR by difficulty; shares drawn as percentages."""
     out = []
     cats = sorted(k.split("/", 1)[1] for k in metrics if k.startswith("category_micro/"))
     if cats:
-        out.append({"title": "CIFE: constraints satisfied by category (micro: pooled constraints)", "kind": "bar",
-                    "x": cats, "y": [metrics[f"category_micro/{c}"] for c in cats],
-                    "xlabel": "category", "ylabel": "share satisfied"})
-        out.append({"title": "CIFE: constraints satisfied by category (macro: mean over tasks)", "kind": "bar",
-                    "x": cats, "y": [metrics[f"category_macro/{c}"] for c in cats],
-                    "xlabel": "category", "ylabel": "share satisfied"})
+        out.append({"title": "CIFE: constraints satisfied by category", "kind": "bar", "percent": True,
+                    "x": cats, "series": {"micro (pooled constraints)": [metrics[f"category_micro/{c}"] for c in cats],
+                                          "macro (mean over tasks)": [metrics.get(f"category_macro/{c}") for c in cats]},
+                    "xlabel": "category", "ylabel": "satisfied"})
     counts = sorted((k for k in metrics if k.startswith("csr_by_count/")), key=_count_key)
     if counts:
-        out.append({"title": "CIFE: CSR by number of constraints (paper Fig. 7)", "kind": "bar",
+        out.append({"title": "CIFE: CSR by number of constraints (paper Fig. 7)", "kind": "bar", "percent": True,
                     "x": [k.split("/", 1)[1] for k in counts], "y": [metrics[k] for k in counts],
                     "xlabel": "constraints per task", "ylabel": "CSR"})
     order = {"easy": 0, "medium": 1, "hard": 2}
     diffs = sorted((k.split("/", 1)[1] for k in metrics if k.startswith("csr_by_difficulty/")), key=lambda d: order.get(d, 9))
     if diffs:
-        out.append({"title": "CIFE: CSR by instruction difficulty (paper Fig. 22)", "kind": "bar",
+        out.append({"title": "CIFE: CSR by instruction difficulty (paper Fig. 22)", "kind": "bar", "percent": True,
                     "x": diffs, "y": [metrics[f"csr_by_difficulty/{d}"] for d in diffs],
                     "xlabel": "difficulty", "ylabel": "CSR"})
     return out
@@ -187,3 +190,16 @@ def warnings(metrics: Mapping[str, Any]) -> list[str]:
                      f"constraints satisfied, as upstream does) and {labels} correctness answer(s) had no label; "
                      f"--cife-parse=strict retries them or reports E")
     return lines
+
+
+def metric_notes(metrics: Mapping[str, Any]) -> dict[str, str]:
+    """What the report says next to a metric that reads n/a (and as its tooltip)."""
+    notes = {"rule_judge_kappa": "Cohen's kappa, rules vs judge on the rule-decided constraints (Appendix D)"}
+    kappa = metrics.get("rule_judge_kappa")
+    if kappa is None or kappa != kappa:  # NaN: undefined
+        if not metrics.get("rule_decided"):
+            notes["rule_judge_kappa"] += ": undefined here, no constraint was decided by a rule"
+        else:
+            notes["rule_judge_kappa"] += (f": undefined here, both gave one same verdict on all "
+                                          f"{metrics['rule_decided']} (kappa is 0/0; see rule_judge_agreement)")
+    return notes

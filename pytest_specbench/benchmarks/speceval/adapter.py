@@ -352,33 +352,56 @@ class SpecEval:
         return names
 
     def figures(self, metrics: Mapping[str, Any], settings: Any) -> list[dict]:
+        """Table 1 (the four tasks' scores and PCS by category) and Table 2 (robustness by
+        perturbation) as grouped bars, shares drawn as percentages; the tests' branch
+        coverage and PCS(P) per program as histograms over [0, 1]."""
         cats = [c for c in _option(settings, "speceval_perturbation")]
         figs = []
-        for k, label in (("judgement_acc", "Judgement accuracy (%)"), ("selection_acc", "Selection accuracy (%)"),
-                         ("infilling_acc", "Infilling accuracy (%)"),
-                         ("generation_avg_precision", "Generation AvgPrecision (%)"),
-                         ("generation_avg_recall", "Generation AvgRecall (%)"), ("pcs", "PCS")):
-            ys = [metrics.get(f"{k}/{c}") for c in cats]
-            if any(y is not None for y in ys):
-                figs.append({"title": f"SpecEval: {label} per category (Table 1)", "kind": "bar", "x": cats,
-                             "y": [y if y is not None else 0 for y in ys], "xlabel": "category", "ylabel": label})
+        table1 = [(k, label) for k, label in (("judgement_acc", "Judgement"), ("selection_acc", "Selection"),
+                                               ("infilling_acc", "Infilling"), ("generation_avg_precision", "AvgPrecision"),
+                                               ("generation_avg_recall", "AvgRecall"), ("pcs", "PCS"))
+                  if any(metrics.get(f"{k}/{c}") is not None for c in cats)]
+        if table1:
+            figs.append({"title": "SpecEval: scores by category (Table 1)", "kind": "bar", "percent": True,
+                         "x": [label for _, label in table1],
+                         "series": {c: [metrics.get(f"{k}/{c}") for k, _ in table1] for c in cats},
+                         "xlabel": "task (n/a drawn as 0)", "ylabel": "score"})
         pert = [c for c in cats if c != "original"]
-        for k in ("jaccard_judgement", "jaccard_selection", "jaccard_infilling", "variance_precision",
-                  "variance_recall"):
-            ys = [metrics.get(f"{k}/{c}") for c in pert]
-            if pert and any(y is not None for y in ys):
-                figs.append({"title": f"SpecEval: {k} per perturbation (Table 2)", "kind": "bar", "x": pert,
-                             "y": [y if y is not None else 0 for y in ys], "xlabel": "perturbation", "ylabel": k})
+        for prefix, kinds, title, percent in (
+                ("jaccard", ("judgement", "selection", "infilling"), "Jaccard distance J by perturbation (Table 2)", True),
+                ("variance", ("precision", "recall"), "average variance v by perturbation (Table 2)", False)):
+            shown = [k for k in kinds if any(metrics.get(f"{prefix}_{k}/{c}") is not None for c in pert)]
+            if pert and shown:
+                figs.append({"title": f"SpecEval: {title}", "kind": "bar", "percent": percent,
+                             "x": shown, "series": {c: [metrics.get(f"{prefix}_{k}/{c}") for k in shown] for c in pert},
+                             "xlabel": f"{prefix}_* (n/a drawn as 0)", "ylabel": "J" if percent else "v"})
         coverage = metrics.get("test_branch_coverage_by_program") or {}
         if coverage:
             figs.append({"title": "SpecEval: branch coverage of each program's tests (SpecEval: 95.5% on average)",
-                         "kind": "hist", "x": list(coverage.values()), "y": [], "xlabel": "branch coverage",
-                         "ylabel": "programs"})
+                         "kind": "hist", "y": list(coverage.values()), "range": [0, 1], "bins": 10, "percent": True,
+                         "xlabel": "branch coverage", "ylabel": "programs"})
         per_program = metrics.get("pcs_by_program") or {}
         if per_program:
             figs.append({"title": "SpecEval: PCS(P) per program, original (§3.4.2)", "kind": "hist",
-                         "x": list(per_program.values()), "y": [], "xlabel": "PCS(P)", "ylabel": "programs"})
+                         "y": list(per_program.values()), "range": [0, 1], "bins": 8, "percent": True,
+                         "xlabel": "PCS(P)", "ylabel": "programs"})
         return figs
+
+    def metric_notes(self, metrics: Mapping[str, Any], settings: Any) -> dict[str, str]:
+        """What n/a means for each breakdown (its prefix): the task kind was not evaluated in that category."""
+        absent = ("no {what} of that category was evaluated (the perturbation does not apply to the "
+                  "programs selected, or -k / --speceval-task left them out)")
+        notes = {f"{k}_acc": absent.format(what=f"{k} task") for k in ("judgement", "selection", "infilling")}
+        notes.update({k: absent.format(what="generation task") for k in
+                      ("generation_avg_precision", "generation_avg_recall")})
+        notes["pcs"] = "PCS needs all four task kinds of a program in that category (§3.4.2); " + \
+            absent.format(what="program with all four")
+        notes.update({f"jaccard_{k}": f"J (§3.3.2) needs a {k} task of a program both original and perturbed, "
+                      "handled in one of them at least" for k in ("judgement", "selection", "infilling")})
+        notes.update({f"variance_{k}": f"v (§3.3.2) needs generation pairs (original, perturbed) with a non-zero {k}"
+                      for k in ("precision", "recall")})
+        notes["test_branch_coverage_mean"] = "needs --speceval-validation=dynamic and a program's tests"
+        return notes
 
 
 def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:

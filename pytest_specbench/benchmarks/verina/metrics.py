@@ -127,4 +127,4 @@ def figures(metrics: Mapping[str, Any], checks: Sequence[str], k: int = 1) -> li
     if not xs:
         return []
     return [{"title": f"VERINA pass@{k} (error bars: unknown counted as fails / as holds)", "kind": "errorbar",
-             "x": xs, "y": ys, "lo": lo, "hi": hi, "xlabel": "metric", "ylabel": f"pass@{k}"}]
+             "percent": True, "x": xs, "y": ys, "lo": lo, "hi": hi, "xlabel": "metric", "ylabel": f"pass@{k}"}]
