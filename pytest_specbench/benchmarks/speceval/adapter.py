@@ -113,7 +113,7 @@ def _instance(source: str, plan_json: str, category: str, seed: int) -> Instance
 
 class SpecEval:
     name = "speceval"
-    version = "2"  # 2: branch coverage in the details
+    version = "3"  # 2: branch coverage in the details; 3: issue 25 (JML checker v4, vacuity, one-expression fills)
     options = OPTIONS
 
 
@@ -265,11 +265,18 @@ class SpecEval:
         details = {**base, "fill": fill, "expected": d["answer"], "component": d["component"]}
         if fill is None:
             return CheckResult(False, {**details, "passed": False}, "no filled specification in the answer")
+        why, bare = _one_expression(fill)
+        if why:
+            # issue 25: a fill is one JML expression, nothing else (no '; requires false', no comment end)
+            return CheckResult(False, {**details, "passed": False},
+                               f"the fill is not one expression: {why}"[:300])
         filled = d["masked"].replace(PLACEHOLDER, fill)
         ok = normalize(filled) == normalize(d["ground_truth"])
         details["match"] = "syntactic" if ok else None
         if not ok and dynamic:
-            program = inst.program.replace(PLACEHOLDER, fill, 1)
+            # in parentheses (unless a bare name, e.g. a method's): the fill stays one expression at
+            # its place whatever the operators around it
+            program = inst.program.replace(PLACEHOLDER, fill if bare else f"({fill})", 1)
             check = validation.spec_holds(program, _tests(task), ctx)
             ok = check.holds is True
             details.update({"match": "dynamic" if ok else None, "checker": check.summary,
@@ -302,9 +309,12 @@ class SpecEval:
             verdicts = validation.clause_verdicts(program, _tests(task), ctx)
             # a clause the checker could not decide (unsupported construct, a
             # crash no clause is named for) holds only if it is a ground-truth clause
-            holds = [v is True or (v is None and g in gt) for v, g in zip(verdicts.clauses, generated)]
+            # a vacuous spec (no test call in its domain) decides nothing: its clauses do not hold
+            holds = [v is True or (v is None and g in gt and not verdicts.vacuous)
+                     for v, g in zip(verdicts.clauses, generated)]
             mode = "dynamic"
             details.update({"checker": verdicts.message, "undecided": sum(v is None for v in verdicts.clauses),
+                            "vacuous": verdicts.vacuous,
                             **_test_strength(verdicts.tests, verdicts.branch_coverage)})
         precision = sum(holds) / len(generated) if generated else 0.0
         recall = len(gt & set(generated)) / len(gt) if gt else 0.0
@@ -378,6 +388,28 @@ class SpecEval:
             figs.append({"title": "SpecEval: PCS(P) per program, original (§3.4.2)", "kind": "hist",
                          "x": list(per_program.values()), "y": [], "xlabel": "PCS(P)", "ylabel": "programs"})
         return figs
+
+
+def _one_expression(fill: str) -> tuple[str, bool]:
+    """("", bare) when ``fill`` parses as exactly one JML expression (``bare``: a plain or
+    qualified name), else (the reason, False)."""
+    from .jml import expr as X
+
+    if "\\u" in fill:
+        return "Java unicode escapes (\\u) are not accepted", False
+    try:
+        p = X.Parser(fill)
+        e = p.expr()
+        if p.tok.kind != "eof":
+            return f"unexpected {p.tok.text!r} after it", False
+    except X.JmlSyntaxError as exc:
+        return str(exc), False
+    except RecursionError:
+        return "nested too deeply", False
+    node = e
+    while isinstance(node, X.Field):
+        node = node.obj
+    return "", isinstance(node, X.Name)
 
 
 def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:

@@ -35,6 +35,7 @@ class Verdicts:
     status: str = "checked"  # the checker's status of the first run
     message: str = ""
     branch_coverage: float | None = None  # of the in-domain calls (first run); None: no branch, not run
+    vacuous: bool = False  # no test call in the spec's domain: the clauses left are undecided (issue 25)
 
 
 def checker_available() -> bool:
@@ -103,7 +104,12 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
     The checker stops a call at its first violated clause, so the clauses are
     decided by rounds: a round's violated clauses are recorded as refuted and
     replaced by ``true``, and the program is checked again, until a round finds
-    no violation (at most one round per clause)."""
+    no violation (at most one round per clause).
+
+    Vacuity is not success (issue 25): a call of the program's own tests (its daikon
+    ``main``) outside the spec's precondition refutes the ``requires`` that excluded it;
+    when no call at all is in the domain, the clauses still standing are undecided
+    (``vacuous``), never held."""
     from .jml.inputs import driver_from_daikon
     from .jml.translate import TranslationError, translate
     from .jmlspec import spec_blocks
@@ -118,7 +124,8 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
     except TranslationError as exc:
         return Verdicts((None,) * n, status="syntax_error", message=str(exc))
     driver = driver_from_daikon(tests_source or "class X {}", tr)
-    first = None
+    own = {c.index for c in driver.calls if not c.generated}
+    first = rep = None
     for _ in range(n + 1):
         rep = checker.check(src, driver)
         if first is None:
@@ -129,10 +136,10 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
                 verdicts[i] = None
             return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), rep.status, rep.summary(),
                             first.branch_coverage)
-        bad = rep.failures
+        bad = rep.failures + _excluded(rep, own)
         if not bad:
             break
-        lines = {c.line for c in bad if c.verdict == "violated" and c.line}
+        lines = {c.line for c in bad if c.verdict in ("violated", "precondition") and c.line}
         cur = [(b, c) for b in spec_blocks(src) for c in b.clauses]
         hit = [i for i, (b, c) in enumerate(cur) if _line(src, c.start) in lines and verdicts[i] is True]
         if not hit:  # a crash or timeout no clause is named for: leave the rest undecided
@@ -147,8 +154,20 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
             c = cur[i][1]
             raw = raw[:c.start] + b"true" + raw[c.end:]
         src = raw.decode("utf-8")
+    if rep is not None and rep.status == "checked" and rep.calls and not rep.in_domain:
+        verdicts = [None if v is True else v for v in verdicts]
+        return Verdicts(tuple(verdicts), 0, len(first.calls), "checked",
+                        "vacuous: no test call is in the specification's domain; its clauses are undecided",
+                        first.branch_coverage, vacuous=True)
     return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), "checked",
                     first.summary() if first else "", first.branch_coverage if first else None)
+
+
+def _excluded(rep, own: set[int]) -> list:
+    """Calls of the program's own tests that the spec's precondition excluded (top-level
+    ``requires`` failures): each refutes that ``requires``."""
+    return [c for c in rep.calls if c.verdict == "precondition" and c.index in own
+            and "non_null by default" not in c.clause]
 
 
 class SpecCheck(NamedTuple):
@@ -174,8 +193,16 @@ def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> Sp
     rep = _checker(ctx).check(source_with_specs, driver)
     if rep.status != "checked":
         return SpecCheck(None, rep.summary(), 0)
-    holds = rep.verdict in ("holds", "vacuous")
-    return SpecCheck(holds, rep.summary(), len(rep.in_domain), rep.branch_coverage)
+    own = {c.index for c in driver.calls if not c.generated}
+    excluded = _excluded(rep, own)
+    if not rep.failures and excluded:
+        c = excluded[0]
+        return SpecCheck(False, f"requires (line {c.line}) excludes the program's own test call {c.index} {c.call}",
+                         len(rep.in_domain), rep.branch_coverage)
+    if rep.verdict == "vacuous":
+        # issue 25: no call in the domain decides nothing; the spec is not taken to hold
+        return SpecCheck(False, "vacuous: " + rep.summary(), 0, rep.branch_coverage)
+    return SpecCheck(rep.verdict == "holds", rep.summary(), len(rep.in_domain), rep.branch_coverage)
 
 
 def _line(source: str, byte_offset: int) -> int:
@@ -253,9 +280,10 @@ def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any) -> 
     else:
         if rep.status != "checked":
             gt = GroundTruth(False, False, rep.status, line=rep.line, summary=rep.summary())
-        elif rep.failures:
-            c = rep.failures[0]
-            gt = GroundTruth(True, True, c.verdict, c.kind, c.line, c.clause, f"call {c.index} {c.call}",
+        elif rep.failures or _excluded(rep, {c.index for c in driver.calls if not c.generated}):
+            c = (rep.failures or _excluded(rep, {c.index for c in driver.calls if not c.generated}))[0]
+            gt = GroundTruth(True, True, "violated" if c.verdict == "precondition" else c.verdict, c.kind, c.line,
+                             c.clause, f"call {c.index} {c.call}",
                              rep.summary(), len(rep.in_domain), rep.branch_coverage)
         else:
             gt = GroundTruth(False, True, rep.verdict, summary=rep.summary(), tests=len(rep.in_domain),
