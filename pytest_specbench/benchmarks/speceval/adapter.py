@@ -255,7 +255,7 @@ class SpecEval:
     def _mutant_refuted(self, task: Task, inst: Instance, ctx: Any) -> tuple[bool | None, validation.SpecCheck]:
         key = (task.task_id, json.dumps(task.data["plan"], sort_keys=True))
         if key not in _MUTANT_VERDICTS:
-            check = validation.spec_holds(inst.program, _tests(task), ctx)
+            check = validation.spec_holds(inst.program, _tests(task), ctx, _admitted(self, task, ctx))
             _MUTANT_VERDICTS[key] = (None if check.holds is None else check.holds is False, check)
         return _MUTANT_VERDICTS[key]
 
@@ -277,7 +277,7 @@ class SpecEval:
             # in parentheses (unless a bare name, e.g. a method's): the fill stays one expression at
             # its place whatever the operators around it
             program = inst.program.replace(PLACEHOLDER, fill if bare else f"({fill})", 1)
-            check = validation.spec_holds(program, _tests(task), ctx)
+            check = validation.spec_holds(program, _tests(task), ctx, _admitted(self, task, ctx))
             ok = check.holds is True
             details.update({"match": "dynamic" if ok else None, "checker": check.summary,
                             **_test_strength(check.tests, check.branch_coverage)})
@@ -306,7 +306,7 @@ class SpecEval:
         holds: list[bool] = [g in gt for g in generated]
         mode = "syntactic"
         if dynamic and not code_changed:
-            verdicts = validation.clause_verdicts(program, _tests(task), ctx)
+            verdicts = validation.clause_verdicts(program, _tests(task), ctx, _admitted(self, task, ctx))
             # a clause the checker could not decide (unsupported construct, a
             # crash no clause is named for) holds only if it is a ground-truth clause
             # a vacuous spec (no test call in its domain) decides nothing: its clauses do not hold
@@ -388,6 +388,12 @@ class SpecEval:
             figs.append({"title": "SpecEval: PCS(P) per program, original (§3.4.2)", "kind": "hist",
                          "x": list(per_program.values()), "y": [], "xlabel": "PCS(P)", "ylabel": "programs"})
         return figs
+
+
+def _admitted(adapter: "SpecEval", task: Task, ctx: Any) -> tuple:
+    """The program's own test calls in its ground truth's domain (none when it could not be checked)."""
+    gt = adapter.ground_truth(task, ctx)
+    return gt.domain if gt is not None else ()
 
 
 def _one_expression(fill: str) -> tuple[str, bool]:

@@ -96,7 +96,8 @@ def jvm_missing(ctx: Any) -> str | None:
         return f"the jvm executor is not available: {exc}"
 
 
-def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) -> Verdicts:
+def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any,
+                    admitted: tuple | set | None = None) -> Verdicts:
     """Run the program's test calls (its ``daikon/`` driver, plus the checker's
     generated inputs where those are few) against the JML-instrumented program
     in the sandbox, and attribute each violation to its clause.
@@ -107,9 +108,11 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
     no violation (at most one round per clause).
 
     Vacuity is not success (issue 25): a call of the program's own tests (its daikon
-    ``main``) outside the spec's precondition refutes the ``requires`` that excluded it;
-    when no call at all is in the domain, the clauses still standing are undecided
-    (``vacuous``), never held."""
+    ``main``) that the ground truth admits (``admitted``: their indices, from
+    :attr:`GroundTruth.domain`) refutes a ``requires`` that excludes it (the daikon mains
+    also call outside the oracles' own domains on purpose: those prove nothing); when no
+    call at all is in the domain, the clauses still standing are undecided (``vacuous``),
+    never held."""
     from .jml.inputs import driver_from_daikon
     from .jml.translate import TranslationError, translate
     from .jmlspec import spec_blocks
@@ -124,7 +127,7 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
     except TranslationError as exc:
         return Verdicts((None,) * n, status="syntax_error", message=str(exc))
     driver = driver_from_daikon(tests_source or "class X {}", tr)
-    own = {c.index for c in driver.calls if not c.generated}
+    own = {c.index for c in driver.calls if not c.generated} & set(admitted or ())
     first = rep = None
     for _ in range(n + 1):
         rep = checker.check(src, driver)
@@ -164,8 +167,8 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
 
 
 def _excluded(rep, own: set[int]) -> list:
-    """Calls of the program's own tests that the spec's precondition excluded (top-level
-    ``requires`` failures): each refutes that ``requires``."""
+    """Calls of ``own`` (the program's own tests the ground truth admits) that the spec's
+    precondition excluded (top-level ``requires`` failures): each refutes that ``requires``."""
     return [c for c in rep.calls if c.verdict == "precondition" and c.index in own
             and "non_null by default" not in c.clause]
 
@@ -181,7 +184,10 @@ class SpecCheck(NamedTuple):
     branch_coverage: float | None = None
 
 
-def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> SpecCheck:
+def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any,
+               admitted: tuple | set | None = None) -> SpecCheck:
+    """Whole-spec verdict on the program's tests; a spec excluding one of the ``admitted``
+    daikon calls (in the ground truth's domain) does not hold, nor does a vacuous one."""
     from .jml.inputs import driver_from_daikon
     from .jml.translate import TranslationError, translate
 
@@ -193,7 +199,7 @@ def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> Sp
     rep = _checker(ctx).check(source_with_specs, driver)
     if rep.status != "checked":
         return SpecCheck(None, rep.summary(), 0)
-    own = {c.index for c in driver.calls if not c.generated}
+    own = {c.index for c in driver.calls if not c.generated} & set(admitted or ())
     excluded = _excluded(rep, own)
     if not rep.failures and excluded:
         c = excluded[0]
@@ -228,6 +234,7 @@ class GroundTruth:
     summary: str = ""
     tests: int = 0  # test calls in the ground truth's precondition domain
     branch_coverage: float | None = None  # of those calls (None: no branch in the program)
+    domain: tuple = ()  # the program's own test calls (daikon main, by index) in the ground truth's domain
 
     def reason(self, program: str) -> str:
         """One line naming the program and what refuted its ground truth."""
@@ -280,14 +287,15 @@ def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any) -> 
     else:
         if rep.status != "checked":
             gt = GroundTruth(False, False, rep.status, line=rep.line, summary=rep.summary())
-        elif rep.failures or _excluded(rep, {c.index for c in driver.calls if not c.generated}):
-            c = (rep.failures or _excluded(rep, {c.index for c in driver.calls if not c.generated}))[0]
-            gt = GroundTruth(True, True, "violated" if c.verdict == "precondition" else c.verdict, c.kind, c.line,
-                             c.clause, f"call {c.index} {c.call}",
+        elif rep.failures:
+            c = rep.failures[0]
+            gt = GroundTruth(True, True, c.verdict, c.kind, c.line, c.clause, f"call {c.index} {c.call}",
                              rep.summary(), len(rep.in_domain), rep.branch_coverage)
         else:
+            own = {c.index for c in driver.calls if not c.generated}
             gt = GroundTruth(False, True, rep.verdict, summary=rep.summary(), tests=len(rep.in_domain),
-                             branch_coverage=rep.branch_coverage)
+                             branch_coverage=rep.branch_coverage,
+                             domain=tuple(sorted(c.index for c in rep.in_domain if c.index in own)))
     _GROUND_TRUTH[key] = gt
     if path is not None:
         tmp = path.with_name(f"{key}.{os.getpid()}.tmp")
