@@ -43,7 +43,7 @@ def load_tasks(root: Path) -> tuple[list[Task], list[Path]]:
 
 class PostcondBenchmark:
     name = "postcond"
-    version = "1"
+    version = "2"  # 2: issue 25, Java side (hostile-clause refusals, thread checks, ASCII records)
     options = (
         Option("postcond_setting", "input setting (Appendix D.2)", default="f2p", choices=source.SETTINGS),
         Option("postcond_repos", "folder of repository checkouts (one per repository)", default=None),

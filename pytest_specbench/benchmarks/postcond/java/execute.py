@@ -156,6 +156,7 @@ def run_program(jvm: Any, task_data: dict, checkout: Path, file_text: str, claus
         if isinstance(rec, dict) and rec.get("nonce") == nonce:
             records.append(rec)
     out = decide(records, result, clause_lines, tests)
+    out["reason"] = " ".join(str(out.get("reason", "")).splitlines())  # one line, whatever a message held
     out["tests"] = len(tests)
     out["wall"] = round(result.wall, 3)
     return out

@@ -277,6 +277,7 @@ def _verdict(r: dict, call: str) -> CallVerdict:
         msg = f"{r['exception']}: {msg}"
     elif v == "timeout":
         msg = "call time limit"
+    msg = " ".join(str(msg).splitlines())  # one line, whatever the program's message held
     reached = r.get("branches")
     branches = frozenset(b for b in reached if isinstance(b, int)) if isinstance(reached, list) else frozenset()
     return CallVerdict(int(r["call"]), call, v, r.get("kind", ""), int(r.get("line", 0) or 0),
