@@ -583,7 +583,10 @@ class Translator:
             main_cls = next((c for c in classes if _text(self.src, c.child_by_field_name("name")) == class_name),
                             main_cls)
         for cls in classes:
-            self.do_class(cls)
+            try:
+                self.do_class(cls)
+            except _Unsupported as exc:  # outside a method (a class invariant): the spec is not judged
+                self.unsupported.append((exc.what, exc.line))
         if self.tree.root_node.has_error:
             err = _first_error(self.tree.root_node)
             raise TranslationError("Java syntax error", err.start_point[0] + 1 if err else 1)
