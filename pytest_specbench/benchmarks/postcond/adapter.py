@@ -56,7 +56,9 @@ def _downloaded_repos(task_file: Path) -> str | None:
 
 class PostcondBenchmark:
     name = "postcond"
-    version = "2"  # 2: answers screened (source.screen), verdicts from nonce records with every test's call
+    # 2: answers screened (source.screen), verdicts from nonce records with every test's call (#29);
+    # the Java side refuses hostile clauses, checks threads and escapes its records (#25).
+    version = "2"
     options = (
         Option("postcond_setting", "input setting (Appendix D.2)", default="f2p", choices=source.SETTINGS),
         Option("postcond_repos", "folder of repository checkouts (one per repository)", default=None,

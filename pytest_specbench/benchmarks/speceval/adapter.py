@@ -114,7 +114,7 @@ def _instance(source: str, plan_json: str, category: str, seed: int) -> Instance
 
 class SpecEval:
     name = "speceval"
-    version = "2"  # 2: branch coverage in the details
+    version = "3"  # 2: branch coverage in the details; 3: issue 25 (JML checker v4, vacuity, one-expression fills)
     options = OPTIONS
 
 
@@ -256,7 +256,7 @@ class SpecEval:
     def _mutant_refuted(self, task: Task, inst: Instance, ctx: Any) -> tuple[bool | None, validation.SpecCheck]:
         key = (task.task_id, json.dumps(task.data["plan"], sort_keys=True))
         if key not in _MUTANT_VERDICTS:
-            check = validation.spec_holds(inst.program, _tests(task), ctx)
+            check = validation.spec_holds(inst.program, _tests(task), ctx, _admitted(self, task, ctx))
             _MUTANT_VERDICTS[key] = (None if check.holds is None else check.holds is False, check)
         return _MUTANT_VERDICTS[key]
 
@@ -266,12 +266,19 @@ class SpecEval:
         details = {**base, "fill": fill, "expected": d["answer"], "component": d["component"]}
         if fill is None:
             return CheckResult(False, {**details, "passed": False}, "no filled specification in the answer")
+        why, bare = _one_expression(fill)
+        if why:
+            # issue 25: a fill is one JML expression, nothing else (no '; requires false', no comment end)
+            return CheckResult(False, {**details, "passed": False},
+                               f"the fill is not one expression: {why}"[:300])
         filled = d["masked"].replace(PLACEHOLDER, fill)
         ok = normalize(filled) == normalize(d["ground_truth"])
         details["match"] = "syntactic" if ok else None
         if not ok and dynamic:
-            program = inst.program.replace(PLACEHOLDER, fill, 1)
-            check = validation.spec_holds(program, _tests(task), ctx)
+            # in parentheses (unless a bare name, e.g. a method's): the fill stays one expression at
+            # its place whatever the operators around it
+            program = inst.program.replace(PLACEHOLDER, fill if bare else f"({fill})", 1)
+            check = validation.spec_holds(program, _tests(task), ctx, _admitted(self, task, ctx))
             ok = check.holds is True
             details.update({"match": "dynamic" if ok else None, "checker": check.summary,
                             **_test_strength(check.tests, check.branch_coverage)})
@@ -300,12 +307,15 @@ class SpecEval:
         holds: list[bool] = [g in gt for g in generated]
         mode = "syntactic"
         if dynamic and not code_changed:
-            verdicts = validation.clause_verdicts(program, _tests(task), ctx)
+            verdicts = validation.clause_verdicts(program, _tests(task), ctx, _admitted(self, task, ctx))
             # a clause the checker could not decide (unsupported construct, a
             # crash no clause is named for) holds only if it is a ground-truth clause
-            holds = [v is True or (v is None and g in gt) for v, g in zip(verdicts.clauses, generated)]
+            # a vacuous spec (no test call in its domain) decides nothing: its clauses do not hold
+            holds = [v is True or (v is None and g in gt and not verdicts.vacuous)
+                     for v, g in zip(verdicts.clauses, generated)]
             mode = "dynamic"
             details.update({"checker": verdicts.message, "undecided": sum(v is None for v in verdicts.clauses),
+                            "vacuous": verdicts.vacuous,
                             **_test_strength(verdicts.tests, verdicts.branch_coverage)})
         precision = sum(holds) / len(generated) if generated else 0.0
         recall = len(gt & set(generated)) / len(gt) if gt else 0.0
@@ -402,6 +412,34 @@ class SpecEval:
                       for k in ("precision", "recall")})
         notes["test_branch_coverage_mean"] = "needs --speceval-validation=dynamic and a program's tests"
         return notes
+
+
+def _admitted(adapter: "SpecEval", task: Task, ctx: Any) -> tuple:
+    """The program's own test calls in its ground truth's domain (none when it could not be checked)."""
+    gt = adapter.ground_truth(task, ctx)
+    return gt.domain if gt is not None else ()
+
+
+def _one_expression(fill: str) -> tuple[str, bool]:
+    """("", bare) when ``fill`` parses as exactly one JML expression (``bare``: a plain or
+    qualified name), else (the reason, False)."""
+    from .jml import expr as X
+
+    if "\\u" in fill:
+        return "Java unicode escapes (\\u) are not accepted", False
+    try:
+        p = X.Parser(fill)
+        e = p.expr()
+        if p.tok.kind != "eof":
+            return f"unexpected {p.tok.text!r} after it", False
+    except X.JmlSyntaxError as exc:
+        return str(exc), False
+    except RecursionError:
+        return "nested too deeply", False
+    node = e
+    while isinstance(node, X.Field):
+        node = node.obj
+    return "", isinstance(node, X.Name)
 
 
 def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:

@@ -75,7 +75,7 @@ def main(argv=None) -> int:
                 fig["judgement_label_correct"] += plan["label"]
                 if not plan["label"]:
                     inst = instantiate(p.source, plan, "original", args.seed)
-                    holds = validation.spec_holds(inst.program, tests, ctx).holds
+                    holds = validation.spec_holds(inst.program, tests, ctx, gt.domain).holds
                     fig[{True: "mutant_not_refuted", False: "mutant_refuted", None: "mutant_unchecked"}[holds]] += 1
                     if holds is True and not excluded:
                         fig["kept_dropped"] += 1

@@ -35,6 +35,7 @@ class Verdicts:
     status: str = "checked"  # the checker's status of the first run
     message: str = ""
     branch_coverage: float | None = None  # of the in-domain calls (first run); None: no branch, not run
+    vacuous: bool = False  # no test call in the spec's domain: the clauses left are undecided (issue 25)
 
 
 def checker_available() -> bool:
@@ -95,7 +96,8 @@ def jvm_missing(ctx: Any) -> str | None:
         return f"the jvm executor is not available: {exc}"
 
 
-def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) -> Verdicts:
+def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any,
+                    admitted: tuple | set | None = None) -> Verdicts:
     """Run the program's test calls (its ``daikon/`` driver, plus the checker's
     generated inputs where those are few) against the JML-instrumented program
     in the sandbox, and attribute each violation to its clause.
@@ -103,7 +105,14 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
     The checker stops a call at its first violated clause, so the clauses are
     decided by rounds: a round's violated clauses are recorded as refuted and
     replaced by ``true``, and the program is checked again, until a round finds
-    no violation (at most one round per clause)."""
+    no violation (at most one round per clause).
+
+    Vacuity is not success (issue 25): a call of the program's own tests (its daikon
+    ``main``) that the ground truth admits (``admitted``: their indices, from
+    :attr:`GroundTruth.domain`) refutes a ``requires`` that excludes it (the daikon mains
+    also call outside the oracles' own domains on purpose: those prove nothing); when no
+    call at all is in the domain, the clauses still standing are undecided (``vacuous``),
+    never held."""
     from .jml.inputs import driver_from_daikon
     from .jml.translate import TranslationError, translate
     from .jmlspec import spec_blocks
@@ -118,7 +127,8 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
     except TranslationError as exc:
         return Verdicts((None,) * n, status="syntax_error", message=str(exc))
     driver = driver_from_daikon(tests_source or "class X {}", tr)
-    first = None
+    own = {c.index for c in driver.calls if not c.generated} & set(admitted or ())
+    first = rep = None
     for _ in range(n + 1):
         rep = checker.check(src, driver)
         if first is None:
@@ -129,10 +139,10 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
                 verdicts[i] = None
             return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), rep.status, rep.summary(),
                             first.branch_coverage)
-        bad = rep.failures
+        bad = rep.failures + _excluded(rep, own)
         if not bad:
             break
-        lines = {c.line for c in bad if c.verdict == "violated" and c.line}
+        lines = {c.line for c in bad if c.verdict in ("violated", "precondition") and c.line}
         cur = [(b, c) for b in spec_blocks(src) for c in b.clauses]
         hit = [i for i, (b, c) in enumerate(cur) if _line(src, c.start) in lines and verdicts[i] is True]
         if not hit:  # a crash or timeout no clause is named for: leave the rest undecided
@@ -147,8 +157,20 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any) 
             c = cur[i][1]
             raw = raw[:c.start] + b"true" + raw[c.end:]
         src = raw.decode("utf-8")
+    if rep is not None and rep.status == "checked" and rep.calls and not rep.in_domain:
+        verdicts = [None if v is True else v for v in verdicts]
+        return Verdicts(tuple(verdicts), 0, len(first.calls), "checked",
+                        "vacuous: no test call is in the specification's domain; its clauses are undecided",
+                        first.branch_coverage, vacuous=True)
     return Verdicts(tuple(verdicts), len(first.in_domain), len(first.calls), "checked",
                     first.summary() if first else "", first.branch_coverage if first else None)
+
+
+def _excluded(rep, own: set[int]) -> list:
+    """Calls of ``own`` (the program's own tests the ground truth admits) that the spec's
+    precondition excluded (top-level ``requires`` failures): each refutes that ``requires``."""
+    return [c for c in rep.calls if c.verdict == "precondition" and c.index in own
+            and "non_null by default" not in c.clause]
 
 
 class SpecCheck(NamedTuple):
@@ -162,7 +184,10 @@ class SpecCheck(NamedTuple):
     branch_coverage: float | None = None
 
 
-def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> SpecCheck:
+def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any,
+               admitted: tuple | set | None = None) -> SpecCheck:
+    """Whole-spec verdict on the program's tests; a spec excluding one of the ``admitted``
+    daikon calls (in the ground truth's domain) does not hold, nor does a vacuous one."""
     from .jml.inputs import driver_from_daikon
     from .jml.translate import TranslationError, translate
 
@@ -174,8 +199,16 @@ def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any) -> Sp
     rep = _checker(ctx).check(source_with_specs, driver)
     if rep.status != "checked":
         return SpecCheck(None, rep.summary(), 0)
-    holds = rep.verdict in ("holds", "vacuous")
-    return SpecCheck(holds, rep.summary(), len(rep.in_domain), rep.branch_coverage)
+    own = {c.index for c in driver.calls if not c.generated} & set(admitted or ())
+    excluded = _excluded(rep, own)
+    if not rep.failures and excluded:
+        c = excluded[0]
+        return SpecCheck(False, f"requires (line {c.line}) excludes the program's own test call {c.index} {c.call}",
+                         len(rep.in_domain), rep.branch_coverage)
+    if rep.verdict == "vacuous":
+        # issue 25: no call in the domain decides nothing; the spec is not taken to hold
+        return SpecCheck(False, "vacuous: " + rep.summary(), 0, rep.branch_coverage)
+    return SpecCheck(rep.verdict == "holds", rep.summary(), len(rep.in_domain), rep.branch_coverage)
 
 
 def _line(source: str, byte_offset: int) -> int:
@@ -201,6 +234,7 @@ class GroundTruth:
     summary: str = ""
     tests: int = 0  # test calls in the ground truth's precondition domain
     branch_coverage: float | None = None  # of those calls (None: no branch in the program)
+    domain: tuple = ()  # the program's own test calls (daikon main, by index) in the ground truth's domain
 
     def reason(self, program: str) -> str:
         """One line naming the program and what refuted its ground truth."""
@@ -258,8 +292,10 @@ def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any) -> 
             gt = GroundTruth(True, True, c.verdict, c.kind, c.line, c.clause, f"call {c.index} {c.call}",
                              rep.summary(), len(rep.in_domain), rep.branch_coverage)
         else:
+            own = {c.index for c in driver.calls if not c.generated}
             gt = GroundTruth(False, True, rep.verdict, summary=rep.summary(), tests=len(rep.in_domain),
-                             branch_coverage=rep.branch_coverage)
+                             branch_coverage=rep.branch_coverage,
+                             domain=tuple(sorted(c.index for c in rep.in_domain if c.index in own)))
     _GROUND_TRUTH[key] = gt
     if path is not None:
         tmp = path.with_name(f"{key}.{os.getpid()}.tmp")

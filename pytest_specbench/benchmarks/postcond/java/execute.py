@@ -146,7 +146,9 @@ def run_program(jvm: Any, task_data: dict, checkout: Path, file_text: str, claus
                   wall_seconds=timeout + START_MARGIN, cpu_seconds=timeout + START_MARGIN)
     result = jvm.run(None, job)
     records = []
-    for line in (result.stdout or "").splitlines():
+    # records are split on "\n" only: the runner escapes everything else outside printable ASCII,
+    # and str.splitlines would split a record on a U+2028 or U+0085 the project printed
+    for line in (result.stdout or "").split("\n"):
         try:
             rec = json.loads(line)
         except ValueError:
@@ -154,6 +156,7 @@ def run_program(jvm: Any, task_data: dict, checkout: Path, file_text: str, claus
         if isinstance(rec, dict) and rec.get("nonce") == nonce:
             records.append(rec)
     out = decide(records, result, clause_lines, tests)
+    out["reason"] = " ".join(str(out.get("reason", "")).splitlines())  # one line, whatever a message held
     out["tests"] = len(tests)
     out["wall"] = round(result.wall, 3)
     return out
@@ -177,6 +180,7 @@ def decide(records: list[dict], result: Any, clause_lines: dict[int, int], tests
     if result.timed_out or timed:
         who = timed[0]["test"] if timed else "the run"
         return {"verdict": "timeout", "reason": f"{who} hit the time limit"}
+    outlived = [r for r in tests_done if r.get("outlived")]
     if viol:
         r, v = viol[0]
         return {"verdict": "jml_fail", "reason": f"{r['test']}: {v['kind']} {_clause_of(v['line'], clause_lines)} "
@@ -185,6 +189,9 @@ def decide(records: list[dict], result: Any, clause_lines: dict[int, int], tests
         r, v = undefined[0]
         return {"verdict": "local_crash", "reason": f"{r['test']}: evaluating {_clause_of(v['line'], clause_lines)} "
                                                      f"raised: {v['message']}"}
+    if outlived:
+        return {"verdict": "local_crash", "reason": f"{outlived[0]['test']}: a thread the test did not own "
+                                                     f"({str(outlived[0]['outlived'])[:60]}) was alive after it"}
     if not finished:
         why = runner_error or result.killed or (f"signal {result.signal}" if result.signal
                                                 else f"exit status {result.exit_code}")
@@ -224,7 +231,7 @@ def map_javac(diagnostics: str, translated: str) -> tuple[int, str]:
 
 def _plain(result: Any) -> dict | None:
     """The runner's own failure line (printed before any project class loads)."""
-    for line in (result.stdout or "").splitlines():
+    for line in (result.stdout or "").split("\n"):
         if line.startswith('{"runner_error"'):
             try:
                 return json.loads(line)

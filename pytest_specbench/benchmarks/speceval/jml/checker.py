@@ -33,7 +33,9 @@ from .translate import Translation, TranslationError, translate
 RUNNER = "specbench.jml.JmlRunner"
 JAVA_DIR = Path(__file__).with_name("java")
 # Part of result keys: bump when the same spec could get another verdict.
-CHECKER_VERSION = "3"  # 2: branch probes; 3: \old(e) of object state (calls, this, fields) evaluated at entry
+CHECKER_VERSION = "4"  # 2: branch probes; 3: \old(e) of object state (calls, this, fields) evaluated at entry;
+# 4: issue 25 (JML comments blanked, \u refused, pure clauses, verdict from the violation that left the call,
+# threads the call did not own, one wall bound per check)
 
 
 @dataclass
@@ -122,6 +124,9 @@ class JmlChecker:
         self.output_bytes = output_bytes
         self.max_jvm_starts = max_jvm_starts
         self._runtime: Path | None = None
+        import time
+
+        self.clock = time.monotonic  # of the check's wall bound (a test may advance its own)
 
     def available(self) -> str | None:
         return self.jvm.available()
@@ -141,6 +146,8 @@ class JmlChecker:
             tr = translate(source, class_name)
         except TranslationError as exc:
             return SpecReport("syntax_error", str(exc).split(": ", 1)[-1], exc.line), None, None
+        except RecursionError:  # a backstop: the parser's own limits should have said it first
+            return SpecReport("syntax_error", "the specification is nested too deeply", 1), None, None
         if tr.unsupported:
             what, line = tr.unsupported[0]
             return SpecReport("unsupported", what, line, translation=tr, unsupported=tr.unsupported), tr, None
@@ -170,7 +177,7 @@ class JmlChecker:
               indices: Sequence[int] | None = None) -> SpecReport:
         import time
 
-        t0 = time.monotonic()
+        t0 = self.clock()
         early, tr, classes = self.compile(source, driver, class_name)
         if early is not None:
             return early
@@ -183,9 +190,15 @@ class JmlChecker:
         got: dict[int, CallVerdict] = {}
         died_once: set[int] = set()
         runner_errors: set[str] = set()
+        # One wall bound for the whole check (issue 25): retries in fresh JVMs share it, so a
+        # sample that kills or blocks each JVM cannot multiply it by max_jvm_starts.
+        deadline = self.clock() + self.check_wall(len(todo))  # from the first run (compiling is not the sample's)
         while todo and report.jvm_starts < self.max_jvm_starts:
+            left = deadline - self.clock()
+            if left < 1.0:
+                break
             report.jvm_starts += 1
-            records, result = self._run_jvm(classes, driver, todo)
+            records, result = self._run_jvm(classes, driver, todo, left)
             if records and "load_error" in records[0]:
                 report.status, report.message = "runner_error", records[0]["load_error"]
                 return report
@@ -218,21 +231,32 @@ class JmlChecker:
                 raise InfrastructureError(f"JML runner finished without records for calls {rest[:5]}")
             todo = rest
         for k in todo:
-            got[k] = CallVerdict(k, calls[k].text, "crashed", message="not run: too many JVM restarts")
+            if report.jvm_starts >= self.max_jvm_starts:
+                got[k] = CallVerdict(k, calls[k].text, "crashed", message="not run: too many JVM restarts")
+            else:
+                got[k] = CallVerdict(k, calls[k].text, "timeout", message="not run: the check's wall bound is spent")
         report.calls = [got[k] for k in sorted(got)]
-        report.wall = time.monotonic() - t0
+        report.wall = self.clock() - t0
         return report
 
-    def _run_jvm(self, classes: Path, driver: Driver, todo: list[int]):
+    def check_wall(self, calls: int) -> float:
+        """The wall-clock bound of one check of ``calls`` calls, all JVM starts included."""
+        return self.call_seconds * calls * 3 + 20
+
+    def _run_jvm(self, classes: Path, driver: Driver, todo: list[int], budget: float | None = None):
         nonce = secrets.token_hex(16)
-        wall = self.call_seconds * len(todo) * 3 + 20
+        wall = self.check_wall(len(todo))
+        if budget is not None:
+            wall = max(1.0, min(wall, budget))
         job = JavaJob(main=RUNNER, args=(str(classes), driver.class_name, str(int(self.call_seconds * 1000)),
                                          str(self.output_bytes), *map(str, todo)),
                       classpath=(self.runtime(),), readonly=(classes,), files={"nonce": nonce.encode()},
                       wall_seconds=wall, cpu_seconds=wall)
         result = self.jvm.run(None, job)
         records = []
-        for line in result.stdout.splitlines():
+        # records are split on "\n" only (the runner escapes every other character below 0x20 or
+        # above 0x7e): str.splitlines would also split on U+0085, U+2028... a program printed
+        for line in (result.stdout or "").split("\n"):
             try:
                 r = json.loads(line)
             except ValueError:
@@ -246,11 +270,14 @@ def _verdict(r: dict, call: str) -> CallVerdict:
     v = r.get("verdict", "crashed")
     msg = r.get("message", "") or ""
     if r.get("outlived"):
-        v, msg = "crashed", "a thread started by the call outlived it"
+        thread = r.get("thread") if isinstance(r.get("thread"), str) else ""
+        v, msg = "crashed", (f"a thread the call did not own ({thread[:60]}) was alive after it" if thread
+                             and thread != "specbench-call" else "a thread started by the call outlived it")
     elif v == "crashed" and r.get("exception"):
         msg = f"{r['exception']}: {msg}"
     elif v == "timeout":
         msg = "call time limit"
+    msg = " ".join(str(msg).splitlines())  # one line, whatever the program's message held
     reached = r.get("branches")
     branches = frozenset(b for b in reached if isinstance(b, int)) if isinstance(reached, list) else frozenset()
     return CallVerdict(int(r["call"]), call, v, r.get("kind", ""), int(r.get("line", 0) or 0),

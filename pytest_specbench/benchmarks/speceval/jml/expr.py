@@ -180,11 +180,36 @@ _BINARY_LEVELS = [
 ]
 
 
+# Limits of one JML text (issue 25): a sample's deep or huge expression is a syntax error
+# with its offset, never a RecursionError in this parser or in the tree walkers after it.
+MAX_TEXT = 20_000  # characters of one JML comment
+MAX_NESTING = 60  # nested sub-expressions (parentheses, arguments, operands of unary operators...)
+MAX_DEPTH = 150  # depth of the expression tree (long chains of binary operators)
+
+
+def depth(n: Node) -> int:
+    """The depth of an expression tree, without recursion."""
+    best, stack = 0, [(n, 1)]
+    while stack:
+        x, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in children(x))
+    return best
+
+
 class Parser:
     def __init__(self, text: str):
+        if len(text) > MAX_TEXT:
+            raise JmlSyntaxError(f"JML text longer than {MAX_TEXT} characters", 0)
         self.text = text
         self.toks = tokenize(text)
         self.i = 0
+        self.nesting = 0
+
+    def _enter(self) -> None:
+        self.nesting += 1
+        if self.nesting > MAX_NESTING:
+            raise JmlSyntaxError(f"expression nested more than {MAX_NESTING} levels deep", self.tok.pos)
 
     # helpers
     @property
@@ -295,6 +320,17 @@ class Parser:
         return tuple(names)
 
     def expr(self) -> Node:
+        start = self.tok.pos
+        self._enter()
+        try:
+            e = self._expr()
+        finally:
+            self.nesting -= 1
+        if self.nesting == 0 and depth(e) > MAX_DEPTH:
+            raise JmlSyntaxError(f"expression more than {MAX_DEPTH} operators deep", start)
+        return e
+
+    def _expr(self) -> Node:
         params = self.lambda_params()
         if params is not None:
             while not self.at("->"):
@@ -322,7 +358,11 @@ class Parser:
         left = self.binary(0)
         if self.at("==>"):
             self.take()
-            return Binary("==>", left, self.implies())  # right-associative
+            self._enter()
+            try:
+                return Binary("==>", left, self.implies())  # right-associative
+            finally:
+                self.nesting -= 1
         while self.at("<=="):
             self.take()
             left = Binary("<==", left, self.binary(0))
@@ -345,15 +385,19 @@ class Parser:
         return left
 
     def unary(self) -> Node:
-        if self.at("-", "+", "!", "~", "++", "--"):
-            op = self.take().text
-            return Unary(op, self.unary())
-        if self.at("(") and self.looks_like_cast():
-            self.take()
-            t = self.type_name()
-            self.expect(")")
-            return Cast(t, self.unary())
-        return self.postfix(self.primary())
+        self._enter()
+        try:
+            if self.at("-", "+", "!", "~", "++", "--"):
+                op = self.take().text
+                return Unary(op, self.unary())
+            if self.at("(") and self.looks_like_cast():
+                self.take()
+                t = self.type_name()
+                self.expect(")")
+                return Cast(t, self.unary())
+            return self.postfix(self.primary())
+        finally:
+            self.nesting -= 1
 
     def postfix(self, e: Node) -> Node:
         while True:

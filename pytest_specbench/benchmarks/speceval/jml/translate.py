@@ -51,6 +51,42 @@ _MODIFIERS = {"public", "private", "protected", "static", "final", "pure", "help
               "spec_protected", "nullable", "non_null", "function", "instance", "strictfp"}
 
 
+# The checker's runtime (issue 25): no name in a specification, and no declaration in one
+# (ghost, old, model method, local class, quantifier or lambda variable), may be one of these;
+# a member type named ``specbench`` would shadow the runtime's package (JLS 6.4.2).
+_RUNTIME_NAMES = frozenset({"specbench", "JmlRt", "JmlViolation", "JmlRunner", "PostcondJUnit", "NoPoolThreads"})
+# Reflection, class loading, threads, processes: a specification (clause or model method) that could
+# reach the runtime or run code outside its call is refused.
+_FORBIDDEN = frozenset({
+    "forName", "getMethod", "getMethods", "getDeclaredMethod", "getDeclaredMethods", "getField", "getFields",
+    "getDeclaredField", "getDeclaredFields", "getConstructor", "getConstructors", "getDeclaredConstructor",
+    "getDeclaredConstructors", "newInstance", "invoke", "invokeExact", "invokeWithArguments", "setAccessible",
+    "getClassLoader", "loadClass", "defineClass", "getSystemClassLoader", "getContextClassLoader",
+    "getPlatformClassLoader", "lookup", "privateLookupIn", "MethodHandles", "MethodHandle", "VarHandle",
+    "StackWalker", "getCallerClass", "Unsafe", "getClass", "Class", "ClassLoader", "Proxy",
+    "Thread", "ThreadGroup", "ThreadLocal", "Executor", "Executors", "ExecutorService", "ForkJoinPool",
+    "ForkJoinTask", "CompletableFuture", "Timer", "TimerTask", "Cleaner", "parallel", "parallelStream",
+    "commonPool", "runAsync", "supplyAsync", "Runtime", "ProcessBuilder", "ProcessHandle", "exec", "exit",
+    "halt", "setOut", "setErr", "setIn", "setSecurityManager", "setProperty", "clearProperty",
+})
+# Methods that change their target or arguments: not in a specification (JML RM §7.1.1.3: specification
+# expressions are pure).  Calls with a receiver other than the program's own class or ``this``.
+_MUTATORS = frozenset({
+    "add", "addAll", "put", "putAll", "putIfAbsent", "remove", "removeAll", "removeIf", "retainAll", "clear",
+    "set", "setAll", "parallelSetAll", "parallelPrefix", "fill", "sort", "parallelSort", "push", "pop", "poll",
+    "pollFirst", "pollLast", "offer", "offerFirst", "offerLast", "addFirst", "addLast", "removeFirst",
+    "removeLast", "arraycopy", "reverse", "swap", "shuffle", "rotate", "compute", "computeIfAbsent",
+    "computeIfPresent", "merge", "replaceAll", "getAndSet", "getAndIncrement", "getAndDecrement", "getAndAdd",
+    "incrementAndGet", "decrementAndGet", "addAndGet", "lazySet", "compareAndSet", "wait", "notify", "notifyAll",
+    "sleep", "join", "park", "start", "run", "submit", "execute", "invokeAll", "interrupt", "gc", "load",
+    "loadLibrary", "insert", "delete", "deleteCharAt", "trimToSize", "ensureCapacity", "close", "flush",
+})
+
+
+def _runtime_name(name: str) -> bool:
+    return name in _RUNTIME_NAMES or name.startswith("__jml")
+
+
 class TranslationError(ValueError):
     """The spec cannot be translated (syntax); ``line`` is the JML source line."""
 
@@ -443,6 +479,10 @@ class Translator:
         self.invariants: list[Clause] = []
         self.field_static: dict[str, bool] = {}  # Java fields (not ghost ones): static?
         self._loop_specs: dict[int, list] = {}  # loop node id -> its maintaining/decreases items
+        self.own_types = frozenset(_text(self.src, n.child_by_field_name("name")) for n in _walk(self.tree.root_node)
+                                   if n.type in ("class_declaration", "interface_declaration", "enum_declaration")
+                                   and n.child_by_field_name("name") is not None)
+        self.ghosts: set[str] = set()
 
     # -------------------------------------------------------------- helpers
     def edit(self, start: int, end: int, text: str) -> None:
@@ -502,7 +542,38 @@ class Translator:
         return f"{name}({args})"
 
     # ----------------------------------------------------------------- main
+    def jml_comments(self):
+        """Every JML comment of the source (``//@``, ``/*@``)."""
+        return [n for n in _walk(self.tree.root_node) if n.type in ("line_comment", "block_comment")
+                and self.src[n.start_byte:n.start_byte + 3] in (b"//@", b"/*@")]
+
+    def screen_comments(self, comments) -> None:
+        """javac decodes ``\\u`` escapes everywhere, comments included (``\\u000a`` ends a line
+        comment, ``\\u002a\\u002f`` a block comment, ``\\u0022`` a string): refused in JML."""
+        for c in comments:
+            raw = _text(self.src, c)
+            m = re.search(r"\\u", raw)
+            if m:
+                raise TranslationError("Java unicode escapes (\\u) are not accepted in JML",
+                                       self.line_of(c) + raw.count("\n", 0, m.start()))
+            if len(raw) > X.MAX_TEXT:
+                raise TranslationError(f"JML comment longer than {X.MAX_TEXT} characters", self.line_of(c))
+
+    def blank_comments(self, comments) -> None:
+        """No JML text stays in the output: each JML comment not already replaced becomes
+        spaces, its line breaks kept (so javac's lines are the source's)."""
+        replaced = {(s, e) for s, e, _, _ in self.edits if e > s}
+        for c in comments:
+            if (c.start_byte, c.end_byte) in replaced:
+                continue
+            if any(s < c.end_byte and e > c.start_byte for s, e in replaced):
+                continue  # inside a replaced region (a model method's text)
+            raw = _text(self.src, c)
+            self.edits.append((c.start_byte, c.end_byte, 10 ** 9 - 1, re.sub(r"[^\n]", " ", raw)))
+
     def run(self, class_name: str | None = None) -> Translation:
+        comments = self.jml_comments()
+        self.screen_comments(comments)
         root = self.tree.root_node
         classes = [c for c in root.named_children if c.type == "class_declaration"]
         if not classes:
@@ -512,10 +583,14 @@ class Translator:
             main_cls = next((c for c in classes if _text(self.src, c.child_by_field_name("name")) == class_name),
                             main_cls)
         for cls in classes:
-            self.do_class(cls)
+            try:
+                self.do_class(cls)
+            except _Unsupported as exc:  # outside a method (a class invariant): the spec is not judged
+                self.unsupported.append((exc.what, exc.line))
         if self.tree.root_node.has_error:
             err = _first_error(self.tree.root_node)
             raise TranslationError("Java syntax error", err.start_point[0] + 1 if err else 1)
+        self.blank_comments(comments)
         branches = []
         if self.probes:
             probes = branch_probes(self.tree.root_node, self.src)
@@ -579,6 +654,9 @@ class Translator:
                         pass  # collected above
                     elif it[0] == "ghost":
                         typ, name, init = it[2]
+                        self.declared(name, typ, it[1])
+                        if init is not None:
+                            _pure(init, it[1], self.own_types)
                         self.fields[name] = typ
                         init_java = f" = {self.plain_java(init, it[1])}" if init is not None else ""
                         self.edit(c.start_byte, c.end_byte, "")
@@ -606,25 +684,69 @@ class Translator:
 
     def model_method(self, comment, text: str) -> None:
         """A ``model`` method becomes a plain Java method (JML RM §7.1.1); its own
-        spec clauses are not checked and ``assume``/``assert`` lines inside it dropped."""
+        spec clauses are not checked and ``assume``/``assert`` lines inside it dropped.
+        The comment must hold exactly one method declaration (parsed by tree-sitter, so
+        braces in strings or characters count for nothing), and no name in it may be the
+        runtime's or reach it (reflection, threads: ``_FORBIDDEN``)."""
+        line = self.line_of(comment)
         m = re.search(r"\bmodel\b", text)
-        start = m.start()
-        brace = text.find("{", start)
-        if brace < 0:
-            self.unsupported.append(("model method without a body", self.line_of(comment)))
-            return
-        depth, end = 0, brace
-        for end in range(brace, len(text)):
-            depth += (text[end] == "{") - (text[end] == "}")
-            if depth == 0:
-                break
-        head = text[start:brace]
-        head = re.sub(r"\b(model|pure|helper|spec_public|nullable|non_null|function)\b", " ", head)
-        body = re.sub(r"^\s*(assume|assert)\b[^;]*;", "", text[brace:end + 1], flags=re.M)
-        self.edit(comment.start_byte, comment.end_byte, " ".join(head.split()) + " " + body)
+        blank = lambda t: re.sub(r"[^\n]", " ", t)  # noqa: E731 - same layout, no text
+        decl = re.sub(r"\b(pure|helper|spec_public|nullable|non_null|function)\b", lambda x: blank(x.group()),
+                      text[m.end():])
+        decl = re.sub(r"^(\s*)((?:assume|assert)\b[^;]*;)", lambda x: x.group(1) + blank(x.group(2)), decl,
+                      flags=re.M)
+        head = "class __M {\n"
+        wrapped = (head + decl + "\n}").encode("utf-8")
+        tree = _parser().parse(wrapped)
+        body = tree.root_node.named_children[0].child_by_field_name("body") if tree.root_node.named_children else None
+        members = [c for c in (body.named_children if body is not None else ()) if not c.type.endswith("comment")]
+        if tree.root_node.has_error or len(tree.root_node.named_children) != 1 or body is None:
+            err = _first_error(tree.root_node)
+            at = line + (err.start_point[0] - 1 if err is not None else 0)
+            raise TranslationError("model method: Java syntax error", max(line, at))
+        if len(members) != 1 or members[0].type != "method_declaration" or members[0].child_by_field_name("body") is None:
+            raise TranslationError("a model method comment must hold exactly one method with a body", line)
+        for n in _walk(members[0]):
+            if n.type in ("identifier", "type_identifier"):
+                name = wrapped[n.start_byte:n.end_byte].decode("utf-8")
+                if _runtime_name(name) or name in _FORBIDDEN:
+                    raise TranslationError(f"model method: {name!r} is not allowed in a specification (the "
+                                           "checker's runtime, reflection, threads or processes)",
+                                           line + n.start_point[0] - 1)
+        lo = members[0].start_byte - len(head)
+        hi = members[0].end_byte - len(head)
+        dec = decl.encode("utf-8")
+        java = blank(dec[:lo].decode("utf-8")) + dec[lo:hi].decode("utf-8") + blank(dec[hi:].decode("utf-8"))
+        self.edit(comment.start_byte, comment.end_byte, blank(text[:m.end()]) + java)
+
+    def declared(self, name: str, typ: str, line: int) -> None:
+        """A ghost or old variable: not named like the runtime (it would shadow it)."""
+        for part in [name] + re.findall(r"[A-Za-z_$][\w$]*", typ):
+            if _runtime_name(part):
+                raise TranslationError(f"a declaration named like the checker's runtime ({part})", line)
+            if part in _FORBIDDEN:
+                raise TranslationError(f"{part!r} is not allowed in a specification", line)
+        self.ghosts.add(name)
+
+    def ghost_target(self, e: X.Node, line: int) -> None:
+        """``set`` assigns ghost variables only (JML RM §13.4.4); its value is pure."""
+        target, value = e, None
+        if isinstance(e, X.Binary) and e.op.endswith("=") and e.op not in ("==", "!=", "<=", ">="):
+            target, value = e.left, e.right
+        elif isinstance(e, (X.Unary, X.Postfix)) and e.op in ("++", "--"):
+            target = e.expr
+        root = target
+        while isinstance(root, (X.Index, X.Field)):
+            root = root.arr if isinstance(root, X.Index) else root.obj
+        if not (isinstance(root, X.Name) and root.name in self.ghosts):
+            raise TranslationError("set may only assign a ghost variable", line)
+        if value is not None:
+            _pure(value, line, self.own_types)
+        _screen(e, line, self.own_types)
 
     def plain_java(self, e: X.Node, line: int) -> str:
         _no_runtime_names(e, line, ("specbench", "JmlRt"))
+        _screen(e, line, self.own_types)
         try:
             return X.to_java(e)
         except X.Unbounded as exc:
@@ -634,6 +756,13 @@ class Translator:
         self.clauses.append(c)
         if c.expr is not None:
             _no_runtime_names(c.expr, c.line, ("specbench", "JmlRt", "__jml"))
+            _screen(c.expr, c.line, self.own_types)
+            _pure(c.expr, c.line, self.own_types)
+            olds = [x for x in X.walk(c.expr) if isinstance(x, X.Old)]
+            if olds and c.kind in ("requires", "invariant"):
+                raise TranslationError(f"\\old in a {c.kind} clause (it is evaluated in the pre-state)", c.line)
+            if any(isinstance(y, X.Old) for o in olds for y in X.walk(o.expr)):
+                raise TranslationError("\\old inside \\old", c.line)
         for u in X.unsupported(c.expr) if c.expr is not None else ():
             raise _Unsupported(u, c.line)
 
@@ -657,7 +786,7 @@ class Translator:
         if m.is_ctor:
             first = next((s for s in m.body.named_children if s.type == "explicit_constructor_invocation"), None)
             ctor_first = first
-        lines: list[str] = [f"{_RT}.enter(); try {{"]
+        lines: list[str] = ["try {"]
         # non-null reference parameters (JML's default)
         for p in m.params if self.non_null else ():
             if p.type not in _PRIMS and p.name not in m.nullable_params:
@@ -681,7 +810,7 @@ class Translator:
         if len(cases) > 1:
             first = next((c for case in cases for c in case.of("requires")), None)
             line = first.line if first else self.line_of(node)
-            lines.append(f"if (!({' || '.join(flags)})) throw {_RT}.fail(\"requires\", {line}, "
+            lines.append(f"if (!({' || '.join(flags)})) throw {_RT}.raise(\"requires\", {line}, "
                          f"\"no spec case's requires holds\", \"\");")
         # pre-state: parameters, \old snapshots, old declarations
         posts = [c for case in cases for c in case.clauses if c.kind in ("ensures", "signals")]
@@ -719,6 +848,11 @@ class Translator:
         for i, case in enumerate(cases):
             for c in case.of("old"):
                 t, name = c.extra["type"], c.extra["name"]
+                self.declared(name, t, c.line)
+                if c.expr is not None:
+                    _no_runtime_names(c.expr, c.line, ("specbench", "JmlRt", "__jml"))
+                    _screen(c.expr, c.line, self.own_types)
+                    _pure(c.expr, c.line, self.own_types)
                 val = self.helper(m, cls_end, Clause("old", c.line, c.text, c.expr), c.expr, pre_pos,
                                   dict(old_decls), ret=t)
                 if name in old_decls:
@@ -807,13 +941,13 @@ class Translator:
             sigs = case.of("signals")
             body = []
             if case.behavior == "normal":
-                body.append(f"throw {_RT}.fail(\"signals\", {case.line}, \"normal_behavior: no exception allowed\", "
+                body.append(f"throw {_RT}.raise(\"signals\", {case.line}, \"normal_behavior: no exception allowed\", "
                             f"__jml_exc.getClass().getName());")
             else:
                 for so in sig_only:
                     types = so.extra["types"]
                     test = " || ".join(f"__jml_exc instanceof {t}" for t in types) or "false"
-                    body.append(f"if (!({test})) throw {_RT}.fail(\"signals_only\", {so.line}, "
+                    body.append(f"if (!({test})) throw {_RT}.raise(\"signals_only\", {so.line}, "
                                 f"{_java_str(so.text or chr(92) + 'nothing')}, __jml_exc.getClass().getName());")
                 for s in sigs:
                     t, var = s.extra["type"], s.extra["var"]
@@ -835,7 +969,7 @@ class Translator:
         post.extend(inv_checks)
         suffix = ("} } catch (final Throwable __jml_exc) { if (!(__jml_exc instanceof specbench.jml.JmlViolation)) { "
                   + " ".join(exc) + " } throw __jml_exc; }\n" + "\n".join(post)
-                  + ("" if void else "\nreturn __jml_result;") + f"\n}} finally {{ {_RT}.exit(); }}\n")
+                  + ("" if void else "\nreturn __jml_result;") + "\n} finally { }\n")
         # returns inside the body
         self.rewrite_returns(m.body, void)
         self.do_block(m, cls_end, m.body)
@@ -933,10 +1067,14 @@ class Translator:
                         stmts.append(f"{_RT}.check({call}, \"{kw}\", {line}, {_java_str(payload.text)});")
                     elif kw == "ghost":
                         typ, name, init = payload
+                        self.declared(name, typ, line)
+                        if init is not None:
+                            _pure(init, line, self.own_types)
                         m.locals.append(_Var(name, typ, c.start_byte))
                         init_java = f" = {self.plain_java(self.old_rename(init), line)}" if init is not None else ""
                         stmts.append(f"{typ} {name}{init_java};")
                     elif kw == "set":
+                        self.ghost_target(payload, line)
                         e = self.old_rename(payload)
                         if isinstance(e, X.Binary) and e.op.endswith("=") and e.op not in ("==", "!=", "<=", ">="):
                             stmts.append(f"{self.plain_java(e.left, line)} {e.op} {self.plain_java(e.right, line)};")
@@ -1088,6 +1226,45 @@ def _no_runtime_names(e: X.Node, line: int, prefixes: tuple[str, ...]) -> None:
         name = getattr(n, "name", None) if isinstance(n, (X.Name, X.Field, X.Call)) else None
         if isinstance(name, str) and name.startswith(prefixes):
             raise _Unsupported(f"a name of the checker's own runtime ({name})", line)
+
+
+def _screen(e: X.Node, line: int, own_types=frozenset()) -> None:
+    """No name of the runtime, reflection, threads or processes anywhere in ``e`` (types of
+    casts and ``new`` included), and no declared variable named like the runtime."""
+    for n in X.walk(e):
+        names: list[str] = []
+        if isinstance(n, (X.Name, X.Field, X.Call, X.MethodRef)):
+            names.append(n.name)
+        if isinstance(n, (X.Cast, X.InstanceOf, X.NewArray)):
+            names.append(n.type)
+        if isinstance(n, X.Quant):
+            names += [n.type, n.var]
+        if isinstance(n, X.Lambda):
+            names += list(n.params)
+        for name in names:
+            for part in re.findall(r"[A-Za-z_$][\w$]*", name):
+                if _runtime_name(part):
+                    raise _Unsupported(f"a name of the checker's own runtime ({part})", line)
+                if part in _FORBIDDEN or (part == "class" and isinstance(n, X.Field)):
+                    raise TranslationError(f"{part!r} is not allowed in a specification (not pure: reflection, threads or "
+                                           "processes)", line)
+
+
+def _pure(e: X.Node, line: int, own_types=frozenset()) -> None:
+    """Specification expressions are pure (JML RM §7.1.1.3): no ``++``/``--`` (assignments do
+    not parse), no call of a library method that changes its receiver or arguments."""
+    for n in X.walk(e):
+        if isinstance(n, (X.Unary, X.Postfix)) and n.op in ("++", "--"):
+            raise TranslationError(f"not pure: {n.op} in a specification expression", line)
+        if isinstance(n, (X.Call, X.MethodRef)) and n.target is not None and n.name in _MUTATORS:
+            t = n.target
+            if isinstance(t, X.Lit) and t.text in ("this", "super"):
+                continue
+            if isinstance(t, X.Name) and t.name in own_types:
+                continue
+            raise TranslationError(f"not pure: {n.name}(...) may change its receiver or arguments", line)
+        if isinstance(n, (X.Call, X.MethodRef)) and n.target is not None and re.match(r"set[A-Z]", n.name):
+            raise TranslationError(f"not pure: {n.name}(...) may change its receiver", line)
 
 
 def _walk(node):

@@ -34,7 +34,8 @@ import org.junit.runner.notification.Failure;
 public final class PostcondJUnit {
     private static final class Outcome {
         volatile Result result;
-        volatile Throwable thrown;
+        volatile String thrown;     // JUnit's own failure, described on the test's thread
+        volatile String failures = "[]";  // the failures as JSON, built on the test's thread (getMessage is project code)
         volatile boolean done;
     }
 
@@ -43,6 +44,14 @@ public final class PostcondJUnit {
     private static String clip(String s, int n) { return JmlRunner.clip(s, n); }
 
     public static void main(String[] args) {
+        try {
+            NoPoolThreads.install();
+            JmlRunner.findRoot();
+        } catch (Throwable t) {
+            System.out.println("{\"runner_error\":" + json(clip(t.toString(), 500)) + "}");
+            System.out.flush();
+            Runtime.getRuntime().halt(2);
+        }
         final PrintStream channel = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         try {
             run(args, channel);
@@ -67,6 +76,31 @@ public final class PostcondJUnit {
             if (t.getCause() == t) break;
         }
         return false;
+    }
+
+    /** The failures of one test as JSON, built on the test's own thread (messages are project code). */
+    private static String failures(Result res, String targetClass, String targetMethod) {
+        StringBuilder r = new StringBuilder("[");
+        int n = 0;
+        for (Failure f : res.getFailures()) {
+            if (n++ >= 5) break;
+            Throwable e = f.getException();
+            if (n > 1) r.append(',');
+            String[] d = e == null ? new String[] {"", ""} : JmlRunner.describe(e);
+            boolean through;
+            try {
+                through = e != null && throughTarget(e, targetClass, targetMethod);
+            } catch (Throwable x) {
+                through = false;
+            }
+            r.append("{\"exception\":").append(json(d[0]))
+             .append(",\"message\":").append(json(d[1]))
+             .append(",\"violation\":").append(e instanceof JmlViolation)
+             .append(",\"assertion\":").append(e instanceof AssertionError && !(e instanceof JmlViolation))
+             .append(",\"through_target\":").append(through)
+             .append('}');
+        }
+        return r.append(']').toString();
     }
 
     private static void run(String[] args, PrintStream channel) throws Exception {
@@ -111,50 +145,51 @@ public final class PostcondJUnit {
                 continue;
             }
             final Request request = methodName == null ? Request.aClass(cls) : Request.method(cls, methodName);
-            JmlRt.drain();
-            JmlRt.takeAllowedException();
             final Outcome out = new Outcome();
             ThreadGroup group = new ThreadGroup("specbench-test");
             Thread th = new Thread(group, () -> {
                 try {
-                    out.result = new JUnitCore().run(request);
+                    Result res = new JUnitCore().run(request);
+                    out.failures = failures(res, targetClass, targetMethod);
+                    out.result = res;
                 } catch (Throwable e) {
-                    out.thrown = e;
+                    String[] d = JmlRunner.describe(e);
+                    out.thrown = d[0] + ": " + d[1];
                 } finally {
                     out.done = true;
                 }
             }, "specbench-test", 64L << 20);
+            java.util.Set<Thread> before = JmlRunner.liveThreads();
+            final JmlRt.Call rec = JmlRt.begin(null);
             long w0 = System.nanoTime();
             th.start();
             long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
             th.join(left);
             long wallMs = (System.nanoTime() - w0) / 1_000_000;
-            List<JmlViolation> vs = JmlRt.drain();
+            List<JmlViolation> vs = rec.violations();
             boolean stop = false;
             if (!out.done) {
                 r.append(",\"outcome\":\"timeout\"");
                 stop = true;
             } else if (out.thrown != null) {
-                r.append(",\"outcome\":\"error\",\"message\":").append(json(clip(out.thrown.toString(), 300)));
+                JmlRt.end();
+                r.append(",\"outcome\":\"error\",\"message\":").append(json(clip(out.thrown, 300)));
             } else {
+                JmlRt.end();
                 Result res = out.result;
                 r.append(",\"outcome\":").append(json(res.wasSuccessful() ? "passed" : "failed"))
                  .append(",\"run\":").append(res.getRunCount())
                  .append(",\"ignored\":").append(res.getIgnoreCount());
-                r.append(",\"failures\":[");
-                int n = 0;
-                for (Failure f : res.getFailures()) {
-                    if (n++ >= 5) break;
-                    Throwable e = f.getException();
-                    if (n > 1) r.append(',');
-                    r.append("{\"exception\":").append(json(e == null ? "" : e.getClass().getName()))
-                     .append(",\"message\":").append(json(clip(e == null ? f.getMessage() : String.valueOf(e.getMessage()), 300)))
-                     .append(",\"violation\":").append(e instanceof JmlViolation)
-                     .append(",\"assertion\":").append(e instanceof AssertionError && !(e instanceof JmlViolation))
-                     .append(",\"through_target\":").append(e != null && throughTarget(e, targetClass, targetMethod))
-                     .append('}');
+                r.append(",\"failures\":").append(out.failures);
+            }
+            if (out.done) {
+                // a thread the test did not own (a JDK cleaner, a pool) may run project or spec code
+                // after the test: the run stops there, and the test cannot pass
+                String stray = group.activeCount() > 0 ? "specbench-test" : JmlRunner.strayThread(before, th);
+                if (stray != null) {
+                    r.append(",\"outlived\":").append(json(clip(stray, 100)));
+                    stop = true;
                 }
-                r.append(']');
             }
             r.append(",\"violations\":[");
             for (int i = 0; i < vs.size() && i < 5; i++) {

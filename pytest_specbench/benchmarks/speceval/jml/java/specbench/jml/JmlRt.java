@@ -6,56 +6,84 @@ import java.util.List;
 import java.util.function.LongPredicate;
 
 /** Runtime support of translated JML: quantifiers, \old snapshots, the check
- *  calls, and the per-call record of violations the runner reads.  Program code
- *  can call the public methods (only to fail itself); it cannot read or reset
- *  the record: those methods are package-private and the program is loaded by
- *  another class loader (another runtime package). */
+ *  calls, and the per-call record of violations the runner reads.
+ *
+ *  What program code could reach is harmless (issue 25): the only public ways to
+ *  record a violation are checks that throw it, and the runner decides a call from the
+ *  violation that left it (a recorded one, by identity: the constructor is package-private);
+ *  whether a {@code requires} failure is the top-level precondition is read from the
+ *  stack (the check's caller must be the method the driver called), not from a counter
+ *  the program could move; the per-call state is a private object the runner creates
+ *  and reads; no lock is shared with the program (nothing synchronizes on this class). */
 public final class JmlRt {
     private JmlRt() {}
 
-    private static final List<JmlViolation> violations = new ArrayList<>();
-    private static int depth;
-    private static boolean allowedException;
+    /** One call's record (created, installed and read by the runner only). */
+    static final class Call {
+        private final Object lock = new Object();
+        private final List<JmlViolation> violations = new ArrayList<>();
+        private boolean[] branches = new boolean[64];
+        private volatile boolean allowedException;
 
-    // ------------------------------------------------------------ the runner's side
-    static synchronized List<JmlViolation> drain() {
-        List<JmlViolation> out = new ArrayList<>(violations);
-        violations.clear();
-        depth = 0;
-        return out;
-    }
+        List<JmlViolation> violations() {
+            synchronized (lock) { return new ArrayList<>(violations); }
+        }
 
-    /** The branch probes a call reached (ids in increasing order), then forgets them. */
-    static String takeBranches() {
-        boolean[] seen = branches;
-        StringBuilder b = new StringBuilder("[");
-        for (int i = 0; i < seen.length; i++) {
-            if (seen[i]) {
-                if (b.length() > 1) b.append(',');
-                b.append(i);
-                seen[i] = false;
+        boolean recorded(Throwable t) {
+            synchronized (lock) {
+                for (JmlViolation v : violations) if (v == t) return true;
+                return false;
             }
         }
-        return b.append(']').toString();
+
+        boolean allowedException() { return allowedException; }
+
+        /** The branch probes the call reached (ids in increasing order). */
+        String branches() {
+            boolean[] seen = branches;
+            StringBuilder b = new StringBuilder("[");
+            for (int i = 0; i < seen.length; i++) {
+                if (seen[i]) {
+                    if (b.length() > 1) b.append(',');
+                    b.append(i);
+                }
+            }
+            return b.append(']').toString();
+        }
+
+        private void add(JmlViolation v) {
+            synchronized (lock) { if (violations.size() < 100) violations.add(v); }
+        }
     }
 
-    static synchronized boolean takeAllowedException() {
-        boolean b = allowedException;
-        allowedException = false;
-        return b;
+    // Written by the runner before it starts a call's thread, read by that thread (Thread.start
+    // orders them); a thread the runner did not start records nothing into another call.
+    private static Call active;
+    private static String driverClass = "";
+
+    // ------------------------------------------------------------ the runner's side
+    /** A fresh record for the next call (or test); {@code driver}: the class whose
+     *  {@code call} method calls the checked method (top-level preconditions). */
+    static Call begin(String driver) {
+        Call c = new Call();
+        driverClass = driver == null ? "" : driver;
+        active = c;
+        return c;
     }
+
+    /** Nothing records between calls. */
+    static void end() { active = null; }
 
     // ------------------------------------------------------------ branch probes
-    // Written by the call's thread only (the program cannot start threads) and read
-    // by the runner after the call: not synchronized, so that probes in hot loops stay cheap.
-    private static boolean[] branches = new boolean[64];
-
+    // Written by the call's thread only and read by the runner after the call: not
+    // synchronized, so that probes in hot loops stay cheap.
     private static void reach(int id) {
-        if (id < 0 || id > 1 << 20) return;
-        boolean[] seen = branches;
+        Call c = active;
+        if (c == null || id < 0 || id > 1 << 20) return;
+        boolean[] seen = c.branches;
         if (id >= seen.length) {
             seen = java.util.Arrays.copyOf(seen, Math.max(id + 1, seen.length * 2));
-            branches = seen;
+            c.branches = seen;
         }
         seen[id] = true;
     }
@@ -69,45 +97,70 @@ public final class JmlRt {
     /** A branch target (a switch case). */
     public static void hit(int id) { reach(id); }
 
-    // ------------------------------------------------------------ checks
-    public static synchronized JmlViolation fail(String kind, int line, String clause, String detail) {
-        JmlViolation v = new JmlViolation(kind, line, clause, depth, detail == null ? "" : detail);
-        if (violations.size() < 100) violations.add(v);
+    // ------------------------------------------------------------ checks (each throws what it records)
+    private static final StackWalker WALKER = StackWalker.getInstance();
+
+    /** Is the generated code that called the runtime in the method the driver called
+     *  (the call's top level)?  Frames: JmlRt's own, then the checked method, then the driver. */
+    private static boolean topLevel() {
+        final String driver = driverClass;
+        if (driver.isEmpty()) return false;
+        return WALKER.walk(frames -> {
+            java.util.Iterator<StackWalker.StackFrame> it = frames
+                .filter(f -> !f.getClassName().equals(JmlRt.class.getName())).limit(2).iterator();
+            if (!it.hasNext()) return false;
+            StackWalker.StackFrame site = it.next();
+            if (site.getMethodName().startsWith("__jml_") || site.getMethodName().startsWith("lambda$")) return false;
+            if (!it.hasNext()) return false;
+            StackWalker.StackFrame caller = it.next();
+            return caller.getClassName().equals(driver) && caller.getMethodName().equals("call");
+        });
+    }
+
+    private static JmlViolation record(String kind, int line, String clause, String detail) {
+        JmlViolation v = new JmlViolation(kind, line, clause, kind.equals("requires") && topLevel(),
+                                          detail == null ? "" : detail);
+        Call c = active;
+        if (c != null) c.add(v);
         return v;
     }
 
+    /** Throws the violation of ``kind`` (declared to return it so that generated code can
+     *  write {@code throw JmlRt.raise(...)} where javac needs a throw). */
+    public static RuntimeException raise(String kind, int line, String clause, String detail) {
+        throw record(kind, line, clause, detail);
+    }
+
     public static void check(boolean ok, String kind, int line, String clause) {
-        if (!ok) throw fail(kind, line, clause, "");
+        if (!ok) throw record(kind, line, clause, "");
     }
 
     /** For loop conditions: checks and yields true. */
     public static boolean inv(boolean ok, int line, String clause) {
-        if (!ok) throw fail("maintaining", line, clause, "");
+        if (!ok) throw record("maintaining", line, clause, "");
         return true;
     }
 
     /** A loop variant at the start of an iteration: non-negative, and below its previous value. */
     public static long dec(long previous, long current, int line, String clause) {
-        if (current < 0) throw fail("decreases", line, clause, "negative: " + current);
+        if (current < 0) throw record("decreases", line, clause, "negative: " + current);
         if (previous != Long.MIN_VALUE && current >= previous)
-            throw fail("decreases", line, clause, "did not decrease: " + previous + " -> " + current);
+            throw record("decreases", line, clause, "did not decrease: " + previous + " -> " + current);
         return current;
     }
 
     public static boolean t(long ignored) { return true; }
 
     public static RuntimeException undefined(String kind, int line, String clause, Throwable cause) {
-        throw fail("undefined", line, clause, kind + " clause raised " + cause.getClass().getName());
+        throw record("undefined", line, clause, kind + " clause raised " + cause.getClass().getName());
     }
 
-    public static void enter() { synchronized (JmlRt.class) { depth++; } }
-
-    public static void exit() { synchronized (JmlRt.class) { if (depth > 0) depth--; } }
-
-    public static synchronized int depth() { return depth; }
-
-    /** An exception escaped a method whose spec case allowed it (signals/signals_only held). */
-    public static synchronized void allowed() { if (depth == 1) allowedException = true; }
+    /** An exception escaped a method whose spec case allowed it (signals/signals_only held);
+     *  counts only from the method the driver called. */
+    public static void allowed() {
+        Call c = active;
+        if (c != null && topLevel()) c.allowedException = true;
+    }
 
     // ------------------------------------------------------------ quantifiers
     public static boolean forall(long lo, long hi, LongPredicate p) {

@@ -55,8 +55,58 @@ public final class JmlRunner {
     private static final class Outcome {
         volatile Object value;
         volatile Throwable thrown;
+        volatile String exception = "";  // the thrown exception's class and message, taken on the call's
+        volatile String message = "";    // own thread: a hostile getMessage() only costs its own call
         volatile boolean done;
         volatile long cpuNanos;
+    }
+
+    /** The class name and (clipped) message of a sample's exception; called on the sample's
+     *  thread, never the runner's: getMessage() is sample code and may loop, throw or exhaust memory. */
+    static String[] describe(Throwable e) {
+        String cls = e.getClass().getName();
+        String msg;
+        try {
+            msg = clip(String.valueOf(e.getMessage()), 300);
+        } catch (Throwable x) {
+            msg = "<getMessage() raised " + x.getClass().getName() + ">";
+        }
+        return new String[] {cls, msg};
+    }
+
+    // ------------------------------------------------------------ threads the call did not own
+    private static ThreadGroup root;
+
+    static void findRoot() {
+        ThreadGroup g = Thread.currentThread().getThreadGroup();
+        while (g.getParent() != null) g = g.getParent();
+        root = g;
+    }
+
+    /** Every live thread of the JVM (JDK pool and cleaner threads included, whatever their group). */
+    static java.util.Set<Thread> liveThreads() {
+        Thread[] all = new Thread[root.activeCount() + 16];
+        int n;
+        while ((n = root.enumerate(all, true)) == all.length) all = new Thread[all.length * 2];
+        java.util.Set<Thread> out = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (int i = 0; i < n; i++) out.add(all[i]);
+        return out;
+    }
+
+    // Threads the JVM itself may start late, in its system group (none of them runs sample code).
+    private static final java.util.Set<String> JVM_THREADS = java.util.Set.of(
+        "Attach Listener", "Signal Dispatcher", "Notification Thread", "Common-Cleaner", "Reference Handler",
+        "Finalizer", "process reaper");
+
+    /** A live thread that was not alive before the call (other than the call's own): its name, or null. */
+    static String strayThread(java.util.Set<Thread> before, Thread own) {
+        for (Thread t : liveThreads()) {
+            if (t == own || before.contains(t) || !t.isAlive()) continue;
+            ThreadGroup g = t.getThreadGroup();
+            if (g != null && g.getParent() == null && JVM_THREADS.contains(t.getName())) continue;
+            return t.getName();
+        }
+        return null;
     }
 
     static String json(String s) {
@@ -70,7 +120,8 @@ public final class JmlRunner {
                 case '\r': b.append("\\r"); break;
                 case '\t': b.append("\\t"); break;
                 default:
-                    if (c < 0x20 || (c >= 0xD800 && c <= 0xDFFF)) b.append(String.format("\\u%04x", (int) c));
+                    // ASCII only: no line or paragraph separator (U+0085, U+2028...) ends a record early
+                    if (c < 0x20 || c >= 0x7f) b.append(String.format("\\u%04x", (int) c));
                     else b.append(c);
             }
         }
@@ -122,6 +173,8 @@ public final class JmlRunner {
     }
 
     public static void main(String[] args) throws Exception {
+        NoPoolThreads.install();
+        findRoot();
         final PrintStream channel = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         try {
             run(args, channel);
@@ -157,9 +210,6 @@ public final class JmlRunner {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         for (int a = 4; a < args.length; a++) {
             final int k = Integer.parseInt(args[a]);
-            JmlRt.drain();
-            JmlRt.takeAllowedException();
-            JmlRt.takeBranches();
             final Outcome out = new Outcome();
             ThreadGroup group = new ThreadGroup("specbench-call-" + k);
             final Method m = call;
@@ -172,42 +222,57 @@ public final class JmlRunner {
                 } catch (Throwable e) {
                     out.thrown = e;
                 } finally {
+                    Throwable e = out.thrown;
+                    if (e != null && !(e instanceof JmlViolation)) {
+                        String[] d = describe(e);
+                        out.exception = d[0];
+                        out.message = d[1];
+                    }
                     out.cpuNanos = mx.getCurrentThreadCpuTime() - t0;
                     out.done = true;
                 }
             }, "specbench-call", 64L << 20);
+            java.util.Set<Thread> before = liveThreads();
+            final JmlRt.Call rec = JmlRt.begin(driverName);
             long w0 = System.nanoTime();
             th.start();
             th.join(timeoutMs);
             long wallMs = (System.nanoTime() - w0) / 1_000_000;
             StringBuilder r = new StringBuilder("{\"nonce\":").append(json(nonce)).append(",\"call\":").append(k);
             boolean stop = false;
-            List<JmlViolation> vs = JmlRt.drain();
             if (!out.done) {
                 r.append(",\"verdict\":\"timeout\"");
                 stop = true;
-            } else if (!vs.isEmpty()) {
-                JmlViolation v = vs.get(0);
-                boolean pre = v.kind.equals("requires") && v.depth == 1;
-                r.append(",\"verdict\":").append(json(pre ? "precondition" : "violated"))
-                 .append(",\"kind\":").append(json(v.kind)).append(",\"line\":").append(v.line)
-                 .append(",\"clause\":").append(json(clip(v.clause, 300)))
-                 .append(",\"message\":").append(json(clip(v.getMessage(), 500)))
-                 .append(",\"depth\":").append(v.depth);
-            } else if (out.thrown != null) {
-                Throwable e = out.thrown;
-                boolean allowed = JmlRt.takeAllowedException();
-                r.append(",\"verdict\":").append(json(allowed ? "holds" : "crashed"))
-                 .append(",\"exception\":").append(json(e.getClass().getName()))
-                 .append(",\"message\":").append(json(clip(String.valueOf(e.getMessage()), 300)));
             } else {
-                r.append(",\"verdict\":\"holds\"");
+                JmlRt.end();
+                // The verdict comes from the violation that left the call (one the runtime recorded:
+                // the program cannot make its own); a violation the program caught still fails it.
+                Throwable left = out.thrown;
+                JmlViolation v = left instanceof JmlViolation && rec.recorded(left) ? (JmlViolation) left : null;
+                if (v == null) {
+                    for (JmlViolation x : rec.violations()) { v = x; break; }
+                }
+                if (v != null) {
+                    boolean pre = v == left && v.kind.equals("requires") && v.top;
+                    r.append(",\"verdict\":").append(json(pre ? "precondition" : "violated"))
+                     .append(",\"kind\":").append(json(v.kind)).append(",\"line\":").append(v.line)
+                     .append(",\"clause\":").append(json(clip(v.clause, 300)))
+                     .append(",\"message\":").append(json(clip(v.getMessage(), 500)));
+                } else if (left != null) {
+                    boolean allowed = rec.allowedException() && !(left instanceof JmlViolation);
+                    r.append(",\"verdict\":").append(json(allowed ? "holds" : "crashed"))
+                     .append(",\"exception\":").append(json(left instanceof JmlViolation ? JmlViolation.class.getName() : out.exception))
+                     .append(",\"message\":").append(json(out.message));
+                } else {
+                    r.append(",\"verdict\":\"holds\"");
+                }
+                String stray = group.activeCount() > 0 ? "specbench-call" : strayThread(before, th);
+                if (stray != null) {
+                    r.append(",\"outlived\":true,\"thread\":").append(json(clip(stray, 100)));
+                    stop = true;
+                }
+                r.append(",\"branches\":").append(rec.branches());
             }
-            if (out.done && group.activeCount() > 0) {
-                r.append(",\"outlived\":true");
-                stop = true;
-            }
-            r.append(",\"branches\":").append(JmlRt.takeBranches());
             r.append(",\"cpu_ms\":").append(out.cpuNanos / 1_000_000).append(",\"wall_ms\":").append(wallMs);
             r.append(",\"output\":").append(json(clip(captured.take(), 2000)))
              .append(",\"output_dropped\":").append(captured.takeDropped()).append("}");

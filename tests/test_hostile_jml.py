@@ -1,0 +1,527 @@
+"""Hostile JML answers (issue 25): a spec, a fill or an ``ensures`` clause is hostile
+code that wants a pass.  Each variant below asserts the exact verdict it must get;
+none may pass what it should not, and none may make the harness error (E): a
+sample's fault is F with one line.  Classes, as in the issue:
+
+1. injection through comments (javac decodes ``\\u`` escapes in comments; shadowing the
+   runtime's package with a member type; model methods found by brace counting);
+2. the spec reaching the checker's runtime (forged precondition failures, the runner's lock);
+3. vacuity (a ``requires`` no test call satisfies) and impure spec expressions;
+4. JDK threads running sample code outside the call (common pool, cleaners);
+5. sample faults that became E (line separators in output, deep or huge expressions,
+   misplaced ``\\old``, hostile ``getMessage``);
+6. a sample holding the harness (the runtime's lock, the wall bound multiplied by retries).
+
+SpecEval's side runs the JML checker (and the adapter for generation and infilling);
+PostcondBench's Java side runs the bundled javalib project under PostcondJUnit.
+Programs written here as *trusted* fixtures stand for what program code can do; the
+answers stand for what a model can write.  tests/test_hostile_samples.py is the model
+for the Python side.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_specbench.benchmarks.speceval.jml.checker import JmlChecker
+from pytest_specbench.benchmarks.speceval.jml.inputs import driver_from_calls
+from pytest_specbench.execution.jvm import JvmExecutor
+
+JAVA = bool(shutil.which("javac") and shutil.which("java"))
+pytestmark = pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
+
+
+@pytest.fixture(scope="module")
+def jvm(tmp_path_factory):
+    ex = JvmExecutor(tmp_path_factory.mktemp("jvm"))
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="module")
+def checker(jvm):
+    return JmlChecker(jvm, call_seconds=2.0)
+
+
+CALLS = driver_from_calls(["Hx.f(1)", "Hx.f(2)", "Hx.f(-3)"])
+
+
+def program(spec: str, body: str = "return x;", extra: str = "", sig: str = "public static int f(int x)") -> str:
+    return f"public class Hx {{\n{extra}\n{spec}\n    {sig} {{\n        {body}\n    }}\n}}\n"
+
+
+# A member type that would shadow the package specbench.jml (JLS 6.4.2) and make every
+# generated check call it instead of the runtime.
+SHADOW = ("static class specbench { static class jml { static class JmlRt { "
+          "static void enter() {} static void exit() {} static void check(boolean b, String k, int l, String c) {} "
+          "static RuntimeException undefined(String k, int l, String c, Throwable t) { return null; } "
+          "static boolean br(int i, boolean c) { return c; } static void hit(int i) {} "
+          "static RuntimeException fail(String k, int l, String c, String d) { return null; } "
+          "static void allowed() {} } } }")
+FALSE = "    //@ ensures \\result == 424242;"
+
+
+# ------------------------------------------------------------------ 1. injection through comments
+INJECTIONS = {
+    # \u000a ends the line comment for javac: the rest of the line is a member type
+    "newline escape in a line comment": FALSE + "\n    //@ diverges \"\\u000a " + SHADOW + " //\";",
+    # \u002a\u002f closes the block comment early
+    "comment end escape in a block comment": FALSE + "\n    /*@ diverges \"\\u002a\\u002f " + SHADOW + " /\\u002a\"; @*/",
+    # \u0022 closes a string literal for javac inside a clause
+    "quote escape in a clause": "    //@ ensures \\result == 424242 || \"\\u0022.isEmpty() || true || \\u0022\".isEmpty();",
+    "escape with several u's": FALSE + "\n    //@ diverges \"\\uuuu000a " + SHADOW + " //\";",
+    # brace counting took the '{' in a string for an opening brace: the model method swallowed the type after it
+    "model method: brace in a string": FALSE + "\n    /*@ model int m() { String s = \"{\"; return 1; } " + SHADOW
+    + " static int n() { return '}'; @*/",
+    # a model method, a ghost field or a model class named like the runtime
+    "model method declaring the runtime's package": FALSE + "\n    /*@ model int m() { class specbench {} return 1; } @*/",
+    "ghost field named like the runtime": FALSE + "\n    //@ ghost int specbench = 0;",
+    "model method named like the runtime's class": FALSE + "\n    /*@ model int JmlRt() { return 1; } @*/",
+}
+
+
+@pytest.mark.parametrize("name", list(INJECTIONS))
+def test_injection_through_comments_is_refused(checker, name):
+    rep = checker.check(program(INJECTIONS[name]), CALLS)
+    assert rep.status in ("syntax_error", "unsupported"), (name, rep.summary())
+    assert rep.verdict != "holds" and rep.line > 0 and "\n" not in rep.summary()
+
+
+def test_translated_program_keeps_no_jml_comment_text(checker):
+    """Every JML comment is blanked in the output (line numbers kept), so no model text
+    stays where javac could decode it into code."""
+    from pytest_specbench.benchmarks.speceval.jml.translate import translate
+
+    src = program("    //@ requires x > 0; // marker-one\n    /*@ ensures \\result == x;\n      @ marker-two */")
+    src = src.replace("marker-two", "ensures true;")
+    tr = translate(src)
+    assert "marker-one" not in tr.source and "ensures true" not in tr.source
+    assert tr.source.count("\n") >= src.count("\n")
+    rep = checker.check(src, CALLS)
+    assert rep.verdict == "holds", rep.summary()
+
+
+# ------------------------------------------------------------------ 2. the spec reaches the runtime
+REACHES = {
+    # a model method recording a fake precondition failure: every refuting call would leave the domain
+    "model method calls the runtime": ("    //@ requires m();\n" + FALSE +
+                                       "\n    /*@ model static boolean m() { specbench.jml.JmlRt.check(false, "
+                                       "\"requires\", 1, \"forged\"); return true; } @*/"),
+    "model method reaches it by reflection": (
+        "    //@ requires m();\n" + FALSE + "\n    /*@ model static boolean m() { try { Class.forName(\"specbench.jml.\" "
+        "+ \"JmlRt\").getMethod(\"check\", boolean.class, String.class, int.class, String.class).invoke(null, false, "
+        "\"requires\", 1, \"forged\"); } catch (ReflectiveOperationException e) { } return true; } @*/"),
+    "clause reaches it by reflection": (
+        "    //@ requires java.lang.Class.class.getName() != null && x.getClass() != null;\n" + FALSE),
+    "clause names the runtime": "    //@ requires specbench.jml.JmlRt.forall(0, 1, i -> true);\n" + FALSE,
+}
+
+
+@pytest.mark.parametrize("name", list(REACHES))
+def test_spec_and_model_code_cannot_reach_the_runtime(checker, name):
+    src = program(REACHES[name])
+    if "x.getClass" in src:
+        src = src.replace("int x", "Integer x")
+    rep = checker.check(src, CALLS)
+    assert rep.status in ("syntax_error", "unsupported"), (name, rep.summary())
+    assert rep.verdict != "holds"
+
+
+# trusted program code forging a top-level precondition failure (the depth counter was public)
+FORGER = """public class Hx {
+    //@ ensures \\result == 424242;
+    public static int f(int x) {
+        return forge(x);
+    }
+    static int forge(int x) {
+        try { Class.forName("specbench.jml.JmlRt").getMethod("exit").invoke(null); }
+        catch (ReflectiveOperationException e) { }
+        specbench.jml.JmlRt.check(false, "requires", 1, "forged");
+        return x;
+    }
+}
+"""
+
+
+def test_a_forged_precondition_failure_from_inside_the_call_is_a_violation(checker):
+    rep = checker.check(FORGER, CALLS)
+    assert rep.status == "checked", rep.summary()
+    assert [c.verdict for c in rep.calls] == ["violated"] * 3, rep.summary()
+    assert rep.calls[0].kind == "requires" and rep.verdict == "violated"
+
+
+# ------------------------------------------------------------------ 3. vacuity and side effects
+IMPURE = {
+    "increment in requires": ("    //@ requires a[0]++ >= 0;\n    //@ ensures \\result == 2;", "return a[0];"),
+    "decrement in old": ("    //@ ensures \\result == \\old(a[0]--) - 1;", "return a[0];"),
+    "prefix increment": ("    //@ requires ++a[0] > -1000;\n    //@ ensures \\result == 2;", "return a[0];"),
+    "mutating library call": ("    //@ requires java.util.Arrays.asList(b).set(0, 2) != null;\n"
+                              "    //@ ensures \\result == 2;", "return a[0];"),
+    "thread construction": ("    //@ requires new java.lang.Thread() != null;\n    //@ ensures \\result == 2;",
+                            "return a[0];"),
+}
+
+
+@pytest.mark.parametrize("name", list(IMPURE))
+def test_impure_spec_expressions_are_refused(checker, name):
+    spec, body = IMPURE[name]
+    src = program(spec, body, sig="public static int f(int[] a, Integer[] b)")
+    rep = checker.check(src, driver_from_calls(["Hx.f(new int[]{1}, new Integer[]{1})"]))
+    assert rep.status == "syntax_error" and "pure" in rep.message, (name, rep.summary())
+
+
+class _Settings:
+    def __init__(self, state, **kw):
+        self.kw, self.state_dir, self.sandbox, self.limits = kw, state, "process", None
+
+    def option(self, name):
+        return self.kw.get(name)
+
+
+class _Ctx:
+    def __init__(self, settings, jvm):
+        self.settings, self.jvm = settings, jvm
+
+    def executor(self, kind):
+        assert kind == "jvm"
+        return self.jvm
+
+
+@pytest.fixture(scope="module")
+def speceval(tmp_path_factory, jvm):
+    from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
+
+    settings = _Settings(tmp_path_factory.mktemp("state"), speceval_task="infilling,generation")
+    tasks = {t.task_id: t for t in ADAPTER.load(None, settings).tasks}
+    return SimpleNamespace(adapter=ADAPTER, tasks=tasks, ctx=_Ctx(settings, jvm))
+
+
+def _generate(se, task_id: str, answer: str):
+    from pytest_specbench.models.base import Completion
+
+    return se.adapter.run_check("generation", se.tasks[task_id], Completion(answer), se.ctx)
+
+
+MAX_CODE = """public class MaxOfTwo {
+SPEC
+    public static int max(int x, int y) {
+        int bigger = x;
+        int other = y;
+        if (bigger >= other) {
+            return bigger;
+        } else {
+            return other;
+        }
+    }
+}"""
+
+VACUOUS = {
+    "requires false": "    //@ requires false;\n    //@ ensures \\result == 424242;",
+    "requires excluding every test": "    //@ requires x > 1000000;\n    //@ ensures \\result == 424242;",
+    "contradictory requires": "    //@ requires x > y && y > x;\n    //@ ensures \\result == 424242;",
+    "requires far out of range": "    //@ requires x < -1000 || y < -1000;\n    //@ ensures \\result == 424242;",
+}
+
+
+@pytest.mark.parametrize("name", list(VACUOUS))
+def test_a_vacuous_generated_spec_does_not_hold(speceval, name):
+    r = _generate(speceval, "MaxOfTwo/generation/original", MAX_CODE.replace("SPEC", VACUOUS[name]))
+    assert r.details["validation"] == "dynamic", r.details
+    assert r.details["holding"] == 0 and not r.passed and r.details["precision"] == 0.0, (name, r.details)
+
+
+def test_a_requires_excluding_some_program_tests_is_refuted(speceval):
+    """max(-5, -5), max(7, 7) are the program's own tests: a requires excluding them is false."""
+    spec = "    //@ requires x != y;\n    //@ ensures \\result >= x && \\result >= y;"
+    r = _generate(speceval, "MaxOfTwo/generation/original", MAX_CODE.replace("SPEC", spec))
+    assert r.details["generated_clauses"] == 2 and r.details["holding"] == 1, r.details
+
+
+def _infill(se, answer: str):
+    from pytest_specbench.models.base import Completion
+
+    task = next(t for tid, t in se.tasks.items() if tid.endswith("/infilling/original"))
+    return se.adapter.run_check("infilling", task, Completion(answer), se.ctx), task
+
+
+INFILLS = {
+    "appended requires false": "true; requires false",
+    "appended clauses": "true; requires false; ensures true",
+    "statement separator only": "true;",
+    "two expressions": "true, false",
+    "comment end": "true @*/ /*@",
+}
+
+
+@pytest.mark.parametrize("name", list(INFILLS))
+def test_infilling_accepts_one_expression_only(speceval, name):
+    r, _ = _infill(speceval, f"Answer: `{INFILLS[name]}`")
+    assert not r.passed and "one expression" in r.message, (name, r.message, r.details)
+
+
+def test_infilling_reference_still_passes(speceval):
+    r, task = _infill(speceval, "")
+    ref = speceval.adapter.reference(task, "infilling")
+    r, _ = _infill(speceval, ref)
+    assert r.passed, r.message
+
+
+# ------------------------------------------------------------------ 4. threads the call does not own
+POOL = """public class Hx {
+    static final java.util.concurrent.atomic.AtomicInteger C = new java.util.concurrent.atomic.AtomicInteger();
+    //@ ensures \\result == 0;
+    public static int f(int x) {
+        BODY
+    }
+}
+"""
+THREADS = {
+    # a parallel stream: no common-pool thread may run sample code
+    "parallel stream": ("return java.util.stream.IntStream.range(0, 20000).parallel().map(i -> "
+                        "Thread.currentThread() instanceof java.util.concurrent.ForkJoinWorkerThread ? 1 : 0).sum();",
+                        "holds"),
+    # an async task: the common pool has no thread, so it would need a thread of its own: refused
+    "async task": ("java.util.concurrent.CompletableFuture.runAsync(() -> C.incrementAndGet()); "
+                   "try { Thread.sleep(200); } catch (InterruptedException e) { } return C.get();", "crashed"),
+    "async loop": ("java.util.concurrent.CompletableFuture.runAsync(() -> { while (true) { C.incrementAndGet(); } }); "
+                   "return 0;", "crashed"),
+    "async task joined": ("return java.util.concurrent.CompletableFuture.supplyAsync(() -> 1).join() - 1;",
+                          "crashed"),
+    "pool submit": ("return java.util.concurrent.ForkJoinPool.commonPool().submit(() -> 1).join() - 1;", "holds"),
+    # a cleaner would start a JDK thread running program code: refused
+    "cleaner thread": ("java.lang.ref.Cleaner.create(); return 0;", "crashed"),
+}
+
+
+@pytest.mark.parametrize("name", list(THREADS))
+def test_no_jdk_pool_thread_runs_sample_code_unseen(tmp_path_factory, name):
+    body, verdict = THREADS[name]
+    ck = JmlChecker(JvmExecutor(tmp_path_factory.mktemp("jvm-threads")), call_seconds=1.0)
+    try:
+        rep = ck.check(POOL.replace("BODY", body), driver_from_calls(["Hx.f(1)", "Hx.f(2)"]))
+    finally:
+        ck.jvm.close()
+    assert rep.status == "checked", rep.summary()
+    assert rep.calls[0].verdict == verdict, (name, rep.summary(), rep.calls)
+    if verdict == "crashed":
+        assert "access denied" in rep.calls[0].message
+
+
+# ------------------------------------------------------------------ 5. sample faults are F with one line
+def _deep_parens(n: int) -> str:
+    return "    //@ ensures " + "(" * n + "true" + ")" * n + ";"
+
+
+SYNTAX = {
+    "300 nested parentheses": _deep_parens(300),
+    "1 MB conjunction": "    //@ ensures " + " && ".join(["true"] * 200_000) + ";",
+    "100,000 negations": "    //@ ensures " + "!" * 100_000 + "true;",
+    "old in requires": "    //@ requires \\old(x) > 0;",
+    "nested old": "    //@ ensures \\result == \\old(\\old(x));",
+    "2,000 nested quantifier bodies": "    //@ ensures " + "(\\forall int i; 0 <= i && i < 1; " * 2000 + "true"
+    + ")" * 2000 + ";",
+}
+
+
+@pytest.mark.parametrize("name", list(SYNTAX))
+def test_malformed_specs_are_syntax_errors_with_one_line(checker, name):
+    rep = checker.check(program(SYNTAX[name]), CALLS)
+    assert rep.status == "syntax_error", (name, rep.summary()[:300])
+    assert "\n" not in rep.summary() and len(rep.summary()) < 400
+
+
+OUTPUTS = {
+    "line separator": "System.out.print((char) 0x2028); return x;",
+    "next line": "System.out.print((char) 0x85); System.out.print('\\r'); return x;",
+    "paragraph separator and a fake record": ("System.out.print(\"\\u2029{\\\"nonce\\\":1}\\u2028\"); return x;"),
+}
+
+
+@pytest.mark.parametrize("name", list(OUTPUTS))
+def test_output_with_unicode_line_breaks_keeps_the_records(checker, name):
+    rep = checker.check(program("    //@ ensures \\result == x;", OUTPUTS[name]), CALLS)
+    assert rep.status == "checked" and [c.verdict for c in rep.calls] == ["holds"] * 3, rep.summary()
+
+
+MESSAGES = {
+    "getMessage exhausts the heap": "return new String(new char[1 << 30]);",
+    "getMessage throws": "if (System.nanoTime() != 0) throw new IllegalStateException(\"no\"); return \"\";",
+    "getMessage loops": "while (System.nanoTime() != 0) { } return \"\";",
+    "getMessage returns null": "return null;",
+}
+
+
+@pytest.mark.parametrize("name", list(MESSAGES))
+def test_a_hostile_exception_message_cannot_crash_the_runner(tmp_path_factory, name):
+    src = ("public class Hx {\n    static class E extends RuntimeException {\n"
+           f"        @Override public String getMessage() {{ {MESSAGES[name]} }}\n"
+           "        @Override public String toString() { return getMessage(); }\n    }\n"
+           "    //@ ensures \\result == x;\n    public static int f(int x) {\n"
+           "        if (x == 2) throw new E();\n        return x;\n    }\n}\n")
+    ck = JmlChecker(JvmExecutor(tmp_path_factory.mktemp("jvm-msg")), call_seconds=1.0)
+    try:
+        rep = ck.check(src, CALLS)
+    finally:
+        ck.jvm.close()
+    assert rep.status == "checked", rep.summary()
+    assert [c.verdict for c in rep.calls] == ["holds", "timeout" if name == "getMessage loops" else "crashed", "holds"], \
+        (name, rep.calls)
+    assert "Hx$E" in rep.calls[1].message or rep.calls[1].verdict == "timeout"
+    assert "\n" not in rep.summary()
+
+
+# ------------------------------------------------------------------ 6. holding the harness
+LOCKER = """public class Hx {
+    //@ ensures \\result == x;
+    public static int f(int x) {
+        if (x == 2) {
+            synchronized (specbench.jml.JmlRt.class) { java.util.concurrent.locks.LockSupport.parkNanos(60_000_000_000L); }
+        }
+        return x;
+    }
+}
+"""
+
+
+def test_parking_on_the_runtime_class_lock_only_times_out_its_own_call(tmp_path_factory):
+    ck = JmlChecker(JvmExecutor(tmp_path_factory.mktemp("jvm-lock")), call_seconds=1.0)
+    try:
+        rep = ck.check(LOCKER, CALLS)
+    finally:
+        ck.jvm.close()
+    assert [c.verdict for c in rep.calls] == ["holds", "timeout", "holds"], rep.calls
+    assert rep.jvm_starts == 2  # the timeout stops its JVM; the last call runs in the next one
+
+
+class _DyingJvm:
+    """A jvm executor whose JVMs all die without a record: the checker's retries must
+    stay within one wall budget for the whole check."""
+
+    def __init__(self, real):
+        self.real, self.walls, self.now = real, [], 1000.0
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def clock(self):
+        return self.now
+
+    def run(self, prepared, job):
+        self.walls.append(job.wall_seconds)
+        self.now += job.wall_seconds  # killed at its wall bound
+        return SimpleNamespace(stdout="", stderr="", exit_code=None, signal=9, killed="wall time",
+                               timed_out=True, wall=job.wall_seconds)
+
+
+def test_retries_cannot_multiply_the_wall_bound_of_a_check(jvm):
+    fake = _DyingJvm(jvm)
+    ck = JmlChecker(fake, call_seconds=1.0)
+    ck.clock = fake.clock
+    calls = driver_from_calls([f"Hx.f({i})" for i in range(20)])
+    rep = ck.check(program("    //@ ensures \\result == x;"), calls)
+    assert rep.status == "checked" and len(rep.calls) == 20
+    assert {c.verdict for c in rep.calls} <= {"timeout", "crashed"}
+    assert sum(fake.walls) <= ck.check_wall(20) + 1e-6, fake.walls
+
+
+# ------------------------------------------------------------------ PostcondBench (Java)
+from pytest_specbench.benchmarks.postcond.adapter import ADAPTER as POSTCOND, BUNDLED  # noqa: E402
+from pytest_specbench.benchmarks.postcond.java import execute, junit  # noqa: E402
+
+JAVALIB = BUNDLED.parent / "javalib"
+needs_junit = pytest.mark.skipif(bool(junit.missing()), reason=str(junit.missing()))
+
+
+def _java_task(name):
+    from pytest_specbench.benchmarks.postcond.adapter import load_tasks
+
+    return next(t for t in load_tasks(BUNDLED)[0] if t.task_id == f"javalib--{name}")
+
+
+class _PCtx:
+    def __init__(self, tmp, jvm):
+        self.opts = {"postcond_timeout": 6.0, "postcond_complete": "paper"}
+        self.jvm, self.tmp, self.results = jvm, tmp, {}
+
+    def option(self, name):
+        return self.opts.get(name)
+
+    def executor(self, kind):
+        return self.jvm
+
+    def cache_dir(self, *parts):
+        p = Path(self.tmp, *parts)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def result_of(self, check):
+        return self.results.get(check)
+
+
+POSTCOND_ANSWERS = {
+    "names the runtime": ("//@ ensures specbench.jml.JmlRt.forall(0, 1, i -> true) && \\result == 12345;",
+                          "compile_failure"),
+    "unicode escape": ("//@ ensures \\result == 12345 || \"\\u0022.isEmpty()\";", "parse_error"),
+    "parallel stream": ("//@ ensures java.util.stream.IntStream.range(0, 1000).parallel().sum() >= 0 "
+                        "&& \\result == 12345;", "compile_failure"),
+    "async task": ("//@ ensures java.util.concurrent.CompletableFuture.runAsync(() -> java.lang.Thread.onSpinWait())"
+                   " != null;", "compile_failure"),
+    "300 nested parentheses": ("//@ ensures " + "(" * 300 + "true" + ")" * 300 + ";", "parse_error"),
+    "thread construction": ("//@ ensures new java.lang.Thread() != null;", "compile_failure"),
+    "impure increment": ("//@ ensures \\result++ > -100000;", "compile_failure"),
+    "output with line separators and a false clause": (
+        "//@ ensures java.lang.System.out.append((char) 0x2028).append((char) 0x85) != null && \\result == 12345;",
+        "jml_fail"),
+}
+
+
+@needs_junit
+@pytest.mark.parametrize("name", list(POSTCOND_ANSWERS))
+def test_postcond_java_hostile_answers_get_their_exact_verdict(tmp_path, jvm, name):
+    from pytest_specbench.models.base import Completion
+
+    answer, verdict = POSTCOND_ANSWERS[name]
+    r = POSTCOND.run_check("correct", _java_task("clamp"), Completion(answer), _PCtx(tmp_path, jvm))
+    assert not r.passed and r.details["verdict"] == verdict, (name, r.details, r.message)
+    assert "\n" not in r.message
+
+
+HOSTILE_TESTS = {
+    # a cleaner would start a JDK thread running project code: refused, the test fails
+    "cleaner thread": ("java.lang.ref.Cleaner.create(); javalib.Numbers.clamp(1, 0, 2);", "failed"),
+    # an async task: the common pool has no thread, a thread of its own is refused: the test fails
+    "async task": ("java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger(); "
+                   "java.util.concurrent.CompletableFuture.runAsync(() -> n.set(javalib.Numbers.clamp(1, 0, 2))); "
+                   "try { Thread.sleep(300); } catch (InterruptedException e) { } "
+                   "if (n.get() != 0) throw new AssertionError(\"a pool thread ran the task\");", "failed"),
+    "common pool": ("java.util.stream.IntStream.range(0, 20000).parallel().map(i -> javalib.Numbers.clamp(i, 0, 2))"
+                    ".sum(); if (java.util.stream.IntStream.range(0, 20000).parallel().anyMatch(i -> "
+                    "Thread.currentThread() instanceof java.util.concurrent.ForkJoinWorkerThread)) "
+                    "throw new AssertionError(\"pool thread\");", "passed"),
+    "hostile getMessage": ("throw new RuntimeException() { public String getMessage() { "
+                           "return new String(new char[1 << 30]); } };", "failed"),
+    "getMessage loops": ("throw new RuntimeException() { public String getMessage() { while (true) { } } };",
+                         "timeout"),
+    "line separators in output": ("System.out.print((char) 0x2028); System.out.print((char) 0x85); "
+                                  "javalib.Numbers.clamp(1, 0, 2);", "passed"),
+}
+
+
+@needs_junit
+@pytest.mark.parametrize("name", list(HOSTILE_TESTS))
+def test_postcond_java_runner_withstands_what_tests_do(tmp_path, jvm, name):
+    body, verdict = HOSTILE_TESTS[name]
+    lib = tmp_path / "javalib"
+    shutil.copytree(JAVALIB, lib)
+    (lib / "src/test/java/javalib/HostileTest.java").write_text(
+        "package javalib;\nimport org.junit.Test;\npublic class HostileTest {\n"
+        f"  @Test public void t() {{ {body} }}\n}}\n")
+    data = dict(_java_task("clamp").data)
+    data["cover_tests"] = ["javalib.HostileTest#t", "javalib.NumbersTest#clampInside"]
+    text = (lib / data["file"]).read_text()
+    run = execute.run_program(jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 5.0)
+    assert run["verdict"] == verdict, (name, run)
+    assert "\n" not in run["reason"]
