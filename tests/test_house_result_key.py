@@ -69,7 +69,7 @@ def test_stale_cache_edited_check_with_bumped_version_is_rerun(project):
     assert calls == 0
     # The check is edited to always fail and its adapter's version bumped (what base.py
     # asks of an adapter whose verdicts can change): no cached verdict may be served.
-    result, calls = project(SB_ALWAYS_FAIL="1", SB_VERSION="2")
+    result, calls = project(SB_ALWAYS_FAIL="1", SB_VERSION="edited-and-bumped")
     result.assert_outcomes(failed=11, skipped=1)
     assert calls == 11
 
