@@ -333,3 +333,24 @@ def test_errored_items_run_again_on_resume(pytester):
     result = pytester.runpytest_subprocess(*args, "--specbench-resume")
     result.stdout.fnmatch_lines(["*resuming run *: 0 items already finished*"])
     result.assert_outcomes(passed=2)
+
+
+def test_resume_without_an_id_falls_back_to_a_run_killed_before_its_first_result(tmp_path):
+    """A run SIGKILLed while generating has a journal with its header only: with no run
+    that has results, resuming takes it (its answers come from the generation cache);
+    a run with results is still preferred over a newer empty one."""
+    import os
+
+    from pytest_specbench.reports.journal import JOURNAL_NAME, LATEST, Journal
+
+    def journal(name, lines, mtime):
+        path = tmp_path / name / JOURNAL_NAME
+        path.parent.mkdir()
+        path.write_text("".join(line + "\n" for line in lines))
+        os.utime(path, (mtime, mtime))
+        return path
+
+    killed = journal("20260101-000000-aaaaaa", ['{"header": 1}'], 1000)
+    assert Journal._find(tmp_path, LATEST) == killed
+    done = journal("20250101-000000-bbbbbb", ['{"header": 1}', '{"nodeid": "x"}'], 500)
+    assert Journal._find(tmp_path, LATEST) == done

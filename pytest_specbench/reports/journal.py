@@ -119,11 +119,12 @@ class Journal:
     def _find(runs_dir: Path, run_id: str) -> Path:
         if run_id == LATEST:
             journals = list(runs_dir.glob(f"*/{JOURNAL_NAME}")) if runs_dir.is_dir() else []
-            # The newest run with a result: one killed before its first result has nothing to resume.
-            with_results = [p for p in journals if _has_results(p)]
-            if not with_results:
-                raise OptionError("--specbench-resume", f"no run with results to resume under {runs_dir}"
-                                  + (f" ({len(journals)} without any)" if journals else ""))
+            # The newest run with a result (a run that finished with none removed its folder). Where
+            # no run has one, the newest run killed before its first result (e.g. while generating):
+            # resuming it evaluates everything, its answers served by the generation cache.
+            if not journals:
+                raise OptionError("--specbench-resume", f"no run with results to resume under {runs_dir}")
+            with_results = [p for p in journals if _has_results(p)] or journals
             return max(with_results, key=lambda p: (p.stat().st_mtime, p.parent.name))
         path = runs_dir / run_id / JOURNAL_NAME
         if "/" in run_id or run_id in (".", "..") or not path.is_file():
