@@ -287,7 +287,8 @@ def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(py
     if not FULL:
         tasks = [t for t in tasks if t.data["program"] in SLICE]
     dropped = {tid for tid, t in bench["tasks"].items() if t["samples"][0]["checks"]["judgement"].get("dropped")}
-    assert len(dropped) == metrics["judgement_dropped/original"] > 0
+    assert len(dropped) == metrics["judgement_dropped/original"]
+    assert dropped or not FULL  # the whole benchmark has dropped tasks; a slice may have none
     labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks
               if t.data["program"] not in excluded and t.task_id not in dropped]
     assert metrics["judgement_acc/original"] == pytest.approx(sum(labels) / len(labels))
