@@ -38,6 +38,11 @@ def namespace_refusal() -> str | None:
         return "needs root for unshare --mount (run as root, e.g. in CI's container)"
     if shutil.which("unshare") is None:
         return "needs unshare (util-linux)"
+    # The namespace covers /tmp: a venv or checkout that lives there (e.g. .ci/run's venv when
+    # TMPDIR is /tmp) would vanish from the "host", which then cannot start Python or the plugin.
+    for what, path in (("the Python environment", Path(sys.prefix)), ("the checkout", REPO)):
+        if Path(PRIVATE) in path.resolve().parents:
+            return f"{what} ({path}) is under {PRIVATE}, which the private host covers; run from elsewhere"
     done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
                            f"mount -t tmpfs tmpfs {PRIVATE}"], capture_output=True, text=True)
     if done.returncode:
