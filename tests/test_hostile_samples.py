@@ -100,19 +100,43 @@ def check(ctx, tasks, check_name, code):
     return result
 
 
+# The contract half: the hostile sample guards the range (``assert 0 <= score <= 100``)
+# before its hostile part, so 4 of the 7 CVTs of Mbpp-S/5 (-1, 100.5, 101, -0.01) are
+# rejected by an assertion and the other 3 (a string, True, None) are not: the check must
+# count exactly those 4 whatever the hostility does to the rest, or none when the program
+# never loads (a process that ends badly after the calls, as the finalizer's, keeps the
+# answers already read).  A count that moves either way (a hostile outcome read as a rejection, or
+# rejections lost to the hostility) fails.
+RANGE_GUARD = "    assert 0 <= score <= 100\n"
+CONTRACT_TOTAL, RANGE_REJECTED = 7, 4
+NEVER_LOADS = {"dies at import (os._exit)", "killed at import (SIGKILL)", "hangs at import", "sleeps at import",
+               "floods stdout at import", "floods the result channel at import"}
+REFERENCE_WITH_CONTRACTS = ("def grade_for(score):\n"
+                            "    assert isinstance(score, (int, float)) and not isinstance(score, bool)\n"
+                            "    assert 0 <= score <= 100\n" + HONEST.split("\n", 1)[1])
+
+
+def range_guarded(code: str) -> str:
+    head, sep, body = code.partition("def grade_for(score):\n")
+    assert sep, code
+    return head + sep + RANGE_GUARD + body
+
+
 @pytest.mark.parametrize("check_name", ["functional", "contract"])
 @pytest.mark.parametrize("fault", list(HOSTILE))
 def test_hostile_sample_fails_with_a_reason_and_the_harness_stays_healthy(ctx, tasks, fault, check_name):
-    result = check(ctx, tasks, check_name, HOSTILE[fault])  # no exception: not E
+    code = HOSTILE[fault] if check_name == "functional" else range_guarded(HOSTILE[fault])
+    result = check(ctx, tasks, check_name, code)  # no exception: not E
     assert not result.passed
     assert result.message and "\n" not in result.message and len(result.message) < 400, result.message
     json.dumps(result.details)  # the verdict can be journaled
-    assert check(ctx, tasks, check_name, HONEST).passed or check_name == "contract"
     if check_name == "functional":
+        assert check(ctx, tasks, "functional", HONEST).passed  # the harness is healthy afterwards
         return
-    honest = check(ctx, tasks, "contract", "def grade_for(score):\n    assert 0 <= score <= 100\n"
-                                           + HONEST.split("\n", 1)[1])
-    assert honest.details["rejected"] > 0
+    expected = 0 if fault in NEVER_LOADS else RANGE_REJECTED
+    assert (result.details["rejected"], result.details["total"]) == (expected, CONTRACT_TOTAL), result.details
+    honest = check(ctx, tasks, "contract", REFERENCE_WITH_CONTRACTS)  # healthy afterwards: every CVT rejected
+    assert honest.passed and honest.details["rejected"] == CONTRACT_TOTAL, honest.details
 
 
 # Records travel through the shared record area (execution/records.py), not

@@ -1,10 +1,9 @@
 """PostcondBench, Java side: answer parsing, injection, PIT-default mutants, the JUnit
 lookup, and runs of the bundled javalib tasks through the jvm executor's sandbox
-(reference 100%, wrong and trivial specs, hostile answers are F, -n 2 == -n 0)."""
+(reference 100%, wrong and trivial specs, hostile answers are F; -n 2 == -n 0 is in
+test_postcond_plugin.py)."""
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -215,21 +214,8 @@ def check(ctx, task, answer, name="correct"):
     return ADAPTER.run_check(name, task, Completion(answer), ctx)
 
 
-@needs_jvm
-@pytest.mark.slow
-def test_reference_is_correct_and_complete_on_every_java_task(ctx):
-    results = {}
-    for task in java_tasks():
-        answer = Completion(ADAPTER.reference(task, "correct"))
-        ctx.results = {"correct": ADAPTER.run_check("correct", task, answer, ctx)}
-        assert ctx.results["correct"].passed, (task.task_id, ctx.results["correct"].message)
-        complete = ADAPTER.run_check("complete", task, answer, ctx)
-        assert complete.passed, (task.task_id, complete.message)
-        assert complete.details["killed"] == complete.details["total"] == len(task.data["mutants"]) > 0
-        results[task.task_id] = [{"index": 0, "checks": {"correct": ctx.results["correct"].details,
-                                                        "complete": complete.details}}]
-    m = ADAPTER.aggregate(results, {t.task_id: t for t in java_tasks()}, None)
-    assert m["Corr@1"] == 1.0 and m["Comp@1"] == 1.0 and m["methods"] == 6
+# The reference of every Java task is correct and kills every mutant:
+# tests/test_family_conformance.py (with the Python tasks and every other family).
 
 
 @needs_jvm
@@ -324,45 +310,8 @@ def test_exit_and_floods_in_the_project_cannot_fake_a_pass(tmp_path, ctx):
     assert execute.run_program(ctx.jvm, data, lib, text, ["\\result == 5"], 10.0)["verdict"] == "jml_fail"
 
 
-def _run_plugin(tmp_path, *args, name):
-    report = tmp_path / f"{name}.json"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-q", "--specbench=postcond",
-                           f"--specbench-report={report}", f"--specbench-dir={tmp_path / 'state'}",
-                           "--specbench-result-cache=off", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900)
-    return proc, (json.loads(report.read_text()) if report.exists() else None)
-
-
-@needs_jvm
-@pytest.mark.slow
-def test_plugin_java_tasks_xdist_equals_serial(tmp_path):
-    folder = tmp_path / "data"
-    folder.mkdir()
-    for task in java_tasks():
-        data = dict(task.data)
-        data["repo"] = dict(data["repo"], local=str(JAVALIB))
-        (folder / f"{task.task_id}.json").write_text(json.dumps(data))
-    answers = tmp_path / "answers.jsonl"
-    rows = [{"task_id": t.task_id, "sample_index": i, "solution": a}
-            for t in java_tasks() for i, a in enumerate([t.data["ref_postcond"], "//@ ensures true;"])]
-    rows.append({"task_id": "javalib--clamp", "sample_index": 2, "solution": "//@ ensures \\result == 0;"})
-    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    common = (f"--model=replay:{answers}", f"--specbench-data={folder}", "--postcond-timeout=10")
-    p0, r0 = _run_plugin(tmp_path, *common, "-n", "0", name="n0")
-    p2, r2 = _run_plugin(tmp_path, *common, "-n", "2", name="n2")
-    assert r0 is not None and r2 is not None, p0.stdout[-2000:] + p2.stdout[-2000:]
-
-    def verdicts(rep):
-        return {(t, s["index"], c): (r.get("passed"), r.get("verdict"), r.get("kills"))
-                for t, task in rep["benchmarks"]["postcond"]["tasks"].items()
-                for s in task["samples"] for c, r in s["checks"].items()}
-
-    v0 = verdicts(r0)
-    assert len(v0) == 2 * 13 and v0 == verdicts(r2)
-    assert r0["benchmarks"]["postcond"]["errors"] == 0
-    assert v0[("javalib--clamp", 2, "correct")][:2] == (False, "jml_fail")
-    assert all(v0[(t.task_id, 0, c)][0] for t in java_tasks() for c in ("correct", "complete"))
-    assert all(v0[(t.task_id, 1, "correct")][0] and not v0[(t.task_id, 1, "complete")][0] for t in java_tasks())
+# -n 2 == -n 0 on Java tasks (reference, trivially true and wrong answers) runs together with
+# the Python side's: tests/test_postcond_plugin.py::test_xdist_equals_serial_on_python_and_java_tasks.
 
 
 class FakeResult:

@@ -466,5 +466,10 @@ def test_sandbox_that_cannot_start_is_an_error_not_a_failure(pytester):
     result.stdout.fnmatch_lines(["*sandbox could not start: simulated: cannot start the sandbox*"])
     report = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["contract"]
     assert report["errors"] == 4
-    # Errored items are left out of the metrics, not counted as the model's failures.
-    assert report["metrics"].get("pass@1") in (None, 0.0) or report["tasks"] == {}
+    # Errored items are left out of the metrics, not counted as the model's failures: no
+    # pass@1 at all (0.0 is what counting them as failures would give), no CVT scored, and
+    # each errored check is journaled with its error and no verdict.
+    metrics = report["metrics"]
+    assert "pass@1" not in metrics and metrics.get("cvts_run", 0) == 0 and metrics.get("cvt_tasks", 0) == 0, metrics
+    checks = [c for t in report["tasks"].values() for s in t["samples"] for c in s["checks"].values()]
+    assert len(checks) == 4 and all("passed" not in c and "sandbox could not start" in c["error"] for c in checks)
