@@ -76,3 +76,11 @@ def test_bootstrap_reads_declared_means_instead_of_probing_single_tasks():
     single[:] = []
     stats.TaskValues(Declaring(), RESULTS, ["rate", "rate[A]"], tasks=TASKS)
     assert single == []  # only declared means asked for: aggregate is never called on a single task
+
+
+def test_a_mean_over_every_item_is_absent_when_one_item_has_no_score():
+    declared = Declared(item=_passed, reducers=(Mean("rate", _rate, every=True),
+                                                Mean("rate_if_two", lambda rows: _rate(rows) if len(rows) > 1 else None,
+                                                     every=True)))
+    out = evaluate(declared, _results({"t0": [True, False], "t1": [True]}))
+    assert out == {"rate": 0.75}  # t1 has one sample: the second mean is left out, not taken over t0 alone

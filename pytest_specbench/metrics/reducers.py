@@ -28,10 +28,13 @@ GroupKey = Callable[[str, Any], "str | None"]  # (task id, Task or None) -> grou
 
 @dataclass(frozen=True)
 class Mean:
-    """The mean of ``score`` over the items it is defined for (absent when none)."""
+    """The mean of ``score`` over the items it is defined for (absent when none;
+    with ``every``, absent unless it is defined for every item, as pass@k is
+    left out when a task has fewer than k samples)."""
 
     name: str
     score: Score
+    every: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,9 @@ def _reduce(reducer: Mean | Count | PerItem | Summary, items: Mapping[str, Item]
         return True, kept
     if isinstance(reducer, Summary):
         return True, reducer.reduce(list(kept.values()))
-    return (True, _mean(list(kept.values()))) if kept else (False, None)
+    if not kept or (reducer.every and len(kept) < len(scores)):
+        return False, None
+    return True, _mean(list(kept.values()))
 
 
 def _group_of(grouping: Grouped, task_id: str, tasks: Mapping[str, Any] | None) -> str | None:

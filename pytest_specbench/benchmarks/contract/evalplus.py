@@ -41,7 +41,7 @@ from ...execution import wire
 from ...execution.python import CallsJob
 from ...execution.limits import (BORDERLINE_MARGIN, REFERENCE_RUNS, REMEASURE_RUNS, REMEASURE_WALL_FACTOR,
                                  machine_speed)
-from ...metrics.passk import pass_at_k_table
+from ...metrics.passk import pass_at_k
 from ...models.base import Completion
 from ..base import CheckResult, Message, Prompt, Task, TaskSet
 
@@ -554,17 +554,33 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     return CheckResult(passed, details, message)
 
 
+def _functional_verdicts(samples: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
+    return [s["checks"]["functional"] for s in samples if "functional" in s["checks"]] or None
+
+
+def _pass_at(k: int, field: str):
+    def score(verdicts: Sequence[Mapping[str, Any]]) -> float | None:
+        n = len(verdicts)
+        return pass_at_k(n, sum(1 for v in verdicts if v.get(field)), k) if k <= n else None
+    return score
+
+
+def declared_pass_at_k(ks: Sequence[int]):
+    """pass@k (Chen et al. 2021, §2.1, unbiased estimator) on "base + extra" (``pass@k``)
+    and "base" (``pass@k_base``), each the mean over tasks; as in EvalPlus, a k larger
+    than some task's sample count is left out (:mod:`pytest_specbench.metrics.reducers`)."""
+    from ...metrics.reducers import Declared, Mean
+
+    return Declared(item=_functional_verdicts, reducers=(
+        *(Mean(f"pass@{k}", _pass_at(k, "passed"), every=True) for k in ks),
+        *(Mean(f"pass@{k}_base", _pass_at(k, "base_passed"), every=True) for k in ks)))
+
+
 def pass_at_k_metrics(results: Mapping[str, Sequence[Mapping[str, Any]]], ks: Sequence[int]) -> dict[str, Any]:
     """pass@k (Chen et al. 2021, §2.1, unbiased estimator) on "base + extra" and "base"."""
-    plus, base = {}, {}
-    for task_id, samples in results.items():
-        verdicts = [s["checks"]["functional"] for s in samples if "functional" in s["checks"]]
-        if verdicts:
-            plus[task_id] = (len(verdicts), sum(1 for v in verdicts if v.get("passed")))
-            base[task_id] = (len(verdicts), sum(1 for v in verdicts if v.get("base_passed")))
-    metrics = pass_at_k_table(plus, ks)
-    metrics.update({f"{name}_base": value for name, value in pass_at_k_table(base, ks).items()})
-    return metrics
+    from ...metrics.reducers import evaluate
+
+    return evaluate(declared_pass_at_k(ks), results)
 
 
 class EvalPlusBenchmark:
@@ -613,6 +629,9 @@ class EvalPlusBenchmark:
 
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         return functional_cost(task.data, EvalPlusData.load(task.source.parent).digest[task.task_id], ctx)
+
+    def declared_metrics(self, settings: Any):
+        return declared_pass_at_k(settings.ks)
 
     def aggregate(self, results, tasks, settings) -> dict[str, Any]:
         return pass_at_k_metrics(results, settings.ks)
