@@ -224,7 +224,7 @@ class JvmDriver:
     def run(self, ex, probe, arg=""):
         from pytest_specbench.execution.jvm import JavaJob
 
-        limits = {"cpu_seconds": 4.0, "wall_seconds": 3.0 if probe == "sleep" else 30.0,
+        limits = {"cpu_seconds": 2.5, "wall_seconds": 3.0 if probe == "sleep" else 30.0,
                   "output_bytes": OUTPUT_CAP}
         if probe == "alloc":  # a heap as large as asked: the sandbox's address-space limit must stop it
             limits.update(memory_mb=1024, flags=("-Xmx6g",))
