@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,7 +29,7 @@ ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="needs root: a uid of its own per sandbox")
 SMALL = CommandLimits(cpu_seconds=1.0, wall_seconds=3.0, memory_mb=1024, processes=32, output_bytes=4096,
                       tmp_mb=64)
-TIME_BOUND = 10.0
+TIME_BOUND = 60.0  # a hang guard, not a speed check (the machine may be loaded)
 
 
 @pytest.fixture(scope="module")
@@ -232,3 +234,28 @@ def test_services_give_one_executor_per_kind_and_close_them_all(tmp_path):
     assert all(p.poll() is not None for p in procs)
     with pytest.raises(InfrastructureError, match="unknown executor kind"):
         services.executor("cobol")
+
+
+@needs_root
+def test_interpreter_below_a_folder_closed_to_other_users_still_runs(tmp_path):
+    # CI keeps its venv in `mktemp -d` (mode 0700) inside the checkout; a job runs
+    # under a uid of its own, which cannot walk through that folder unless the
+    # sandbox covers it and binds the interpreter's installation back below.
+    checkout = Path(__file__).resolve().parents[1]
+    closed = Path(tempfile.mkdtemp(prefix=".closed-test-", dir=checkout))
+    try:
+        assert closed.stat().st_mode & 0o777 == 0o700
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(closed / "venv")], check=True)
+        python = str(closed / "venv" / "bin" / "python")
+        ex = CommandExecutor(SMALL, hide=[str(tmp_path)])
+        ex.python = python  # the zygote itself runs from the closed folder, as CI's does
+        try:
+            ex.ensure_started()
+            assert ex.isolation.get("uid") is not None
+            result = ex.run(None, CommandJob(argv=(python, "-c", "import sys; print(sys.prefix)")))
+            assert result.exit_code == 0, result
+            assert result.stdout.strip() == str(closed / "venv")
+        finally:
+            ex.close()
+    finally:
+        shutil.rmtree(closed, ignore_errors=True)

@@ -99,7 +99,7 @@ def test_authors_tool_builds_a_task_with_five_surviving_mutants(tmp_path):
     ref = (BUNDLED.parent / "refs" / "push.txt").read_text()
     report = author.build_task(lib, "minilib/stack.py", "BoundedStack.push",
                                ["tests/test_stack.py::test_push_until_full", "tests/test_stack.py::test_push_zero_capacity"],
-                               ref, CommandExecutor(state_dir=tmp_path / "state"), repo_meta={"env": "harness", "local": "lib"}, timeout=10)
+                               ref, CommandExecutor(state_dir=tmp_path / "state"), repo_meta={"env": "harness", "local": "lib"}, timeout=60)  # wall: generous on a loaded machine
     task_data = report.task
     assert len(task_data["mutants"]) >= 5 and report.coverage >= 0.9
     assert set(task_data["ref_mutant_kill"]) == {"icontract_fail"}

@@ -229,6 +229,10 @@ class CheckContext(Protocol):
         run, the journal of a resumed run or the result cache; None if it has not
         run (it is then computed on demand, once, as its own item would)."""
 
+    # True only while the xdist controller plans the run (``skip_reason``): answer
+    # from caches, run nothing.  False (a plain attribute) everywhere else.
+    planning: bool
+
     def cache_dir(self, *parts: str) -> Path: ...
 
     def python_executor(self) -> Any:
@@ -250,7 +254,10 @@ class Benchmark(Protocol):
 
     def skip_reason(self, check: str, task: Task, ctx: CheckContext) -> str | None:
         """Why an item is skipped (a task with no CVTs, Lean not installed: one
-        line saying how to install it), or None."""
+        line saying how to install it), or None.  With ``ctx.planning`` True (the
+        xdist controller planning the run) answer from caches only and prepare
+        nothing: a skip that needs a preparation not cached yet (SpecEval's refuted
+        ground truth) is None there, and the worker running the item decides it."""
 
     def prompt(self, task: Task, settings: Any) -> Prompt:
         """Render the prompt the model gets for ``task``."""

@@ -182,6 +182,18 @@ def isolate(cfg: dict) -> dict:
             _HIDDEN_FDS.setdefault(path, fd)
             covered.append(path)
             _PRIVATE_DIRS.append(path)
+        if root:
+            # A job runs under a uid of its own, which cannot walk through a folder
+            # closed to other users (mktemp's 0700, a private home): cover the highest
+            # such ancestor of what must stay visible, so it is bound back below a
+            # walkable tmpfs.  The job could not read that folder anyway.
+            for path, _fd in keep:
+                closed = _closed_ancestor(path)
+                if closed and not any(_under(closed, c) for c in covered):
+                    _HIDDEN_FDS[closed] = os.open(closed, os.O_PATH | os.O_DIRECTORY)
+                    _mount("tmpfs", closed, "tmpfs", MS_NOSUID | MS_NODEV, "mode=111,size=1m")
+                    hidden.append(closed)
+                    covered.append(closed)
         for path, fd in keep:
             if any(_under(path, h) for h in covered):
                 _KEPT.append(path)
@@ -282,6 +294,20 @@ def _uid_policy(report: dict, cfg: dict, root: bool, mounted: bool) -> dict:
     else:
         report["notes"].append("python installation not readable by other users and paths not hidden: uid drop off")
     return report
+
+
+def _closed_ancestor(path: str) -> str | None:
+    """The highest folder strictly above ``path`` that other users cannot walk
+    through (no ``x`` bit for others), or None."""
+    current = "/"
+    for part in os.path.realpath(path).strip("/").split("/")[:-1]:
+        current = os.path.join(current, part)
+        try:
+            if not os.stat(current).st_mode & 0o001:
+                return current
+        except OSError:
+            return None
+    return None
 
 
 def _world_traversable(path: str) -> bool:

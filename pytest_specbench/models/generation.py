@@ -68,8 +68,13 @@ def parse_node_id(nodeid: str) -> Selected | None:
     return parts[1], "::".join(parts[2:-2]), sample, parts[-1]
 
 
-def build_requests(run: Any, selected: Iterable[Selected]) -> list[GenerationRequest]:
-    """One request per distinct (benchmark, task, sample) that some selected item will evaluate."""
+def build_requests(run: Any, selected: Iterable[Selected], planning: bool = False) -> list[GenerationRequest]:
+    """One request per distinct (benchmark, task, sample) that some selected item will evaluate.
+
+    ``planning``: skips as far as the adapters' caches tell (nothing prepared here);
+    an item that will skip may then get a request.  Right for a model that answers
+    locally (nothing is paid for) and for the reachability probe; a paying model's
+    requests are built with the skips decided, so no answer is bought for a skipped item."""
     requests: dict[tuple[str, str, int], GenerationRequest] = {}
     tasks = {name: {t.task_id: t for t in run.taskset(name).tasks} for name in run.adapters}
     for benchmark, task_id, sample, check in selected:
@@ -77,7 +82,7 @@ def build_requests(run: Any, selected: Iterable[Selected]) -> list[GenerationReq
         task = tasks.get(benchmark, {}).get(task_id)
         if task is None or (benchmark, task_id, sample) in requests:
             continue
-        skip = run.skip_reason(adapter, check, task)
+        skip = run.skip_reason(adapter, check, task, planning=planning)
         finished = run.journal_result(run.item_nodeid(benchmark, task_id, sample, check))
         if skip or finished is not None:
             continue  # this item needs no answer (another check of the sample may)
@@ -86,7 +91,15 @@ def build_requests(run: Any, selected: Iterable[Selected]) -> list[GenerationReq
 
 
 def _phase(run: Any, selected: list[Selected]) -> None:
-    requests = build_requests(run, selected)
+    # A model answering locally costs nothing per answer: the controller does not
+    # prepare (ground truths...) to find skips here; the workers do, in parallel (#28).
+    # Saved samples are those of the items that run, as before.
+    try:
+        saving = generation_options(run.settings).save_samples is not None
+    except SpecbenchError as exc:
+        raise pytest.UsageError(f"specbench: {exc}") from None
+    local = bool(getattr(run.model, "answers_locally", False))
+    requests = build_requests(run, selected, planning=local and not saving)
     if not requests:
         return
     progress = ProgressLine(run.config, run.model)

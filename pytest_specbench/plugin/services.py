@@ -30,6 +30,14 @@ class Services:
         # xdist worker: role -> proxy that asks the controller (plugin/remote.py).
         self.remote_roles: dict[str, Any] = {}
 
+    # False: a check or a skip is being decided here and may prepare what it needs
+    # (ground truths, expected outputs, checkouts, venvs).  See :class:`PlanningContext`.
+    planning = False
+
+    def planning_context(self) -> "PlanningContext":
+        """These services as the xdist controller's planning sees them (``planning`` True)."""
+        return PlanningContext(self)
+
     def executor(self, kind: str) -> Any:
         """The sandboxed executor for ``kind`` (python, command, jvm, lean), one
         per process, closed with the services."""
@@ -95,6 +103,24 @@ class Services:
         executors, self._executors = self._executors, {}
         for ex in executors.values():
             ex.close()
+
+
+class PlanningContext:
+    """The context ``skip_reason`` gets while the xdist controller plans a run
+    (dispatch costs, dedupe groups, which answers to generate for a model that
+    answers locally): ``planning`` is True, and an adapter then answers from what
+    is cached only, never preparing anything (a ground truth, a checkout): an
+    item whose skip is not known yet is taken to run, and its worker decides.
+    So a first run prepares what it selects, on the workers, in parallel (#28),
+    not everything, one after another, in the controller before dispatch."""
+
+    planning = True
+
+    def __init__(self, services: Services):
+        self._services = services
+
+    def __getattr__(self, name: str) -> Any:  # executor, option, cache_dir, settings, ...
+        return getattr(self._services, name)
 
 
 class ItemContext:

@@ -125,6 +125,7 @@ class SpecbenchRun:
         if not getattr(self.model, "answers_locally", False) or self.result_cache.folder is None:
             return 0
         count = 0
+        # An item whose skip only a worker can tell (planning, #28) and not cached: workers start.
         for name, _, task, _, check, completion in self._runnable_items(self.adapters.items()):
             if not self.result_cache.has(self.result_key(name, check, task.task_id, completion)):
                 return 0
@@ -145,7 +146,8 @@ class SpecbenchRun:
         if cache is not None and callable(getattr(self.model, "key", None)):
             selected = [(name, task.task_id, index, c) for name in self.adapters
                         for task, index, c in self.item_specs(name)]
-            if all(cache.get(self.model.key(r)) is not None for r in generation.build_requests(self, selected)):
+            requests = generation.build_requests(self, selected, planning=True)
+            if all(cache.get(self.model.key(r)) is not None for r in requests):
                 return
         check()
 
@@ -163,19 +165,28 @@ class SpecbenchRun:
         return [f"--specbench-k: pass@{', pass@'.join(map(str, over))} need{'s' if len(over) == 1 else ''} "
                 f"at least {max(over)} samples per task, this run has {most} (raise --specbench-samples): not computed"]
 
-    def _runnable_items(self, adapters):
-        """(name, adapter, task, index, check, completion) of every item that will
-        run a check: not skipped, its sample present (a missing one is an error
-        item either way, no work for a worker)."""
-        for name, adapter in adapters:
+    def _all_item_specs(self, adapters=None, nodeids=None):
+        """(name, adapter, task, index, check) of every item, or of those among
+        ``nodeids`` (the items the run selected: after -k and deselection)."""
+        wanted = None if nodeids is None else set(nodeids)
+        for name, adapter in (self.adapters.items() if adapters is None else adapters):
             for task, index, check in self.item_specs(name):
-                if self.skip_reason(adapter, check, task):
-                    continue
-                try:
-                    completion = self.model.completion(self.generation_request(adapter, task, index, check))
-                except SampleMissing:
-                    continue
-                yield name, adapter, task, index, check, completion
+                if wanted is None or self.item_nodeid(name, task.task_id, index, check) in wanted:
+                    yield name, adapter, task, index, check
+
+    def _runnable_items(self, adapters, nodeids=None):
+        """(name, adapter, task, index, check, completion) of every item (of
+        ``nodeids``) that will run a check as far as the controller's planning can
+        tell (a skip only a worker can decide is not known here), its sample present
+        (a missing one is an error item either way, no work for a worker)."""
+        for name, adapter, task, index, check in self._all_item_specs(adapters, nodeids):
+            if self.skip_reason(adapter, check, task, planning=True):
+                continue
+            try:
+                completion = self.model.completion(self.generation_request(adapter, task, index, check))
+            except SampleMissing:
+                continue
+            yield name, adapter, task, index, check, completion
 
     def item_specs(self, name: str):
         """(task, sample index, check) of every item of one benchmark, in collection order
@@ -214,16 +225,14 @@ class SpecbenchRun:
         """Predicted cost of each item (adapters' optional ``dispatch_cost``; 0 when
         unknown, and for items that are skipped or not ours)."""
         costs: dict[str, float] = {}
-        for name, adapter in self.adapters.items():
-            predict = getattr(adapter, "dispatch_cost", None)
-            if predict is None:
-                continue
-            per_check: dict[tuple[str, str], float] = {}
-            for task, index, check in self.item_specs(name):
-                key = (task.task_id, check)
-                if key not in per_check:
-                    per_check[key] = 0.0 if self.skip_reason(adapter, check, task) else predict(task, check, self.services)
-                costs[self.item_nodeid(name, task.task_id, index, check)] = per_check[key]
+        predicting = [(n, a) for n, a in self.adapters.items() if getattr(a, "dispatch_cost", None) is not None]
+        per_check: dict[tuple[str, str, str], float] = {}
+        for name, adapter, task, index, check in self._all_item_specs(predicting, nodeids):
+            key = (name, task.task_id, check)
+            if key not in per_check:
+                skipped = self.skip_reason(adapter, check, task, planning=True)
+                per_check[key] = 0.0 if skipped else adapter.dispatch_cost(task, check, self.services)
+            costs[self.item_nodeid(name, task.task_id, index, check)] = per_check[key]
         return [costs.get(nodeid, 0.0) for nodeid in nodeids]
 
     def dedupe_groups(self, nodeids) -> list[str | None]:
@@ -232,7 +241,7 @@ class SpecbenchRun:
         keys: dict[str, str] = {}
         if self.dedupe.enabled:
             keyed = [(n, a) for n, a in self.adapters.items() if getattr(a, "program_key", None) is not None]
-            for name, adapter, task, index, check, completion in self._runnable_items(keyed):
+            for name, adapter, task, index, check, completion in self._runnable_items(keyed, nodeids):
                 key = self.dedupe.key(adapter, task, completion, check)
                 if key is not None:
                     keys[self.item_nodeid(name, task.task_id, index, check)] = key
@@ -243,8 +252,12 @@ class SpecbenchRun:
         """Whether a finished item left a verdict its copies can take (it did not error)."""
         return nodeid not in self._errored
 
-    def skip_reason(self, adapter, check: str, task) -> str | None:
-        return adapter.skip_reason(check, task, self.services)
+    def skip_reason(self, adapter, check: str, task, planning: bool = False) -> str | None:
+        """The adapter's ``skip_reason``.  ``planning``: asked by the xdist controller
+        while it plans (costs, dedupe groups, what to generate): the adapter answers
+        from its caches only (``ctx.planning``), so nothing is prepared here, serially,
+        for items the run may not even select; the worker running the item decides (#28)."""
+        return adapter.skip_reason(check, task, self.services.planning_context() if planning else self.services)
 
     def generation_request(self, adapter, task, sample: int, check: str) -> GenerationRequest:
         """What the model is asked for one item (the reference answers with that check's solution)."""

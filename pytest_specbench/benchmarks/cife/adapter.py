@@ -27,7 +27,7 @@ from . import metrics as cife_metrics
 from . import rules as cife_rules
 from .data import DATA_FILE, constraints_of, read_tasks
 from .extract import extract_code
-from .judge import (ask_until_readable, parse_adherence, parse_adherence_upstream, parse_correctness,
+from .judge import (addresses_the_judge, ask_until_readable, parse_adherence, parse_adherence_upstream, parse_correctness,
                     parse_correctness_upstream, judge_text)
 from .prompts import PROMPT_STYLES, adherence_prompt, correctness_prompt, generation_prompt
 
@@ -69,7 +69,8 @@ class CifeBenchmark:
     name = "cife"
     # the rule verdicts in each item's details are cached with it; 2: judge answers with
     # disagreeing verdicts or duplicate keys are unreadable, reasons one line
-    version = f"2.rules{cife_rules.VERSION}"
+    # 3: answers that speak to the judge are refused before it is asked (--cife-injection)
+    version = f"3.rules{cife_rules.VERSION}"
     checks = ("adherence", "correctness")  # check kinds (pre-i19 plugin); the items come from checks_for
     options = (
         Option("cife_prompts", "CIFE judge and generation prompts: paper (Appendix E, numbered constraints) or "
@@ -78,6 +79,10 @@ class CifeBenchmark:
                "(IBM/CIFE's positional regex, for comparison)", default="strict", choices=("strict", "upstream")),
         Option("cife_judge_retries", "times the judge is asked again, with the error shown, after an unreadable "
                "answer (then the item is an error, E)", default=2, parse=_retries),
+        Option("cife_injection", "answers whose code speaks to the judge (its verdict keys or labels, 'ignore the "
+               "previous instructions', a note to the verifier): refuse (F, the judge is not asked) or judge "
+               "(as upstream and the paper: the judge reads whatever the answer says)",
+               default="refuse", choices=("refuse", "judge")),
         Option("cife_rules", "deterministic rule checks beside the judge: on or off", default="on", choices=("on", "off")),
     )
 
@@ -150,6 +155,11 @@ class CifeBenchmark:
                 "difficulty": task.data.get("instruction_difficulty", ""), "n_constraints": len(constraints)}
         judge = self._judge(ctx, task)
         instruction = task.data["instruction"]
+        steering = addresses_the_judge(code) if setting(ctx, "cife_injection", "refuse") == "refuse" else ""
+        if steering:
+            # Not asked: a verdict the answer tried to dictate is no verdict (and costs nothing).
+            return CheckResult(False, {"injection": steering, "extraction": extraction.how, "task": info},
+                               f"the answer speaks to the judge ({steering}): not judged")
         if check == "correctness":
             if parse_mode == "upstream":
                 asked = ask_until_readable(judge, self.name, task, index, "correctness",

@@ -81,10 +81,13 @@ class PostcondBenchmark:
     def checks_for(self, task: Task) -> Sequence[str]:
         return ("correct", "complete")
 
-    def _checkout(self, task: Task, ctx: Any) -> Path:
+    def _checkout(self, task: Task, ctx: Any) -> Path | None:
+        """The task's repository at its commit, exported into the cache on first use;
+        while the xdist controller plans (``ctx.planning``) never exported (None when
+        not there yet): the worker running the task's first item exports it (#28)."""
         repos_dir = ctx.option("postcond_repos") or _downloaded_repos(task.source)
         return repos.checkout_for(dict(task.data), task.source, Path(repos_dir) if repos_dir else None,
-                                  ctx.cache_dir("postcond", "checkouts"))
+                                  ctx.cache_dir("postcond", "checkouts"), export=not getattr(ctx, "planning", False))
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
         if _is_java(task):

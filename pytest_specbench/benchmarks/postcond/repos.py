@@ -30,7 +30,11 @@ def candidates(repos_dir: Path, github_path: str) -> list[Path]:
             repos_dir / f"{owner}+{name}", repos_dir / owner / name, repos_dir / name]
 
 
-def checkout_for(task_data: dict, task_source: Path, repos_dir: Path | None, cache: Path) -> Path:
+def checkout_for(task_data: dict, task_source: Path, repos_dir: Path | None, cache: Path,
+                 export: bool = True) -> Path | None:
+    """The task's checkout (raises :class:`CheckoutMissing`); ``export`` False: None
+    instead of exporting one not yet in the cache (the xdist controller's planning:
+    the worker that runs the task exports it, #28)."""
     repo = task_data["repo"]
     if repo.get("local"):
         return (task_source.parent / repo["local"]).resolve()
@@ -46,6 +50,8 @@ def checkout_for(task_data: dict, task_source: Path, repos_dir: Path | None, cac
             if _git(cand, "rev-parse", "HEAD").strip() == commit and (cand / ".git").exists():
                 return cand.resolve()
             target = cache / f"{gh.replace('/', '--')}-{commit[:16]}"
+            if not export and not (target / ".specbench-done").exists():
+                return None
             with FileLock(str(target) + ".lock"):
                 if not (target / ".specbench-done").exists():
                     data = subprocess.run(["git", *(["-C", str(cand)] if (cand / ".git").exists() else ["--git-dir", str(cand)]),

@@ -185,9 +185,12 @@ class SpecEval:
         """The program's ground truth (the original oracle, whatever the task's
         category: a perturbation that breaks it is our bug and must stay visible)
         checked once on its tests; None when the harness could not run it (the
-        items then run and report that fault themselves)."""
+        items then run and report that fault themselves), or, while the xdist
+        controller plans (``ctx.planning``), when it is not cached yet: the worker
+        that runs one of the program's items checks it then (#28)."""
         try:
-            return validation.ground_truth(Path(task.source).read_text(encoding="utf-8"), _tests(task), ctx)
+            return validation.ground_truth(Path(task.source).read_text(encoding="utf-8"), _tests(task), ctx,
+                                           cached_only=bool(getattr(ctx, "planning", False)))
         except InfrastructureError:
             return None
 

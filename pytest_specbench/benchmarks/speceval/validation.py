@@ -251,18 +251,21 @@ _GROUND_TRUTH: dict[str, GroundTruth] = {}
 GROUND_TRUTH_CACHE = "speceval-ground-truth"
 
 
-def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any) -> GroundTruth:
+def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any,
+                 cached_only: bool = False) -> GroundTruth | None:
     """The ground truth of one program checked once on its tests, cached by
     content (the source, the tests, the checker's version and call limit) in
     this process and, when the context has a cache folder, on disk: items and
     xdist workers reuse the verdict instead of re-checking it, and a second run
-    decides exactly as the first (a timeout under load cannot flip it)."""
+    decides exactly as the first (a timeout under load cannot flip it).
+
+    Checked when an item of the program first needs it, in the process running
+    that item (an xdist worker; a file lock keeps two workers from checking the
+    same program at once); ``cached_only``: the cached verdict, or None when the
+    program was not checked yet (the controller's planning, #28)."""
     import hashlib
-    import json
 
     from .jml.checker import CHECKER_VERSION
-    from .jml.inputs import driver_from_daikon
-    from .jml.translate import TranslationError, translate
 
     checker = _checker(ctx)
     h = hashlib.sha256(f"{CHECKER_VERSION}\0{checker.call_seconds}\0".encode())
@@ -273,11 +276,41 @@ def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any) -> 
     path = None
     if callable(getattr(ctx, "cache_dir", None)):
         path = ctx.cache_dir(GROUND_TRUTH_CACHE) / f"{key}.json"
-        try:
-            _GROUND_TRUTH[key] = GroundTruth(**json.loads(path.read_text(encoding="utf-8")))
-            return _GROUND_TRUTH[key]
-        except (OSError, ValueError, TypeError):
-            pass
+        cached = _cached_ground_truth(path)
+        if cached is not None:
+            _GROUND_TRUTH[key] = cached
+            return cached
+    if cached_only:
+        return None
+    if path is None:
+        return _check_ground_truth(source_with_specs, tests_source, checker, key, None)
+    from filelock import FileLock
+
+    with FileLock(str(path.with_suffix(".lock"))):
+        cached = _cached_ground_truth(path)  # another worker checked it while this one waited
+        if cached is not None:
+            _GROUND_TRUTH[key] = cached
+            return cached
+        return _check_ground_truth(source_with_specs, tests_source, checker, key, path)
+
+
+def _cached_ground_truth(path) -> GroundTruth | None:
+    import json
+
+    try:
+        return GroundTruth(**json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _check_ground_truth(source_with_specs: str, tests_source: str | None, checker: Any, key: str,
+                        path) -> GroundTruth:
+    """Run the checker on the ground truth, record the verdict in memory and at ``path``."""
+    import json
+
+    from .jml.inputs import driver_from_daikon
+    from .jml.translate import TranslationError, translate
+
     try:
         tr = translate(source_with_specs)
         driver = driver_from_daikon(tests_source or "class X {}", tr)
