@@ -1,14 +1,16 @@
 """The ``command`` executor: jobs in the sandbox, hostile commands, venv preparation.
 
 Each hostile command gets a result (never an exception), in bounded time, and
-leaves the executor healthy (the next job runs) and no process behind.
+leaves the executor healthy (the next job runs) and no process behind.  The
+contract every executor shares (CPU, wall, memory and output limits, no
+network, project/state/home hidden, a crash is a result) is checked once for
+all of them in ``tests/test_executor_conformance.py``; this file keeps what is
+the command executor's own.
 """
 from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -129,26 +131,10 @@ def test_make_executor_builds_the_command_executor(tmp_path):
 
 # ------------------------------------------------------------------ faults
 
-def test_infinite_loop_hits_the_cpu_limit(executor):
-    # a generous wall limit: on a loaded machine 1 s of CPU can take more than 3 s of wall
-    result = sh(executor, "while :; do :; done", wall_seconds=30.0)
-    assert result.timed_out and "CPU" in result.killed
-
-
-def test_sleep_hits_the_wall_limit(executor):
-    result = sh(executor, "sleep 3600", wall_seconds=1.0)
-    assert result.timed_out and "wall" in result.killed
-
-
 @needs_root
 def test_fork_bomb_is_contained(executor):
     result = sh(executor, "b() { b | b & }; b; sleep 5", wall_seconds=2.0)
     assert result.exit_code != 0 or result.timed_out
-
-
-def test_output_flood_is_capped(executor):
-    result = sh(executor, "yes xxxxxxxxxxxxxxxx", wall_seconds=1.0)
-    assert result.output_truncated and len(result.stdout) <= SMALL.output_bytes
 
 
 def test_record_flood_is_cut_off():
@@ -166,20 +152,13 @@ def test_forged_and_garbled_records_are_only_data(executor):
     assert result.exit_code == 0
 
 
-def test_exit_codes_and_signals(executor):
-    assert sh(executor, "exit 42").exit_code == 42
-    killed = sh(executor, "kill -SEGV $$")
-    assert killed.exit_code is None and killed.signal == signal.SIGSEGV
+def test_exit_codes(executor):
+    assert sh(executor, "exit 42").exit_code == 42  # signals: tests/test_executor_conformance.py
 
 
 def test_child_left_running_is_killed(executor):
     result = sh(executor, "(setsid sleep 3600 &) ; sleep 3600 & echo started")
     assert result.exit_code == 0 and result.stdout == "started\n"
-
-
-def test_memory_limit(executor):
-    result = run(executor, [sys.executable, "-c", "x = bytearray(4 << 30)"])
-    assert result.exit_code == 1 and "MemoryError" in result.stderr
 
 
 @needs_root
@@ -190,27 +169,6 @@ def test_cannot_write_outside_its_directory(executor, layout):
     result = sh(executor, script)
     assert result.stdout == "done\n"
     assert not any(t.exists() for t in targets)
-
-
-def test_cannot_see_project_state_or_home(executor, layout):
-    home = os.path.realpath(os.path.expanduser("~"))
-    result = sh(executor, f"cat {layout.project}/secret.txt {layout.state}/cache.txt; ls -A {layout.project} {home};"
-                " echo end")
-    assert "secret" not in result.stdout and result.stdout.endswith("end\n")
-
-
-@needs_root
-def test_no_network(executor):
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    port = server.getsockname()[1]
-    try:
-        result = run(executor, [sys.executable, "-c",
-                                f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=1)"])
-        assert result.exit_code != 0 and ("refused" in result.stderr or "unreachable" in result.stderr)
-    finally:
-        server.close()
 
 
 def test_job_readonly_paths_are_visible_read_only_for_that_job_only(executor, layout):

@@ -11,7 +11,7 @@ import pytest
 from pytest_specbench.benchmarks.contract import evalplus
 from pytest_specbench.benchmarks.contract.evalplus import EvalPlusData, bundled_folder
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.python import PythonExecutor
+from pytest_specbench.execution.python import CallsJob, PythonExecutor
 from pytest_specbench.execution.wire import string_digest
 from pytest_specbench.models.base import Completion
 
@@ -82,13 +82,13 @@ def executor():
 def test_a_long_string_result_comes_back_as_its_digest_only_when_asked(executor):
     code = "def f(n):\n    return 'ab' * n\n"
     calls = [((3,), {}), ((60,), {})]
-    asked = executor.run(code, "f", "strings", lambda: calls, [0, 1], digest_strings_over=10)
+    asked = executor.run(None, CallsJob(code, "f", "strings", lambda: calls, [0, 1], str_digest_over=10))
     short, long = asked.outcomes[0], asked.outcomes[1]
     assert short.str_digest is None and short.value == "ababab"
     assert long.str_digest == string_digest("ab" * 60) and long.str_len == 120 and long.str_prefix == "ab" * 50
     with pytest.raises(ValueError, match="only the digest of a 120-character string"):
         long.value
-    plain = executor.run(code, "f", "strings", lambda: calls, [1])
+    plain = executor.run(None, CallsJob(code, "f", "strings", lambda: calls, [1]))
     assert plain.outcomes[1].str_digest is None and plain.outcomes[1].value == "ab" * 60
 
 
@@ -119,8 +119,8 @@ def test_sample_annotations_are_evaluated_as_plain_python_does(executor):
     sample: EvalPlus fails a solution that annotates with ``List`` but never
     imports it (NameError when the function is defined), and so must we."""
     calls = [((1,), {})]
-    missing = executor.run("def f(x) -> List[int]:\n    return [x]\n", "f", "annot", lambda: calls, [0])
+    missing = executor.run(None, CallsJob("def f(x) -> List[int]:\n    return [x]\n", "f", "annot", lambda: calls, [0]))
     assert missing.load_error and "NameError" in missing.load_error and not missing.outcomes
-    imported = executor.run("from typing import List\ndef f(x) -> List[int]:\n    return [x]\n", "f", "annot",
-                            lambda: calls, [0])
+    imported = executor.run(None, CallsJob("from typing import List\ndef f(x) -> List[int]:\n    return [x]\n", "f",
+                                              "annot", lambda: calls, [0]))
     assert imported.outcomes[0].value == [1]

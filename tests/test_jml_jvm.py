@@ -49,17 +49,6 @@ def test_compile_is_cached_by_content_and_reports_javac_errors(tmp_path):
         ex.close()
 
 
-@needs_jdk
-def test_wall_limit_ends_a_jvm(tmp_path):
-    ex = JvmExecutor(tmp_path)
-    try:
-        c = ex.compile({"L.java": "public class L { public static void main(String[] x) { while (true) { } } }"})
-        res = ex.run(None, JavaJob(main="L", classpath=(c.classes,), wall_seconds=3))
-        assert res.timed_out and res.exit_code is None
-    finally:
-        ex.close()
-
-
 def _server_pid(ex: JvmExecutor) -> int:
     """The process of the executor's warm javac (found by its FIFO on the command line)."""
     import os

@@ -1,6 +1,8 @@
 """The JVM runs in the command executor's sandbox: a Java program (no JML
-runner, no security manager) cannot see the project or home, cannot reach the
-network, is stopped by its limits, and the next job still runs."""
+runner, no security manager) cannot read what its uid may not, and a thread
+bomb is stopped while the next job still runs.  The contract every executor
+shares (limits, no network, project and home hidden, a crash is a result) is
+checked for the JVM in ``tests/test_executor_conformance.py``."""
 from __future__ import annotations
 
 import shutil
@@ -23,20 +25,11 @@ PROBE = """public class P {
                 catch (Exception e) { System.out.println("DENIED " + e.getClass().getSimpleName()); }
                 break;
             }
-            case "net": {
-                try (java.net.Socket s = new java.net.Socket()) {
-                    s.connect(new java.net.InetSocketAddress("1.1.1.1", 80), 2000); System.out.println("NET OPEN");
-                } catch (Exception e) { System.out.println("DENIED " + e.getClass().getSimpleName()); }
-                break;
-            }
             case "threads": {
                 int n = 0;
                 try { while (true) { Thread t = new Thread(() -> { try { Thread.sleep(100000); } catch (Exception e) {} }); t.setDaemon(true); t.start(); n++; } }
                 catch (Throwable e) { System.out.println("STOPPED " + n + " " + e.getClass().getSimpleName()); System.exit(3); }
             }
-            case "loop": while (true) { }
-            case "flood": { StringBuilder b = new StringBuilder(); for (int i = 0; i < 1000; i++) b.append("xxxxxxxxxx");
-                            for (int i = 0; i < 100000; i++) System.out.print(b); break; }
             default: System.out.println("OK " + a[0]);
         }
     }
@@ -59,21 +52,8 @@ def run(jvm, *args, **kw):
     return ex.run(None, JavaJob(main="P", args=args, classpath=(classes,), **kw))
 
 
-def test_project_home_and_network_are_out_of_reach(jvm):
-    assert run(jvm, "hello").stdout.strip() == "OK hello"
-    assert run(jvm, "read", str(PROJECT / "pyproject.toml")).stdout.startswith("DENIED")
-    home = Path.home() / ".bashrc"
-    if home.exists() and not str(home).startswith("/root"):
-        assert run(jvm, "read", str(home)).stdout.startswith("DENIED")
+def test_system_secrets_are_out_of_reach_and_a_thread_bomb_is_stopped(jvm):
     assert run(jvm, "read", "/etc/shadow").stdout.startswith("DENIED")
-    assert run(jvm, "net").stdout.startswith("DENIED")
-
-
-def test_limits_stop_the_jvm_and_the_next_job_runs(jvm):
-    r = run(jvm, "loop", wall_seconds=4, cpu_seconds=3)
-    assert r.timed_out and r.exit_code != 0
     r = run(jvm, "threads", wall_seconds=30, cpu_seconds=20)
     assert "OK" not in r.stdout and (r.exit_code != 0 or r.signal)
-    r = run(jvm, "flood", wall_seconds=30, output_bytes=1 << 16)
-    assert r.output_truncated and len(r.stdout) <= 1 << 16
     assert run(jvm, "again").stdout.strip() == "OK again"

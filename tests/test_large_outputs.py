@@ -12,6 +12,7 @@ import pytest
 from pytest_specbench.benchmarks.contract import evalplus
 from pytest_specbench.execution import wire
 from pytest_specbench.execution.limits import Limits
+from pytest_specbench.execution.python import CallsJob
 from pytest_specbench.models.base import Completion
 
 LIMITS = Limits(call_cpu=2.0, startup_cpu=2.0, memory_mb=2048, tmp_mb=16)
@@ -41,7 +42,8 @@ def executor(python_executor):
 def test_sandbox_sends_the_digest_only(executor):
     code = ("import itertools\ndef f(n):\n    return [tuple(c) for c in itertools.combinations_with_replacement("
             "['Red', 'Green', 'Blue'], 3)] * n\n")
-    result = executor.run(code, "f", "big", lambda: [((1000,), {}), ((1,), {})], [0, 1], digest_over_bytes=10_000)
+    result = executor.run(None, CallsJob(code, "f", "big", lambda: [((1000,), {}), ((1,), {})], [0, 1],
+                                         encoded_digest_over=10_000))
     big, small = result.outcomes[0], result.outcomes[1]
     full = wire.dumps(COLOURS).encode()
     assert big.encoded is None and big.encoded_digest == hashlib.blake2b(full, digest_size=16).hexdigest()

@@ -95,11 +95,24 @@ def test_at_k_unbiased_and_metrics():
     assert metrics.at_k(5, 0, 1) == 0.0 and metrics.at_k(5, 5, 3) == 1.0
     assert metrics.at_k(5, 1, 1) == pytest.approx(0.2)
     assert metrics.at_k(5, 1, 3) == pytest.approx(1 - 4 * 3 * 2 / (5 * 4 * 3))
-    out = metrics.summarize({"a": [(True, True)] * 5, "b": [(True, False), (False, False)] * 2 + [(True, True)]})
+    out = _metrics_of({"a": [(True, True)] * 5, "b": [(True, False), (False, False)] * 2 + [(True, True)]})
     assert out["Corr@1"] == pytest.approx((1 + 0.6) / 2) and out["Comp@1"] == pytest.approx((1 + 0.2) / 2)
     assert out["Delta@1"] == pytest.approx(out["Corr@1"] - out["Comp@1"])
     assert out["rho@1"] == pytest.approx(out["Comp@1"] / out["Corr@1"])
-    assert out["gaps"] == {"a": 0.0, "b": pytest.approx(0.4)}
+    assert out["Corr@5"] == pytest.approx((1 + 1) / 2) and out["Comp@5"] == pytest.approx((1 + 1) / 2)
+    assert out["gap_by_method"] == {"a": 0.0, "b": pytest.approx(0.4)} and out["gap_median"] == pytest.approx(0.4)
+    assert out["methods"] == 2
+
+
+def _metrics_of(per_method, groups=None):
+    """PostcondBench's declared metrics on ``method -> [(correct, complete)]`` (``groups``: a
+    method's Dep/Solo group, given as its task)."""
+    from dataclasses import replace
+
+    from pytest_specbench.metrics.reducers import evaluate
+
+    declared = replace(metrics.declared(lambda _t, task: task, lambda _t, task: None), item=list)
+    return evaluate(declared, per_method, groups)
 
 
 def test_verdict_order():
@@ -176,7 +189,11 @@ def test_table3_groups_standalone_by_imports_and_reports_corr_comp_per_group():
     assert metrics.is_standalone("import math\nfrom collections import deque\ndef f(): pass\n")
     assert not metrics.is_standalone("import numpy\ndef f(): pass\n")
     assert not metrics.is_standalone("from .graph import Node\ndef f(): pass\n")
-    out = metrics.by_group({"a": [(True, True)], "b": [(True, False)], "c": [(False, False)]},
-                           {"a": "Solo", "b": "Dep", "c": "Dep"})
-    assert out == {"Corr@1[Dep]": 0.5, "Comp@1[Dep]": 0.0, "methods[Dep]": 2,
-                   "Corr@1[Solo]": 1.0, "Comp@1[Solo]": 1.0, "methods[Solo]": 1}
+    out = _metrics_of({"a": [(True, True)], "b": [(True, False)], "c": [(False, False)]},
+                      {"a": "Solo", "b": "Dep", "c": "Dep"})
+    assert {k: v for k, v in out.items() if "[" in k} == {
+        "Corr@1[Dep]": 0.5, "Comp@1[Dep]": 0.0, "methods[Dep]": 2,
+        "Corr@1[Solo]": 1.0, "Comp@1[Solo]": 1.0, "methods[Solo]": 1}
+    only_dep = _metrics_of({"b": [(True, False)]}, {"b": "Dep"})
+    assert only_dep["methods[Solo]"] == 0 and "Corr@1[Solo]" not in only_dep  # an empty group: its count only
+    assert not any("[" in k for k in _metrics_of({"b": [(True, False)]}))  # no tasks: no groups

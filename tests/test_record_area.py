@@ -9,6 +9,7 @@ import pytest
 
 from pytest_specbench.execution import records
 from pytest_specbench.execution.limits import Limits
+from pytest_specbench.execution.python import CallsJob
 
 LIMITS = Limits(call_cpu=0.5, startup_cpu=1.0, memory_mb=1024, processes=16, tmp_mb=16)
 N = 400
@@ -24,7 +25,7 @@ def run(ex, body: str, n: int = N):
     code = f"def f(x):\n    if x == {DIES_AT}:\n        {body}\n    return x * 2\n"
     calls = [((i,), {}) for i in range(n)]
     # 10 ms of CPU per call: the CPU rlimit (their sum plus the start-up) then comes after seconds, not minutes.
-    return ex.run(code, "f", f"record-area-{n}", lambda: calls, list(range(n)), call_cpu=[0.01] * n)
+    return ex.run(None, CallsJob(code, "f", f"record-area-{n}", lambda: calls, list(range(n)), call_cpu=[0.01] * n))
 
 
 DEATHS = {
@@ -59,7 +60,7 @@ def test_early_stop_sees_a_wrong_answer_while_the_child_still_runs(executor):
     code = "def f(x):\n    if x == 1:\n        while True: pass\n    return -1\n"
     calls = [((i,), {}) for i in range(3)]
     seen = []
-    result = executor.run(code, "f", "record-area-stop", lambda: calls, [0, 1, 2], call_cpu=[5.0] * 3,
+    result = executor.run(None, CallsJob(code, "f", "record-area-stop", lambda: calls, [0, 1, 2], call_cpu=[5.0] * 3),
                           on_outcome=lambda o: seen.append(o.index) and False)
     assert seen == [0]
     assert result.wall < 2.0, result.wall  # killed on the harness's word, not after the 5 s timer
@@ -72,7 +73,7 @@ def test_answers_written_before_a_hanging_call_arrive_without_a_wake_up(executor
     code = "def f(x):\n    if x == 6:\n        while True: pass\n    return -1\n"
     calls = [((i,), {}) for i in range(8)]
     seen = []
-    result = executor.run(code, "f", "record-area-poll", lambda: calls, list(range(8)), call_cpu=[5.0] * 8,
+    result = executor.run(None, CallsJob(code, "f", "record-area-poll", lambda: calls, list(range(8)), call_cpu=[5.0] * 8),
                           on_outcome=lambda o: seen.append(o.index) or o.index < 3)
     assert seen == [0, 1, 2, 3]
     assert result.wall < 2.0, result.wall
@@ -83,7 +84,7 @@ def test_more_records_than_the_area_holds_arrive_whole_and_in_order(executor):
     n = records.SIZE // (64 << 10) + 40
     code = "def f(x):\n    return str(x) + 'y' * (64 << 10)\n"
     calls = [((i,), {}) for i in range(n)]
-    result = executor.run(code, "f", "record-area-big", lambda: calls, list(range(n)))
+    result = executor.run(None, CallsJob(code, "f", "record-area-big", lambda: calls, list(range(n))))
     assert result.finished, result.failure_reason()
     assert sorted(result.outcomes) == list(range(n))
     assert all(o.value == str(o.index) + "y" * (64 << 10) for o in result.outcomes.values())
@@ -100,5 +101,5 @@ def test_a_sample_writing_garbage_into_the_area_gets_no_verdict_it_did_not_earn(
             "                o.write(b'[5,\"ok\",10,0.0]\\n')\n"
             "    return -1\n")
     calls = [((i,), {}) for i in range(10)]
-    result = executor.run(code, "f", "record-area-forge", lambda: calls, list(range(10)))
+    result = executor.run(None, CallsJob(code, "f", "record-area-forge", lambda: calls, list(range(10))))
     assert result.protocol_error and not result.outcomes

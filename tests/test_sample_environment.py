@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.python import make, sample_path
+from pytest_specbench.execution.python import CallsJob, make, sample_path
 
 LIMITS = Limits(call_cpu=5.0, startup_cpu=5.0, memory_mb=2048, tmp_mb=16)
 PROBE = ("import sys\ndef f():\n    try:\n        import numpy\n        np = numpy.__version__\n"
@@ -21,7 +21,7 @@ PROBE = ("import sys\ndef f():\n    try:\n        import numpy\n        np = num
 def _run(settings, hide):
     ex = make(settings, hide)
     try:
-        result = ex.run(PROBE, "f", "env", lambda: [((), {})], [0])
+        result = ex.run(None, CallsJob(PROBE, "f", "env", lambda: [((), {})], [0]))
         return ex.isolation, result.outcomes[0].value
     finally:
         ex.close()

@@ -23,7 +23,7 @@ import pytest
 from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 from pytest_specbench.benchmarks.contract.evalplus import bundled_folder
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.python import JobResult, PythonExecutor
+from pytest_specbench.execution.python import CallsJob, JobResult, PythonExecutor
 from pytest_specbench.models.base import Completion
 
 LIMITS = Limits(call_cpu=0.3, startup_cpu=1.0, memory_mb=512, processes=16, tmp_mb=16)
@@ -89,7 +89,7 @@ def verdict_of(result: JobResult) -> str:
 def run_sample(executor, fault: str, code: str, calls=(((), {}),), entry: str = "f") -> JobResult:
     calls = list(calls)
     t0 = time.monotonic()
-    result = executor.run(code, entry, f"faults:{fault}", lambda: calls, range(len(calls)))
+    result = executor.run(None, CallsJob(code, entry, f"faults:{fault}", lambda: calls, range(len(calls))))
     took = time.monotonic() - t0
     OBSERVED.append((fault, verdict_of(result), took))
     assert took < TIME_BOUND, f"{fault} took {took:.1f} s"
@@ -177,7 +177,7 @@ def test_result_flood_is_cut_off(executor):
         ex.ensure_started()
         calls = [((), {})] * 50
         t0 = time.monotonic()
-        result = ex.run("def f():\n    return 'x' * (10 << 20)\n", "f", "flood", lambda: calls, range(50))
+        result = ex.run(None, CallsJob("def f():\n    return 'x' * (10 << 20)\n", "f", "flood", lambda: calls, range(50)))
         took = time.monotonic() - t0
         OBSERVED.append(("result flood", f"{len(result.outcomes)} answers; {result.failure_reason()}", took))
         assert result.killed == "result data over the limit"

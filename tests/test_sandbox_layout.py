@@ -12,7 +12,7 @@ import pytest
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.protocol import CommandJob
-from pytest_specbench.execution.python import PythonExecutor
+from pytest_specbench.execution.python import CallsJob, PythonExecutor
 
 LIMITS = Limits(call_cpu=2.0, startup_cpu=2.0, memory_mb=1024, tmp_mb=16)
 
@@ -42,7 +42,7 @@ def test_venv_inside_the_project_runs_and_shows_nothing_else(tmp_path):
     try:
         iso = ex.ensure_started()
         assert iso["filesystem"], iso
-        result = ex.run(PROBE, "f", "layout", lambda: [((str(project),), {})], [0])
+        result = ex.run(None, CallsJob(PROBE, "f", "layout", lambda: [((str(project),), {})], [0]))
         seen = result.outcomes[0].value
     finally:
         ex.close()
@@ -64,7 +64,7 @@ def test_venv_in_a_temporary_folder_still_works(tmp_path):
     try:
         ex.ensure_started()
         code = "import sys\ndef f():\n    import specbench_probe_mod\n    return [sys.prefix, specbench_probe_mod.VALUE]\n"
-        result = ex.run(code, "f", "tmp-venv", lambda: [((), {})], [0])
+        result = ex.run(None, CallsJob(code, "f", "tmp-venv", lambda: [((), {})], [0]))
         assert result.outcomes[0].value == [str(venv), "installed in the venv"], result.failure_reason()
     finally:
         ex.close()

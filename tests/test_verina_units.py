@@ -22,7 +22,7 @@ from pytest_specbench.benchmarks.verina.loader import load_tasks, parse_template
 from pytest_specbench.benchmarks.verina.values import render
 from pytest_specbench.benchmarks.verina.verdicts import (attribute, axioms_of, guard_outcome, parse_messages,
                                                          plausible_outcome, relation_outcome, relation_score)
-from pytest_specbench.errors import DataError
+from pytest_specbench.errors import DataError, InfrastructureError
 from pytest_specbench.execution import lean as lean_exec
 
 BUNDLED = Path(__file__).resolve().parents[1] / "benchmarks" / "verina"
@@ -376,14 +376,15 @@ def test_skip_message_names_what_to_install_and_how_to_point_at_it(monkeypatch, 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
     hint = lean_exec.make(FakeSettings(), ()).available()
-    assert "\n" not in hint and "elan" in hint and "--verina-lean-project=DIR" in hint
-    assert "verina_lean_project" in hint
+    assert "\n" not in hint and "elan" in hint
+    assert "verina" not in hint.lower()  # the executor knows no family: VERINA's adapter adds its own part
     settings = FakeSettings(verina_task="codegen")
-    ADAPTER.load(None, settings)
     task = ADAPTER.load(None, settings).tasks[0]
     ctx = type("Ctx", (), {"settings": settings, "option": settings.option,
                            "executor": lambda _s, kind: lean_exec.make(settings, ())})()
-    assert ADAPTER.skip_reason("code", task, ctx) == hint
+    reason = ADAPTER.skip_reason("code", task, ctx)
+    assert reason.startswith(hint) and "\n" not in reason
+    assert "--verina-lean-project=DIR" in reason and "verina_lean_project" in reason
 
 
 def test_project_checks_when_lake_is_on_path(monkeypatch, tmp_path):
@@ -392,14 +393,39 @@ def test_project_checks_when_lake_is_on_path(monkeypatch, tmp_path):
     (fake / "lake").write_text("#!/bin/sh\nexit 1\n")
     (fake / "lake").chmod(0o755)
     monkeypatch.setenv("PATH", str(fake))
-    assert "no VERINA Lean project" in lean_exec.make(FakeSettings(), ()).available()
+    monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
+    task = ADAPTER.load(None, FakeSettings(verina_task="codegen")).tasks[0]
+
+    def reason(**options):
+        settings = FakeSettings(verina_task="codegen", **options)
+        ctx = type("Ctx", (), {"settings": settings, "option": settings.option,
+                               "executor": lambda _s, kind: lean_exec.make(settings, ())})()
+        return ADAPTER.skip_reason("code", task, ctx)
+
+    assert lean_exec.make(FakeSettings(), ()).available() is None  # lake found: the executor has what it needs
+    assert "no VERINA Lean project" in reason()
     project = tmp_path / "proj"
     project.mkdir()
-    assert "no lakefile" in lean_exec.make(FakeSettings(verina_lean_project=str(project)), ()).available()
+    assert reason(verina_lean_project=str(project)) == (f"--verina-lean-project={project.resolve()}: "
+                                                        "no lakefile.lean or lakefile.toml there")
     (project / "lakefile.lean").write_text("")
-    assert "Mathlib is not built" in lean_exec.make(FakeSettings(verina_lean_project=str(project)), ()).available()
+    assert "mathlib is not built" in reason(verina_lean_project=str(project))
+    monkeypatch.setenv("SPECBENCH_LEAN_PROJECT", str(project))  # the environment variable when the option is unset
+    assert "mathlib is not built" in reason()
     (project / ".lake" / "packages" / "mathlib").mkdir(parents=True)
-    assert lean_exec.make(FakeSettings(verina_lean_project=str(project)), ()).available() is None
+    assert reason(verina_lean_project=str(project)) is None
+
+
+def test_a_lean_job_without_a_project_is_a_harness_fault(monkeypatch, tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "lake").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "lake").chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake))
+    with pytest.raises(InfrastructureError, match="no Lean project given"):
+        lean_exec.make(FakeSettings(), ()).run(None, lean_exec.LeanJob("#eval 1\n"))
+    with pytest.raises(InfrastructureError, match="no lakefile"):
+        lean_exec.make(FakeSettings(), ()).run(None, lean_exec.LeanJob("#eval 1\n", project=str(tmp_path)))
 
 
 def test_lean_job_runs_lean_json_with_cpu_limit_scaled_by_commands():

@@ -48,6 +48,14 @@ Optional methods, looked up with ``getattr``:
 - ``default_roles(taskset) -> {role: spec}``: role specs used when the user
   gives none (CIFE's bundled suite: ``replay:`` of its recorded judgments).
 - ``manifest(settings) -> dict``: provenance for the report (prompt hashes...).
+- ``declared_metrics(settings) -> Declared``: the metrics as reducers over
+  per-task scores, with optional groupings (:mod:`..metrics.reducers`:
+  ``Mean``, ``Count``, ``Summary``, ``PerItem``, ``Derived``, ``Grouped``);
+  ``aggregate`` may then be ``evaluate(declared, results, tasks)``.  The
+  report's bootstrap takes a declared mean's per-task values from its score;
+  the metrics an adapter does not declare are probed through ``aggregate``
+  (:mod:`..reports.stats`).  PostcondBench declares its metrics (Dep/Solo and
+  languages as groupings).
 
 A family may also ship ``cli.py`` in its folder with ``register(subparsers)``:
 the ``specbench`` command adds its subcommands (``specbench postcond ...``).

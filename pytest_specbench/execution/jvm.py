@@ -14,8 +14,8 @@
   ``--specbench-sandbox=none``) through a plain child process with rlimits, a
   new session and an empty environment (fit for trusted code and tests only).
 
-Families put their own in-JVM harness on the classpath (the JML checker's
-runner: ``benchmarks/speceval/jml/java``) and read the records it writes.
+Families put their own in-JVM harness on the classpath (e.g. a JML checker's
+runner) and read the records it writes.
 """
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
 """The ``lean`` executor: Lean 4 files checked by ``lean --json`` inside a built
-Lean project (VERINA's: ``leanprover/lean4:v4.18.0`` with Mathlib, Plausible and
+Lean project (e.g. ``leanprover/lean4:v4.18.0`` with Mathlib, Plausible and
 Batteries), in the same sandbox as every other sample (a Lean file can run
 arbitrary IO through ``#eval``).
 
-Finding Lean: the project folder comes from ``--verina-lean-project=DIR`` (ini
-``verina_lean_project``; environment ``SPECBENCH_LEAN_PROJECT``); ``lake`` from
-``PATH`` or elan's ``~/.elan/bin``.  :meth:`LeanExecutor.prepare` asks the
-project once (``lake env printenv LEAN_PATH``, ``lake env which lean``: the
-user's own project, trusted) for the search path and the toolchain's ``lean``;
-each job then runs ``lean --json FILE`` through the ``command`` executor with
-the project and the toolchain visible read-only.
+Finding Lean: the Lean project a file is checked in comes with the job
+(``LeanJob.project``: the family that writes the file names the project it
+needs, from its own option); ``lake`` from ``PATH`` or elan's
+``~/.elan/bin``.  :meth:`LeanExecutor.prepare` asks the project once per run
+(``lake env printenv LEAN_PATH``, ``lake env which lean``: the user's own
+project, trusted) for the search path and the toolchain's ``lean``; each job
+then runs ``lean --json FILE`` through the ``command`` executor with the
+project and the toolchain visible read-only.
 
 Limits independent of machine load: elaboration is bounded per check command by
 ``set_option maxHeartbeats`` (Lean's deterministic work counter, written into
@@ -20,7 +21,8 @@ Results are cached by content: the key is the file's bytes, the toolchain and
 the project's manifest, so a file already checked is never re-run.
 
 Never executed on this project's machines (Lean is not installable there); the
-tests cover discovery, the install hint and job construction only.
+tests cover discovery, the install hint and job construction only
+(``tests/test_executor_conformance.py`` holds the probes a real Lean would run).
 """
 from __future__ import annotations
 
@@ -37,20 +39,19 @@ from typing import Any, Sequence
 from ..errors import InfrastructureError
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
-INSTALL_HINT = (
-    "Lean 4 not found: install elan (https://github.com/leanprover/elan), build a VERINA Lean project "
-    "(git clone https://github.com/sunblaze-ucb/verina && cd verina && lake exe cache get && lake build) "
-    "and pass --verina-lean-project=DIR (ini verina_lean_project)")
+INSTALL_HINT = "Lean 4 not found: install elan (https://github.com/leanprover/elan)"
 
 VERSION = "1"
 
 
 @dataclass(frozen=True)
 class LeanJob:
-    """One Lean file to check; ``commands`` (how many check commands it holds)
-    scales the CPU limit."""
+    """One Lean file to check in the built Lean project ``project`` (a folder
+    with a lakefile); ``commands`` (how many check commands it holds) scales
+    the CPU limit."""
 
     text: str
+    project: str = ""
     commands: int = 1
     cpu_seconds_per_command: float = 20.0
     base_cpu_seconds: float = 120.0  # importing Mathlib
@@ -69,15 +70,30 @@ def find_lake() -> str | None:
     return str(elan) if elan.is_file() and os.access(elan, os.X_OK) else None
 
 
-def project_from(settings: Any) -> Path | None:
-    """The project folder: the declared option ``verina_lean_project`` (command line,
-    then ini; validated by the plugin), else ``SPECBENCH_LEAN_PROJECT``."""
-    try:
-        value = settings.option("verina_lean_project")
-    except ValueError:  # the lean executor used without the verina adapter's options declared
-        value = None
-    value = value or os.environ.get("SPECBENCH_LEAN_PROJECT") or ""
-    return Path(str(value)).expanduser().resolve() if str(value).strip() else None
+def project_problem(project: Path | None, packages: Sequence[str] = ()) -> str | None:
+    """None when ``project`` is a Lean project with ``packages`` built in it (e.g.
+    ``("mathlib",)``); else what is wrong, in words that name no option (the
+    family that asked for the project adds its own)."""
+    if project is None:
+        return "no Lean project given"
+    if not any((project / f).is_file() for f in ("lakefile.lean", "lakefile.toml")):
+        return f"{project}: no lakefile.lean or lakefile.toml there"
+    for package in packages:
+        if not (project / ".lake" / "packages" / package).is_dir():
+            return f"{project}: {package} is not built there (run 'lake exe cache get && lake build' in it)"
+    return None
+
+
+def project_environment(project: str | Path) -> Environment:
+    """The ``lean-project`` environment of a project folder; its key changes with
+    the folder, its toolchain and its manifest (the package versions)."""
+    path = Path(project).expanduser().resolve()
+    key_parts = [str(path)]
+    for name in ("lean-toolchain", "lake-manifest.json"):
+        file = path / name
+        key_parts.append(file.read_text(encoding="utf-8") if file.is_file() else "")
+    key = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()[:16]
+    return Environment(kind="lean-project", key=key, spec={"project": str(path)})
 
 
 class LeanExecutor:
@@ -87,36 +103,17 @@ class LeanExecutor:
     def __init__(self, settings: Any, hide: Sequence[str]) -> None:
         self.settings = settings
         self.hide = tuple(hide)
-        self.project = project_from(settings)
         self._command = None
-        self._prepared: Prepared | None = None
+        self._prepared: dict[str, Prepared] = {}  # project folder -> its prepared environment
 
     # ------------------------------------------------------------ discovery
     def available(self) -> str | None:
-        lake = find_lake()
-        if lake is None:
-            return INSTALL_HINT
-        if self.project is None:
-            return ("no VERINA Lean project given: build one (git clone https://github.com/sunblaze-ucb/verina "
-                    "&& cd verina && lake exe cache get && lake build) and pass --verina-lean-project=DIR "
-                    "(ini verina_lean_project)")
-        if not any((self.project / f).is_file() for f in ("lakefile.lean", "lakefile.toml")):
-            return f"--verina-lean-project={self.project}: no lakefile.lean or lakefile.toml there"
-        if not (self.project / ".lake" / "packages" / "mathlib").is_dir():
-            return (f"--verina-lean-project={self.project}: Mathlib is not built there "
-                    f"(run 'lake exe cache get && lake build' in it)")
-        return None
-
-    def environment(self) -> Environment:
-        assert self.project is not None
-        key_parts = [str(self.project)]
-        for name in ("lean-toolchain", "lake-manifest.json"):
-            path = self.project / name
-            key_parts.append(path.read_text(encoding="utf-8") if path.is_file() else "")
-        key = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()[:16]
-        return Environment(kind="lean-project", key=key, spec={"project": str(self.project)})
+        return INSTALL_HINT if find_lake() is None else None
 
     def prepare(self, env: Environment) -> Prepared:
+        if env.kind != "lean-project" or not env.spec.get("project"):
+            raise InfrastructureError(f"the lean executor prepares 'lean-project' environments with a project "
+                                      f"folder, not {env.kind!r}")
         project = Path(env.spec["project"])
         lake = find_lake()
         if lake is None:
@@ -161,12 +158,13 @@ class LeanExecutor:
 
     def run(self, prepared: Prepared | None, job: LeanJob) -> CommandResult:
         if prepared is None:
-            if self._prepared is None:
-                reason = self.available()
-                if reason:
-                    raise InfrastructureError(reason)
-                self._prepared = self.prepare(self.environment())
-            prepared = self._prepared
+            # The project comes with the job: prepared once per project and run.
+            problem = self.available() or project_problem(Path(job.project) if job.project else None)
+            if problem:
+                raise InfrastructureError(problem)
+            prepared = self._prepared.get(job.project)
+            if prepared is None:
+                prepared = self._prepared[job.project] = self.prepare(project_environment(job.project))
         path = self._cache_path(prepared, job)
         with open(path.with_suffix(".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one worker checks a file; the others read its result

@@ -104,7 +104,10 @@ class Executor(Protocol):
         build failure raises InfrastructureError with the tool's last line."""
 
     def run(self, prepared: Prepared | None, job: Any) -> Any:
-        """Run one job in the sandbox (``CommandJob`` -> ``CommandResult`` for the
-        command-line executors; the Python executor keeps its call interface)."""
+        """Run one job in the sandbox: ``CommandJob`` -> ``CommandResult`` for the
+        command-line executors (``JavaJob`` for ``jvm``, ``LeanJob`` for ``lean``),
+        ``CallsJob`` -> ``JobResult`` for ``python``.  A job carries everything
+        that shapes its run (limits, digests, the Lean project): an executor
+        reads no benchmark's options."""
 
     def close(self) -> None: ...

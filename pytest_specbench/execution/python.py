@@ -86,6 +86,49 @@ class CallOutcome:
         return self._value
 
 
+@dataclass(frozen=True)
+class CallsJob:
+    """One job of the ``python`` executor: calls of ``entry_point`` (defined by
+    ``code``) on ``calls()[i]`` for each ``i`` in ``indices``.
+
+    ``calls_key`` names the input set so the zygote loads it once (``calls`` is
+    called only when it is not loaded yet).  ``call_cpu`` gives per-call
+    CPU-second limits (default: the executor's limit for all).
+
+    With ``str_digest_over``, a result that is a ``str`` longer than that comes
+    back as its digest only (``CallOutcome.str_digest``): for checks that
+    compare strings by equality, it spares encoding, sending and decoding
+    outputs of hundreds of megabytes.  With ``encoded_digest_over``, a list or
+    tuple result whose encoding is longer than that, and whose equality is
+    decided by its encoding (nests of lists, tuples, str, int, None, bytes),
+    comes back as the digest of that encoding (``CallOutcome.encoded_digest``),
+    computed in the child as the encoding is produced: neither side holds it
+    whole.  A sample cannot use this to pass: it never sees the digest it would
+    have to match.  A list gives ``encoded_digest_over`` per call (``None``:
+    never digest that call's output), for a check that can judge by digest on
+    some inputs only.
+
+    With ``margin`` > 1, a call may run to ``margin`` times its CPU limit
+    before it is stopped: one that ends over its limit but within that comes
+    back with ``over_limit`` set (and its outcome as usual), for the caller
+    to measure again (:meth:`PythonExecutor.remeasure`) rather than decide on
+    one noisy figure; a call stopped at the margin is a ``timeout`` at once.
+    ``wall_factor`` replaces the limits' own for this job (re-measurements
+    allow more wall time: they measure CPU time, on a machine that may be loaded).
+    """
+
+    code: str
+    entry_point: str
+    calls_key: str
+    calls: Callable[[], Sequence[Call]]
+    indices: Sequence[int]
+    call_cpu: Sequence[float] | None = None
+    str_digest_over: int | None = None
+    encoded_digest_over: int | Sequence[int | None] | None = None
+    margin: float = 1.0
+    wall_factor: float | None = None
+
+
 @dataclass
 class JobResult:
     outcomes: dict[int, CallOutcome] = field(default_factory=dict)
@@ -159,60 +202,40 @@ class PythonExecutor(SandboxClient):
             self.python = python
 
     # ------------------------------------------------------------------ run
-    def run(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
-            indices: Sequence[int], call_cpu: Sequence[float] | None = None,
-            on_outcome: Callable[[CallOutcome], bool] | None = None,
-            digest_strings_over: int | None = None,
-            digest_over_bytes: int | Sequence[int | None] | None = None, margin: float = 1.0,
-            wall_factor: float | None = None) -> JobResult:
-        """Run ``entry_point`` from ``code`` on ``calls()[i]`` for each ``i`` in ``indices``.
+    def run(self, prepared: Prepared | None, job: CallsJob,
+            on_outcome: Callable[[CallOutcome], bool] | None = None) -> JobResult:
+        """Run ``job.entry_point`` from ``job.code`` on ``job.calls()[i]`` for each
+        ``i`` in ``job.indices`` (fields: :class:`CallsJob`); with ``prepared``, in
+        that environment's interpreter from now on (:meth:`use`).
 
-        ``calls_key`` names the input set so the zygote loads it once.  ``call_cpu``
-        gives per-call CPU-second limits (default: the executor's limit for all).
         ``on_outcome`` sees each call's outcome as it arrives; returning False stops
-        the child.  With ``digest_strings_over``, a result that is a ``str`` longer
-        than that comes back as its digest only (``CallOutcome.str_digest``): for
-        checks that compare strings by equality, it spares encoding, sending and
-        decoding outputs of hundreds of megabytes.  With ``digest_over_bytes``, a
-        list or tuple result whose encoding is longer than that, and whose
-        equality is decided by its encoding (nests of lists, tuples, str, int,
-        None, bytes), comes back as the digest of that encoding
-        (``CallOutcome.encoded_digest``), computed in the child as the encoding
-        is produced: neither side holds it whole.  A sample cannot use this to
-        pass: it never sees the digest it would have to match.  A list gives
-        ``digest_over_bytes`` per call (``None``: never digest that call's output),
-        for a check that can judge by digest on some inputs only.
-
-        With ``margin`` > 1, a call may run to ``margin`` times its CPU limit
-        before it is stopped: one that ends over its limit but within that comes
-        back with ``over_limit`` set (and its outcome as usual), for the caller
-        to measure again (:meth:`remeasure`) rather than decide on one noisy
-        figure; a call stopped at the margin is a ``timeout`` at once.
-        ``wall_factor`` replaces the limits' own for this job (re-measurements
-        allow more wall time: they measure CPU time, on a machine that may be loaded).
-        Raises :class:`InfrastructureError` only when the sandbox
+        the child.  Raises :class:`InfrastructureError` only when the sandbox
         itself fails; anything the sample does ends up in the :class:`JobResult`.
         """
+        if prepared is not None:
+            self.use(prepared)
         self.ensure_started()
-        lim = self.limits if wall_factor is None else replace(self.limits, wall_factor=wall_factor)
-        call_cpu = list(call_cpu) if call_cpu is not None else [lim.call_cpu] * len(indices)
-        margin = max(float(margin), 1.0)
-        if isinstance(digest_over_bytes, (list, tuple)):
-            digest_over_bytes = list(digest_over_bytes)
+        lim = self.limits if job.wall_factor is None else replace(self.limits, wall_factor=job.wall_factor)
+        indices = list(job.indices)
+        call_cpu = list(job.call_cpu) if job.call_cpu is not None else [lim.call_cpu] * len(indices)
+        margin = max(float(job.margin), 1.0)
+        encoded_over = job.encoded_digest_over
+        if isinstance(encoded_over, (list, tuple)):
+            encoded_over = list(encoded_over)
         job_wall = (lim.startup_cpu * lim.wall_factor + sum(c * margin * lim.wall_factor + 0.5 for c in call_cpu)
                     + 2.0)
         try:
-            if calls_key not in self._loaded:
-                self._send({"op": "load", "key": calls_key, "calls": list(calls())})
-                self._loaded[calls_key] = None
+            if job.calls_key not in self._loaded:
+                self._send({"op": "load", "key": job.calls_key, "calls": list(job.calls())})
+                self._loaded[job.calls_key] = None
                 while len(self._loaded) > self.MAX_LOADED:
                     old, _ = self._loaded.popitem(last=False)
                     self._send({"op": "drop", "key": old})
             else:
-                self._loaded.move_to_end(calls_key)
-            self._send({"op": "run", "key": calls_key, "code": code, "entry_point": entry_point,
-                        "indices": list(indices), "call_cpu": call_cpu, "digest_strings_over": digest_strings_over,
-                        "digest_over_bytes": digest_over_bytes, "record_area": True, "margin": margin,
+                self._loaded.move_to_end(job.calls_key)
+            self._send({"op": "run", "key": job.calls_key, "code": job.code, "entry_point": job.entry_point,
+                        "indices": indices, "call_cpu": call_cpu, "str_digest_over": job.str_digest_over,
+                        "encoded_digest_over": encoded_over, "record_area": True, "margin": margin,
                         "limits": {**asdict(lim), "job_wall": job_wall}})
             limit_of = dict(zip(indices, call_cpu))
             if margin > 1.0:
@@ -222,7 +245,7 @@ class PythonExecutor(SandboxClient):
                         outcome.over_limit = True
                     return inner(outcome) if inner is not None else True
                 on_outcome = mark
-            return self._collect(on_outcome, list(indices), deadline=time.monotonic() + job_wall + 30)
+            return self._collect(on_outcome, indices, deadline=time.monotonic() + job_wall + 30)
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:
             self.close()
             raise InfrastructureError(f"sandbox failed: {exc}") from None
@@ -233,30 +256,32 @@ class PythonExecutor(SandboxClient):
             self.close()
             raise
 
-    def remeasure(self, code: str, entry_point: str, calls_key: str, calls: Callable[[], Sequence[Call]],
-                  index: int, cpu_limit: float, accept: Callable[[CallOutcome], bool], runs: int,
-                  margin: float, digest_strings_over: int | None = None,
-                  digest_over_bytes: int | Sequence[int | None] | None = None, every_run: bool = False,
-                  wall_factor: float | None = None, before: Sequence[int] = (),
+    def remeasure(self, job: CallsJob, index: int, cpu_limit: float, accept: Callable[[CallOutcome], bool],
+                  runs: int, every_run: bool = False, before: Sequence[int] = (),
                   before_cpu: Sequence[float] = ()) -> list[float | None]:
-        """CPU seconds of call ``index`` measured again, each time in a fresh
+        """CPU seconds of call ``index`` of ``job`` measured again, each time in a fresh
         child (up to ``runs`` times, stopping at the first run within
         ``cpu_limit``): the figures of a borderline call, whose least decides
         (as :func:`~.limits.machine_speed` takes the least of five).  A run
         counts only when ``accept`` (the check's oracle) takes its outcome, so
         a sample cannot buy a fast figure with a wrong answer; a run that does
-        not count (a wrong answer, a timeout, no answer) is ``None``.  Each run may go to ``margin`` times the limit.
+        not count (a wrong answer, a timeout, no answer) is ``None``.  Each run
+        may go to ``job.margin`` times the limit (``job.indices`` and
+        ``job.call_cpu`` are replaced by the calls below).
         ``every_run`` makes all ``runs`` (to know the spread, not just a verdict).
         ``before`` (with their limits ``before_cpu``) are the calls the child makes
         first, as in the run being checked: a sample may keep state from one call
         to the next (a memo), so call ``index`` alone may cost more than it did
         in sequence; only its own figure is taken."""
         seen: list[float | None] = []
-        indices, limits_of = list(before) + [index], list(before_cpu) + [cpu_limit]
+        indices = list(before) + [index]
+        per_call = job.encoded_digest_over
+        if isinstance(per_call, (list, tuple)):  # given per call of job.indices: keep each call's own
+            position = {i: k for k, i in enumerate(job.indices)}
+            per_call = [per_call[position[i]] for i in indices]
+        again = replace(job, indices=indices, call_cpu=list(before_cpu) + [cpu_limit], encoded_digest_over=per_call)
         for _ in range(runs):
-            result = self.run(code, entry_point, calls_key, calls, indices, call_cpu=limits_of,
-                              digest_strings_over=digest_strings_over, digest_over_bytes=digest_over_bytes,
-                              margin=margin, wall_factor=wall_factor)
+            result = self.run(None, again)
             outcome = result.outcomes.get(index)
             if outcome is None or outcome.status == "timeout":
                 seen.append(None)  # stopped at the margin (or its wall time): no figure within it

@@ -129,10 +129,10 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
         exit_(0)
 
     # A long string result may be sent as its digest (see PythonExecutor.run).
-    digest_over = job.get("digest_strings_over")
+    digest_over = job.get("str_digest_over")
     str_, string_digest = str, wire.string_digest
     # A large exact output may be sent as the digest of its encoding (see PythonExecutor.run).
-    digest_bytes, encode_capped = job.get("digest_over_bytes"), wire.encode_capped
+    digest_bytes, encode_capped = job.get("encoded_digest_over"), wire.encode_capped
     # ... per call when the job gives a list (only where the expected output is digest-comparable).
     digest_each = digest_bytes if type(digest_bytes) is list else [digest_bytes] * len(job["indices"])
     list_, tuple_, len_ = list, tuple, len

@@ -824,7 +824,9 @@ def own_tree() -> list[str]:
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     paths = [package]
     bundled = os.path.join(os.path.dirname(package), "benchmarks")
-    if os.path.isdir(os.path.join(bundled, "postcond")):
+    # In a checkout (pyproject.toml beside the package) the suites' source folder;
+    # installed, they are inside the package already.
+    if os.path.isdir(bundled) and os.path.isfile(os.path.join(os.path.dirname(package), "pyproject.toml")):
         paths.append(bundled)
     return paths
 

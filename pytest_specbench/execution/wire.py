@@ -106,7 +106,7 @@ def to_plain(value: Any) -> Any:
 
 
 def string_digest(text: str) -> str:
-    """The digest a long string result travels as (``digest_strings_over``):
+    """The digest a long string result travels as (``CallsJob.str_digest_over``):
     blake2b-128 of its UTF-8 bytes, on both sides of the sandbox boundary."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 

@@ -24,7 +24,7 @@ import time
 
 from pytest_specbench.execution import wire
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.python import PythonExecutor
+from pytest_specbench.execution.python import CallsJob, PythonExecutor
 
 SAMPLE = '''
 def has_close_elements(numbers, threshold):
@@ -63,11 +63,12 @@ def sandboxed(calls: list, jobs: int) -> tuple[list[float], int]:
     try:
         ex.ensure_started()
         indices = list(range(len(calls)))
-        ex.run(SAMPLE, "has_close_elements", "perf-calls", lambda: calls, indices)  # loads the inputs
+        job = CallsJob(SAMPLE, "has_close_elements", "perf-calls", lambda: calls, indices)
+        ex.run(None, job)  # loads the inputs
         times, answered = [], 0
         for _ in range(jobs):
             t0 = time.perf_counter()
-            result = ex.run(SAMPLE, "has_close_elements", "perf-calls", lambda: calls, indices)
+            result = ex.run(None, job)
             times.append(time.perf_counter() - t0)
             answered = len(result.outcomes)
         return times, answered

@@ -20,7 +20,7 @@ import statistics
 import sys
 
 from pytest_specbench.execution.limits import Limits, machine_speed
-from pytest_specbench.execution.python import PythonExecutor
+from pytest_specbench.execution.python import CallsJob, PythonExecutor
 
 SAMPLE = '''
 def spin(n):
@@ -62,7 +62,7 @@ def measure(runs: int, work: float) -> list[float]:
     times = []
     try:
         for _ in range(runs):
-            result = ex.run(SAMPLE, "spin", "spread", lambda: [((n,), {})], [0])
+            result = ex.run(None, CallsJob(SAMPLE, "spin", "spread", lambda: [((n,), {})], [0]))
             outcome = result.outcomes.get(0)
             if outcome is None or outcome.status != "ok":
                 raise SystemExit(f"the call did not finish: {result.failure_reason()}")

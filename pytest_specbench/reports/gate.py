@@ -189,7 +189,7 @@ def section_extras(adapter: Any, results: Mapping[str, Any], metrics: Mapping[st
     if cached is not None and cached.exists():
         ci = json.loads(cached.read_text())
     else:
-        ci = dict(stats.bootstrap_ci(lambda r, t: adapter.aggregate(r, t, settings), results, metrics,
+        ci = dict(stats.bootstrap_ci(stats.AdapterAggregate(adapter, settings), results, metrics,
                                      tasks=_tasks_of(results, tasks)))
         if cached is not None:
             tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
@@ -490,7 +490,7 @@ def compare_section(base_section: Mapping[str, Any], section: Mapping[str, Any],
     # Rates only (floats); counts such as cvts_run describe the run, not the model.
     metrics = [m for m, v in section["metrics"].items()
                if isinstance(v, float) and stats.is_number(base_section["metrics"].get(m))]
-    deltas = stats.paired_deltas(lambda r, t: adapter.aggregate(r, t, settings), base, cand, metrics, level=1 - alpha,
+    deltas = stats.paired_deltas(stats.AdapterAggregate(adapter, settings), base, cand, metrics, level=1 - alpha,
                                  tasks=_tasks_of({**base, **cand}, tasks))
     for m, d in deltas.items():
         per_task = d.pop("per_task", None)

@@ -9,10 +9,14 @@ for that set, so every metric of every adapter gets an interval without
 knowing what it means.  Two shortcuts keep this fast and change nothing in the
 result:
 
-* a metric that is a mean over tasks (pass@k, csr, contract_pass@1, ...) is
-  detected by checking ``aggregate`` against the mean of its per-task values on
-  the full set and on a few resamples; its replicates are then sums over
-  per-task values instead of ``aggregate`` calls;
+* a metric that is a mean over tasks (pass@k, csr, contract_pass@1, ...) has
+  its replicates computed as means of per-task values instead of ``aggregate``
+  calls.  An adapter that declares its metrics as reducers
+  (``declared_metrics(settings)``, :mod:`pytest_specbench.metrics.reducers`)
+  says which metrics are means, grouped ones included, and their per-task
+  values come from its scores; for the metrics it does not declare, a mean
+  is detected by checking ``aggregate`` against the mean of its per-task
+  values on the full set and on a few resamples;
 * the other metrics (pooled ratios such as csr_cvt, counts) call ``aggregate``
   once per replicate; for huge runs fewer replicates are drawn (never fewer
   than :data:`MIN_RESAMPLES`), by a budget on the size of the results, not on
@@ -26,6 +30,8 @@ from __future__ import annotations
 import math
 import random
 from typing import Any, Callable, Mapping, Sequence
+
+from ..metrics import reducers
 
 RESAMPLES = 1000
 MIN_RESAMPLES = 200
@@ -111,6 +117,20 @@ class Resampler:
         return total / count if count else float("nan")
 
 
+class AdapterAggregate:
+    """``aggregate(results, tasks)`` of an adapter under ``settings``, with the
+    adapter's declared reducers (``declared_metrics(settings)``, optional) as
+    ``declared`` for the bootstrap."""
+
+    def __init__(self, adapter: Any, settings: Any):
+        self.adapter, self.settings = adapter, settings
+        declare = getattr(adapter, "declared_metrics", None)
+        self.declared = declare(settings) if callable(declare) else None
+
+    def __call__(self, results: Mapping[str, Any], tasks: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+        return self.adapter.aggregate(results, tasks, self.settings)
+
+
 def _call(aggregate: Callable[..., Mapping[str, Any]], results: Mapping[str, Any],
           tasks: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """``aggregate(results)`` or, when the caller has the tasks, ``aggregate(results, tasks)``."""
@@ -140,22 +160,32 @@ class TaskValues:
                  tasks: Mapping[str, Any] | None = None):
         self.task_ids = list(results)
         self.resampler = Resampler(self.task_ids, tasks)
-        self.values: dict[str, list[float]] = {m: [] for m in metrics}
-        for task_id in self.task_ids:
-            one = _call(aggregate, {task_id: results[task_id]},
-                        None if tasks is None else {task_id: tasks[task_id]} if task_id in tasks else {})
-            for m in metrics:
-                v = one.get(m)
-                self.values[m].append(float(v) if is_number(v) else float("nan"))
-        full = _call(aggregate, results, tasks)
-        self.linear = {m for m in metrics if _close(full.get(m), _nanmean(self.values[m]))}
+        declared = getattr(aggregate, "declared", None)
+        means = {} if declared is None else {
+            m: v for m, v in reducers.item_means(declared, results, tasks, self.task_ids).items() if m in metrics}
+        probed = [m for m in metrics if m not in means]
+        self.values: dict[str, list[float]] = {m: [] for m in probed}
+        if probed:
+            for task_id in self.task_ids:
+                one = _call(aggregate, {task_id: results[task_id]},
+                            None if tasks is None else {task_id: tasks[task_id]} if task_id in tasks else {})
+                for m in probed:
+                    v = one.get(m)
+                    self.values[m].append(float(v) if is_number(v) else float("nan"))
+            full = _call(aggregate, results, tasks)
+            linear = {m for m in probed if _close(full.get(m), _nanmean(self.values[m]))}
+        else:
+            linear = set()
         # Confirm on a few resamples (a pooled ratio can equal the task mean by chance on the full set).
-        if self.linear and len(self.resampler.units) > 1:
+        if linear and len(self.resampler.units) > 1:
             for draw in self.resampler.draws(3, seed + 7):
                 got = _call(aggregate, *self._both(results, draw, tasks))
-                for m in list(self.linear):
+                for m in list(linear):
                     if not _close(got.get(m), self.resampler.mean_over(self.values[m], draw)):
-                        self.linear.discard(m)
+                        linear.discard(m)
+        # Declared means need no probe: the declaration says what they are.
+        self.values.update(means)
+        self.linear = linear | set(means)
 
     def _both(self, results: Results, draw: Sequence[int], tasks: Mapping[str, Any] | None):
         res, tks = self.resampler.resampled(results, draw)

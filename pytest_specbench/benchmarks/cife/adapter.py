@@ -249,9 +249,11 @@ def _runner(ctx: Any) -> cife_rules.Runner | None:
         ex = get()
         if ex is None:
             return "no sandbox"
+        from ...execution.python import CallsJob
+
         calls = [(tuple(args), {}) for args in inputs]
         key = "cife-generic:" + hashlib.sha256(json.dumps([repr(c) for c in calls]).encode()).hexdigest()[:16]
-        result = ex.run(code, name, key, lambda: calls, list(range(len(calls))))
+        result = ex.run(None, CallsJob(code, name, key, lambda: calls, list(range(len(calls)))))
         if result.load_error:
             return result.load_error
         out = []

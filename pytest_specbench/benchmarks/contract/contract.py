@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from ...data.jsonl import file_digest, read_jsonl
 from ...errors import DataError, OptionError
+from ...execution.python import CallsJob
 from ...models.base import Completion
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from .evalplus_data import canonical_program
@@ -166,7 +167,8 @@ class ContractBenchmark:
         key = f"{task.task_id}@{file_digest_cached(task.source)[:12]}:cvts"
         # The calls (which parse the reference for its parameters) are built only
         # when the sandbox does not hold this task's CVT inputs yet.
-        result = ctx.python_executor().run(code, row["entry_point"], key, lambda: cvt_calls(row), range(total))
+        result = ctx.python_executor().run(None, CallsJob(code, row["entry_point"], key, lambda: cvt_calls(row),
+                                                           range(total)))
         rejected = set()
         for i in range(total):
             outcome = result.outcomes.get(i)

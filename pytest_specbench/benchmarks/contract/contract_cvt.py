@@ -69,6 +69,7 @@ from typing import Any, Mapping, Sequence
 
 from ...data.jsonl import read_jsonl
 from ...errors import DataError, OptionError
+from ...execution.python import CallsJob
 from . import cvt_metrics
 from ...models.base import Completion
 from ..base import CheckResult, Message, Prompt, Task, TaskSet
@@ -211,7 +212,7 @@ class ContractCvtBenchmark:
         outcomes: dict[str, dict[int, Any]] = {v: {} for v in ["full"] + names}
         for variant in (["full"] + names) if calls else ():
             code = SENTINEL_DEF + variants.sources[variant]
-            result = executor.run(code, row["entry_point"], key, lambda: calls, range(len(calls)))
+            result = executor.run(None, CallsJob(code, row["entry_point"], key, lambda: calls, range(len(calls))))
             if result.load_error:
                 raise DataError(task.source, task.line, f"variant {variant} does not load: {result.load_error}")
             outcomes[variant] = {runnable[j]: o for j, o in result.outcomes.items()}

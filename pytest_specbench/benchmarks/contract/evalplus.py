@@ -27,7 +27,7 @@ import json
 import os
 import sys
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -38,9 +38,10 @@ from .sanitize import NO_CODE, clean_sample, has_no_code, program_form
 from ...data.bundled import bundled_suite
 from ...errors import DataError, RepeatableError
 from ...execution import wire
+from ...execution.python import CallsJob
 from ...execution.limits import (BORDERLINE_MARGIN, REFERENCE_RUNS, REMEASURE_RUNS, REMEASURE_WALL_FACTOR,
                                  machine_speed)
-from ...metrics.passk import pass_at_k_table
+from ...metrics.passk import pass_at_k
 from ...models.base import Completion
 from ..base import CheckResult, Message, Prompt, Task, TaskSet
 
@@ -366,9 +367,9 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, lis
     limits = ctx.settings.limits
     limit = limits.call_cpu * CANONICAL_CPU_FACTOR
     program, executor = canonical_program(task), ctx.python_executor()
-    result = executor.run(program, task["entry_point"], _calls_key(task, digest),
-                          lambda: calls, range(len(calls)), call_cpu=[limit] * len(calls),
-                          digest_over_bytes=_digest_outputs(task))
+    job = CallsJob(program, task["entry_point"], _calls_key(task, digest), lambda: calls, range(len(calls)),
+                   call_cpu=[limit] * len(calls), encoded_digest_over=_digest_outputs(task))
+    result = executor.run(None, job)
     encodings, work, speed = [], [], machine_speed()
     work_seen: dict[int, list[float]] = {}
     for i in range(len(calls)):
@@ -385,9 +386,8 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, lis
         seen = [outcome.cpu]
         if limits.reference_factor * outcome.cpu > limits.call_cpu:
             # The reference's own output was kept from the first run; the others are timed only.
-            again = executor.remeasure(program, task["entry_point"], _calls_key(task, digest), lambda: calls, i,
-                                       limit, accept=lambda o: o.status == "ok", runs=REFERENCE_RUNS - 1,
-                                       margin=1.0, digest_over_bytes=_digest_outputs(task), every_run=True)
+            again = executor.remeasure(job, i, limit, accept=lambda o: o.status == "ok", runs=REFERENCE_RUNS - 1,
+                                       every_run=True)
             seen += [t for t in again if t is not None]
             work_seen[i] = [round(t / speed, 3) for t in seen]
         work.append(round(min(seen) / speed, 3))
@@ -511,22 +511,19 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     strings_over = DIGEST_STRINGS_OVER if equality_judged(task) else None
     executor = ctx.python_executor()
     # The input set is built only when the sandbox does not hold it yet.
-    result = executor.run(code, task["entry_point"], _calls_key(task, digest), lambda: functional_calls(task),
-                          range(len(inputs)), call_cpu=call_cpu, on_outcome=judge,
-                          digest_strings_over=strings_over, digest_over_bytes=expected.digest_over,
-                          margin=BORDERLINE_MARGIN)
+    job = CallsJob(code, task["entry_point"], _calls_key(task, digest), lambda: functional_calls(task),
+                   range(len(inputs)), call_cpu=call_cpu, str_digest_over=strings_over,
+                   encoded_digest_over=expected.digest_over, margin=BORDERLINE_MARGIN)
+    result = executor.run(None, job, on_outcome=judge)
     answered = len(result.outcomes)
     timing: list[dict[str, Any]] = []
     for first in borderline:
         if failures and not details_mode:
             break  # failed already: no figure can change the verdict
         i, walled = first.index, first.status == "timeout"
-        again = executor.remeasure(code, task["entry_point"], _calls_key(task, digest), lambda: functional_calls(task),
+        again = executor.remeasure(replace(job, wall_factor=limits.wall_factor * REMEASURE_WALL_FACTOR),
                                    i, call_cpu[i], accept=lambda o: wrong(o) is None,
-                                   runs=1 if walled else REMEASURE_RUNS, margin=BORDERLINE_MARGIN,
-                                   digest_strings_over=strings_over, digest_over_bytes=expected.digest_over[:i + 1],
-                                   wall_factor=limits.wall_factor * REMEASURE_WALL_FACTOR,
-                                   before=range(i), before_cpu=call_cpu[:i])
+                                   runs=1 if walled else REMEASURE_RUNS, before=range(i), before_cpu=call_cpu[:i])
         seen = [None if walled else first.cpu] + again
         figures = [t for t in seen if t is not None]
         within = bool(figures) and min(figures) <= call_cpu[i]
@@ -557,17 +554,33 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     return CheckResult(passed, details, message)
 
 
+def _functional_verdicts(samples: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
+    return [s["checks"]["functional"] for s in samples if "functional" in s["checks"]] or None
+
+
+def _pass_at(k: int, field: str):
+    def score(verdicts: Sequence[Mapping[str, Any]]) -> float | None:
+        n = len(verdicts)
+        return pass_at_k(n, sum(1 for v in verdicts if v.get(field)), k) if k <= n else None
+    return score
+
+
+def declared_pass_at_k(ks: Sequence[int]):
+    """pass@k (Chen et al. 2021, §2.1, unbiased estimator) on "base + extra" (``pass@k``)
+    and "base" (``pass@k_base``), each the mean over tasks; as in EvalPlus, a k larger
+    than some task's sample count is left out (:mod:`pytest_specbench.metrics.reducers`)."""
+    from ...metrics.reducers import Declared, Mean
+
+    return Declared(item=_functional_verdicts, reducers=(
+        *(Mean(f"pass@{k}", _pass_at(k, "passed"), every=True) for k in ks),
+        *(Mean(f"pass@{k}_base", _pass_at(k, "base_passed"), every=True) for k in ks)))
+
+
 def pass_at_k_metrics(results: Mapping[str, Sequence[Mapping[str, Any]]], ks: Sequence[int]) -> dict[str, Any]:
     """pass@k (Chen et al. 2021, §2.1, unbiased estimator) on "base + extra" and "base"."""
-    plus, base = {}, {}
-    for task_id, samples in results.items():
-        verdicts = [s["checks"]["functional"] for s in samples if "functional" in s["checks"]]
-        if verdicts:
-            plus[task_id] = (len(verdicts), sum(1 for v in verdicts if v.get("passed")))
-            base[task_id] = (len(verdicts), sum(1 for v in verdicts if v.get("base_passed")))
-    metrics = pass_at_k_table(plus, ks)
-    metrics.update({f"{name}_base": value for name, value in pass_at_k_table(base, ks).items()})
-    return metrics
+    from ...metrics.reducers import evaluate
+
+    return evaluate(declared_pass_at_k(ks), results)
 
 
 class EvalPlusBenchmark:
@@ -616,6 +629,9 @@ class EvalPlusBenchmark:
 
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:
         return functional_cost(task.data, EvalPlusData.load(task.source.parent).digest[task.task_id], ctx)
+
+    def declared_metrics(self, settings: Any):
+        return declared_pass_at_k(settings.ks)
 
     def aggregate(self, results, tasks, settings) -> dict[str, Any]:
         return pass_at_k_metrics(results, settings.ks)

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Sequence
 
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
+from ...metrics.reducers import evaluate
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet, existing_folder, positive_seconds
 from . import execute, metrics, repos, source
 from .java import execute as java_execute, junit as java_junit, source as java_source
@@ -193,40 +194,14 @@ class PostcondBenchmark:
         return CheckResult(ok, details, msg)
 
     # ------------------------------------------------------------ metrics
+    def declared_metrics(self, settings: Any):
+        """The metrics as reducers over methods, Dep/Solo and languages as groupings
+        (:func:`.metrics.declared`; the paper sections are cited there)."""
+        return metrics.declared(_dependency_group, _language)
+
     def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Mapping[str, Task],
                   settings: Any) -> dict[str, Any]:
-        per_method = {}
-        for task_id, samples in results.items():
-            rows = []
-            for s in samples:
-                checks = s.get("checks", {})
-                if "correct" not in checks and "complete" not in checks:
-                    continue
-                corr = bool(checks.get("correct", {}).get("verdict") == "passed") if "correct" in checks \
-                    else bool(checks["complete"].get("correct"))
-                comp = bool(checks.get("complete", {}).get("complete"))
-                rows.append((corr, corr and comp))
-            if rows:
-                per_method[task_id] = rows
-        out = metrics.summarize(per_method)
-        groups, languages = {}, {}
-        for task_id in per_method:
-            task = tasks.get(task_id) if tasks else None
-            if task is not None:
-                d = task.data
-                standalone = metrics.is_standalone_java if _is_java(task) else metrics.is_standalone
-                solo = d["standalone"] if "standalone" in d else standalone(_file_text_from_prompt(d))
-                groups[task_id] = "Solo" if solo else "Dep"
-                languages[task_id] = d["repo"].get("language", "python")
-        gaps = out.pop("gaps")
-        out["methods"] = len(per_method)
-        out["gap_median"] = sorted(gaps.values())[len(gaps) // 2] if gaps else None
-        if groups:
-            out.update(metrics.by_group(per_method, groups))
-        if languages:
-            out.update(metrics.by_language(per_method, languages))
-        out["gap_by_method"] = gaps  # per-method gap (Figure 3): a per-item breakdown in the reports
-        return out
+        return evaluate(self.declared_metrics(settings), results, tasks)
 
     def metric_names(self, settings: Any) -> Sequence[str]:
         """Appendix D.3 (Corr@k, Comp@k, Δ@k eq. 1, ρ@k eq. 2), Table 2 (Corr@1, Comp@1 per language) and Table 3 / §5.4
@@ -257,6 +232,19 @@ def _quantile(sorted_values: Sequence[float], p: float) -> float:
     lo = int(pos)
     hi = min(lo + 1, len(sorted_values) - 1)
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def _dependency_group(task_id: str, task: Task) -> str:
+    """Table 3 / §5.4: ``Solo`` for a standalone method, else ``Dep`` (a task's own
+    ``standalone`` field wins over the label derived from its file)."""
+    d = task.data
+    standalone = metrics.is_standalone_java if _is_java(task) else metrics.is_standalone
+    solo = d["standalone"] if "standalone" in d else standalone(_file_text_from_prompt(d))
+    return "Solo" if solo else "Dep"
+
+
+def _language(task_id: str, task: Task) -> str:
+    return task.data["repo"].get("language", "python")
 
 
 def _is_java(task: Task) -> bool:

@@ -22,29 +22,6 @@ def at_k(n: int, c: int, k: int) -> float | None:
     return 1.0 - comb(n - c, k) / comb(n, k)
 
 
-def summarize(per_method: Mapping[str, Sequence[tuple[bool, bool]]], ks: Sequence[int] = KS) -> dict[str, Any]:
-    """``per_method``: method -> [(correct, complete)] per sample."""
-    out: dict[str, Any] = {}
-    for k in ks:
-        corr = [at_k(len(v), sum(c for c, _ in v), k) for v in per_method.values()]
-        comp = [at_k(len(v), sum(c and m for c, m in v), k) for v in per_method.values()]
-        pairs = [(a, b) for a, b in zip(corr, comp) if a is not None]
-        if not pairs:
-            continue
-        corr_k = sum(a for a, _ in pairs) / len(pairs)
-        comp_k = sum(b for _, b in pairs) / len(pairs)
-        out[f"Corr@{k}"] = corr_k
-        out[f"Comp@{k}"] = comp_k
-        out[f"Delta@{k}"] = corr_k - comp_k
-        out[f"rho@{k}"] = comp_k / corr_k if corr_k else None
-    gaps = {}
-    for method, v in per_method.items():
-        if v and any(c for c, _ in v):
-            gaps[method] = sum(c for c, _ in v) / len(v) - sum(c and m for c, m in v) / len(v)
-    out["gaps"] = gaps
-    return out
-
-
 def is_standalone(file_text: str) -> bool:
     """Table 3 / §5.4 "Dependency Complexity": a method is *standalone* (Solo.)
     if it runs with only built-in types and the standard library, otherwise
@@ -73,20 +50,6 @@ def is_standalone(file_text: str) -> bool:
     return True
 
 
-def by_group(per_method: Mapping[str, Sequence[tuple[bool, bool]]], groups: Mapping[str, str]) -> dict[str, Any]:
-    """Table 3: Corr@1 and Comp@1 per dependency group (``Dep.``/``Solo.``),
-    each averaged over the group's methods (Appendix D.3 estimator)."""
-    out: dict[str, Any] = {}
-    for group in ("Dep", "Solo"):
-        members = {m: v for m, v in per_method.items() if groups.get(m) == group}
-        s = summarize(members, ks=(1,))
-        for name in ("Corr@1", "Comp@1"):
-            if name in s:
-                out[f"{name}[{group}]"] = s[name]
-        out[f"methods[{group}]"] = len(members)
-    return out
-
-
 def is_standalone_java(file_text: str) -> bool:
     """Table 3's *standalone* for a Java method, from its file: every import is of
     the JDK (``java.*``, ``javax.*``).  An approximation: classes of the file's own
@@ -100,17 +63,64 @@ def is_standalone_java(file_text: str) -> bool:
 LANGUAGES = {"python": "Python", "java": "Java"}
 
 
-def by_language(per_method: Mapping[str, Sequence[tuple[bool, bool]]], languages: Mapping[str, str]) -> dict[str, Any]:
-    """Table 2 reports each language apart: Corr@1 and Comp@1 per language
-    (``Corr@1[Python]``, ``Corr@1[Java]``), for the languages present."""
-    out: dict[str, Any] = {}
-    for lang, label in LANGUAGES.items():
-        members = {m: v for m, v in per_method.items() if languages.get(m) == lang}
-        if not members:
+# ---------------------------------------------------------------- the metrics, declared
+def method_rows(samples: Sequence[Mapping[str, Any]]) -> list[tuple[bool, bool]] | None:
+    """A method's ``[(correct, complete)]`` per sample that ran a check (None: none did)."""
+    rows = []
+    for s in samples:
+        checks = s.get("checks", {})
+        if "correct" not in checks and "complete" not in checks:
             continue
-        s = summarize(members, ks=(1,))
-        for name in ("Corr@1", "Comp@1"):
-            if name in s:
-                out[f"{name}[{label}]"] = s[name]
-        out[f"methods[{label}]"] = len(members)
-    return out
+        corr = bool(checks.get("correct", {}).get("verdict") == "passed") if "correct" in checks \
+            else bool(checks["complete"].get("correct"))
+        comp = bool(checks.get("complete", {}).get("complete"))
+        rows.append((corr, corr and comp))
+    return rows or None
+
+
+def _corr_at(k: int):
+    return lambda rows: at_k(len(rows), sum(c for c, _ in rows), k)
+
+
+def _comp_at(k: int):
+    return lambda rows: at_k(len(rows), sum(c and m for c, m in rows), k)
+
+
+def _gap(rows: Sequence[tuple[bool, bool]]) -> float | None:
+    if not any(c for c, _ in rows):
+        return None
+    return sum(c for c, _ in rows) / len(rows) - sum(c and m for c, m in rows) / len(rows)
+
+
+def _upper_median(gaps: list[float]) -> float | None:
+    return sorted(gaps)[len(gaps) // 2] if gaps else None
+
+
+def declared(dependency_group, language, ks: Sequence[int] = KS):
+    """PostcondBench's metrics as reducers over methods (:mod:`pytest_specbench.metrics.reducers`):
+
+    * Appendix D.3: ``Corr@k`` / ``Comp@k``, the mean over methods (with at
+      least k sets) of the unbiased estimator; ``Delta@k`` (eq. 1) and
+      ``rho@k`` (eq. 2) from them;
+    * Figure 3: the per-method gap ``gap_by_method`` and its median ``gap_median``;
+    * Table 3 / §5.4: ``Corr@1``/``Comp@1`` grouped by dependency (``Dep``/``Solo``,
+      ``dependency_group(task_id, task)``), with the methods per group;
+    * Table 2: ``Corr@1``/``Comp@1`` grouped by language (``language(task_id, task)``),
+      for the languages present.
+    """
+    from ...metrics.reducers import Count, Declared, Derived, Grouped, Mean, PerItem, Summary
+
+    per_k = []
+    for k in ks:
+        per_k += [Mean(f"Corr@{k}", _corr_at(k)), Mean(f"Comp@{k}", _comp_at(k)),
+                  Derived(f"Delta@{k}", (f"Corr@{k}", f"Comp@{k}"), lambda corr, comp: corr - comp),
+                  Derived(f"rho@{k}", (f"Corr@{k}", f"Comp@{k}"), lambda corr, comp: comp / corr if corr else None)]
+    at_1 = (Mean("Corr@1", _corr_at(1)), Mean("Comp@1", _comp_at(1)), Count("methods"))
+    return Declared(item=method_rows, reducers=(
+        *per_k,
+        Count("methods"),
+        Summary("gap_median", _gap, _upper_median),
+        Grouped(at_1, dependency_group, {"Dep": "Dep", "Solo": "Solo"}, keep_empty=True),
+        Grouped(at_1, language, LANGUAGES),
+        PerItem("gap_by_method", _gap),  # a per-item breakdown in the reports
+    ))

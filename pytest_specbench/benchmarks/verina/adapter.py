@@ -14,12 +14,14 @@ with the executor's install hint.
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError, OptionError
+from ...execution.lean import LeanJob, project_problem
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet, existing_folder
 from . import assembly, metrics, prompts
 from .answers import AnswerError, parse_answer, screen
@@ -77,6 +79,20 @@ def bundled_root() -> Path:
 
 
 _TASKS: dict[str, VerinaTask] = {}  # folder -> task, per process
+
+
+PROJECT_FLAG = "--verina-lean-project"
+BUILD_PROJECT = ("build a VERINA Lean project (git clone https://github.com/sunblaze-ucb/verina && cd verina "
+                 "&& lake exe cache get && lake build) and pass --verina-lean-project=DIR (ini verina_lean_project)")
+
+
+def lean_project(source: Any) -> Path | None:
+    """The Lean project VERINA's files are checked in: the option
+    ``verina_lean_project`` (command line, then ini; validated at start), else
+    the environment variable ``SPECBENCH_LEAN_PROJECT``.  The lean executor
+    gets it with each job (``LeanJob.project``)."""
+    value = source.option("verina_lean_project") or os.environ.get("SPECBENCH_LEAN_PROJECT") or ""
+    return Path(str(value)).expanduser().resolve() if str(value).strip() else None
 
 
 def _option(source: Any, name: str) -> Any:
@@ -141,7 +157,14 @@ class VerinaBenchmark:
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
         # No lake/lean or no built project: one line saying how to install it (elan).
-        return ctx.executor("lean").available()
+        missing = ctx.executor("lean").available()
+        if missing:
+            return f"{missing}, {BUILD_PROJECT}"
+        project = lean_project(ctx)
+        if project is None:
+            return f"no VERINA Lean project given: {BUILD_PROJECT}"
+        problem = project_problem(project, ("mathlib",))
+        return f"{PROJECT_FLAG}={problem}" if problem else None
 
     # ------------------------------------------------------------ prompts and answers
     def prompt(self, task: Task, settings: Any) -> Prompt:
@@ -171,8 +194,9 @@ class VerinaBenchmark:
         raise InfrastructureError(f"unknown VERINA check {check!r}")
 
     def _lean(self, ctx: Any, file: assembly.LeanFile) -> FileReport:
-        from ...execution.lean import LeanJob
-        result = ctx.executor("lean").run(None, LeanJob(file.text, commands=max(1, len(file.cases))))
+        project = lean_project(ctx)  # None: skip_reason said so, and the executor refuses the job (E)
+        job = LeanJob(file.text, project=str(project or ""), commands=max(1, len(file.cases)))
+        result = ctx.executor("lean").run(None, job)
         stopped = ""
         if result.timed_out or result.killed:
             stopped = f"Lean stopped: {result.killed or 'time limit'}"
