@@ -1,11 +1,5 @@
 package specbench.jml;
 
-import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -13,14 +7,9 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URL;
 import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
-import java.security.CodeSource;
-import java.security.Permission;
-import java.security.Policy;
-import java.security.ProtectionDomain;
-import java.util.List;
-import java.util.PropertyPermission;
+
+import static specbench.jml.RunnerSupport.*;
 
 /** Runs calls of a translated program in one JVM and writes one JSON record per
  *  call to the JVM's real stdout, each carrying a nonce the program cannot read.
@@ -35,23 +24,9 @@ import java.util.PropertyPermission;
  *
  *  usage: java -cp RUNTIME specbench.jml.JmlRunner PROGRAM_DIR DRIVER_CLASS TIMEOUT_MS OUTPUT_CAP k1 k2 ...
  *  A file {@code nonce} in the working directory holds the nonce.
- *  The driver class has {@code public static Object call(int k) throws Throwable}. */
+ *  The driver class has {@code public static Object call(int k) throws Throwable}.
+ *  Set-up, confinement, output capture and the record channel: {@link RunnerSupport}. */
 public final class JmlRunner {
-    static final class Capped extends OutputStream {
-        final ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        final int cap;
-        long dropped;
-        Capped(int cap) { this.cap = cap; }
-        @Override public synchronized void write(int b) { if (buf.size() < cap) buf.write(b); else dropped++; }
-        @Override public synchronized void write(byte[] b, int off, int len) {
-            int room = Math.max(0, Math.min(len, cap - buf.size()));
-            buf.write(b, off, room);
-            dropped += len - room;
-        }
-        synchronized String take() { String s = buf.toString(StandardCharsets.UTF_8); buf.reset(); return s; }
-        synchronized long takeDropped() { long d = dropped; dropped = 0; return d; }
-    }
-
     private static final class Outcome {
         volatile Object value;
         volatile Throwable thrown;
@@ -61,129 +36,8 @@ public final class JmlRunner {
         volatile long cpuNanos;
     }
 
-    /** The class name and (clipped) message of a sample's exception; called on the sample's
-     *  thread, never the runner's: getMessage() is sample code and may loop, throw or exhaust memory. */
-    static String[] describe(Throwable e) {
-        String cls = e.getClass().getName();
-        String msg;
-        try {
-            msg = clip(String.valueOf(e.getMessage()), 300);
-        } catch (Throwable x) {
-            msg = "<getMessage() raised " + x.getClass().getName() + ">";
-        }
-        return new String[] {cls, msg};
-    }
-
-    // ------------------------------------------------------------ threads the call did not own
-    private static ThreadGroup root;
-
-    static void findRoot() {
-        ThreadGroup g = Thread.currentThread().getThreadGroup();
-        while (g.getParent() != null) g = g.getParent();
-        root = g;
-    }
-
-    /** Every live thread of the JVM (JDK pool and cleaner threads included, whatever their group). */
-    static java.util.Set<Thread> liveThreads() {
-        Thread[] all = new Thread[root.activeCount() + 16];
-        int n;
-        while ((n = root.enumerate(all, true)) == all.length) all = new Thread[all.length * 2];
-        java.util.Set<Thread> out = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        for (int i = 0; i < n; i++) out.add(all[i]);
-        return out;
-    }
-
-    // Threads the JVM itself may start late, in its system group (none of them runs sample code).
-    private static final java.util.Set<String> JVM_THREADS = java.util.Set.of(
-        "Attach Listener", "Signal Dispatcher", "Notification Thread", "Common-Cleaner", "Reference Handler",
-        "Finalizer", "process reaper");
-
-    /** A live thread that was not alive before the call (other than the call's own): its name, or null. */
-    static String strayThread(java.util.Set<Thread> before, Thread own) {
-        for (Thread t : liveThreads()) {
-            if (t == own || before.contains(t) || !t.isAlive()) continue;
-            ThreadGroup g = t.getThreadGroup();
-            if (g != null && g.getParent() == null && JVM_THREADS.contains(t.getName())) continue;
-            return t.getName();
-        }
-        return null;
-    }
-
-    static String json(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"': b.append("\\\""); break;
-                case '\\': b.append("\\\\"); break;
-                case '\n': b.append("\\n"); break;
-                case '\r': b.append("\\r"); break;
-                case '\t': b.append("\\t"); break;
-                default:
-                    // ASCII only: no line or paragraph separator (U+0085, U+2028...) ends a record early
-                    if (c < 0x20 || c >= 0x7f) b.append(String.format("\\u%04x", (int) c));
-                    else b.append(c);
-            }
-        }
-        return b.append('"').toString();
-    }
-
-    static String clip(String s, int n) { return s == null ? "" : (s.length() <= n ? s : s.substring(0, n) + "..."); }
-
-    /** The nonce of this run's records, from the file {@code nonce} of the working
-     *  directory, read and deleted before any program class loads. */
-    static String takeNonce() throws java.io.IOException {
-        java.nio.file.Path nonceFile = Paths.get("nonce");
-        String nonce = new String(java.nio.file.Files.readAllBytes(nonceFile), StandardCharsets.UTF_8).trim();
-        java.nio.file.Files.deleteIfExists(nonceFile);
-        if (nonce.isEmpty()) throw new IllegalStateException("empty nonce");
-        return nonce;
-    }
-
-    /** System.out/err go to a capped buffer (read per call or test), stdin is empty:
-     *  the record channel (the real stdout) stays out of the program's reach. */
-    static Capped captureOutput(int cap) {
-        Capped captured = new Capped(cap);
-        PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
-        System.setOut(capture);
-        System.setErr(capture);
-        System.setIn(new java.io.ByteArrayInputStream(new byte[0]));
-        return captured;
-    }
-
-    /** Classes loaded from {@code program} may only read java.* / jdk.* properties
-     *  (no exit, threads, files, file descriptors, environment, System.out
-     *  replacement, reflection on the runner); a SecurityManager enforces it. */
-    static void confine(final java.util.Set<URL> program) {
-        Policy.setPolicy(new Policy() {
-            @Override public boolean implies(ProtectionDomain domain, Permission permission) {
-                CodeSource cs = domain.getCodeSource();
-                if (cs != null && program.contains(cs.getLocation())) {
-                    return permission instanceof PropertyPermission && "read".equals(permission.getActions())
-                        && (permission.getName().startsWith("java.") || permission.getName().startsWith("jdk.")
-                            || permission.getName().equals("line.separator"));
-                }
-                return true;
-            }
-        });
-        System.setSecurityManager(new SecurityManager() {
-            @Override public void checkAccess(ThreadGroup g) { checkPermission(new RuntimePermission("modifyThreadGroup")); }
-            @Override public void checkAccess(Thread t) { checkPermission(new RuntimePermission("modifyThread")); }
-        });
-    }
-
-    public static void main(String[] args) throws Exception {
-        NoPoolThreads.install();
-        findRoot();
-        final PrintStream channel = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
-        try {
-            run(args, channel);
-        } catch (Throwable t) {
-            // The runner's own failure (System.err is the program's capture by now): say so on the channel.
-            channel.println("{\"runner_error\":" + json(clip(t.toString(), 500)) + "}");
-            channel.flush();
-            Runtime.getRuntime().halt(2);
-        }
+    public static void main(String[] args) {
+        RunnerSupport.main(args, JmlRunner::run);
     }
 
     private static void run(String[] args, PrintStream channel) throws Exception {
@@ -266,7 +120,7 @@ public final class JmlRunner {
                 } else {
                     r.append(",\"verdict\":\"holds\"");
                 }
-                String stray = group.activeCount() > 0 ? "specbench-call" : strayThread(before, th);
+                String stray = outlived(group, "specbench-call", before, th);
                 if (stray != null) {
                     r.append(",\"outlived\":true,\"thread\":").append(json(clip(stray, 100)));
                     stop = true;
@@ -276,14 +130,8 @@ public final class JmlRunner {
             r.append(",\"cpu_ms\":").append(out.cpuNanos / 1_000_000).append(",\"wall_ms\":").append(wallMs);
             r.append(",\"output\":").append(json(clip(captured.take(), 2000)))
              .append(",\"output_dropped\":").append(captured.takeDropped()).append("}");
-            channel.println(r);
-            channel.flush();
-            if (stop) {
-                Runtime.getRuntime().halt(0);
-            }
+            emit(channel, r, stop);
         }
-        channel.println("{\"nonce\":" + json(nonce) + ",\"done\":true}");
-        channel.flush();
-        Runtime.getRuntime().halt(0);
+        finish(channel, nonce);
     }
 }
