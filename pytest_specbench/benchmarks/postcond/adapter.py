@@ -177,11 +177,8 @@ class PostcondBenchmark:
         for task_id in per_method:
             task = tasks.get(task_id) if tasks else None
             if task is not None:
-                d = task.data
-                side = side_of(task)
-                solo = d["standalone"] if "standalone" in d else side.is_standalone(_file_text_from_prompt(d))
-                groups[task_id] = "Solo" if solo else "Dep"
-                languages[task_id] = side.language
+                groups[task_id] = _dependency_group(task_id, task)
+                languages[task_id] = _language(task_id, task)
         gaps = out.pop("gaps")
         out["methods"] = len(per_method)
         out["gap_median"] = sorted(gaps.values())[len(gaps) // 2] if gaps else None
@@ -221,6 +218,18 @@ def _quantile(sorted_values: Sequence[float], p: float) -> float:
     lo = int(pos)
     hi = min(lo + 1, len(sorted_values) - 1)
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def _dependency_group(task_id: str, task: Task) -> str:
+    """Table 3 / §5.4: ``Solo`` for a standalone method, else ``Dep`` (a task's own
+    ``standalone`` field wins over the label its side derives from the file)."""
+    d = task.data
+    solo = d["standalone"] if "standalone" in d else side_of(task).is_standalone(_file_text_from_prompt(d))
+    return "Solo" if solo else "Dep"
+
+
+def _language(task_id: str, task: Task) -> str:
+    return side_of(task).language
 
 
 def _file_text_from_prompt(d: Mapping[str, Any]) -> str:
