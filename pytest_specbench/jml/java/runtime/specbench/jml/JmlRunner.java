@@ -56,9 +56,7 @@ public final class JmlRunner {
         try {
             call = Class.forName(driverName, false, loader).getMethod("call", int.class);
         } catch (Throwable e) {
-            channel.println("{\"nonce\":" + json(nonce) + ",\"load_error\":" + json(clip(e.toString(), 500)) + "}");
-            channel.flush();
-            Runtime.getRuntime().halt(0);
+            emit(channel, "{\"nonce\":" + json(nonce) + ",\"load_error\":" + json(clip(e.toString(), 500)) + "}", true);
             return;
         }
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
