@@ -13,7 +13,7 @@ sample's fault is F with one line.  Classes, as in the issue:
 6. a sample holding the harness (the runtime's lock, the wall bound multiplied by retries).
 
 SpecEval's side runs the JML checker (and the adapter for generation and infilling);
-PostcondBench's Java side runs the bundled javalib project under PostcondJUnit.
+PostcondBench's Java side runs the bundled javalib project under the JML service's JUnitRunner.
 Programs written here as *trusted* fixtures stand for what program code can do; the
 answers stand for what a model can write.  tests/test_hostile_samples.py is the model
 for the Python side.
@@ -26,8 +26,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_specbench.benchmarks.speceval.jml.checker import JmlChecker
-from pytest_specbench.benchmarks.speceval.jml.inputs import driver_from_calls
+from pytest_specbench.jml.checker import JmlChecker
+from pytest_specbench.jml.inputs import driver_from_calls
 from pytest_specbench.execution.jvm import JvmExecutor
 
 JAVA = bool(shutil.which("javac") and shutil.which("java"))
@@ -93,7 +93,7 @@ def test_injection_through_comments_is_refused(checker, name):
 def test_translated_program_keeps_no_jml_comment_text(checker):
     """Every JML comment is blanked in the output (line numbers kept), so no model text
     stays where javac could decode it into code."""
-    from pytest_specbench.benchmarks.speceval.jml.translate import translate
+    from pytest_specbench.jml.translate import translate
 
     src = program("    //@ requires x > 0; // marker-one\n    /*@ ensures \\result == x;\n      @ marker-two */")
     src = src.replace("marker-two", "ensures true;")
@@ -429,7 +429,8 @@ def test_retries_cannot_multiply_the_wall_bound_of_a_check(jvm):
 
 # ------------------------------------------------------------------ PostcondBench (Java)
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER as POSTCOND, BUNDLED  # noqa: E402
-from pytest_specbench.benchmarks.postcond.java import execute, junit  # noqa: E402
+from pytest_specbench.benchmarks.postcond.java import execute  # noqa: E402
+from pytest_specbench.jml import junit  # noqa: E402
 
 JAVALIB = BUNDLED.parent / "javalib"
 needs_junit = pytest.mark.skipif(bool(junit.missing()), reason=str(junit.missing()))

@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from pytest_specbench.benchmarks.speceval.jml.checker import JmlChecker
-from pytest_specbench.benchmarks.speceval.jml.inputs import driver_from_calls
+from pytest_specbench.jml.checker import JmlChecker
+from pytest_specbench.jml.inputs import driver_from_calls
 from pytest_specbench.execution.jvm import JvmExecutor
 
 pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),

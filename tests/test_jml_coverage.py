@@ -1,4 +1,4 @@
-"""Branch coverage of the test calls (speceval/jml/coverage.py): which probes
+"""Branch coverage of the test calls (pytest_specbench/jml/coverage.py): which probes
 the translator inserts, what the runner reports for in-domain calls, and that
 neither the program's output nor a specification can set it."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import shutil
 import pytest
 
 from pytest_specbench.benchmarks.speceval.adapter import _test_strength
-from pytest_specbench.benchmarks.speceval.jml.checker import JmlChecker
-from pytest_specbench.benchmarks.speceval.jml.inputs import driver_from_calls
-from pytest_specbench.benchmarks.speceval.jml.translate import translate
+from pytest_specbench.jml.checker import JmlChecker
+from pytest_specbench.jml.inputs import driver_from_calls
+from pytest_specbench.jml.translate import translate
 from pytest_specbench.execution.jvm import JvmExecutor
 
 JAVA = bool(shutil.which("javac") and shutil.which("java"))

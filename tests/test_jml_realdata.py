@@ -1,5 +1,5 @@
 """The JML checker on a slice of SpecGenBench (../shared/datasets/specgenbench; skipped when absent).
-The full run of all 120 programs is `python -m pytest_specbench.benchmarks.speceval.jml.validate`."""
+The full run of all 120 programs is `python -m pytest_specbench.benchmarks.speceval.tools.validate_jml`."""
 from __future__ import annotations
 
 import io
@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from pytest_specbench.benchmarks.speceval.jml.checker import JmlChecker
-from pytest_specbench.benchmarks.speceval.jml.validate import validate
+from pytest_specbench.jml.checker import JmlChecker
+from pytest_specbench.benchmarks.speceval.tools.validate_jml import validate
 from pytest_specbench.execution.jvm import JvmExecutor
 from shared_data import SHARED_DATA
 

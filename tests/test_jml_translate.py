@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_specbench.benchmarks.speceval.jml import expr as X
-from pytest_specbench.benchmarks.speceval.jml.inputs import driver_from_daikon
-from pytest_specbench.benchmarks.speceval.jml.translate import TranslationError, spec_cases, translate, ClauseScanner
+from pytest_specbench.jml import expr as X
+from pytest_specbench.jml.inputs import driver_from_daikon
+from pytest_specbench.jml.translate import TranslationError, spec_cases, translate, ClauseScanner
 
 
 def test_jml_operators_have_jml_precedence():

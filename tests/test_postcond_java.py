@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
-from pytest_specbench.benchmarks.postcond.java import execute, junit, mutate, source
+from pytest_specbench.benchmarks.postcond.java import execute, mutate, source
+from pytest_specbench.jml import junit
 from pytest_specbench.errors import DataError, InfrastructureError
 from pytest_specbench.execution.jvm import JvmExecutor
 from pytest_specbench.models.base import Completion
@@ -343,7 +344,7 @@ def test_verdicts_from_records_rank_as_on_the_python_side():
     assert decide([ok, dict(ok_b, run=0), done], FakeResult(), {}, t)["verdict"] == "failed"  # nothing ran
     with pytest.raises(InfrastructureError, match="not found in the project"):
         decide([dict(test="p.T#zz", outcome="missing", message="ClassNotFound")], FakeResult(), {}, t)
-    with pytest.raises(InfrastructureError, match="PostcondJUnit failed"):
+    with pytest.raises(InfrastructureError, match="the JUnit runner failed"):
         decide([], FakeResult(stdout='{"runner_error":"boom"}'), {}, t)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from shared_data import REPO_MIRRORS, SHARED_DATA
 
-from pytest_specbench.benchmarks.postcond.java import junit
+from pytest_specbench.jml import junit
 from pytest_specbench.execution.jvm import JvmExecutor
 
 ROOT = Path(__file__).resolve().parents[1]

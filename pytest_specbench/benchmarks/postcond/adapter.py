@@ -1,7 +1,8 @@
 """The ``postcond`` adapter: PostcondBench, generated postconditions checked on the
 real method (correctness) and against mutants (completeness), §3.2.4, Appendix
 D.2/D.3.  Python tasks: icontract decorators under pytest; Java tasks
-(``repo.language == "java"``): JML ``ensures`` under JUnit 4 (:mod:`.java`)."""
+(``repo.language == "java"``): JML ``ensures`` under JUnit 4 (:mod:`.java`).  The two
+languages are two :class:`.sides.Side` objects; the checks here are the same for both."""
 from __future__ import annotations
 
 import json
@@ -13,12 +14,9 @@ from ...errors import DataError, InfrastructureError
 from ...metrics.reducers import evaluate
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet, existing_folder, positive_seconds
 from . import execute, metrics, repos, source
-from .java import execute as java_execute, junit as java_junit, source as java_source
+from .sides import LANGUAGES, side_of
 
 REQUIRED = ("name", "content", "file", "start_line", "end_line", "cover_tests", "repo", "mutants", "ref_postcond")
-LANGUAGES = ("python", "java")
-JAVA_ENV = "javac-junit4"  # a self-contained project: javac + Debian's JUnit 4, no build tool
-KILLS = {"python": "icontract_fail", "java": java_execute.KILL}  # upstream's kill flags
 
 
 def load_tasks(root: Path) -> tuple[list[Task], list[Path]]:
@@ -90,16 +88,7 @@ class PostcondBenchmark:
                                   ctx.cache_dir("postcond", "checkouts"), export=not getattr(ctx, "planning", False))
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
-        if _is_java(task):
-            repo = task.data["repo"]
-            if repo.get("env") != JAVA_ENV:
-                build = "Gradle" if "gradle" in (repo.get("env_config") or "").lower() else "Maven"
-                return (f"{repo.get('github_path') or task.task_id}: a {build} project; its dependencies and "
-                        f"plugins come from Maven Central, which this harness does not reach (only self-contained "
-                        f"projects with repo.env = {JAVA_ENV!r} run)")
-            missing = ctx.executor("jvm").available() or java_junit.missing()
-        else:
-            missing = ctx.executor("command").available()
+        missing = side_of(task).missing_toolchain(task, ctx)
         if missing:
             return missing
         try:
@@ -111,25 +100,17 @@ class PostcondBenchmark:
     def prompt(self, task: Task, settings: Any) -> Prompt:
         d = task.data
         setting = settings.option("postcond_setting") if hasattr(settings, "option") else "f2p"
-        file_text = _file_text_from_prompt(d)
-        if _is_java(task):
-            text = java_source.render_prompt(setting or "f2p", file_text, d["content"], d.get("header") or d["content"],
-                                             d["name"])
-            return Prompt((Message("user", text),))
-        text = source.render_prompt(setting or "f2p", file_text, d["content"], d["name"], d["start_line"])
+        text = side_of(task).render_prompt(setting or "f2p", _file_text_from_prompt(d), d)
         return Prompt((Message("user", text),))
 
     def reference(self, task: Task, check: str) -> str:
-        return f"```{'java' if _is_java(task) else 'python'}\n{task.data['ref_postcond']}\n```"
+        return f"```{side_of(task).fence}\n{task.data['ref_postcond']}\n```"
 
     # ------------------------------------------------------------ checks
-    def _run(self, task: Task, ctx: Any, decorators: str, program: execute.Program) -> dict:
-        checkout = self._checkout(task, ctx)
-        ex = ctx.executor("command")
-        prepared = ex.prepare(execute.environment_for(dict(task.data), checkout))
-        return execute.run_program(ex, prepared, dict(task.data), checkout, program, decorators,
-                                   ctx.option("postcond_injection") or "fixed",
-                                   float(ctx.option("postcond_timeout") or execute.DEFAULT_TIMEOUT))
+    def _run(self, task: Task, ctx: Any, spec: Any, program: execute.Program) -> dict:
+        """One program (the original or a mutant) with the spec, on the task's side."""
+        return side_of(task).run(task, ctx, self._checkout(task, ctx), spec, program,
+                                 float(ctx.option("postcond_timeout") or execute.DEFAULT_TIMEOUT))
 
     def _original(self, task: Task, ctx: Any) -> execute.Program:
         checkout = self._checkout(task, ctx)
@@ -139,26 +120,15 @@ class PostcondBenchmark:
             raise InfrastructureError(f"{task.task_id}: cannot read {task.data['file']} in {checkout}: {exc}") from None
         return execute.Program(text, "original")
 
-    def _run_java(self, task: Task, ctx: Any, clauses: list[str], file_text: str, label: str) -> dict:
-        return java_execute.run_program(ctx.executor("jvm"), dict(task.data), self._checkout(task, ctx), file_text,
-                                        clauses, float(ctx.option("postcond_timeout") or execute.DEFAULT_TIMEOUT),
-                                        label)
-
     def _parse(self, task: Task, sample: Any):
-        text = getattr(sample, "text", sample)
-        if _is_java(task):
-            return java_source.parse_answer(text)
-        return source.parse_answer(text, _file_text_from_prompt(task.data))
+        return side_of(task).parse(getattr(sample, "text", sample), _file_text_from_prompt(task.data))
 
     def _correct(self, task: Task, sample: Any, ctx: Any) -> CheckResult:
         try:
             spec = self._parse(task, sample)
         except source.AnswerError as exc:
             return CheckResult(False, {"verdict": "parse_error", "reason": str(exc)}, str(exc))
-        if _is_java(task):
-            run = self._run_java(task, ctx, spec, self._original(task, ctx).file_text, "original")
-        else:
-            run = self._run(task, ctx, spec, self._original(task, ctx))
+        run = self._run(task, ctx, spec, self._original(task, ctx))
         ok = run["verdict"] == "passed"
         return CheckResult(ok, dict(run), "" if ok else f"{run['verdict']}: {run['reason']}")
 
@@ -175,11 +145,8 @@ class PostcondBenchmark:
         spec = self._parse(task, sample)
         original = self._original(task, ctx)
         programs = execute.mutant_programs(dict(task.data), original.file_text)
-        if _is_java(task):
-            kills = [self._run_java(task, ctx, spec, p.file_text, p.label)["verdict"] for p in programs]
-        else:
-            kills = [self._run(task, ctx, spec, p)["verdict"] for p in programs]
-        kill = KILLS["java" if _is_java(task) else "python"]
+        kills = [self._run(task, ctx, spec, p)["verdict"] for p in programs]
+        kill = side_of(task).kill
         ref_kills = task.data.get("ref_mutant_kill") or [kill] * len(mutants)
         if ctx.option("postcond_complete") == "upstream":
             required = [i for i, v in enumerate(ref_kills) if v == kill]
@@ -236,19 +203,14 @@ def _quantile(sorted_values: Sequence[float], p: float) -> float:
 
 def _dependency_group(task_id: str, task: Task) -> str:
     """Table 3 / §5.4: ``Solo`` for a standalone method, else ``Dep`` (a task's own
-    ``standalone`` field wins over the label derived from its file)."""
+    ``standalone`` field wins over the label its side derives from the file)."""
     d = task.data
-    standalone = metrics.is_standalone_java if _is_java(task) else metrics.is_standalone
-    solo = d["standalone"] if "standalone" in d else standalone(_file_text_from_prompt(d))
+    solo = d["standalone"] if "standalone" in d else side_of(task).is_standalone(_file_text_from_prompt(d))
     return "Solo" if solo else "Dep"
 
 
 def _language(task_id: str, task: Task) -> str:
-    return task.data["repo"].get("language", "python")
-
-
-def _is_java(task: Task) -> bool:
-    return task.data["repo"].get("language", "python") == "java"
+    return side_of(task).language
 
 
 def _file_text_from_prompt(d: Mapping[str, Any]) -> str:

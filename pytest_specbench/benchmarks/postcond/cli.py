@@ -108,9 +108,10 @@ def _make_java_task(args: argparse.Namespace) -> int:
 
     from ...errors import InfrastructureError
     from ...execution.jvm import JvmExecutor
-    from .java import author as java_author, junit
+    from ...jml import junit_missing
+    from .java import author as java_author
 
-    missing = junit.missing()
+    missing = junit_missing()
     if missing:
         print(f"specbench postcond make-java-task: {missing}", file=sys.stderr)
         return 2

@@ -170,7 +170,7 @@ class SpecEval:
         mode = validation.mode(requested)
         if mode == "unavailable":
             return ("--speceval-validation=dynamic needs the JML runtime checker "
-                    "(pytest_specbench.benchmarks.speceval.jml), which is not installed in this version")
+                    "(pytest_specbench.jml), which is not installed in this version")
         if mode == "dynamic" and check in ("judgement", "infilling", "generation"):
             missing = validation.jvm_missing(ctx)
             if missing:
@@ -426,7 +426,7 @@ def _admitted(adapter: "SpecEval", task: Task, ctx: Any) -> tuple:
 def _one_expression(fill: str) -> tuple[str, bool]:
     """("", bare) when ``fill`` parses as exactly one JML expression (``bare``: a plain or
     qualified name), else (the reason, False)."""
-    from .jml import expr as X
+    from ...jml import expr as X
 
     if "\\u" in fill:
         return "Java unicode escapes (\\u) are not accepted", False

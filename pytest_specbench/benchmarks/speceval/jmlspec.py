@@ -10,16 +10,16 @@ lexer: the *components* that tasks mutate or mask (variables, operators,
 quantifiers, array indices, quantifier ranges) are token spans.
 
 This module only reads specifications; checking them at run time is the JML
-checker's job (``speceval/jml/``, reached through :mod:`.validation`).
+checker's job (``pytest_specbench/jml/``, reached through :mod:`.validation`).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-import tree_sitter_java
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
+
+from ...jml import parse_java
 
 # Clauses that are specifications proper (the ground-truth set of §3.2.4);
 # ``assume``/``assert``/``set``/``ghost``/``assignable`` are kept in the program
@@ -33,16 +33,9 @@ OTHER_KEYWORDS = ("assignable", "modifies", "assume", "assert", "set", "ghost", 
 LOOP_TYPES = ("while_statement", "for_statement", "enhanced_for_statement", "do_statement")
 METHOD_TYPES = ("method_declaration", "constructor_declaration")
 
-_LANG = Language(tree_sitter_java.language())
-
-
-@lru_cache(maxsize=1)
-def _parser() -> Parser:
-    return Parser(_LANG)
-
-
 def parse(source: str):
-    return _parser().parse(source.encode("utf-8"))
+    """The tree-sitter tree of a Java source (the JML service's parser: JML is in its comments)."""
+    return parse_java(source.encode("utf-8"))
 
 
 def text(node: Node, src: bytes) -> str:

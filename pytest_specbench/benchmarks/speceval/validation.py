@@ -2,7 +2,7 @@
 
 SpecEval decides a specification's correctness by running test cases against
 the JML-instrumented program (§4.1).  That is the JML runtime checker's job
-(issue 13: ``speceval/jml/`` and the ``jvm`` executor, written alongside this
+(issue 13: ``pytest_specbench/jml/`` and the ``jvm`` executor, written alongside this
 family).  Every SpecEval check reaches it through :func:`clause_verdicts` only,
 so wiring it is this one module.
 
@@ -40,7 +40,7 @@ class Verdicts:
 
 def checker_available() -> bool:
     try:
-        importlib.import_module("pytest_specbench.benchmarks.speceval.jml.checker")
+        importlib.import_module("pytest_specbench.jml")
     except ImportError:
         return False
     return True
@@ -75,7 +75,7 @@ def _jvm(ctx: Any):
 
 
 def _checker(ctx: Any):
-    from .jml.checker import JmlChecker
+    from ...jml import JmlChecker
 
     jvm = _jvm(ctx)
     if id(jvm) not in _CHECKERS:
@@ -113,8 +113,7 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any,
     also call outside the oracles' own domains on purpose: those prove nothing); when no
     call at all is in the domain, the clauses still standing are undecided (``vacuous``),
     never held."""
-    from .jml.inputs import driver_from_daikon
-    from .jml.translate import TranslationError, translate
+    from ...jml import TranslationError, driver_from_daikon, translate
     from .jmlspec import spec_blocks
 
     checker = _checker(ctx)
@@ -188,8 +187,7 @@ def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any,
                admitted: tuple | set | None = None) -> SpecCheck:
     """Whole-spec verdict on the program's tests; a spec excluding one of the ``admitted``
     daikon calls (in the ground truth's domain) does not hold, nor does a vacuous one."""
-    from .jml.inputs import driver_from_daikon
-    from .jml.translate import TranslationError, translate
+    from ...jml import TranslationError, driver_from_daikon, translate
 
     try:
         tr = translate(source_with_specs)
@@ -265,7 +263,7 @@ def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any,
     program was not checked yet (the controller's planning, #28)."""
     import hashlib
 
-    from .jml.checker import CHECKER_VERSION
+    from ...jml import CHECKER_VERSION
 
     checker = _checker(ctx)
     h = hashlib.sha256(f"{CHECKER_VERSION}\0{checker.call_seconds}\0".encode())
@@ -308,8 +306,7 @@ def _check_ground_truth(source_with_specs: str, tests_source: str | None, checke
     """Run the checker on the ground truth, record the verdict in memory and at ``path``."""
     import json
 
-    from .jml.inputs import driver_from_daikon
-    from .jml.translate import TranslationError, translate
+    from ...jml import TranslationError, driver_from_daikon, translate
 
     try:
         tr = translate(source_with_specs)

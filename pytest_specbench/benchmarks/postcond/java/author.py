@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ...speceval.jml.translate import _parser
+from ....jml import parse_java
 from ..author import TaskBuildError
 from . import execute, mutate, source
 
@@ -36,7 +36,7 @@ def _method_span(file_text: str, qualname: str) -> tuple[int, int, int, str]:
     parts = qualname.split(".")
     name = parts[-1]
     src = file_text.encode("utf-8")
-    tree = _parser().parse(src)
+    tree = parse_java(src)
     found = []
 
     def walk(n, classes):

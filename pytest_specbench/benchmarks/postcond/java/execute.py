@@ -6,11 +6,12 @@ tests.
   benchmark material) is compiled once per content by the ``jvm`` executor's
   ``prepare`` (javac ``-proc:none``: no code runs) into a class folder A.
 * The target file with the clauses injected (:mod:`.source`) is translated by the
-  JML translator (``speceval/jml/translate.py``; only the target method is
-  instrumented, no non-null defaults) and compiled alone against A into a folder B:
-  javac's errors map back to the clause through the helpers' ``/*@jml:LINE*/``
-  markers (``compile_failure``).
-* ``specbench.jml.PostcondJUnit`` runs the cover tests one by one in a JVM started
+  JML service's translator (:func:`pytest_specbench.jml.translate`; only the target
+  method is instrumented, no non-null defaults) and compiled alone against A into a
+  folder B: javac's errors map back to the clause through the helpers'
+  ``/*@jml:LINE*/`` markers (``compile_failure``).
+* The JML service's JUnit runner (``specbench.jml.JUnitRunner``,
+  :mod:`pytest_specbench.jml.runners`) runs the cover tests one by one in a JVM started
   by the ``jvm`` executor, i.e. inside the ``command`` sandbox, with B before A on a
   class loader of its own; its records carry a nonce the tested code cannot read.
 
@@ -26,53 +27,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from ....errors import InfrastructureError
 from ....execution.jvm import JavaJob
 from ....execution.protocol import Environment
-from ...speceval.jml.checker import JmlChecker
-from ...speceval.jml.translate import TranslationError, translate
-from . import junit, source
+from ....jml import (JUNIT_RUNNER, JUnitToolchain, TranslationError, clause_line, first_javac_error, junit_toolchain,
+                     read_records, runner_failure, translate)
+from . import source
 
-RUNNER_DIR = Path(__file__).with_name("runner")
-RUNNER_MAIN = "specbench.jml.PostcondJUnit"
 DEFAULT_TIMEOUT = 30.0  # upstream: 30 s per test-suite run
 START_MARGIN = 15.0  # JVM start and class loading, on top of the tests' budget
 LAYOUT = ("src/main/java", "src/test/java")
 KILL = "jml_fail"
-
-
-@dataclass
-class Toolchain:
-    """The class folders a run needs: JUnit jars, the JML runtime, our runner."""
-
-    junit: Path
-    hamcrest: Path
-    jml_runtime: Path
-    runner: Path
-
-
-_TOOLCHAINS: dict[str, Toolchain] = {}
-
-
-def toolchain(jvm: Any) -> Toolchain:
-    key = str(getattr(jvm, "cache_dir", id(jvm)))  # class folders live in the executor's cache
-    if key not in _TOOLCHAINS:
-        found = junit.jars()
-        if isinstance(found, str):
-            raise InfrastructureError(found)
-        jar, ham = found
-        runtime = JmlChecker(jvm).runtime()
-        src = {"specbench/jml/PostcondJUnit.java": (RUNNER_DIR / "specbench" / "jml" / "PostcondJUnit.java").read_text()}
-        prepared = jvm.prepare(Environment("classpath", "postcond-junit-runner",
-                                           {"sources": src, "classpath": [str(runtime), str(jar), str(ham)]}))
-        _TOOLCHAINS[key] = Toolchain(jar, ham, runtime, Path(prepared.info["classes"]))
-    return _TOOLCHAINS[key]
 
 
 def project_sources(checkout: Path) -> dict[str, str]:
@@ -85,7 +54,7 @@ def project_sources(checkout: Path) -> dict[str, str]:
     return out
 
 
-def project_classes(jvm: Any, checkout: Path, tools: Toolchain) -> Path:
+def project_classes(jvm: Any, checkout: Path, tools: JUnitToolchain) -> Path:
     """Folder A: the project and its tests as written (compiled once per content)."""
     sources = project_sources(checkout)
     h = hashlib.sha256(json.dumps(sorted(sources.items())).encode()).hexdigest()[:16]
@@ -108,7 +77,7 @@ def run_program(jvm: Any, task_data: dict, checkout: Path, file_text: str, claus
                 timeout: float = DEFAULT_TIMEOUT, label: str = "original") -> dict[str, Any]:
     """``{"verdict", "reason", ...}`` for one program and one clause set (empty: the
     program as written, used by the authors' tool to filter mutants)."""
-    tools = toolchain(jvm)
+    tools = junit_toolchain(jvm)
     base = project_classes(jvm, checkout, tools)
     rel = task_data["file"].removeprefix("./")
     name = task_data["name"]
@@ -139,23 +108,13 @@ def run_program(jvm: Any, task_data: dict, checkout: Path, file_text: str, claus
         return {"verdict": "compile_failure", "reason": f"{where}: {msg}"[:400]}
     tests = tests_to_run(task_data)
     nonce = secrets.token_hex(16)
-    job = JavaJob(main=RUNNER_MAIN,
+    job = JavaJob(main=JUNIT_RUNNER,
                   args=(str(int(timeout * 1000)), "4096", site.binary_class, name, f"{res.classes}:{base}", *tests),
-                  classpath=(tools.runner, tools.jml_runtime, tools.junit, tools.hamcrest),
+                  classpath=tools.classpath,
                   readonly=(res.classes, base), files={"nonce": nonce.encode()},
                   wall_seconds=timeout + START_MARGIN, cpu_seconds=timeout + START_MARGIN)
     result = jvm.run(None, job)
-    records = []
-    # records are split on "\n" only: the runner escapes everything else outside printable ASCII,
-    # and str.splitlines would split a record on a U+2028 or U+0085 the project printed
-    for line in (result.stdout or "").split("\n"):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("nonce") == nonce:
-            records.append(rec)
-    out = decide(records, result, clause_lines, tests)
+    out = decide(read_records(result.stdout, nonce), result, clause_lines, tests)
     out["reason"] = " ".join(str(out.get("reason", "")).splitlines())  # one line, whatever a message held
     out["tests"] = len(tests)
     out["wall"] = round(result.wall, 3)
@@ -163,7 +122,7 @@ def run_program(jvm: Any, task_data: dict, checkout: Path, file_text: str, claus
 
 
 def decide(records: list[dict], result: Any, clause_lines: dict[int, int], tests: Sequence[str]) -> dict[str, Any]:
-    plain = _plain(result)
+    plain = runner_failure(result.stdout)
     runner_error = plain.get("runner_error") if plain else None
     missing = [r for r in records if r.get("outcome") == "missing"]
     if missing:
@@ -172,7 +131,7 @@ def decide(records: list[dict], result: Any, clause_lines: dict[int, int], tests
     tests_done = [r for r in records if "test" in r]
     if runner_error and not tests_done:
         # before the first record only the runner's set-up ran (no project code yet): the harness's fault
-        raise InfrastructureError(f"PostcondJUnit failed: {runner_error}")
+        raise InfrastructureError(f"the JUnit runner failed: {runner_error}")
     viol = [(r, v) for r in tests_done for v in r.get("violations", ()) if v.get("kind") != "undefined"]
     undefined = [(r, v) for r in tests_done for v in r.get("violations", ()) if v.get("kind") == "undefined"]
     timed = [r for r in tests_done if r.get("outcome") == "timeout"]
@@ -212,29 +171,12 @@ def decide(records: list[dict], result: Any, clause_lines: dict[int, int], tests
     return {"verdict": "passed", "reason": ""}
 
 
-_JAVAC_ERROR = re.compile(r"^(?P<file>[^\s:]+\.java):(?P<line>\d+): error: (?P<msg>.*)$", re.M)
-
-
 def map_javac(diagnostics: str, translated: str) -> tuple[int, str]:
     """(JML line, javac's first error): a generated clause helper carries its
     clause's line in a ``/*@jml:LINE*/`` marker on its first line."""
-    m = _JAVAC_ERROR.search(diagnostics)
-    if not m:
+    found = first_javac_error(diagnostics)
+    if found is None:
         return 0, (diagnostics.strip().splitlines() or ["javac failed"])[0]
-    line, lines = int(m.group("line")), translated.splitlines()
-    for i in range(min(line, len(lines)) - 1, max(line - 4, 0) - 1, -1):
-        mk = re.search(r"/\*@jml:(\d+)\*/", lines[i])
-        if mk and (i == line - 1 or "__jml_c" in lines[i]):
-            return int(mk.group(1)), m.group("msg")
-    return 0, f"{m.group('msg')} (line {line} of the translated file)"
-
-
-def _plain(result: Any) -> dict | None:
-    """The runner's own failure line (printed before any project class loads)."""
-    for line in (result.stdout or "").split("\n"):
-        if line.startswith('{"runner_error"'):
-            try:
-                return json.loads(line)
-            except ValueError:
-                return None
-    return None
+    _file, line, msg = found
+    clause = clause_line(translated, line)
+    return (clause, msg) if clause else (0, f"{msg} (line {line} of the translated file)")

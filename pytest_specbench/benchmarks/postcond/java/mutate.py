@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...speceval.jml.translate import _parser
+from ....jml import parse_java
 
 _BOUNDARY = {"<": "<=", "<=": "<", ">": ">=", ">=": ">"}
 _NEGATE = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -60,7 +60,7 @@ def _edits(method_source: str) -> list[tuple[str, int, int, str]]:
     """``(operator, start, end, replacement)`` byte spans in ``method_source``."""
     src = (_WRAP + method_source + "\n}\n").encode("utf-8")
     off = len(_WRAP.encode("utf-8"))
-    tree = _parser().parse(src)
+    tree = parse_java(src)
     method = next((n for n in tree.root_node.named_children[0].child_by_field_name("body").named_children
                    if n.type in ("method_declaration", "constructor_declaration")), None)
     if method is None or method.child_by_field_name("body") is None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...speceval.jml import expr as X
-from ...speceval.jml.translate import _parser
+from ....jml import JmlSyntaxError, parse_expr, parse_java, tokenize
+from ....jml import node_text as _text, walk as _walk
 from ..source import AnswerError, SETTINGS, replace_method
 
 __all__ = ["AnswerError", "SETTINGS", "replace_method", "render_prompt", "parse_answer", "inject", "locate",
@@ -45,21 +45,11 @@ class MethodSite:
     header_end: int  # byte offset of the body's opening brace
 
 
-def _text(src: bytes, node) -> str:
-    return src[node.start_byte:node.end_byte].decode("utf-8")
-
-
-def _walk(node):
-    yield node
-    for c in node.children:
-        yield from _walk(c)
-
-
 def locate(file_text: str, name: str, start_line: int, end_line: int) -> MethodSite | None:
     """The method (or constructor) named ``name`` whose declaration lies in
     ``start_line..end_line`` (the task's ``content``, which starts at its Javadoc)."""
     src = file_text.encode("utf-8")
-    tree = _parser().parse(src)
+    tree = parse_java(src)
     package = ""
     for c in tree.root_node.named_children:
         if c.type == "package_declaration":
@@ -98,7 +88,7 @@ def locate(file_text: str, name: str, start_line: int, end_line: int) -> MethodS
 def _comments_removed(text: str) -> str:
     """The text without its comments; a comment alone on its lines takes the lines with it."""
     src = text.encode("utf-8")
-    tree = _parser().parse(src)
+    tree = parse_java(src)
     cuts = []
     for n in _walk(tree.root_node):
         if n.type not in ("line_comment", "block_comment"):
@@ -125,7 +115,7 @@ def _comments_removed(text: str) -> str:
 
 def _bodies_removed(text: str) -> str:
     src = text.encode("utf-8")
-    tree = _parser().parse(src)
+    tree = parse_java(src)
     cuts = []
     for n in _walk(tree.root_node):
         if n.type in ("method_declaration", "constructor_declaration"):
@@ -193,8 +183,8 @@ def _normalise(clause: str, number: int) -> str:
     if _UNICODE_ESCAPE.search(clause):
         raise AnswerError(f"ensures clause {number}: Java unicode escapes (\\u) are not accepted in a clause")
     try:
-        toks = X.tokenize(clause)
-    except X.JmlSyntaxError as exc:
+        toks = tokenize(clause)
+    except JmlSyntaxError as exc:
         raise AnswerError(f"ensures clause {number} does not parse: {exc}") from None
     parts, prev_end = [], None
     for t in toks:
@@ -210,8 +200,8 @@ def _normalise(clause: str, number: int) -> str:
     if not line:
         raise AnswerError(f"ensures clause {number} is empty")
     try:
-        X.Parser(line).parse_clause()
-    except X.JmlSyntaxError as exc:
+        parse_expr(line)
+    except JmlSyntaxError as exc:
         raise AnswerError(f"ensures clause {number} does not parse: {exc} in {line[:80]!r}") from None
     return line
 

@@ -2,8 +2,7 @@
 Usage: python -m pytest_specbench.benchmarks.speceval.tools.jvm_rate [calls]"""
 import sys, tempfile, time
 from pathlib import Path
-from pytest_specbench.benchmarks.speceval.jml.checker import JmlChecker
-from pytest_specbench.benchmarks.speceval.jml.inputs import driver_from_calls
+from pytest_specbench.jml import JmlChecker, driver_from_calls
 from pytest_specbench.execution.jvm import JvmExecutor
 
 SRC = """public class R {

@@ -1,10 +1,10 @@
 """Validate the JML checker on SpecGenBench's 120 oracle programs and print figures.
 
-    python -m pytest_specbench.benchmarks.speceval.jml.validate [DATA_ROOT] [--mutants N] [--only A,B]
+    python -m pytest_specbench.benchmarks.speceval.tools.validate_jml [DATA_ROOT] [--mutants N] [--only A,B]
 
 DATA_ROOT defaults to ``../shared/datasets/specgenbench`` (from the project
 root).  For each program: translate the oracle, build the driver from its
-``daikon/`` copy (:mod:`.inputs`), compile, run every call; the ground truth
+``daikon/`` copy (:mod:`pytest_specbench.jml.inputs`), compile, run every call; the ground truth
 holds when no in-domain call fails.  Then mutants of the oracle's
 postconditions, loop invariants and asserts (replace a variable, flip a
 relational operator, swap ``\\forall``/``\\exists``) are checked on the same
@@ -23,10 +23,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from . import expr as X
-from .checker import JmlChecker
-from .inputs import driver_from_daikon
-from .translate import Clause, TranslationError, translate
+from ....jml import Clause, JmlChecker, TranslationError, driver_from_daikon, translate
+from ....jml import expr as X
 
 MUTATED_KINDS = ("ensures", "maintaining", "assert")
 MAX_NOT_COMPILING = 4  # further candidates tried per operator when a mutant does not compile

@@ -1,6 +1,7 @@
 """Check a JML-annotated Java class on calls: translate, compile, run, verdicts.
 
-The API SpecEval (and PostcondBench's Java side) build on::
+The API SpecEval builds on (PostcondBench's Java side runs JUnit tests instead:
+:mod:`.runners`)::
 
     checker = JmlChecker(make_executor("jvm", settings, hide))
     report = checker.check(annotated_source, driver)        # driver: inputs.Driver
@@ -17,21 +18,18 @@ does not allow, or a thread that outlived the call); ``timeout``.
 """
 from __future__ import annotations
 
-import json
-import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ....errors import InfrastructureError
-from ....execution.jvm import JavaJob, JvmExecutor
-from ....execution.protocol import Environment
+from ..errors import InfrastructureError
+from ..execution.jvm import JavaJob, JvmExecutor
+from . import runners
 from .inputs import Driver
 from .translate import Translation, TranslationError, translate
 
-RUNNER = "specbench.jml.JmlRunner"
-JAVA_DIR = Path(__file__).with_name("java")
+RUNNER = runners.JML_RUNNER
 # Part of result keys: bump when the same spec could get another verdict.
 CHECKER_VERSION = "4"  # 2: branch probes; 3: \old(e) of object state (calls, this, fields) evaluated at entry;
 # 4: issue 25 (JML comments blanked, \u refused, pure clauses, verdict from the violation that left the call,
@@ -113,8 +111,6 @@ class SpecReport:
         return f"{c.verdict} on call {c.index} {c.call}{where}"
 
 
-_JAVAC_LINE = re.compile(r"^(?P<file>[^\s:]+\.java):(?P<line>\d+): error: (?P<msg>.*)$", re.M)
-
 
 class JmlChecker:
     def __init__(self, jvm: JvmExecutor, call_seconds: float = 2.0, output_bytes: int = 4096,
@@ -134,9 +130,7 @@ class JmlChecker:
     def runtime(self) -> Path:
         """The compiled runner and JmlRt (trusted; compiled once per content)."""
         if self._runtime is None:
-            sources = {f"specbench/jml/{p.name}": p.read_text() for p in sorted((JAVA_DIR / "specbench" / "jml").glob("*.java"))}
-            prepared = self.jvm.prepare(Environment("classpath", "jml-runtime", {"sources": sources}))
-            self._runtime = Path(prepared.info["classes"])
+            self._runtime = runners.runtime_classes(self.jvm)
         return self._runtime
 
     # ------------------------------------------------------------- compile
@@ -253,17 +247,7 @@ class JmlChecker:
                       classpath=(self.runtime(),), readonly=(classes,), files={"nonce": nonce.encode()},
                       wall_seconds=wall, cpu_seconds=wall)
         result = self.jvm.run(None, job)
-        records = []
-        # records are split on "\n" only (the runner escapes every other character below 0x20 or
-        # above 0x7e): str.splitlines would also split on U+0085, U+2028... a program printed
-        for line in (result.stdout or "").split("\n"):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(r, dict) and r.get("nonce") == nonce:
-                records.append(r)
-        return records, result
+        return runners.read_records(result.stdout, nonce), result
 
 
 def _verdict(r: dict, call: str) -> CallVerdict:
@@ -287,16 +271,11 @@ def _verdict(r: dict, call: str) -> CallVerdict:
 def _map_javac(diag: str, tr: Translation) -> tuple[int, str]:
     """(JML line, javac's message) for the first error: a generated helper
     carries its clause's line in a ``/*@jml:LINE*/`` marker."""
-    m = _JAVAC_LINE.search(diag)
-    if not m:
+    found = runners.first_javac_error(diag)
+    if found is None:
         return 0, (diag.strip().splitlines() or ["javac failed"])[0]
-    msg = m.group("msg")
-    line = int(m.group("line"))
-    if m.group("file") == f"{tr.class_name}.java":
-        lines = tr.source.splitlines()
-        for i in range(min(line, len(lines)) - 1, max(line - 4, 0) - 1, -1):
-            mk = re.search(r"/\*@jml:(\d+)\*/", lines[i])
-            if mk and (i == line - 1 or "__jml_c" in lines[i]):
-                return int(mk.group(1)), msg
-        return 0, f"{msg} (translated line {line})"
-    return 0, f"{m.group('file')}: {msg}"
+    file, line, msg = found
+    if file == f"{tr.class_name}.java":
+        clause = runners.clause_line(tr.source, line)
+        return (clause, msg) if clause else (0, f"{msg} (translated line {line})")
+    return 0, f"{file}: {msg}"

@@ -1,11 +1,8 @@
 package specbench.jml;
 
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.net.URL;
 import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
 import java.util.HashSet;
 import java.util.List;
@@ -16,22 +13,24 @@ import org.junit.runner.Request;
 import org.junit.runner.Result;
 import org.junit.runner.notification.Failure;
 
-/** PostcondBench (Java): runs a project's JUnit 4 tests, one test method at a time,
- *  against classes whose target method carries JML ensures translated into checks,
+import static specbench.jml.RunnerSupport.*;
+
+/** The JML service's JUnit 4 runner (PostcondBench's Java side): runs a project's JUnit 4
+ *  tests, one test method at a time, against classes whose target method carries JML ensures translated into checks,
  *  and writes one JSON record per test to the JVM's real stdout.
  *
  *  It lives in package specbench.jml (loaded by the same class loader as JmlRt)
  *  to read the violations JmlRt recorded, whether or not the program caught the
  *  JmlViolation.  The project and its tests are loaded from their class folders by
- *  a class loader of their own; as in JmlRunner, a Policy grants those code sources
+ *  a class loader of their own; as in JmlRunner (RunnerSupport.confine), a Policy grants those code sources
  *  nothing but reading java.* properties and a SecurityManager enforces it (no exit,
  *  threads, files, file descriptors, environment, System.out replacement).  Each
  *  record carries a nonce read from (and deleted with) the file {@code nonce} before
  *  any project class loads, so lines printed by the project cannot pass for records.
  *
- *  usage: java -cp RUNNER:JMLRT:JUNIT:HAMCREST specbench.jml.PostcondJUnit
+ *  usage: java -cp RUNNER:JMLRT:JUNIT:HAMCREST specbench.jml.JUnitRunner
  *             BUDGET_MS OUTPUT_CAP TARGET_CLASS TARGET_METHOD DIR[:DIR...] Class#method ... */
-public final class PostcondJUnit {
+public final class JUnitRunner {
     private static final class Outcome {
         volatile Result result;
         volatile String thrown;     // JUnit's own failure, described on the test's thread
@@ -39,27 +38,11 @@ public final class PostcondJUnit {
         volatile boolean done;
     }
 
-    private static String json(String s) { return JmlRunner.json(s == null ? "" : s); }
-
-    private static String clip(String s, int n) { return JmlRunner.clip(s, n); }
+    /** JSON of a string that may be null (a failure's message): "" then. */
+    private static String jsonText(String s) { return json(s == null ? "" : s); }
 
     public static void main(String[] args) {
-        try {
-            NoPoolThreads.install();
-            JmlRunner.findRoot();
-        } catch (Throwable t) {
-            System.out.println("{\"runner_error\":" + json(clip(t.toString(), 500)) + "}");
-            System.out.flush();
-            Runtime.getRuntime().halt(2);
-        }
-        final PrintStream channel = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
-        try {
-            run(args, channel);
-        } catch (Throwable t) {
-            channel.println("{\"runner_error\":" + json(clip(t.toString(), 500)) + "}");
-            channel.flush();
-            Runtime.getRuntime().halt(2);
-        }
+        RunnerSupport.main(args, JUnitRunner::run);
     }
 
     /** Where an exception was thrown: did it pass through the target method (or a
@@ -86,15 +69,15 @@ public final class PostcondJUnit {
             if (n++ >= 5) break;
             Throwable e = f.getException();
             if (n > 1) r.append(',');
-            String[] d = e == null ? new String[] {"", ""} : JmlRunner.describe(e);
+            String[] d = e == null ? new String[] {"", ""} : describe(e);
             boolean through;
             try {
                 through = e != null && throughTarget(e, targetClass, targetMethod);
             } catch (Throwable x) {
                 through = false;
             }
-            r.append("{\"exception\":").append(json(d[0]))
-             .append(",\"message\":").append(json(d[1]))
+            r.append("{\"exception\":").append(jsonText(d[0]))
+             .append(",\"message\":").append(jsonText(d[1]))
              .append(",\"violation\":").append(e instanceof JmlViolation)
              .append(",\"assertion\":").append(e instanceof AssertionError && !(e instanceof JmlViolation))
              .append(",\"through_target\":").append(through)
@@ -104,7 +87,7 @@ public final class PostcondJUnit {
     }
 
     private static void run(String[] args, PrintStream channel) throws Exception {
-        String nonce = JmlRunner.takeNonce();
+        String nonce = takeNonce();
         long budgetMs = Long.parseLong(args[0]);
         int outputCap = Integer.parseInt(args[1]);
         String targetClass = args[2];
@@ -123,25 +106,24 @@ public final class PostcondJUnit {
         Class.forName("org.junit.runner.manipulation.Filter");
         Class.forName("org.junit.runners.BlockJUnit4ClassRunner");
 
-        JmlRunner.Capped captured = JmlRunner.captureOutput(outputCap);
+        Capped captured = captureOutput(outputCap);
 
-        JmlRunner.confine(program);
+        confine(program);
 
-        URLClassLoader loader = new URLClassLoader(urls, PostcondJUnit.class.getClassLoader());
+        URLClassLoader loader = new URLClassLoader(urls, JUnitRunner.class.getClassLoader());
         long deadline = System.nanoTime() + budgetMs * 1_000_000L;
         for (int a = 5; a < args.length; a++) {
             final String test = args[a];
             int hash = test.indexOf('#');
             String className = hash < 0 ? test : test.substring(0, hash);
             String methodName = hash < 0 ? null : test.substring(hash + 1);
-            StringBuilder r = new StringBuilder("{\"nonce\":").append(json(nonce)).append(",\"test\":").append(json(test));
+            StringBuilder r = new StringBuilder("{\"nonce\":").append(jsonText(nonce)).append(",\"test\":").append(jsonText(test));
             final Class<?> cls;
             try {
                 cls = Class.forName(className, false, loader);
             } catch (Throwable e) {
-                r.append(",\"outcome\":\"missing\",\"message\":").append(json(clip(e.toString(), 300))).append("}");
-                channel.println(r);
-                channel.flush();
+                r.append(",\"outcome\":\"missing\",\"message\":").append(jsonText(clip(e.toString(), 300))).append("}");
+                emit(channel, r, false);
                 continue;
             }
             final Request request = methodName == null ? Request.aClass(cls) : Request.method(cls, methodName);
@@ -153,13 +135,13 @@ public final class PostcondJUnit {
                     out.failures = failures(res, targetClass, targetMethod);
                     out.result = res;
                 } catch (Throwable e) {
-                    String[] d = JmlRunner.describe(e);
+                    String[] d = describe(e);
                     out.thrown = d[0] + ": " + d[1];
                 } finally {
                     out.done = true;
                 }
             }, "specbench-test", 64L << 20);
-            java.util.Set<Thread> before = JmlRunner.liveThreads();
+            java.util.Set<Thread> before = liveThreads();
             final JmlRt.Call rec = JmlRt.begin(null);
             long w0 = System.nanoTime();
             th.start();
@@ -173,11 +155,11 @@ public final class PostcondJUnit {
                 stop = true;
             } else if (out.thrown != null) {
                 JmlRt.end();
-                r.append(",\"outcome\":\"error\",\"message\":").append(json(clip(out.thrown, 300)));
+                r.append(",\"outcome\":\"error\",\"message\":").append(jsonText(clip(out.thrown, 300)));
             } else {
                 JmlRt.end();
                 Result res = out.result;
-                r.append(",\"outcome\":").append(json(res.wasSuccessful() ? "passed" : "failed"))
+                r.append(",\"outcome\":").append(jsonText(res.wasSuccessful() ? "passed" : "failed"))
                  .append(",\"run\":").append(res.getRunCount())
                  .append(",\"ignored\":").append(res.getIgnoreCount());
                 r.append(",\"failures\":").append(out.failures);
@@ -185,9 +167,9 @@ public final class PostcondJUnit {
             if (out.done) {
                 // a thread the test did not own (a JDK cleaner, a pool) may run project or spec code
                 // after the test: the run stops there, and the test cannot pass
-                String stray = group.activeCount() > 0 ? "specbench-test" : JmlRunner.strayThread(before, th);
+                String stray = outlived(group, "specbench-test", before, th);
                 if (stray != null) {
-                    r.append(",\"outlived\":").append(json(clip(stray, 100)));
+                    r.append(",\"outlived\":").append(jsonText(clip(stray, 100)));
                     stop = true;
                 }
             }
@@ -195,22 +177,16 @@ public final class PostcondJUnit {
             for (int i = 0; i < vs.size() && i < 5; i++) {
                 JmlViolation v = vs.get(i);
                 if (i > 0) r.append(',');
-                r.append("{\"kind\":").append(json(v.kind)).append(",\"line\":").append(v.line)
-                 .append(",\"clause\":").append(json(clip(v.clause, 300)))
-                 .append(",\"message\":").append(json(clip(v.getMessage(), 300))).append('}');
+                r.append("{\"kind\":").append(jsonText(v.kind)).append(",\"line\":").append(v.line)
+                 .append(",\"clause\":").append(jsonText(clip(v.clause, 300)))
+                 .append(",\"message\":").append(jsonText(clip(v.getMessage(), 300))).append('}');
             }
             r.append("],\"violation_count\":").append(vs.size());
             r.append(",\"wall_ms\":").append(wallMs);
-            r.append(",\"output\":").append(json(clip(captured.take(), 2000)))
+            r.append(",\"output\":").append(jsonText(clip(captured.take(), 2000)))
              .append(",\"output_dropped\":").append(captured.takeDropped()).append('}');
-            channel.println(r);
-            channel.flush();
-            if (stop) {
-                Runtime.getRuntime().halt(0);
-            }
+            emit(channel, r, stop);
         }
-        channel.println("{\"nonce\":" + json(nonce) + ",\"done\":true}");
-        channel.flush();
-        Runtime.getRuntime().halt(0);
+        finish(channel, nonce);
     }
 }

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from . import expr as X
 from .coverage import branch_probes
+from .parser import node_text as _text, parse_java, walk as _walk
 
 _PRIMS = {"int", "long", "short", "byte", "char", "boolean", "double", "float"}
 _RT = "specbench.jml.JmlRt"
@@ -54,7 +55,8 @@ _MODIFIERS = {"public", "private", "protected", "static", "final", "pure", "help
 # The checker's runtime (issue 25): no name in a specification, and no declaration in one
 # (ghost, old, model method, local class, quantifier or lambda variable), may be one of these;
 # a member type named ``specbench`` would shadow the runtime's package (JLS 6.4.2).
-_RUNTIME_NAMES = frozenset({"specbench", "JmlRt", "JmlViolation", "JmlRunner", "PostcondJUnit", "NoPoolThreads"})
+_RUNTIME_NAMES = frozenset({"specbench", "JmlRt", "JmlViolation", "JmlRunner", "JUnitRunner", "RunnerSupport",
+                            "PostcondJUnit", "NoPoolThreads"})  # PostcondJUnit: JUnitRunner's former name
 # Reflection, class loading, threads, processes: a specification (clause or model method) that could
 # reach the runtime or run code outside its call is refused.
 _FORBIDDEN = frozenset({
@@ -336,22 +338,6 @@ def spec_cases(items: list[tuple[str, int, object]]) -> tuple[list[SpecCase], li
 
 
 # ----------------------------------------------------------------- translator
-def _text(src: bytes, node) -> str:
-    return src[node.start_byte:node.end_byte].decode("utf-8")
-
-
-def _parser():
-    import tree_sitter as ts
-    import tree_sitter_java as tsj
-
-    global _PARSER
-    try:
-        return _PARSER
-    except NameError:
-        _PARSER = ts.Parser(ts.Language(tsj.language()))
-        return _PARSER
-
-
 @dataclass
 class _Var:
     name: str
@@ -468,7 +454,7 @@ class Translator:
         self.only_lines = None if only_lines is None else set(only_lines)
         self.non_null = non_null
         self.src = source.encode("utf-8")
-        self.tree = _parser().parse(self.src)
+        self.tree = parse_java(self.src)
         self.edits: list[tuple[int, int, int, str]] = []  # (start, end, seq, text)
         self.helpers: dict[int, list[str]] = {}  # class body end byte -> helper methods
         self.clauses: list[Clause] = []
@@ -697,7 +683,7 @@ class Translator:
                       flags=re.M)
         head = "class __M {\n"
         wrapped = (head + decl + "\n}").encode("utf-8")
-        tree = _parser().parse(wrapped)
+        tree = parse_java(wrapped)
         body = tree.root_node.named_children[0].child_by_field_name("body") if tree.root_node.named_children else None
         members = [c for c in (body.named_children if body is not None else ()) if not c.type.endswith("comment")]
         if tree.root_node.has_error or len(tree.root_node.named_children) != 1 or body is None:
@@ -1265,12 +1251,6 @@ def _pure(e: X.Node, line: int, own_types=frozenset()) -> None:
             raise TranslationError(f"not pure: {n.name}(...) may change its receiver or arguments", line)
         if isinstance(n, (X.Call, X.MethodRef)) and n.target is not None and re.match(r"set[A-Z]", n.name):
             raise TranslationError(f"not pure: {n.name}(...) may change its receiver", line)
-
-
-def _walk(node):
-    yield node
-    for c in node.children:
-        yield from _walk(c)
 
 
 def _first_error(node):

@@ -21,7 +21,8 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from .translate import Translation, _parser, _text
+from .parser import node_text as _text, parse_java
+from .translate import Translation
 
 MIN_CALLS = 10
 GENERATED = 24
@@ -84,7 +85,7 @@ def driver_from_daikon(daikon_source: str, translation: Translation, program: st
                        generate: bool = True, seed: int = 0) -> Driver:
     """A driver class ``__JmlDriver`` for the oracle class of ``translation``."""
     src = daikon_source.encode("utf-8")
-    tree = _parser().parse(src)
+    tree = parse_java(src)
     cls = next(c for c in tree.root_node.named_children if c.type == "class_declaration")
     body = cls.child_by_field_name("body")
     dmethods: dict[str, list[list[str]]] = {}

@@ -1,0 +1,37 @@
+"""Java syntax for the JML service: one tree-sitter-java parser per process and the
+two walks over its trees that the translator (:mod:`.translate`), the input builder
+(:mod:`.inputs`) and PostcondBench's Java side (prompts, injection, mutants) share.
+
+JML expressions (inside ``//@`` and ``/*@ @*/`` comments) are parsed by :mod:`.expr`;
+tree-sitter sees them as comments."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Iterator
+
+
+@lru_cache(maxsize=None)
+def java_parser() -> Any:
+    """The tree-sitter parser of Java (built once: building the language is the cost)."""
+    import tree_sitter as ts
+    import tree_sitter_java as tsj
+
+    return ts.Parser(ts.Language(tsj.language()))
+
+
+def parse_java(source: bytes) -> Any:
+    """The tree-sitter tree of a Java file (UTF-8 bytes); a syntax error is an
+    ``ERROR`` or missing node in it, never an exception."""
+    return java_parser().parse(source)
+
+
+def node_text(src: bytes, node: Any) -> str:
+    """The source text of a node (``src``: the bytes the tree was parsed from)."""
+    return src[node.start_byte:node.end_byte].decode("utf-8")
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """The node and all its descendants, in source order (pre-order)."""
+    yield node
+    for c in node.children:
+        yield from walk(c)
