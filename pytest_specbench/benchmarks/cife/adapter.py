@@ -124,7 +124,7 @@ class CifeBenchmark:
         return {"judge": f"replay:{bundled_suite('cife') / 'judgments.jsonl'}"} if taskset.bundled else {}
 
     def program_key(self, task: Task, sample: Any, check: str) -> None:
-        """No within-run deduplication (``plugin/dedupe.py``): the judge is asked
+        """No within-run deduplication (``engine/dedupe.py``): the judge is asked
         once per sample index (a ``replay:`` judge answers by index), so two
         identical answers still get two judgments, as upstream does."""
         return None

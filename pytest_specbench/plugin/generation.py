@@ -14,92 +14,75 @@ import json
 import os
 import tempfile
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import pytest
 
+from ..engine.plan import RunPlan, Selected, parse_node_id
 from ..errors import SpecbenchError
-from .base import GenerationRequest
-from .options import generation_options
-
-# (benchmark, task_id, sample index, check)
-Selected = tuple[str, str, int, str]
+from ..models.base import GenerationRequest
+from ..models.options import generation_options
 
 
-def generate_for_items(run: Any, items: Sequence[Any]) -> None:
-    """``pytest_collection_finish`` without xdist: generate for the selected items."""
-    if run.config.option.collectonly:
-        return
-    selected = [(i.adapter.name, i.task.task_id, i.sample, i.check) for i in items
-                if hasattr(i, "adapter") and hasattr(i, "sample")]
-    _phase(run, selected)
+class GenerationPhase:
+    """Generates, once per run, every answer the selected items will read.
+
+    Takes plain things: the run's :class:`~..engine.plan.RunPlan` (which items
+    need which request), the model, ``finished`` (a resumed run's outcome of a
+    node id, or None) and the pytest config (the progress line, the xdist
+    session to stop on a usage error).
+    """
+
+    def __init__(self, plan: RunPlan, model: Any, finished: Callable[[str], Any], config: pytest.Config):
+        self.plan, self.model, self.finished, self.config = plan, model, finished, config
+        self.done = False
+
+    def requests(self, selected: Iterable[Selected]) -> list[GenerationRequest]:
+        return self.plan.generation_requests(selected, self.finished)
+
+    def for_items(self, items: Sequence[Any]) -> None:
+        """``pytest_collection_finish`` without xdist: generate for the selected items."""
+        if self.config.option.collectonly:
+            return
+        selected = [(i.spec.benchmark, i.task.task_id, i.sample, i.check) for i in items if hasattr(i, "spec")]
+        self._phase(selected)
+
+    def for_node_ids(self, ids: Sequence[str]) -> None:
+        """``pytest_xdist_node_collection_finished`` in the controller: the first call generates."""
+        if self.done or self.config.option.collectonly:
+            return
+        self.done = True
+        # Workers get the answers from this process over their gateways (plugin/remote.py),
+        # whatever the cache holds: they may run on other hosts.
+        try:
+            self._phase([s for s in map(parse_node_id, ids) if s is not None])
+        except pytest.UsageError:
+            stop_workers(self.config)
+            raise
+
+    def _phase(self, selected: list[Selected]) -> None:
+        requests = self.requests(selected)
+        if not requests:
+            return
+        progress = ProgressLine(self.config, self.model)
+        try:
+            self.model.generate(requests, progress)
+            save_to = generation_options(self.plan.settings).save_samples
+        except SpecbenchError as exc:
+            progress.close()
+            raise pytest.UsageError(f"specbench: {exc}") from None
+        progress.close()
+        if save_to is not None:
+            written = save_samples(self.model, requests, save_to)
+            progress.line(f"specbench: {written} samples written to {save_to}")
 
 
-def generate_for_node_ids(run: Any, node: Any, ids: Sequence[str]) -> None:
-    """``pytest_xdist_node_collection_finished`` in the controller: the first call generates."""
-    if getattr(run, "_generation_done", False) or run.config.option.collectonly:
-        return
-    run._generation_done = True
-    # Workers get the answers from this process over their gateways (plugin/remote.py),
-    # whatever the cache holds: they may run on other hosts.
-    try:
-        _phase(run, [s for s in map(parse_node_id, ids) if s is not None])
-    except pytest.UsageError:
-        stop_workers(run)
-        raise
-
-
-def stop_workers(run: Any) -> None:
+def stop_workers(config: pytest.Config) -> None:
     """Before raising a usage error in the controller: let the idle workers exit now;
     otherwise xdist waits 10 s for them at teardown."""
-    dsession = run.config.pluginmanager.getplugin("dsession")
+    dsession = config.pluginmanager.getplugin("dsession")
     if dsession is not None and getattr(dsession, "sched", None) is not None:
         dsession.triggershutdown()
-
-
-def parse_node_id(nodeid: str) -> Selected | None:
-    parts = nodeid.split("::")
-    if len(parts) < 5 or parts[0] != "specbench":
-        return None
-    try:
-        sample = int(parts[-2])
-    except ValueError:
-        return None
-    return parts[1], "::".join(parts[2:-2]), sample, parts[-1]
-
-
-def build_requests(run: Any, selected: Iterable[Selected]) -> list[GenerationRequest]:
-    """One request per distinct (benchmark, task, sample) that some selected item will evaluate."""
-    requests: dict[tuple[str, str, int], GenerationRequest] = {}
-    tasks = {name: {t.task_id: t for t in run.taskset(name).tasks} for name in run.adapters}
-    for benchmark, task_id, sample, check in selected:
-        adapter = run.adapters.get(benchmark)
-        task = tasks.get(benchmark, {}).get(task_id)
-        if task is None or (benchmark, task_id, sample) in requests:
-            continue
-        skip = run.skip_reason(adapter, check, task)
-        finished = run.journal_result(run.item_nodeid(benchmark, task_id, sample, check))
-        if skip or finished is not None:
-            continue  # this item needs no answer (another check of the sample may)
-        requests[(benchmark, task_id, sample)] = run.generation_request(adapter, task, sample, check)
-    return list(requests.values())
-
-
-def _phase(run: Any, selected: list[Selected]) -> None:
-    requests = build_requests(run, selected)
-    if not requests:
-        return
-    progress = ProgressLine(run.config, run.model)
-    try:
-        run.model.generate(requests, progress)
-        save_to = generation_options(run.settings).save_samples
-    except SpecbenchError as exc:
-        progress.close()
-        raise pytest.UsageError(f"specbench: {exc}") from None
-    progress.close()
-    if save_to is not None:
-        written = save_samples(run.model, requests, save_to)
-        progress.line(f"specbench: {written} samples written to {save_to}")
 
 
 def save_samples(model: Any, requests: Sequence[GenerationRequest], path: os.PathLike) -> int:
