@@ -163,7 +163,7 @@ class PostcondBenchmark:
             return self._correct(task, sample, ctx)
         if check != "complete":
             raise InfrastructureError(f"postcond has no check {check!r}")
-        correct = getattr(ctx, "result_of", lambda _c: None)("correct") or self._correct(task, sample, ctx)
+        correct = ctx.result_of("correct") or self._correct(task, sample, ctx)
         mutants = list(task.data.get("mutants") or ())
         if not correct.passed:
             return CheckResult(False, {"correct": False, "complete": False, "killed": 0, "total": len(mutants), "kills": []},
