@@ -201,7 +201,7 @@ class RoleModel(Protocol):
 
 
 class CheckContext(Protocol):
-    """Shared services a check may use (see :mod:`pytest_specbench.plugin.services`)."""
+    """Shared services a check may use (the concrete class: :class:`pytest_specbench.engine.context.CheckContext`)."""
 
     settings: Any  # pytest_specbench.plugin.options.Settings
 
