@@ -60,7 +60,7 @@ class SpecbenchItem(pytest.Item):
             self.outcome = self._evaluate()
 
     def _share_finished(self, finished: dict[str, Any]) -> None:
-        """Resumed run: a journaled verdict is also its program's, for copies not yet run."""
+        """Resumed run: a journaled verdict is also its program's, for the copies still to come."""
         if not self.verdicts.dedupe.enabled or not isinstance(finished.get("passed"), bool):
             return
         try:
