@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -11,49 +10,19 @@ from pytest_specbench.models.roles import ReplayRole
 
 from pytest_specbench.benchmarks.cife.adapter import ADAPTER, BUNDLED, BUNDLED_JUDGMENTS
 from pytest_specbench.benchmarks.cife.metrics import cohen_kappa, compute, figures
-from pytest_specbench.errors import InfrastructureError, OptionError
+from pytest_specbench.errors import InfrastructureError
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import PythonExecutor
 from pytest_specbench.models.base import Completion
+from fakes import FakeModel, fake_context
 
 PROJECT = Path(__file__).resolve().parents[1]
 
 
-class Ctx:
-    """A minimal CheckContext: options, the python executor, and a judge role (or none)."""
-
-    def __init__(self, executor, judge=None, **options):
-        self.executor_ = executor
-        self.judge = judge
-        self.options = options
-        self.settings = SimpleNamespace(model="reference")
-
-    def option(self, name):
-        return self.options.get(name)
-
-    def executor(self, kind):
-        assert kind == "python"
-        return self.executor_
-
-    def model(self, role):
-        if self.judge is None:
-            raise OptionError("--judge-model", "not configured")
-        return self.judge
-
-
-class CountingJudge:
-    role, spec = "judge", "scripted"
-
-    def __init__(self, answer_for):
-        self.answer_for = answer_for
-        self.calls = []
-
-    def ask(self, request):
-        self.calls.append(request)
-        return self.answer_for(request)
-
-    def manifest(self):
-        return {}
+def Ctx(executor, judge=None, **options):
+    """A check context: options, the python executor, and a judge role (or none)."""
+    return fake_context(executors={"python": executor} if executor else None,
+                        models={"judge": judge} if judge else None, **options)
 
 
 @pytest.fixture(scope="module")
@@ -95,11 +64,11 @@ def test_check_names_carry_index_and_category():
 
 def test_judge_is_asked_once_per_sample_and_purpose_from_the_roles_cache(executor):
     cache = {}
-    inner = CountingJudge(lambda r: json.dumps({"Evaluation": [
+    inner = FakeModel(lambda r: json.dumps({"Evaluation": [
         {"Index": i + 1, "Aligns": i != 1, "Reason": "r"} for i in range(len(r.task.data["_constraints"]))]})
         if r.purpose == "adherence" else '{"correctness": "Partially Correct", "reason": "edge"}')
 
-    class Cached(CountingJudge):  # what the real role does: cache by prompt
+    class Cached(FakeModel):  # what the real role does: cache by prompt
         def ask(self, request):
             key = (request.purpose, request.prompt.messages)
             if key not in cache:
@@ -108,7 +77,7 @@ def test_judge_is_asked_once_per_sample_and_purpose_from_the_roles_cache(executo
 
     task = ADAPTER.load(None, None).tasks[0]
     results = run_all(Ctx(executor, Cached(None)), tasks=[task])
-    assert len(inner.calls) == 2  # one adherence, one correctness question for 5 items
+    assert len(inner.requests) == 2  # one adherence, one correctness question for 5 items
     checks = results[task.task_id][0]["checks"]
     assert checks["adherence[1-error-handling-and-robustness]"]["_passed"] is False
     m = compute(results)
@@ -118,13 +87,13 @@ def test_judge_is_asked_once_per_sample_and_purpose_from_the_roles_cache(executo
 
 
 def test_garbage_judge_retries_with_the_error_then_errors(executor):
-    judge = CountingJudge(lambda r: "I am sorry, I cannot help with that.")
+    judge = FakeModel(lambda r: "I am sorry, I cannot help with that.")
     task = ADAPTER.load(None, None).tasks[0]
     with pytest.raises(InfrastructureError, match=r"adherence answer unreadable after 3 attempt\(s\): the answer contains no valid JSON"):
         ADAPTER.run_check(ADAPTER.checks_for(task)[0], task, Completion(task.data["reference_answer"]),
                           Ctx(executor, judge))
-    assert [r.attempt for r in judge.calls] == [0, 1, 2]
-    assert "previous answer could not be used" in judge.calls[2].prompt.messages[-1].content
+    assert [r.attempt for r in judge.requests] == [0, 1, 2]
+    assert "previous answer could not be used" in judge.requests[2].prompt.messages[-1].content
 
 
 def test_too_few_verdicts_then_fixed_on_retry(executor):
@@ -136,7 +105,7 @@ def test_too_few_verdicts_then_fixed_on_retry(executor):
             return '{"correctness": "Completely Correct"}'
         k = n - 1 if r.attempt == 0 else n
         return json.dumps({"Evaluation": [{"Index": i + 1, "Aligns": True} for i in range(k)]})
-    judge = CountingJudge(answer)
+    judge = FakeModel(answer)
     r = ADAPTER.run_check(ADAPTER.checks_for(task)[2], task, Completion(task.data["reference_answer"]), Ctx(executor, judge))
     assert r.passed and r.details["attempts"] == 2
 
@@ -144,7 +113,7 @@ def test_too_few_verdicts_then_fixed_on_retry(executor):
 def test_upstream_parse_mode_reproduces_positional_reading(executor):
     task = ADAPTER.load(None, None).tasks[0]  # 4 constraints
     # the judge answers 3 entries, constraint 1 false: upstream shifts nothing but loses the last verdict
-    judge = CountingJudge(lambda r: json.dumps({"Evaluation": [{"Aligns": False}, {"Aligns": True}, {"Aligns": True}]})
+    judge = FakeModel(lambda r: json.dumps({"Evaluation": [{"Aligns": False}, {"Aligns": True}, {"Aligns": True}]})
                           if r.purpose == "adherence" else '{"correctness": "Wrong"}')
     ctx = Ctx(executor, judge, cife_parse="upstream", cife_prompts="upstream")
     results = run_all(ctx, tasks=[task])
@@ -199,7 +168,7 @@ def test_shipped_judgments_cover_the_bundled_suite():
     assert {(l["task_id"], l["purpose"]) for l in lines} == {(i, p) for i in ids for p in ("adherence", "correctness")}
 
 
-class ScriptedRole(CountingJudge):
+class ScriptedRole(FakeModel):
     """The scripted judge behind a fake role (the real role sends the same messages over HTTP)."""
 
     def __init__(self, garbage=0.0, satisfied=1.0):
@@ -214,7 +183,7 @@ def test_scripted_judge_answers_both_prompt_styles(executor, style):
     results = run_all(Ctx(executor, judge, cife_prompts=style))
     m = compute(results)
     assert m["samples_scored"] == 12 and m["samples_incomplete"] == 0
-    assert any(r.attempt == 1 for r in judge.calls)  # garbage first answers were retried
+    assert any(r.attempt == 1 for r in judge.requests)  # garbage first answers were retried
     # the scripted judge follows AST rules where they decide (not the sandboxed ones): mostly agrees
     assert m["rule_judge_agreement"] > 0.7 and 0 < m["csr"] < 1
 
@@ -223,12 +192,12 @@ def test_reference_with_the_scripted_judge_scores_100(executor):
     judge = ScriptedRole(garbage=0.3)
     m = compute(run_all(Ctx(executor, judge)))
     assert m["csr"] == m["ssr"] == m["c2a"] == m["hybrid_csr"] == 1.0 and m["samples_scored"] == 12
-    assert any(r.attempt == 1 for r in judge.calls)
+    assert any(r.attempt == 1 for r in judge.requests)
 
 
 def test_manifest_names_prompts_hashes_and_parameters():
-    paper = ADAPTER.manifest(Ctx(None))
-    upstream = ADAPTER.manifest(Ctx(None, cife_prompts="upstream"))
+    paper = ADAPTER.manifest(Ctx(None).settings)
+    upstream = ADAPTER.manifest(Ctx(None, cife_prompts="upstream").settings)
     assert paper["prompts"] == "paper" and upstream["prompts"] == "upstream"
     assert paper["prompt_sha256"]["adherence"] != upstream["prompt_sha256"]["adherence"]
     assert paper["judge_parameters_asked"]["adherence"] == {"temperature": 0.1, "max_tokens": 2048}

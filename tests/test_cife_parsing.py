@@ -13,6 +13,7 @@ from pytest_specbench.benchmarks.cife.judge import (JudgeAnswerError, ask_until_
                                                     parse_correctness_upstream)
 from pytest_specbench.benchmarks.cife.prompts import adherence_prompt, correctness_prompt
 from pytest_specbench.errors import DataError, InfrastructureError
+from fakes import FakeModel, fake_context
 
 
 # --- loader -------------------------------------------------------------------------------------
@@ -239,24 +240,18 @@ def test_cife_messages_are_one_line_through_the_adapter():
     n = len(task.data["_constraints"])
     long_reason = "first line\n" + "word " * 30_000
 
-    class Judge:
-        def ask(self, request):
-            if request.purpose == "correctness":
-                return json.dumps({"correctness": "Wrong", "reason": long_reason})
-            return json.dumps({"Evaluation": [{"Index": i, "Aligns": False, "Reason": long_reason}
-                                              for i in range(1, n + 1)]})
+    def judge(request):
+        if request.purpose == "correctness":
+            return json.dumps({"correctness": "Wrong", "reason": long_reason})
+        return json.dumps({"Evaluation": [{"Index": i, "Aligns": False, "Reason": long_reason}
+                                          for i in range(1, n + 1)]})
 
-    class Ctx:
-        def option(self, name):
-            return {"cife_prompts": "paper", "cife_parse": "strict", "cife_judge_retries": 0, "cife_rules": "off"}.get(name)
-
-        def model(self, role):
-            return Judge()
-
+    ctx = fake_context(models={"judge": FakeModel(judge)}, cife_prompts="paper", cife_parse="strict",
+                       cife_judge_retries=0, cife_rules="off")
     checks = ADAPTER.checks_for(task)
     assert len(checks) == n + 1
     for check in checks:
-        r = ADAPTER.run_check(check, task, task.data["reference_answer"], Ctx())
+        r = ADAPTER.run_check(check, task, task.data["reference_answer"], ctx)
         assert not r.passed and "\n" not in r.message and len(r.message) <= 400
 
 

@@ -1,4 +1,4 @@
-"""Within-run deduplication (plugin/dedupe.py): each distinct program is evaluated
+"""Within-run deduplication (engine/dedupe.py): each distinct program is evaluated
 once per task and check; every copy still is one item and one journal line with
 the verdict it would have had on its own."""
 from __future__ import annotations

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -14,6 +13,7 @@ from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import CallsJob, PythonExecutor
 from pytest_specbench.execution.wire import string_digest
 from pytest_specbench.models.base import Completion
+from fakes import FakeSettings, fake_context
 
 CLAMPED_MEAN_NOISY = ("def clamped_mean(values, low, high):\n"
                       "    adjusted = [min(max(v, low), high) for v in values]\n"
@@ -96,9 +96,7 @@ def test_string_digests_settle_the_functional_check_both_ways(executor, tmp_path
     monkeypatch.setattr(evalplus, "DIGEST_STRINGS_OVER", 3)  # every bundled caesar_lower output is longer
     data = EvalPlusData.load(bundled_folder("contract") / "evalplus")
     task, digest = data.tasks["HumanEval-S/6"], data.digest["HumanEval-S/6"]
-    ctx = SimpleNamespace(python_executor=lambda: executor,
-                          settings=SimpleNamespace(limits=LIMITS, details=False),
-                          cache_dir=lambda *parts: _mkdir(tmp_path.joinpath("cache", *parts)))
+    ctx = fake_context(FakeSettings(limits=LIMITS), cache=tmp_path, executors={"python": executor})
     right = ("def caesar_lower(text, shift):\n"
              "    return ''.join(c if c == ' ' else chr((ord(c) - 97 + shift) % 26 + 97) for c in text)\n")
     wrong = "def caesar_lower(text, shift):\n    return text.upper()\n"
@@ -107,11 +105,6 @@ def test_string_digests_settle_the_functional_check_both_ways(executor, tmp_path
     bad = evalplus.functional_check(task, digest, Completion(wrong, {"trusted_reference": True}), ctx)
     assert not bad.passed
     assert bad.message == "base input #0: expected 'cde zab', got another string (7 characters, starting 'ABC XYZ')"
-
-
-def _mkdir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def test_sample_annotations_are_evaluated_as_plain_python_does(executor):

@@ -117,9 +117,10 @@ def test_planning_asks_adapters_from_their_caches_only(tmp_path):
     from pytest_specbench.plugin.services import Services
 
     services = Services(SimpleNamespace(state_dir=tmp_path), [])
-    planning = services.planning_context()
-    assert planning.planning is True and services.planning is False
-    assert planning.cache_dir("x") == services.cache_dir("x") == tmp_path / "cache" / "x"
+    context = services.context()
+    planning = context.for_planning()
+    assert planning.planning is True and context.planning is False
+    assert planning.cache_dir("x") == context.cache_dir("x") == tmp_path / "cache" / "x"
 
 
 JAVA = shutil.which("javac") is not None and shutil.which("java") is not None
@@ -129,7 +130,7 @@ JAVA = shutil.which("javac") is not None and shutil.which("java") is not None
 def test_speceval_planning_reads_ground_truths_from_the_cache_and_never_checks_one(tmp_path, monkeypatch):
     from pytest_specbench.benchmarks.speceval import validation
     from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
-    from pytest_specbench.plugin.services import PlanningContext, Services
+    from pytest_specbench.plugin.services import Services
 
     class Settings(SimpleNamespace):
         def option(self, name):
@@ -151,11 +152,12 @@ def test_speceval_planning_reads_ground_truths_from_the_cache_and_never_checks_o
     services = Services(Settings(state_dir=tmp_path, limits=None, sandbox="process"), [])
     try:
         tasks = ADAPTER.load(None, services.settings).tasks
-        planning = PlanningContext(services)
+        context = services.context()
+        planning = context.for_planning()
         assert all(ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, planning) is None for t in tasks)
         assert checked == [] and not list((tmp_path / "cache").rglob("*.json"))
         one = [t for t in tasks if t.data["program"] == "MaxOfTwo"]
-        assert all("the ground truth fails its own tests" in ADAPTER.skip_reason(t.data["kind"], t, services)
+        assert all("the ground truth fails its own tests" in ADAPTER.skip_reason(t.data["kind"], t, context)
                    for t in one)
         assert len(checked) == 1  # one program, checked once for its two tasks
         validation._GROUND_TRUTH.clear()  # another process: the planning reads the disk cache

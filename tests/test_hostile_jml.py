@@ -21,7 +21,6 @@ for the Python side.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -29,6 +28,7 @@ import pytest
 from pytest_specbench.jml.checker import JmlChecker
 from pytest_specbench.jml.inputs import driver_from_calls
 from pytest_specbench.execution.jvm import JvmExecutor
+from fakes import FakeSettings, fake_context
 
 JAVA = bool(shutil.which("javac") and shutil.which("java"))
 pytestmark = pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
@@ -173,30 +173,14 @@ def test_impure_spec_expressions_are_refused(checker, name):
     assert rep.status == "syntax_error" and "pure" in rep.message, (name, rep.summary())
 
 
-class _Settings:
-    def __init__(self, state, **kw):
-        self.kw, self.state_dir, self.sandbox, self.limits = kw, state, "process", None
-
-    def option(self, name):
-        return self.kw.get(name)
-
-
-class _Ctx:
-    def __init__(self, settings, jvm):
-        self.settings, self.jvm = settings, jvm
-
-    def executor(self, kind):
-        assert kind == "jvm"
-        return self.jvm
-
-
 @pytest.fixture(scope="module")
 def speceval(tmp_path_factory, jvm):
     from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
 
-    settings = _Settings(tmp_path_factory.mktemp("state"), speceval_task="infilling,generation")
+    state = tmp_path_factory.mktemp("state")
+    settings = FakeSettings(state, options={"speceval_task": "infilling,generation"})
     tasks = {t.task_id: t for t in ADAPTER.load(None, settings).tasks}
-    return SimpleNamespace(adapter=ADAPTER, tasks=tasks, ctx=_Ctx(settings, jvm))
+    return SimpleNamespace(adapter=ADAPTER, tasks=tasks, ctx=fake_context(settings, cache=state, executors={"jvm": jvm}))
 
 
 def _generate(se, task_id: str, answer: str):
@@ -442,24 +426,8 @@ def _java_task(name):
     return next(t for t in load_tasks(BUNDLED)[0] if t.task_id == f"javalib--{name}")
 
 
-class _PCtx:
-    def __init__(self, tmp, jvm):
-        self.opts = {"postcond_timeout": 6.0, "postcond_complete": "paper"}
-        self.jvm, self.tmp, self.results = jvm, tmp, {}
-
-    def option(self, name):
-        return self.opts.get(name)
-
-    def executor(self, kind):
-        return self.jvm
-
-    def cache_dir(self, *parts):
-        p = Path(self.tmp, *parts)
-        p.mkdir(parents=True, exist_ok=True)
-        return p
-
-    def result_of(self, check):
-        return self.results.get(check)
+def _pctx(tmp, jvm):
+    return fake_context(cache=tmp, executors={"jvm": jvm}, postcond_timeout=6.0, postcond_complete="paper")
 
 
 POSTCOND_ANSWERS = {
@@ -485,7 +453,7 @@ def test_postcond_java_hostile_answers_get_their_exact_verdict(tmp_path, jvm, na
     from pytest_specbench.models.base import Completion
 
     answer, verdict = POSTCOND_ANSWERS[name]
-    r = POSTCOND.run_check("correct", _java_task("clamp"), Completion(answer), _PCtx(tmp_path, jvm))
+    r = POSTCOND.run_check("correct", _java_task("clamp"), Completion(answer), _pctx(tmp_path, jvm))
     assert not r.passed and r.details["verdict"] == verdict, (name, r.details, r.message)
     assert "\n" not in r.message
 

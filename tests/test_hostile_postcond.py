@@ -24,24 +24,15 @@ from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.execution.protocol import CommandJob
 from pytest_specbench.models.base import Completion
+from fakes import fake_context
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-class Ctx:
-    """What run_check needs; no executor: a refused answer must not reach one."""
-
-    def option(self, name):
-        return {"postcond_injection": "fixed", "postcond_timeout": 20.0, "postcond_complete": "paper"}.get(name)
-
-    def executor(self, kind):
-        raise AssertionError("a screened answer reached the executor")
-
-    def cache_dir(self, *parts):
-        raise AssertionError("a screened answer reached the checkout")
-
-    def result_of(self, check):
-        return None
+def Ctx():
+    """What run_check needs; no executor and no checkout: a refused answer must not reach one
+    (the fake context refuses both with an AssertionError)."""
+    return fake_context(postcond_injection="fixed", postcond_timeout=20.0, postcond_complete="paper")
 
 
 def _clamp():

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import time
-from types import SimpleNamespace
 
 import pytest
 
 from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.models.base import Completion
+from fakes import FakeSettings, fake_context
 
 LIMITS = Limits(call_cpu=0.5, startup_cpu=1.0, memory_mb=1024, processes=16, tmp_mb=16,
                 result_bytes=64 << 20)
@@ -75,22 +75,7 @@ def tasks():
 def ctx(executor, tmp_path_factory):
     state = tmp_path_factory.mktemp("state")
 
-    class Context:
-        settings = SimpleNamespace(limits=LIMITS, details=False, option=lambda name: "assert")
-
-        def python_executor(self):
-            return executor
-
-        def executor(self, kind):
-            assert kind == "python"
-            return executor
-
-        def cache_dir(self, *parts):
-            path = state.joinpath("cache", *parts)
-            path.mkdir(parents=True, exist_ok=True)
-            return path
-
-    return Context()
+    return fake_context(FakeSettings(limits=LIMITS, default="assert"), cache=state, executors={"python": executor})
 
 
 def check(ctx, tasks, check_name, code):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from types import SimpleNamespace
 
 import pytest
 
@@ -14,6 +13,7 @@ from pytest_specbench.execution import wire
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import CallsJob
 from pytest_specbench.models.base import Completion
+from fakes import FakeSettings, fake_context
 
 LIMITS = Limits(call_cpu=2.0, startup_cpu=2.0, memory_mb=2048, tmp_mb=16)
 COLOURS = [tuple(c) for c in itertools.combinations_with_replacement(["Red", "Green", "Blue"], 3)] * 1000
@@ -64,18 +64,7 @@ TASK = {"task_id": "Mbpp/9255", "entry_point": "combinations_colors", "atol": 0,
 def ctx(executor, tmp_path, monkeypatch):
     monkeypatch.setattr(evalplus, "DIGEST_OUTPUTS_OVER", 10_000)
 
-    class Context:
-        settings = SimpleNamespace(limits=LIMITS, details=True, option=lambda name: None)
-
-        def python_executor(self):
-            return executor
-
-        def cache_dir(self, *parts):
-            path = tmp_path.joinpath(*parts)
-            path.mkdir(parents=True, exist_ok=True)
-            return path
-
-    return Context()
+    return fake_context(FakeSettings(limits=LIMITS, details=True), cache=tmp_path, executors={"python": executor})
 
 
 @pytest.mark.parametrize("body, passed, reason", [

@@ -14,6 +14,7 @@ from pytest_specbench.jml import junit
 from pytest_specbench.errors import DataError, InfrastructureError
 from pytest_specbench.execution.jvm import JvmExecutor
 from pytest_specbench.models.base import Completion
+from fakes import fake_context
 
 ROOT = Path(__file__).resolve().parents[1]
 JAVALIB = BUNDLED.parent / "javalib"
@@ -98,18 +99,8 @@ def test_junit_lookup_says_how_to_install(monkeypatch, tmp_path):
     assert junit.jars() == ((tmp_path / "junit4.jar").resolve(), (tmp_path / "hamcrest.jar").resolve())
 
 
-class SkipCtx:
-    def __init__(self, tmp_path):
-        self.tmp = tmp_path
-
-    def option(self, name):
-        return None
-
-    def executor(self, kind):
-        return JvmExecutor(self.tmp) if kind == "jvm" else None
-
-    def cache_dir(self, *parts):
-        return Path(self.tmp, *parts)
+def SkipCtx(tmp_path):
+    return fake_context(cache=tmp_path, executors={"jvm": lambda: JvmExecutor(tmp_path)})
 
 
 def test_missing_junit_skips_java_items_with_the_install_line(monkeypatch, tmp_path):
@@ -173,28 +164,11 @@ def _toolchain_missing():
 needs_jvm = pytest.mark.skipif(bool(_toolchain_missing()), reason=str(_toolchain_missing()))
 
 
-class JavaCtx:
-    def __init__(self, tmp_path, state=None, **opts):
-        self.opts = {"postcond_timeout": 10.0, "postcond_complete": "paper", **opts}
-        state = state or tmp_path
-        self.jvm = JvmExecutor(state / "jvm", state_dir=state / "state")
-        self.tmp = tmp_path
-        self.results = {}
-
-    def option(self, name):
-        return self.opts.get(name)
-
-    def executor(self, kind):
-        assert kind == "jvm", kind  # Java checks never use the command executor directly
-        return self.jvm
-
-    def cache_dir(self, *parts):
-        p = Path(self.tmp, *parts)
-        p.mkdir(parents=True, exist_ok=True)
-        return p
-
-    def result_of(self, check):
-        return self.results.get(check)
+def JavaCtx(tmp_path, state=None, **opts):
+    state = state or tmp_path
+    jvm = JvmExecutor(state / "jvm", state_dir=state / "state")  # Java checks never use the command executor
+    return fake_context(cache=tmp_path, executors={"jvm": jvm},
+                        **{"postcond_timeout": 10.0, "postcond_complete": "paper", **opts})
 
 
 @pytest.fixture(scope="module")
@@ -207,11 +181,11 @@ def jvm_state(tmp_path_factory):
 def ctx(tmp_path, jvm_state):
     c = JavaCtx(tmp_path, jvm_state)
     yield c
-    c.jvm.close()
+    c.executor("jvm").close()
 
 
 def check(ctx, task, answer, name="correct"):
-    ctx.results = {}
+    ctx.results.clear()
     return ADAPTER.run_check(name, task, Completion(answer), ctx)
 
 
@@ -248,7 +222,7 @@ def test_a_trivially_true_spec_is_correct_but_not_complete(ctx):
     task = java_task("withdraw")
     correct = check(ctx, task, "```java\n//@ ensures true;\n```")
     assert correct.passed, correct.message
-    ctx.results = {"correct": correct}
+    ctx.results["correct"] = correct
     complete = ADAPTER.run_check("complete", task, Completion("//@ ensures true;"), ctx)
     assert not complete.passed and complete.details["killed"] == 0
     assert complete.details["total"] == len(task.data["mutants"]) and "survive" in complete.message
@@ -284,7 +258,7 @@ def test_a_spec_that_does_not_compile_is_F_with_javacs_message_on_its_clause(ctx
     ("//@ ensures new long[1 << 30].length > 0;", {"local_crash"}),
 ], ids=["exit", "loop", "block", "fake-records", "real-stdout", "exec", "getenv", "thread", "memory"])
 def test_hostile_answers_are_F_not_pass_not_E(ctx, answer, verdicts):
-    ctx.opts["postcond_timeout"] = 4.0
+    ctx.settings.options["postcond_timeout"] = 4.0
     r = check(ctx, java_task("clamp"), answer)
     assert not r.passed and r.details["verdict"] in verdicts, r.details
 
@@ -305,10 +279,10 @@ def test_exit_and_floods_in_the_project_cannot_fake_a_pass(tmp_path, ctx):
     data["cover_tests"] = ["javalib.HostileTest#floods", "javalib.HostileTest#exits", "javalib.HostileTest#halts",
                            "javalib.NumbersTest#clampInside"]
     text = (lib / data["file"]).read_text()
-    run = execute.run_program(ctx.jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 10.0)
+    run = execute.run_program(ctx.executor("jvm"), data, lib, text, ["lo <= \\result && \\result <= hi"], 10.0)
     assert run["verdict"] == "failed" and "exitVM" in run["reason"], run
     data["cover_tests"] = ["javalib.HostileTest#floods"]
-    assert execute.run_program(ctx.jvm, data, lib, text, ["\\result == 5"], 10.0)["verdict"] == "jml_fail"
+    assert execute.run_program(ctx.executor("jvm"), data, lib, text, ["\\result == 5"], 10.0)["verdict"] == "jml_fail"
 
 
 # -n 2 == -n 0 on Java tasks (reference, trivially true and wrong answers) runs together with

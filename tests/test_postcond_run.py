@@ -2,7 +2,6 @@
 (the sandboxed command executor, as ctx.executor("command") gives it), and the real slice."""
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -10,31 +9,14 @@ from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.models.base import Completion
 from shared_data import REPO_MIRRORS, SHARED_DATA
+from fakes import fake_context
 
 DATA = SHARED_DATA / "postcondbench"
 
 
-class FakeCtx:
-    def __init__(self, tmp_path, **opts):
-        self.opts = {"postcond_injection": "fixed", "postcond_timeout": 20.0, "postcond_complete": "paper", **opts}
-        self.ex = CommandExecutor(state_dir=tmp_path / "state")
-        self.tmp = tmp_path
-        self.results = {}
-
-    def option(self, name):
-        return self.opts.get(name)
-
-    def executor(self, kind):
-        assert kind == "command"
-        return self.ex
-
-    def cache_dir(self, *parts):
-        p = Path(self.tmp, *parts)
-        p.mkdir(parents=True, exist_ok=True)
-        return p
-
-    def result_of(self, check):
-        return self.results.get(check)
+def FakeCtx(tmp_path, **opts):
+    return fake_context(cache=tmp_path, executors={"command": CommandExecutor(state_dir=tmp_path / "state")},
+                        **{"postcond_injection": "fixed", "postcond_timeout": 20.0, "postcond_complete": "paper", **opts})
 
 
 def _task(name):

@@ -16,7 +16,6 @@ import socket
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -25,6 +24,7 @@ from pytest_specbench.benchmarks.contract.evalplus import bundled_folder
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import CallsJob, JobResult, PythonExecutor
 from pytest_specbench.models.base import Completion
+from fakes import FakeSettings, fake_context
 
 LIMITS = Limits(call_cpu=0.3, startup_cpu=1.0, memory_mb=512, processes=16, tmp_mb=16)
 PROJECT = Path(__file__).resolve().parents[1]
@@ -304,20 +304,7 @@ def contract_tasks():
 @pytest.fixture(scope="module")
 def check_context(executor, tmp_path_factory):
     state = tmp_path_factory.mktemp("state")
-    settings = SimpleNamespace(limits=LIMITS, details=False, option=lambda name: "assert")
-
-    class Context:
-        def python_executor(self):
-            return executor
-
-        def cache_dir(self, *parts):
-            path = state.joinpath("cache", *parts)
-            path.mkdir(parents=True, exist_ok=True)
-            return path
-
-    ctx = Context()
-    ctx.settings = settings
-    return ctx
+    return fake_context(FakeSettings(limits=LIMITS, default="assert"), cache=state, executors={"python": executor})
 
 
 def judge(check_context, contract_tasks, fault, check, code, task_id="Mbpp-S/5"):

@@ -222,7 +222,7 @@ def test_unpredicted_timeouts_are_shared_by_stealing():
     assert makespan <= lower_bound + 2
 
 
-# ------------------------------------------------------- within-run dedupe (plugin/dedupe.py)
+# ------------------------------------------------------- within-run dedupe (engine/dedupe.py)
 
 def evaluations(starts, groups, errored=frozenset()):
     """Per group: how many of its items ran before any item of it had finished

@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +15,7 @@ from pytest_specbench.benchmarks.speceval.perturb import ALL_CATEGORIES, PERTURB
 from pytest_specbench.benchmarks.speceval.tasks import TASKS, build, instantiate, load_programs
 from pytest_specbench.models.base import Completion
 from shared_data import FULL, SHARED_DATA, k_slice
+from fakes import FakeSettings, fake_context
 
 HERE = Path(__file__).resolve()
 SPECGEN = SHARED_DATA / "specgenbench" if (SHARED_DATA / "specgenbench" / "oracle").is_dir() else None
@@ -40,25 +40,16 @@ def test_items_are_readable_with_k(pytester):
     result.stdout.fnmatch_lines(["*speceval::MaxOfTwo/infilling/original::0::infilling*"])
 
 
-class _Settings:
-    def __init__(self, state, **kw):
-        self.kw, self.state_dir, self.sandbox, self.limits = kw, state, "process", None
-
-    def option(self, name):
-        return self.kw.get(name)
+def _Settings(state, **options):
+    return FakeSettings(state, options=options)
 
 
-class _Ctx:
-    def __init__(self, settings):
-        self.settings = settings
-        self._jvm = None
+def _Ctx(settings, cache=None, jvm=None):
+    """A check context whose jvm executor is made on first use (or ``jvm``, shared)."""
+    from pytest_specbench.execution import make_executor
 
-    def executor(self, kind):
-        from pytest_specbench.execution import make_executor
-
-        assert kind == "jvm"
-        self._jvm = self._jvm or make_executor("jvm", self.settings, [])
-        return self._jvm
+    return fake_context(settings, cache=cache or settings.state_dir,
+                        executors={"jvm": jvm or (lambda: make_executor("jvm", settings, []))})
 
 
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
@@ -133,13 +124,11 @@ def test_a_program_whose_ground_truth_fails_its_tests_is_skipped_with_its_clause
     try:
         validation._GROUND_TRUTH.clear()
         for t in ts.tasks:
-            ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, SimpleNamespace(settings=settings,
-                                executor=ctx.executor, cache_dir=lambda *p: _cache(tmp_path, *p)))
+            ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, _Ctx(settings, tmp_path, ctx.executor("jvm")))
         assert len(checks) == 4  # one per program, none per item
         validation._GROUND_TRUTH.clear()
         for t in ts.tasks:
-            ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, SimpleNamespace(settings=settings,
-                                executor=ctx.executor, cache_dir=lambda *p: _cache(tmp_path, *p)))
+            ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, _Ctx(settings, tmp_path, ctx.executor("jvm")))
         assert len(checks) == 4
     finally:
         validation._checker(ctx).check = real
@@ -149,12 +138,6 @@ def test_a_program_whose_ground_truth_fails_its_tests_is_skipped_with_its_clause
     assert ADAPTER.skip_reason("generation", gen, _Ctx(keep)) is None
     r = ADAPTER.run_check("generation", gen, Completion(ADAPTER.reference(gen, "generation")), _Ctx(keep))
     assert r.details["precision"] < 1.0  # kept: the reference is scored, and loses
-
-
-def _cache(root: Path, *parts: str) -> Path:
-    path = root.joinpath("cache", *parts)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @pytest.mark.realdata
@@ -202,7 +185,7 @@ def test_real_perturbed_programs_compile_and_keep_methods_and_loops(tmp_path):
 @pytest.mark.skipif(SPECGEN is None, reason="SpecGenBench not found")
 def test_real_reference_scores_100_percent_syntactically():
     settings = _Settings(Path(tempfile.gettempdir()), speceval_perturbation="all", speceval_validation="syntactic")
-    ctx = SimpleNamespace(settings=settings)
+    ctx = fake_context(settings)
     ts = ADAPTER.load(SPECGEN, settings)
     assert len(ts.tasks) == 116 * 4 * len(ALL_CATEGORIES)  # every task is built (loading is cheap)
     # Checking them all is not: by default every eighth program in name order and those of

@@ -16,13 +16,13 @@ import json
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
 
 from pytest_specbench.benchmarks.contract import evalplus
 from pytest_specbench.execution.limits import BORDERLINE_MARGIN, REMEASURE_RUNS, Limits
 from pytest_specbench.models.base import Completion
+from fakes import FakeSettings, fake_context
 from pytest_specbench.perf.spread import busy_load, stop_load
 
 LIMIT = 0.05
@@ -60,18 +60,7 @@ def competing_load():
 
 
 def context(executor, limits, tmp_path):
-    class Context:
-        settings = SimpleNamespace(limits=limits, details=False, option=lambda name: None)
-
-        def python_executor(self):
-            return executor
-
-        def cache_dir(self, *parts):
-            path = tmp_path.joinpath(*parts)
-            path.mkdir(parents=True, exist_ok=True)
-            return path
-
-    return Context()
+    return fake_context(FakeSettings(limits=limits), cache=tmp_path, executors={"python": executor})
 
 
 @pytest.fixture

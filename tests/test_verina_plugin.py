@@ -14,6 +14,7 @@ import pytest
 
 from pytest_specbench.benchmarks.verina.adapter import ADAPTER
 from pytest_specbench.execution.protocol import CommandResult
+from fakes import fake_context
 from shared_data import SHARED_DATA
 
 DATA = SHARED_DATA
@@ -88,16 +89,8 @@ class FakeLean:
         return CommandResult(exit_code=0, stdout="\n".join(out))
 
 
-class Ctx:
-    def __init__(self, lean, **options):
-        self.lean = lean
-        self.settings = type("S", (), {"ks": [1], "option": lambda _s, n: options.get(n)})()
-
-    def executor(self, kind):
-        return self.lean
-
-    def option(self, name):
-        return self.settings.option(name)
+def Ctx(lean, **options):
+    return fake_context(executors={"lean": lean} if lean is not None else None, **options)
 
 
 def _task(kind, task_id="bundled_div", **options):

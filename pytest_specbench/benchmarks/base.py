@@ -32,7 +32,7 @@ Optional methods, looked up with ``getattr``:
   verdict of an item besides the task, check and settings (ContractEval: the
   sanitized program's syntax tree with line numbers).  Items with equal keys
   are evaluated once per run and share the verdict
-  (:mod:`..plugin.dedupe`, ``docs/dedupe.md``); None, or no method, evaluates
+  (:mod:`..engine.dedupe`, ``docs/dedupe.md``); None, or no method, evaluates
   the item on its own (CIFE: its judge is asked per sample).
 - ``figures(metrics, settings) -> list[dict]``: plots for the HTML report, each
   ``{"title", "kind": "bar" | "errorbar" | "hist", "x": [...], "y": [...],
@@ -209,7 +209,7 @@ class RoleModel(Protocol):
 
 
 class CheckContext(Protocol):
-    """Shared services a check may use (see :mod:`pytest_specbench.plugin.services`)."""
+    """Shared services a check may use (the concrete class: :class:`pytest_specbench.engine.context.CheckContext`)."""
 
     settings: Any  # pytest_specbench.plugin.options.Settings
 

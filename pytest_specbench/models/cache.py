@@ -172,8 +172,6 @@ class CachingModel:
         self.spec, self.settings, self.option = spec, settings, option
         self.options = generation_options(settings, option)
         self.cache = GenerationStore(self.options.cache_dir) if self.options.cache_mode != "off" else None
-        # An extra store of answers and errors besides the cache (None: none).
-        self.shared: GenerationStore | None = None
         self.stats = GenerationStats()
         self._answers: dict[str, dict[str, Any]] = {}
         self._failures: dict[str, str] = {}
@@ -289,8 +287,6 @@ class CachingModel:
             self._answers[key] = entry  # kept before any write: a failed write never loses a paid answer
             if writes:
                 self.cache.put(key, entry)
-            elif self.shared is not None:
-                self.shared.put(key, entry)
             with self.stats.lock:
                 self.stats.generated += 1
                 for field in USAGE_FIELDS:
@@ -303,8 +299,6 @@ class CachingModel:
         self._failures[key] = message
         with self.stats.lock:
             self.stats.errors += 1
-        if self.shared is not None:  # workers report the real cause; never in the cache
-            self.shared.put(key, {"error": message})
 
     def completion(self, request: GenerationRequest) -> Completion:
         key = self.key(request)
@@ -313,8 +307,6 @@ class CachingModel:
             raise InfrastructureError(f"generation failed: {self._failures[key]}")
         if entry is None and self.cache is not None:
             entry = self.cache.get(key)
-        if entry is None and self.shared is not None:
-            entry = self.shared.get(key)
         if entry is not None and "error" in entry:
             raise InfrastructureError(f"generation failed: {entry['error']}")
         if entry is None:

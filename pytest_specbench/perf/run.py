@@ -12,7 +12,7 @@ except W3):
   W4  the greedy sets: HumanEval (164) and MBPP (378)
 
 What is measured, per workload as asked:
-  W1, W4  distinct programs / samples (the plugin's within-run dedupe, plugin/dedupe.py);
+  W1, W4  distinct programs / samples (the plugin's within-run dedupe, engine/dedupe.py);
           plugin (-n 2) with dedupe and with --specbench-dedupe=off, vs EvalPlus
           (--parallel 2, through run_evalplus.py) vs the floor (every sample, not deduplicated);
           per-sample verdicts compared with EvalPlus's, and dedupe on against off

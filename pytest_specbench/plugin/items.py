@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
-from ..benchmarks.base import Benchmark, Task
-from ..errors import InfrastructureError, RepeatableError, SpecbenchError
-from .services import ItemContext
+from ..engine.plan import ItemSpec, RunPlan
+from ..engine.verdicts import VerdictEngine
+from ..errors import InfrastructureError, SpecbenchError
 from ..models.base import SampleMissing
 from . import wire_safe
 
@@ -26,13 +26,6 @@ class SpecbenchFailure(AssertionError):
     """A check the sample did not pass (reported as F with a one-line message)."""
 
 
-def _repeated(verdict: dict[str, Any]) -> RepeatableError:
-    """The cached error again, under its own class name (so the report reads the same)."""
-    name = str(verdict.get("error_type", ""))
-    cls = type(name, (RepeatableError,), {}) if name.isidentifier() else RepeatableError
-    return cls(verdict["repeatable_error"])
-
-
 class BenchmarkNode(pytest.Collector):
     """Parent of one benchmark's items (``-k contract`` selects them all)."""
 
@@ -41,9 +34,15 @@ class BenchmarkNode(pytest.Collector):
 
 
 class SpecbenchItem(pytest.Item):
-    def __init__(self, *, run, adapter: Benchmark, task: Task, sample: int, check: str, **kwargs):
+    """One (task, sample, check): its :class:`~..engine.plan.ItemSpec`, the run's
+    :class:`~..engine.plan.RunPlan` (skip reason, the model's answer) and the
+    process's :class:`~..engine.verdicts.VerdictEngine` (the verdict)."""
+
+    def __init__(self, *, spec: ItemSpec, plan: RunPlan, verdicts: VerdictEngine,
+                 isolation: Callable[[], dict[str, Any]], **kwargs):
         super().__init__(**kwargs)
-        self.run, self.adapter, self.task, self.sample, self.check = run, adapter, task, sample, check
+        self.spec, self.plan, self.verdicts, self.isolation = spec, plan, verdicts, isolation
+        self.adapter, self.task, self.sample, self.check = spec.adapter, spec.task, spec.sample, spec.check
         self.outcome: dict[str, Any] | None = None
         self.reached: str | None = None  # evaluated | copy | cached, for items with a program key
         self.from_result_cache = False  # the verdict was read from the result cache
@@ -53,7 +52,7 @@ class SpecbenchItem(pytest.Item):
 
     def setup(self) -> None:
         # The work happens here so that harness trouble is an error (E), not a failure (F).
-        finished = self.run.journal_result(self.nodeid)
+        finished = self.verdicts.journal_result(self.nodeid)
         if finished is not None:
             self.outcome = finished
             self._share_finished(finished)
@@ -61,60 +60,28 @@ class SpecbenchItem(pytest.Item):
             self.outcome = self._evaluate()
 
     def _share_finished(self, finished: dict[str, Any]) -> None:
-        """Resumed run: a journaled verdict is also its program's, for copies not yet run."""
-        if not self.run.dedupe.enabled or not isinstance(finished.get("passed"), bool):
+        """Resumed run: a journaled verdict is also its program's, for the copies still to come."""
+        if not self.verdicts.dedupe.enabled or not isinstance(finished.get("passed"), bool):
             return
         try:
-            completion = self.run.model.completion(
-                self.run.generation_request(self.adapter, self.task, self.sample, self.check))
+            completion = self.plan.completion(self.spec)
         except SampleMissing:
             return
-        program = self.run.dedupe.key(self.adapter, self.task, completion, self.check)
-        if program is not None and self.run.dedupe.verdicts.get(program) is None:
-            self.run.dedupe.verdicts.put(program, {k: finished[k] for k in ("passed", "details", "message")})
+        self.verdicts.share_finished(self.spec, completion, finished)
 
     def _evaluate(self) -> dict[str, Any]:
-        skip = self.run.skip_reason(self.adapter, self.check, self.task)
+        skip = self.plan.skip_reason(self.spec)
         if skip:
             pytest.skip(skip)
         try:
-            completion = self.run.model.completion(
-                self.run.generation_request(self.adapter, self.task, self.sample, self.check))
+            completion = self.plan.completion(self.spec)
         except SampleMissing as exc:
             raise InfrastructureError(str(exc)) from None
         completion.meta.setdefault("sample_index", self.sample)
-        key = self.run.result_key(self.adapter.name, self.check, self.task.task_id, completion)
-        # Another sample of this task with the same program (plugin/dedupe.py) may
-        # have been evaluated already in this run: its verdict is this one's.
-        program = self.run.dedupe.key(self.adapter, self.task, completion, self.check)
-        verdict = self.run.dedupe.verdicts.get(program) if program is not None else None
-        if verdict is not None:
-            self.reached = "copy"
-            self.run.result_cache.put(key, verdict)  # a re-run of this very text finds it too
-        else:
-            verdict = self.run.result_cache.get(key)
-            self.reached = "cached" if verdict is not None else "evaluated"
-            self.from_result_cache = verdict is not None
-        if verdict is None:
-            try:
-                ctx = ItemContext(self.run, self.adapter, self.task, self.sample, completion, self.check)
-                result = self.adapter.run_check(self.check, self.task, completion, ctx)
-            except RepeatableError as exc:
-                verdict = {"repeatable_error": str(exc), "error_type": type(exc).__name__}
-                self.run.result_cache.put(key, verdict)
-                if program is not None:
-                    self.run.dedupe.verdicts.put(program, verdict)
-                raise
-            verdict = {"passed": bool(result.passed), "details": result.details, "message": result.message}
-            self.run.result_cache.put(key, verdict)
-        if program is not None and self.reached != "copy":
-            self.run.dedupe.verdicts.put(program, verdict)
-        if program is None:
-            self.reached = None
-        if "repeatable_error" in verdict:
-            raise _repeated(verdict)
+        evaluation = self.verdicts.evaluate(self.spec, completion)
+        self.reached, self.from_result_cache = evaluation.reached, evaluation.from_result_cache
         return {"benchmark": self.adapter.name, "task_id": self.task.task_id, "sample": self.sample,
-                "check": self.check, **verdict, "isolation": self.run.services.isolation()}
+                "check": self.check, **evaluation.verdict, "isolation": self.isolation()}
 
     def runtest(self) -> None:
         # Carried by the call report only (not setup's and teardown's as well):

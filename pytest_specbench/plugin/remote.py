@@ -144,11 +144,11 @@ class ControllerLink:
         key = (benchmark, task_id, int(sample))
         reply = self._answers.get(key)
         if reply is None:
-            run = self.run
-            adapter = run.adapters[benchmark]
+            plan = self.run.plan
+            adapter = plan.adapters[benchmark]
             task = self._task(benchmark, task_id)
             try:
-                completion = run.model.completion(run.generation_request(adapter, task, int(sample), ""))
+                completion = plan.model.completion(plan.generation_request(adapter, task, int(sample), ""))
                 reply = ["ok", completion.text, dict(completion.meta)]
             except SampleMissing as exc:
                 reply = ["missing", str(exc)]
@@ -159,7 +159,7 @@ class ControllerLink:
 
     def _task(self, benchmark: str, task_id: str) -> Any:
         if benchmark not in self._tasks:
-            self._tasks[benchmark] = self.run.tasks_by_id(benchmark)
+            self._tasks[benchmark] = self.run.plan.tasks_by_id(benchmark)
         task = self._tasks[benchmark].get(task_id)
         if task is None:
             raise InfrastructureError(f"{benchmark}: no task {task_id!r} on the controller")
@@ -405,12 +405,12 @@ class RemoteRole:
         return {"role": self.role, "spec": self.spec, "asked": "by the xdist controller"}
 
 
-def encode_indices(model: Any, run: Any) -> dict[str, dict[str, Any]]:
+def encode_indices(model: Any, plan: Any) -> dict[str, dict[str, Any]]:
     """Sample indices of every task, for workers that cannot ask the model: ``n`` for ``range(n)``."""
     out: dict[str, dict[str, Any]] = {}
-    for name in run.adapters:
+    for name in plan.adapters:
         per = out.setdefault(name, {})
-        for task in run.taskset(name).tasks:
-            indices = list(model.sample_indices(name, task.task_id, run.settings.samples))
+        for task in plan.taskset(name).tasks:
+            indices = list(model.sample_indices(name, task.task_id, plan.settings.samples))
             per[task.task_id] = len(indices) if indices == list(range(len(indices))) else indices
     return out

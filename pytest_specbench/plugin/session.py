@@ -1,5 +1,13 @@
 """The state of one specbench run inside pytest, registered as a plugin object.
 
+Hooks, and what only the pytest process knows: the xdist link, the journal,
+the result store, the counters and the report.  What the run will do is the
+pytest-free :class:`~..engine.plan.RunPlan` (tasks, checks, items, skips,
+prompts, data digests); how an item gets its verdict the
+:class:`~..engine.verdicts.VerdictEngine`; both are built here once per process
+and handed to the items, the generation phase (:mod:`.generation`) and the gate
+(``reports/gate.py``), which read no run object.
+
 In every process it builds the same items in the same order (xdist compares
 collections); in the controller (or the only process without xdist) it gathers
 each item's result from its test report, appends it to the run journal as it
@@ -11,7 +19,6 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import gc
-import hashlib
 import json
 import re
 import time
@@ -21,20 +28,21 @@ from typing import Any
 import pytest
 
 from ..benchmarks import get_benchmark
-from ..benchmarks.base import TaskSet
+from ..engine import dedupe as _dedupe
+from ..engine.plan import RunPlan
+from ..engine.verdicts import ResultCache, VerdictEngine
 from ..errors import InfrastructureError, OptionError
-from ..models import generation, load_model
-from ..models.base import GenerationRequest, SampleMissing
+from ..models import load_model
 from ..reports.gate import section_extras
 from ..reports.journal import Journal, max_errors
 from ..reports.layout import shown_path
 from ..reports.report import ResultStore, render_summary
-from . import dedupe as _dedupe
 from . import remote as _remote
 from .exit_status import ExitStatus
+from .generation import GenerationPhase, stop_workers
 from .items import _OWN_PROPERTIES, CACHED_PROPERTY, DEDUPE_PROPERTY, PROPERTY, BenchmarkNode, SpecbenchItem
 from .options import Settings
-from .services import ResultCache, Services
+from .services import Services
 from ..data.bundled import suites_root
 
 
@@ -59,7 +67,7 @@ class SpecbenchRun:
             self.model = _remote.RemoteAnswers(settings.model_spec, self.start.get("indices", {}), self.link)
         else:
             self.model = load_model(settings.model_spec, settings)
-        self.adapters = {name: get_benchmark(name) for name in settings.benchmarks}
+        adapters = {name: get_benchmark(name) for name in settings.benchmarks}
         hide = [str(config.rootpath), str(settings.state_dir)]
         if settings.data_root:
             hide.append(str(settings.data_root.resolve()))
@@ -71,13 +79,15 @@ class SpecbenchRun:
         if self.start is not None:  # the worker's roles ask the controller
             self.services.remote_roles = {role: _remote.RemoteRole(role, spec, identity, self.link)
                                           for role, (spec, identity) in self.start.get("roles", {}).items()}
-        self.result_cache  # a bad --specbench-result-cache is a usage error, now
+        self.plan = RunPlan(settings, adapters, self.model, self.services.context(),
+                            peer_digests=(self.start or {}).get("data_digests"))
+        self.adapters = self.plan.adapters
+        self.result_cache = _result_cache(settings)  # a bad --specbench-result-cache is a usage error, now
         dedupe_on = _dedupe.mode(settings) == "on"  # a bad --specbench-dedupe too
-        self._tasksets: dict[str, TaskSet] = {}
         for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
-            self.taskset(name)
-        self._check_checks()  # checks are per task (checks_for): known once the tasks are loaded
-        self._check_selection()
+            self.plan.taskset(name)
+        self.plan.check_checks()  # checks are per task (checks_for): known once the tasks are loaded
+        self.plan.check_selection()
         self._load_roles()  # a missing or bad --judge-model is a usage error, now
         # The task data lives as long as the process: keep it out of the cyclic
         # GC, which otherwise re-scans millions of input objects at every full
@@ -107,6 +117,9 @@ class SpecbenchRun:
         # A worker also finds the verdicts the controller pushed with copies of programs run elsewhere.
         pushed = self.link.verdicts if isinstance(self.link, _remote.WorkerLink) else None
         self.dedupe = _dedupe.Dedupe(dedupe_on, lambda: self._result_fingerprint, pushed)
+        self.engine = VerdictEngine(lambda: self._result_fingerprint, self.result_cache, self.finished,
+                                    self.dedupe, self.services.context())
+        self.generation = GenerationPhase(self.plan, self.model, self.finished.get, config)
         terminal = config.pluginmanager.getplugin("terminalreporter")
         if terminal is not None and not is_worker(config):
             config.pluginmanager.register(PhaseReportPruner(terminal), "specbench-phase-reports")
@@ -126,8 +139,9 @@ class SpecbenchRun:
             return 0
         count = 0
         # An item whose skip only a worker can tell (planning, #28) and not cached: workers start.
-        for name, _, task, _, check, completion in self._runnable_items(self.adapters.items()):
-            if not self.result_cache.has(self.result_key(name, check, task.task_id, completion)):
+        for spec, completion in self.plan.runnable(planning=True):
+            if not self.result_cache.has(self.engine.result_key(spec.benchmark, spec.check, spec.task.task_id,
+                                                                completion)):
                 return 0
             count += 1
         self.config.option.dist, self.config.option.tx = "no", []
@@ -144,9 +158,8 @@ class SpecbenchRun:
             return
         cache = getattr(self.model, "cache", None)
         if cache is not None and callable(getattr(self.model, "key", None)):
-            selected = [(name, task.task_id, index, c) for name in self.adapters
-                        for task, index, c in self.item_specs(name)]
-            requests = generation.build_requests(self, selected, planning=True)
+            selected = [(s.benchmark, s.task.task_id, s.sample, s.check) for s in self.plan.all_specs()]
+            requests = self.plan.generation_requests(selected, self.finished.get, planning=True)
             if all(cache.get(self.model.key(r)) is not None for r in requests):
                 return
         check()
@@ -158,93 +171,23 @@ class SpecbenchRun:
         if given is None and str(self.config.getini("specbench_k")) == "1,10,100":
             return []
         most = max((len(self.model.sample_indices(name, task.task_id, self.settings.samples))
-                    for name in self.adapters for task in self.taskset(name).tasks), default=0)
+                    for name in self.adapters for task in self.plan.taskset(name).tasks), default=0)
         over = [k for k in self.settings.ks if k > most]
         if not over or not most:
             return []
         return [f"--specbench-k: pass@{', pass@'.join(map(str, over))} need{'s' if len(over) == 1 else ''} "
                 f"at least {max(over)} samples per task, this run has {most} (raise --specbench-samples): not computed"]
 
-    def _all_item_specs(self, adapters=None, nodeids=None):
-        """(name, adapter, task, index, check) of every item, or of those among
-        ``nodeids`` (the items the run selected: after -k and deselection)."""
-        wanted = None if nodeids is None else set(nodeids)
-        for name, adapter in (self.adapters.items() if adapters is None else adapters):
-            for task, index, check in self.item_specs(name):
-                if wanted is None or self.item_nodeid(name, task.task_id, index, check) in wanted:
-                    yield name, adapter, task, index, check
-
-    def _runnable_items(self, adapters, nodeids=None):
-        """(name, adapter, task, index, check, completion) of every item (of
-        ``nodeids``) that will run a check as far as the controller's planning can
-        tell (a skip only a worker can decide is not known here), its sample present
-        (a missing one is an error item either way, no work for a worker)."""
-        for name, adapter, task, index, check in self._all_item_specs(adapters, nodeids):
-            if self.skip_reason(adapter, check, task, planning=True):
-                continue
-            try:
-                completion = self.model.completion(self.generation_request(adapter, task, index, check))
-            except SampleMissing:
-                continue
-            yield name, adapter, task, index, check, completion
-
-    def item_specs(self, name: str):
-        """(task, sample index, check) of every item of one benchmark, in collection order
-        (narrowed by --specbench-tasks and by item ids given as arguments)."""
-        wanted, selected = self.settings.tasks, self.settings.selected
-        for task in self.taskset(name).tasks:
-            if wanted is not None and task.task_id not in wanted:
-                continue
-            checks = self.checks_for(name, task)
-            for index in self.model.sample_indices(name, task.task_id, self.settings.samples):
-                for check in checks:
-                    if selected(self.item_nodeid(name, task.task_id, index, check)):
-                        yield task, index, check
-
-    def _check_selection(self) -> None:
-        """--specbench-tasks and item ids name things that exist: one line, not an empty run."""
-        if self.settings.tasks is not None:
-            known = {t.task_id for name in self.adapters for t in self.taskset(name).tasks}
-            unknown = sorted(self.settings.tasks - known)
-            if unknown:
-                examples = ", ".join(sorted(known)[:5])
-                raise OptionError("--specbench-tasks", f"no task {unknown[0]!r} in {', '.join(self.adapters)} "
-                                                       f"(task ids look like: {examples})")
-        for wanted in self.settings.selection:
-            name = wanted.split("::")[1]
-            if not any(s == wanted or s.startswith(wanted + "::")
-                       for s in (self.item_nodeid(name, t.task_id, i, c) for t, i, c in self.item_specs(name))):
-                raise OptionError(wanted, f"no such item in this run (ids are specbench::{name}::TASK::SAMPLE::CHECK, "
-                                          "as pytest prints them; --specbench-samples and --specbench-checks apply)")
-
-    @staticmethod
-    def item_nodeid(name: str, task_id: str, index: int, check: str) -> str:
-        return f"specbench::{name}::{task_id}::{index}::{check}"
-
-    def dispatch_costs(self, nodeids) -> list[float]:
-        """Predicted cost of each item (adapters' optional ``dispatch_cost``; 0 when
-        unknown, and for items that are skipped or not ours)."""
-        costs: dict[str, float] = {}
-        predicting = [(n, a) for n, a in self.adapters.items() if getattr(a, "dispatch_cost", None) is not None]
-        per_check: dict[tuple[str, str, str], float] = {}
-        for name, adapter, task, index, check in self._all_item_specs(predicting, nodeids):
-            key = (name, task.task_id, check)
-            if key not in per_check:
-                skipped = self.skip_reason(adapter, check, task, planning=True)
-                per_check[key] = 0.0 if skipped else adapter.dispatch_cost(task, check, self.services)
-            costs[self.item_nodeid(name, task.task_id, index, check)] = per_check[key]
-        return [costs.get(nodeid, 0.0) for nodeid in nodeids]
-
     def dedupe_groups(self, nodeids) -> list[str | None]:
         """xdist controller: the program key of each item (None: not deduplicated),
-        for the scheduler, which runs one item of a key at a time (``dedupe.py``)."""
+        for the scheduler, which runs one item of a key at a time (``engine/dedupe.py``)."""
         keys: dict[str, str] = {}
         if self.dedupe.enabled:
-            keyed = [(n, a) for n, a in self.adapters.items() if getattr(a, "program_key", None) is not None]
-            for name, adapter, task, index, check, completion in self._runnable_items(keyed, nodeids):
-                key = self.dedupe.key(adapter, task, completion, check)
+            keyed = [n for n, a in self.adapters.items() if getattr(a, "program_key", None) is not None]
+            for spec, completion in self.plan.runnable(keyed, nodeids, planning=True):
+                key = self.dedupe.key(spec.adapter, spec.task, completion, spec.check)
                 if key is not None:
-                    keys[self.item_nodeid(name, task.task_id, index, check)] = key
+                    keys[spec.nodeid] = key
         self.link.programs = keys  # the controller pushes a representative's verdict with its copies
         return [keys.get(nodeid) for nodeid in nodeids]
 
@@ -252,43 +195,16 @@ class SpecbenchRun:
         """Whether a finished item left a verdict its copies can take (it did not error)."""
         return nodeid not in self._errored
 
-    def skip_reason(self, adapter, check: str, task, planning: bool = False) -> str | None:
-        """The adapter's ``skip_reason``.  ``planning``: asked by the xdist controller
-        while it plans (costs, dedupe groups, what to generate): the adapter answers
-        from its caches only (``ctx.planning``), so nothing is prepared here, serially,
-        for items the run may not even select; the worker running the item decides (#28)."""
-        return adapter.skip_reason(check, task, self.services.planning_context() if planning else self.services)
-
-    def generation_request(self, adapter, task, sample: int, check: str) -> GenerationRequest:
-        """What the model is asked for one item (the reference answers with that check's solution)."""
-        return GenerationRequest(adapter.name, task, sample, adapter.prompt(task, self.settings),
-                                 functools.partial(adapter.reference, task, check))
-
-    def roles_of(self, name: str) -> tuple[str, ...]:
-        """The model roles an adapter's checks ask (its optional ``roles``)."""
-        roles = getattr(self.adapters[name], "roles", ()) or ()
-        return tuple(roles(self.settings) if callable(roles) else roles)
-
     def _load_roles(self) -> None:
         for name, adapter in self.adapters.items():
             defaults = getattr(adapter, "default_roles", None)
             if callable(defaults):
-                for role, spec in defaults(self.taskset(name)).items():
+                for role, spec in defaults(self.plan.taskset(name)).items():
                     self.services.role_defaults.setdefault(role, spec)
-            for role in self.roles_of(name):
+            for role in self.plan.roles_of(name):
                 model = self.services.model(role)
                 if not is_worker(self.config) and callable(getattr(model, "check_reachable", None)):
                     model.check_reachable()
-
-    def _check_checks(self) -> None:
-        if not self.settings.checks:
-            return
-        known = {c for name in self.adapters for task in self.taskset(name).tasks
-                 for c in self.adapters[name].checks_for(task)}
-        known |= {c.split("[", 1)[0] for c in known}  # name[param] is selected by its name too
-        unknown = [c for c in self.settings.checks if c not in known]
-        if unknown:
-            raise OptionError("--specbench-checks", f"unknown check {unknown[0]!r}; known: {', '.join(sorted(known))}")
 
     def _register_gate(self):
         """Thresholds, baseline comparison and readable reports (controller only)."""
@@ -296,35 +212,11 @@ class SpecbenchRun:
             return None
         from ..reports.gate import Gate
 
-        gate = Gate(self)
+        gate = Gate(self.plan, self.report, lambda: (self.harness_errors(), self.max_errors))
         self.config.pluginmanager.register(gate, "specbench-gate")
         self.config.pluginmanager.register(ExitStatus(before=gate.finish, inputs=self.exit_inputs),
                                            "specbench-exit-status")
         return gate
-
-    def taskset(self, name: str) -> TaskSet:
-        if name not in self._tasksets:
-            self._tasksets[name] = self.adapters[name].load(self.settings.data_root, self.settings)
-        return self._tasksets[name]
-
-    def tasks_by_id(self, name: str) -> dict[str, Any]:
-        return {t.task_id: t for t in self.taskset(name).tasks}
-
-    def checks_for(self, name: str, task) -> list[str]:
-        """The checks of one task (``checks_for``), narrowed by --specbench-checks."""
-        checks = list(self.adapters[name].checks_for(task))
-        if not self.settings.checks:
-            return checks
-        # A parametrised check ``name[param]`` is selected by its full id or by ``name``.
-        wanted = set(self.settings.checks)
-        return [c for c in checks if c in wanted or c.split("[", 1)[0] in wanted]
-
-    def checks_of(self, name: str) -> list[str]:
-        """Every check of a benchmark over its tasks, in first-seen order (for reports and the gate)."""
-        seen: dict[str, None] = {}
-        for task in self.taskset(name).tasks:
-            seen.update(dict.fromkeys(self.checks_for(name, task)))
-        return list(seen)
 
     def _open_journal(self) -> None:
         """Controller: start a journal, or reopen the one named by --specbench-resume.
@@ -352,22 +244,9 @@ class SpecbenchRun:
         # The model's identity, not its counters (a generating model's counts change as it works).
         model = {k: v for k, v in manifest.items() if k == "spec" or "sha256" in k or k in ("model", "endpoint", "parameters")}
         return {"specbench_version": __version__, "benchmarks": self.settings.benchmarks,
-                "data_files": self.data_digests, "model": model, "checks": self.settings.checks,
+                "data_files": self.plan.data_digests, "model": model, "checks": self.settings.checks,
                 "samples": self.settings.samples, "limits": asdict(self.settings.limits),
                 "sandbox": self.settings.sandbox, "options": self._benchmark_options()}
-
-    @functools.cached_property
-    def data_digests(self) -> dict[str, str]:
-        """sha256 of every data file of the run, by path (hashed once)."""
-        from ..data.jsonl import file_digest
-
-        digests = {str(f): file_digest(f) for name in self.adapters for f in self.taskset(name).files}
-        theirs = (self.start or {}).get("data_digests")
-        if theirs is not None and list(theirs.values()) == list(digests.values()):
-            # A worker on another host: the same files (by hash) under other paths.  The
-            # controller's names keep the result and program keys equal on every host.
-            return dict(theirs)
-        return digests
 
     def host_facts(self) -> dict[str, Any]:
         """What a remote host is compared on at start: versions and data file digests."""
@@ -375,27 +254,20 @@ class SpecbenchRun:
 
         if self._host_facts is None:
             files = {f"{name}/{i}/{Path(f).name}": file_digest(f)
-                     for name in self.adapters for i, f in enumerate(self.taskset(name).files)}
+                     for name in self.adapters for i, f in enumerate(self.plan.taskset(name).files)}
             self._host_facts = {"versions": _remote.versions(self.settings), "files": files}
         return self._host_facts
 
     def worker_start(self, remote: bool) -> dict[str, Any]:
         """Controller: what each worker is told at start (``workerinput``)."""
         if self._worker_start is None:
-            start: dict[str, Any] = {"data_digests": self.data_digests, "finished": self.finished,
+            start: dict[str, Any] = {"data_digests": self.plan.data_digests, "finished": self.finished,
                                      "roles": {role: [model.spec, model.identity()]
                                                for role, model in self.services.loaded_roles().items()}}
             if not self.model_is_local:
-                start["indices"] = _remote.encode_indices(self.model, self)
+                start["indices"] = _remote.encode_indices(self.model, self.plan)
             self._worker_start = start
         return self._worker_start
-
-    @functools.cached_property
-    def result_cache(self) -> ResultCache:
-        mode = str(self.settings.option("specbench_result_cache") or "readwrite")
-        if mode not in ("readwrite", "off"):
-            raise OptionError("--specbench-result-cache", f"expected readwrite or off, got {mode!r}")
-        return ResultCache(None if mode == "off" else self.settings.state_dir / "cache" / "results")
 
     @functools.cached_property
     def _result_fingerprint(self) -> str:
@@ -409,14 +281,8 @@ class SpecbenchRun:
 
         return json.dumps([__version__, EXECUTOR_VERSION, executor_versions(), sys.version,
                            _sample_environment(self.settings),
-                           self.data_digests, asdict(self.settings.limits),
+                           self.plan.data_digests, asdict(self.settings.limits),
                            self.settings.details, self.settings.sandbox, self._benchmark_options()], sort_keys=True)
-
-    def result_key(self, benchmark: str, check: str, task_id: str, completion) -> str:
-        h = hashlib.sha256(self._result_fingerprint.encode())
-        for part in (benchmark, check, task_id, str(bool(completion.meta.get("trusted_reference"))), completion.text):
-            h.update(b"\0" + part.encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
 
     def _benchmark_options(self) -> dict[str, Any]:
         """Name, version and declared option values of every adapter of the run (result key)."""
@@ -425,13 +291,9 @@ class SpecbenchRun:
         return {name: {"version": str(adapter.version),
                        "options": {o.name: self.settings.option(o.name) for o in declared_options(adapter)},
                        # The judge decides verdicts too: another judge must not reuse them.
-                       **({"roles": {role: self.services.model(role).identity() for role in self.roles_of(name)}}
-                          if self.roles_of(name) else {})}
+                       **({"roles": {role: self.services.model(role).identity() for role in self.plan.roles_of(name)}}
+                          if self.plan.roles_of(name) else {})}
                 for name, adapter in sorted(self.adapters.items())}
-
-    def journal_result(self, nodeid: str) -> dict[str, Any] | None:
-        """The outcome of an item a resumed run already finished (it is not run again)."""
-        return self.finished.get(nodeid)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
@@ -445,7 +307,7 @@ class SpecbenchRun:
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         lines = []
         for name in self.settings.benchmarks:
-            ts = self.taskset(name)
+            ts = self.plan.taskset(name)
             where = "the bundled sample suite" if ts.bundled else shown_path(self.settings.data_root) + (
                 " (the SPECBENCH_DATA download cache; --specbench-data=bundled for the sample suite)"
                 if self.settings.data_origin else "")
@@ -466,7 +328,7 @@ class SpecbenchRun:
         return lines
 
     def sample_warnings(self, name: str) -> list[str]:
-        ts = self.taskset(name)
+        ts = self.plan.taskset(name)
         warnings = list(ts.warnings)
         known = getattr(self.model, "known_task_ids", None)
         if known is not None:
@@ -491,10 +353,10 @@ class SpecbenchRun:
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:
         for name, adapter in self.adapters.items():
             node = BenchmarkNode.from_parent(session, name=name, nodeid=f"specbench::{name}")
-            built = [SpecbenchItem.from_parent(node, name=f"{task.task_id}[{index}-{check}]",
-                                               nodeid=self.item_nodeid(name, task.task_id, index, check),
-                                               run=self, adapter=adapter, task=task, sample=index, check=check)
-                     for task, index, check in self.item_specs(name)]
+            built = [SpecbenchItem.from_parent(node, name=f"{spec.task.task_id}[{spec.sample}-{spec.check}]",
+                                               nodeid=spec.nodeid, spec=spec, plan=self.plan, verdicts=self.engine,
+                                               isolation=self.services.isolation)
+                     for spec in self.plan.item_specs(name)]
             # Announce them as collected so counts (and -k/--lf arithmetic) are right.
             session.ihook.pytest_collectreport(report=pytest.CollectReport(node.nodeid, "passed", None, built))
             items.extend(built)
@@ -502,7 +364,7 @@ class SpecbenchRun:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # Generation phase (no xdist): once, here, before any item runs.
         if not is_worker(self.config):
-            generation.generate_for_items(self, session.items)
+            self.generation.for_items(session.items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -511,7 +373,7 @@ class SpecbenchRun:
             return None
         from .scheduling import CostFirstScheduling
 
-        return CostFirstScheduling(config, log, self.dispatch_costs, self.dedupe_groups, self.verdict_known,
+        return CostFirstScheduling(config, log, self.plan.dispatch_costs, self.dedupe_groups, self.verdict_known,
                                    self.link.before_send)
 
     @pytest.hookimpl(optionalhook=True)
@@ -520,13 +382,13 @@ class SpecbenchRun:
         try:
             lines = self.link.check_node(node)
         except _remote.HostRefused as exc:
-            generation.stop_workers(self)
+            stop_workers(self.config)
             raise pytest.UsageError(f"specbench: {exc}") from None
         writer = self.config.get_terminal_writer()
         for line in lines:
             writer.line(line, yellow=True)
         # Generation phase (xdist controller): before scheduling; workers only read answers.
-        generation.generate_for_node_ids(self, node, ids)
+        self.generation.for_node_ids(ids)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if is_worker(self.config):
@@ -647,7 +509,7 @@ class SpecbenchRun:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.services.close()
-        self.dedupe.close()
+        self.engine.close()
         if isinstance(self.link, _remote.ControllerLink):
             self.link.close()
 
@@ -668,18 +530,18 @@ class SpecbenchRun:
         return report
 
     def _section(self, name: str, adapter) -> dict[str, Any]:
-        ts = self.taskset(name)
+        ts = self.plan.taskset(name)
         order = [t.task_id for t in ts.tasks]
         results = self.store.results(name, order)
         section = {
-            "metrics": adapter.aggregate(results, self.tasks_by_id(name), self.settings),
+            "metrics": adapter.aggregate(results, self.plan.tasks_by_id(name), self.settings),
             "headline": list(adapter.metric_names(self.settings)),  # what the terminal summary prints
             "tasks": self.store.tasks_section(name, order),
             "errors": self.store.error_count(name),
             "skipped": self.store.skips(name),  # reason -> items (a missing toolchain, a task without CVTs)
             "skipped_items": self.store.skipped_items(name),  # reason -> TASK::SAMPLE::CHECK ids
             "data": "bundled" if ts.bundled else shown_path(self.settings.data_root),
-            "checks": self.checks_of(name),
+            "checks": self.plan.checks_of(name),
         }
         figures = getattr(adapter, "figures", None)  # optional: plots for the HTML report
         if callable(figures):
@@ -687,10 +549,8 @@ class SpecbenchRun:
         warnings = getattr(adapter, "warnings", None)  # optional: lines the summary prints under the metrics
         if callable(warnings):
             section["warnings"] = list(warnings(section["metrics"], self.settings))
-        digests = self.data_digests
-        section.update(section_extras(adapter, results, section["metrics"], self.settings,
-                                      {Path(f).name: digests[str(f)] for f in ts.files},
-                                      cache_dir=self.services.cache_dir("intervals"), tasks=self.tasks_by_id(name)))
+        section.update(section_extras(adapter, results, section["metrics"], self.settings, self.plan.file_digests(name),
+                                      cache_dir=self.services.cache_dir("intervals"), tasks=self.plan.tasks_by_id(name)))
         return section
 
     def manifest(self) -> dict[str, Any]:
@@ -701,7 +561,7 @@ class SpecbenchRun:
         return {
             "benchmarks": self.settings.benchmarks,
             "model": self.model.manifest(),
-            "data_files": self.data_digests,
+            "data_files": self.plan.data_digests,
             "samples_per_task": self.settings.samples,
             "checks": self.settings.checks,
             "dedupe": "on" if self.dedupe.enabled else "off",
@@ -756,3 +616,10 @@ def _sample_environment(settings) -> dict[str, Any]:
     from ..execution.python import sample_environment
 
     return sample_environment(settings, [])
+
+
+def _result_cache(settings: Settings) -> ResultCache:
+    mode = str(settings.option("specbench_result_cache") or "readwrite")
+    if mode not in ("readwrite", "off"):
+        raise OptionError("--specbench-result-cache", f"expected readwrite or off, got {mode!r}")
+    return ResultCache(None if mode == "off" else settings.state_dir / "cache" / "results")

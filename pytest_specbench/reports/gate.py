@@ -36,7 +36,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import pytest
 
@@ -214,12 +214,20 @@ def _probe_metrics(adapter: Any, checks: list[str], settings: Any) -> set[str] |
 
 # ------------------------------------------------------------------ plugin
 class Gate:
-    """Registered in the controller by :class:`~pytest_specbench.plugin.session.SpecbenchRun`."""
+    """Thresholds, baseline comparison and the readable reports, as a pytest plugin
+    (registered in the controller by ``plugin/session.py``).
 
-    def __init__(self, run: Any):
-        self.run = run
-        settings = run.settings
-        benchmarks = list(run.adapters)
+    Takes plain things: ``plan`` (the run's :class:`~pytest_specbench.engine.plan.RunPlan`:
+    adapters, settings, checks, tasks, data digests), ``report`` (a callable
+    giving the run's report once every result is in) and ``errors`` (a callable
+    giving the run's harness errors and the number tolerated).
+    """
+
+    def __init__(self, plan: Any, report: Callable[[], dict[str, Any]], errors: Callable[[], tuple[int, int]]):
+        self.plan, self._report, self._run_errors = plan, report, errors
+        self.config: pytest.Config | None = None  # pytest_configure (historic: called at registration)
+        settings = plan.settings
+        benchmarks = list(plan.adapters)
         self.thresholds = parse_thresholds(settings.option("specbench_fail_under"), benchmarks)
         self.tolerances = parse_tolerances(settings.option("specbench_compare_fail"), benchmarks)
         self.alpha = parse_alpha(settings.option("specbench_alpha") or 0.05)
@@ -228,7 +236,7 @@ class Gate:
         self.markdown = _path(settings, settings.option("specbench_markdown"))
         self.html = _path(settings, settings.option("specbench_html"))
         self.active = bool(self.thresholds or self.tolerances or baseline)
-        self.known = {name: _probe_metrics(a, run.checks_of(name), settings) for name, a in run.adapters.items()}
+        self.known = {name: _probe_metrics(a, plan.checks_of(name), settings) for name, a in plan.adapters.items()}
         for rule in [*self.thresholds, *self.tolerances]:
             self._check_metric(rule, "--specbench-fail-under" if isinstance(rule, Threshold) else "--specbench-compare-fail")
         if self.tolerances and not baseline:
@@ -245,10 +253,10 @@ class Gate:
         if rule.bench:
             return [rule.bench]
         known = [b for b, names in self.known.items() if names is None or rule.metric in names]
-        return known or list(self.run.adapters)
+        return known or list(self.plan.adapters)
 
     def _check_metric(self, rule, option: str) -> None:
-        benches = [rule.bench] if rule.bench else list(self.run.adapters)
+        benches = [rule.bench] if rule.bench else list(self.plan.adapters)
         known = {b: self.known[b] for b in benches if self.known[b] is not None}
         if len(known) < len(benches):
             return  # an adapter we cannot probe: checked when the metrics exist
@@ -259,10 +267,10 @@ class Gate:
     def _check_baseline(self) -> None:
         base = self.baseline["benchmarks"]
         path = self.baseline_path
-        common = [b for b in self.run.adapters if b in base]
+        common = [b for b in self.plan.adapters if b in base]
         if not common:
             raise DataError(path, None, f"baseline is a report of {', '.join(base) or 'no benchmark'}, "
-                                        f"this run is {', '.join(self.run.adapters)}")
+                                        f"this run is {', '.join(self.plan.adapters)}")
         for rule in self.tolerances:
             for b in self._targets(rule):
                 if b not in base:
@@ -274,16 +282,15 @@ class Gate:
                                       f"(it has: {', '.join(base[b]['metrics']) or 'none'})")
         problems = []
         for b in common:
-            section, ts = base[b], self.run.taskset(b)
-            checks = self.run.checks_of(b)
+            section = base[b]
+            checks = self.plan.checks_of(b)
             if list(section.get("checks", [])) != checks:
                 problems.append(f"{b} checks differ (baseline {','.join(section.get('checks', []))}; "
                                 f"this run {','.join(checks)})")
-            version = benchmark_version(self.run.adapters[b])
+            version = benchmark_version(self.plan.adapters[b])
             if section.get("version") and section["version"] != version:
                 problems.append(f"{b} benchmark version differs (baseline {section['version']}; this run {version})")
-            digests = self.run.data_digests
-            mine = {Path(f).name: digests[str(f)] for f in ts.files}
+            mine = self.plan.file_digests(b)
             theirs = section.get("data_files") or {Path(k).name: v for k, v in
                                                    self.baseline.get("manifest", {}).get("data_files", {}).items()}
             differ = sorted(n for n in mine if theirs.get(n) != mine[n])
@@ -295,6 +302,9 @@ class Gate:
         self.notes.extend(f"compared despite: {p}" for p in problems)
 
     # -------------------------------------------------------------- hooks
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.config = config
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Harness errors of benchmark items are counted by the run (and --specbench-max-errors);
         # here: anything else that went wrong (ordinary tests the user named, teardown, crashes).
@@ -308,23 +318,18 @@ class Gate:
         if report.failed:
             self.errors.append(report.nodeid or "collection")
 
-    def _harness_errors(self) -> tuple[int, int]:
-        count = getattr(self.run, "harness_errors", None)
-        errors = count() if callable(count) else sum(self.run.store.error_count(b) for b in self.run.adapters)
-        return errors, int(getattr(self.run, "max_errors", 0) or 0)
-
     def finish(self) -> None:
         """Verdict, JUnit properties, Markdown and HTML: once, before any other
         ``pytest_sessionfinish`` writes the JSON report or the JUnit XML."""
         if self.verdict is not None:
             return
-        report = self.run.report()
+        report = self._report()
         self.verdict = evaluate(report, self.baseline, self.thresholds, self.tolerances, self.alpha,
-                                self.run.adapters, self.active, self.notes, self.run.settings)
-        harness, tolerated = self._harness_errors()
+                                self.plan.adapters, self.active, self.notes, self.plan.settings)
+        harness, tolerated = self._run_errors()
         self.verdict["errors"] = len(self.errors) + (harness if harness > tolerated else 0)
         self.verdict["harness_errors"] = harness
-        xml = _logxml(self.run.config)
+        xml = _logxml(self.config) if self.config is not None else None
         if xml is not None:
             for name, value in junit_properties(report, self.verdict):
                 xml.add_global_property(name, value)

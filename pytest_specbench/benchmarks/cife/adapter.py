@@ -107,9 +107,7 @@ class CifeBenchmark:
         return ("csr", "ssr", "c2a", "completely_correct", "hybrid_csr", "rule_judge_kappa")
 
     def skip_reason(self, check: str, task: Task, ctx: Any = None) -> str | None:
-        settings = getattr(ctx, "settings", ctx)
-        model = str(getattr(settings, "model", "") or getattr(settings, "model_spec", "") or "")
-        if model == "reference" and not task.data.get("reference_answer"):
+        if str(ctx.settings.model_spec) == "reference" and not task.data.get("reference_answer"):
             return "the released CIFE data has no reference answers (--model=reference runs on the bundled suite only)"
         return None
 
@@ -129,7 +127,7 @@ class CifeBenchmark:
         return {"judge": f"replay:{bundled_suite('cife') / 'judgments.jsonl'}"} if taskset.bundled else {}
 
     def program_key(self, task: Task, sample: Any, check: str) -> None:
-        """No within-run deduplication (``plugin/dedupe.py``): the judge is asked
+        """No within-run deduplication (``engine/dedupe.py``): the judge is asked
         once per sample index (a ``replay:`` judge answers by index), so two
         identical answers still get two judgments, as upstream does."""
         return None
@@ -238,17 +236,8 @@ class CifeBenchmark:
 
 def _runner(ctx: Any) -> cife_rules.Runner | None:
     """Calls of the answer's function on generic inputs, in the sandbox (``ctx.executor("python")``)."""
-    def get():
-        executor = getattr(ctx, "executor", None)
-        if callable(executor):
-            return executor("python")
-        legacy = getattr(ctx, "python_executor", None)
-        return legacy() if callable(legacy) else None
-
     def run(code: str, name: str, inputs: Sequence[tuple]):
-        ex = get()
-        if ex is None:
-            return "no sandbox"
+        ex = ctx.executor("python")
         from ...execution.python import CallsJob
 
         calls = [(tuple(args), {}) for args in inputs]

@@ -142,7 +142,7 @@ class ContractBenchmark:
 
     def program_key(self, task: Task, sample: Completion, check: str) -> str:
         """Both checks run the sanitized program and nothing else of the answer
-        (``plugin/dedupe.py``): samples whose programs have this key get one verdict."""
+        (``engine/dedupe.py``): samples whose programs have this key get one verdict."""
         if check == "functional":  # sanitized for the entry point functional_check uses
             return sample_program_key(sample, self._evalplus(task).tasks[task.task_id]["entry_point"])
         return sample_program_key(sample, task.data["entry_point"])

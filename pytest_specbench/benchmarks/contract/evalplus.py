@@ -624,7 +624,7 @@ class EvalPlusBenchmark:
         return functional_check(task.data, digest, sample, ctx)
 
     def program_key(self, task: Task, sample: Completion, check: str) -> str:
-        """Samples whose programs have this key get one verdict (``plugin/dedupe.py``)."""
+        """Samples whose programs have this key get one verdict (``engine/dedupe.py``)."""
         return sample_program_key(sample, task.data["entry_point"])
 
     def dispatch_cost(self, task: Task, check: str, ctx) -> float:

@@ -217,7 +217,7 @@ def has_no_code(text: str, program: str) -> bool:
 
 def program_form(code: str) -> str:
     """What decides a Python program's behaviour, for within-run deduplication
-    (``plugin/dedupe.py``): its syntax tree with the line number of each node,
+    (``engine/dedupe.py``): its syntax tree with the line number of each node,
     so comments, blank space and quoting style do not count but line numbers
     do (they reach verdict messages: ``'return' outside function (<sample>,
     line 7)`` is raised when the program is compiled, after it parsed, and a

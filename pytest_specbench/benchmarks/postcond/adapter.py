@@ -85,7 +85,7 @@ class PostcondBenchmark:
         not there yet): the worker running the task's first item exports it (#28)."""
         repos_dir = ctx.option("postcond_repos") or _downloaded_repos(task.source)
         return repos.checkout_for(dict(task.data), task.source, Path(repos_dir) if repos_dir else None,
-                                  ctx.cache_dir("postcond", "checkouts"), export=not getattr(ctx, "planning", False))
+                                  ctx.cache_dir("postcond", "checkouts"), export=not ctx.planning)
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
         missing = side_of(task).missing_toolchain(task, ctx)
@@ -137,7 +137,7 @@ class PostcondBenchmark:
             return self._correct(task, sample, ctx)
         if check != "complete":
             raise InfrastructureError(f"postcond has no check {check!r}")
-        correct = getattr(ctx, "result_of", lambda _c: None)("correct") or self._correct(task, sample, ctx)
+        correct = ctx.result_of("correct") or self._correct(task, sample, ctx)
         mutants = list(task.data.get("mutants") or ())
         if not correct.passed:
             return CheckResult(False, {"correct": False, "complete": False, "killed": 0, "total": len(mutants), "kills": []},

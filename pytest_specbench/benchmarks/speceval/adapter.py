@@ -79,13 +79,7 @@ OPTIONS = (
 
 def _option(settings: Any, name: str) -> Any:
     opt = next(o for o in OPTIONS if o.name == name)
-    value = None
-    getter = getattr(settings, "option", None)
-    if callable(getter):
-        try:
-            value = getter(name)
-        except Exception:  # noqa: BLE001 - an option the plugin does not know yet: its default
-            value = None
+    value = settings.option(name)
     if value is None or value == "":
         value = opt.default
     if opt.parse is not None and (isinstance(value, str) or name != "speceval_seed"):
@@ -190,7 +184,7 @@ class SpecEval:
         that runs one of the program's items checks it then (#28)."""
         try:
             return validation.ground_truth(Path(task.source).read_text(encoding="utf-8"), _tests(task), ctx,
-                                           cached_only=bool(getattr(ctx, "planning", False)))
+                                           cached_only=ctx.planning)
         except InfrastructureError:
             return None
 
@@ -216,7 +210,7 @@ class SpecEval:
         inst = self.instance(task)
         d = inst.data
         base = {"program": task.data["program"], "category": task.data["category"], "applied": d["applied"]}
-        requested = _option(ctx.settings, "speceval_validation") if hasattr(ctx, "settings") else "auto"
+        requested = _option(ctx.settings, "speceval_validation")
         dynamic = validation.mode(requested) == "dynamic"
         if dynamic:
             gt = self.ground_truth(task, ctx)

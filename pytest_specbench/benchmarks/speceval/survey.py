@@ -38,8 +38,16 @@ def main(argv=None) -> int:
 
     settings = SimpleNamespace(state_dir=Path(tempfile.gettempdir()) / "specbench-state", sandbox="process",
                                limits=None)
+    from ...engine.context import CheckContext
+
     jvm = make_executor("jvm", settings, [])
-    ctx = SimpleNamespace(settings=settings, executor=lambda kind: jvm)
+
+    def cache_dir(*parts: str) -> Path:
+        folder = settings.state_dir.joinpath("cache", *parts)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    ctx = CheckContext(settings, SimpleNamespace(executor=lambda kind: jvm, model=None, cache_dir=cache_dir))
     only = {x for x in args.only.split(",") if x}
     cats = [c for c in args.categories.split(",") if c]
     fig: Counter = Counter()

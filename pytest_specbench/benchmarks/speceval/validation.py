@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import weakref
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -56,31 +57,22 @@ def mode(requested: str) -> str:
     return "dynamic"
 
 
-_CHECKERS: dict[int, Any] = {}
-
-
-_JVMS: dict[int, Any] = {}
+# One checker per jvm executor, as long as the executor lives (by the object, not its
+# id(): a new executor at an old one's address must not get the old checker).
+_CHECKERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 
 def _jvm(ctx: Any):
-    """``ctx.executor("jvm")``; a context without ``executor`` (the plugin before
-    the executor layer) gets one made here from its settings."""
-    if hasattr(ctx, "executor"):
-        return ctx.executor("jvm")
-    if id(ctx) not in _JVMS:
-        from ...execution import make_executor
-
-        _JVMS[id(ctx)] = make_executor("jvm", ctx.settings, list(getattr(ctx, "hide", None) or getattr(ctx, "_hide", None) or []))
-    return _JVMS[id(ctx)]
+    return ctx.executor("jvm")
 
 
 def _checker(ctx: Any):
     from ...jml import JmlChecker
 
     jvm = _jvm(ctx)
-    if id(jvm) not in _CHECKERS:
-        _CHECKERS[id(jvm)] = JmlChecker(jvm)
-    return _CHECKERS[id(jvm)]
+    if jvm not in _CHECKERS:
+        _CHECKERS[jvm] = JmlChecker(jvm)
+    return _CHECKERS[jvm]
 
 
 def jvm_missing(ctx: Any) -> str | None:

@@ -17,11 +17,11 @@ reports do not change (``docs/dedupe.md``).
 * ``-n 0``: items run in collection order; a copy finds its representative's
   verdict in :class:`ProgramVerdicts` (memory).
 * xdist: the controller groups the collection by key
-  (:meth:`Dedupe.groups`); the scheduler (:mod:`.scheduling`) dispatches the
+  (``SpecbenchRun.dedupe_groups``); the scheduler (``plugin/scheduling.py``) dispatches the
   representative and holds its copies until it has finished, so a program never
   runs on two workers at once.  The controller has the representative's verdict
   from its report and sends it with each copy it dispatches to another worker,
-  over that worker's gateway (:mod:`.remote`; workers may be on other hosts).
+  over that worker's gateway (``plugin/remote.py``; workers may be on other hosts).
 * ``--specbench-dedupe=off`` (ini ``specbench_dedupe``) evaluates every copy.
 """
 from __future__ import annotations
