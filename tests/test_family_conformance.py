@@ -74,34 +74,19 @@ def toy_entry_point(tmp_path, monkeypatch):
 
 
 class _Item:
-    """The context of one (task, sample): the process's real services, plus
-    ``result_of`` computed on demand, once, as the plugin does."""
+    """One (task, sample): the real :class:`CheckContext` of the process's real
+    services, with ``result_of`` computed on demand, once, as the plugin does."""
 
     def __init__(self, services: Services, adapter, task, completion):
-        self._services, self._adapter, self._task, self._completion = services, adapter, task, completion
-        self.settings = services.settings
+        self._adapter, self._task, self._completion = adapter, task, completion
         self.results: dict = {}
-
-    def option(self, name):
-        return self._services.option(name)
-
-    def executor(self, kind):
-        return self._services.executor(kind)
-
-    def python_executor(self):
-        return self._services.python_executor()
-
-    def model(self, role):
-        return self._services.model(role)
-
-    def cache_dir(self, *parts):
-        return self._services.cache_dir(*parts)
+        self.context = services.context().for_item(self.result_of)
 
     def result_of(self, check):
         if check not in self._adapter.checks_for(self._task):
             return None
         if check not in self.results:
-            self.results[check] = self._adapter.run_check(check, self._task, self._completion, self)
+            self.results[check] = self._adapter.run_check(check, self._task, self._completion, self.context)
         return self.results[check]
 
 
@@ -164,7 +149,7 @@ def _conforms(pytester, tmp_path, name):
                 completion = Completion(adapter.reference(task, check))
                 if item is None or item._completion.text != completion.text:
                     item = _Item(services, adapter, task, completion)
-                why = adapter.skip_reason(check, task, item)
+                why = adapter.skip_reason(check, task, item.context)
                 if why:
                     assert "\n" not in why, (name, task.task_id, check, why)
                     skipped.append(why)
