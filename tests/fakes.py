@@ -132,3 +132,16 @@ class FakeExecutor:
 
     def close(self) -> None:
         pass
+
+
+def install_family(site: Path, module: str, source: str, entry: str) -> Path:
+    """A family as an installed distribution in ``site``: the module ``module``
+    with ``source`` and a ``specbench.benchmarks`` entry point ``entry`` ->
+    ``module:ADAPTER`` (put ``site`` on PYTHONPATH or sys.path to install it)."""
+    (site / module).mkdir(parents=True)
+    (site / module / "__init__.py").write_text(source)
+    dist = site / f"{module}-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[specbench.benchmarks]\n{entry} = {module}:ADAPTER\n")
+    return site

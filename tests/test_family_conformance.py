@@ -20,6 +20,8 @@ import math
 
 import pytest
 
+from fakes import install_family
+
 from pytest_specbench import benchmarks
 from pytest_specbench.models.base import Completion
 from pytest_specbench.plugin.options import Settings
@@ -59,13 +61,7 @@ FAMILY_CHECKS = {"postcond": _postcond}
 @pytest.fixture
 def toy_entry_point(tmp_path, monkeypatch):
     """The toy family as an installed distribution with a ``specbench.benchmarks`` entry point."""
-    site = tmp_path / "site"
-    (site / "toyfamily").mkdir(parents=True)
-    (site / "toyfamily" / "__init__.py").write_text(TOY_FAMILY)
-    dist = site / "toyfamily-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyfamily\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[specbench.benchmarks]\ntoy = toyfamily:ADAPTER\n")
+    site = install_family(tmp_path / "site", "toyfamily", TOY_FAMILY, "toy")
     monkeypatch.syspath_prepend(str(site))
     yield
     import sys

@@ -17,6 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from fakes import install_family
+
 # A family whose skip depends on a costly preparation, like SpecEval's refuted
 # ground truths: each preparation is logged with the process that made it.
 PREP_FAMILY = '''
@@ -88,13 +90,7 @@ ADAPTER = PrepFamily()
 
 @pytest.fixture
 def prep_family(tmp_path, monkeypatch):
-    site = tmp_path / "site"
-    (site / "prepfamily").mkdir(parents=True)
-    (site / "prepfamily" / "__init__.py").write_text(PREP_FAMILY)
-    dist = site / "prepfamily-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: prepfamily\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[specbench.benchmarks]\nprep = prepfamily:ADAPTER\n")
+    site = install_family(tmp_path / "site", "prepfamily", PREP_FAMILY, "prep")
     monkeypatch.setenv("PYTHONPATH", str(site))
     return site
 

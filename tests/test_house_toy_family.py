@@ -16,6 +16,8 @@ import textwrap
 
 import pytest
 
+from fakes import install_family
+
 TOY_FAMILY = '''
 """Toy family: "print how many words the phrase has", answered by a shell script."""
 from __future__ import annotations
@@ -88,13 +90,7 @@ ADAPTER = ToyFamily()
 @pytest.fixture
 def toy_family(pytester, tmp_path, monkeypatch):
     """The toy family as an installed-looking distribution on PYTHONPATH."""
-    site = tmp_path / "site"
-    (site / "toyfamily").mkdir(parents=True)
-    (site / "toyfamily" / "__init__.py").write_text(TOY_FAMILY)
-    dist = site / "toyfamily-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyfamily\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[specbench.benchmarks]\ntoy = toyfamily:ADAPTER\n")
+    site = install_family(tmp_path / "site", "toyfamily", TOY_FAMILY, "toy")
     monkeypatch.setenv("PYTHONPATH", str(site))
     return site
 
