@@ -13,6 +13,7 @@ import pytest
 
 from pytest_specbench.benchmarks.cife import rules
 from pytest_specbench.benchmarks.cife.adapter import ADAPTER
+from fakes import FakeSettings, fake_context
 from shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.realdata
@@ -31,7 +32,7 @@ def test_loads_1000_tasks_and_7084_constraints():
     checks = [c for t in ts.tasks for c in ADAPTER.checks_for(t)]
     assert sum(c.startswith("adherence[") for c in checks) == 7084
     assert checks.count("correctness") == 1000
-    assert "no reference answers" in ADAPTER.skip_reason("correctness", ts.tasks[0], type("C", (), {"settings": type("S", (), {"model": "reference"})()})())
+    assert "no reference answers" in ADAPTER.skip_reason("correctness", ts.tasks[0], fake_context(FakeSettings(model_spec="reference")))
 
 
 @needs_data

@@ -228,10 +228,11 @@ def test_a_histogram_of_shares_spans_0_to_1_even_when_every_value_is_the_same():
 
 
 def test_speceval_figures_are_percent_bars_and_histograms_over_0_1():
+    from fakes import FakeSettings
     from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
 
     figs = ADAPTER.figures({"judgement_acc/original": 1.0, "pcs/original": 1.0,  # default options: original
-                            "pcs_by_program": {"A": 1.0, "B": 1.0}}, None)
+                            "pcs_by_program": {"A": 1.0, "B": 1.0}}, FakeSettings())
     assert all(f.get("percent") for f in figs)
     assert {f["kind"] for f in figs} == {"bar", "hist"}
     assert next(f for f in figs if f["kind"] == "hist")["range"] == [0, 1]
