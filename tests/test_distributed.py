@@ -239,7 +239,7 @@ def test_version_differences_are_one_line_each_and_other_data_is_refused():
 
     mine = {"versions": {"specbench": "0.1.0", "java": "java 17.0.15", "python": "3.11.2"},
             "files": {"contract/0/a.jsonl": "aa", "contract/1/b.jsonl": "bb"}}
-    link = ControllerLink(SimpleNamespace(host_facts=lambda: mine))
+    link = ControllerLink(plan=None, role_model=None, worker_start=None, host_facts=lambda: mine, model_is_local=True)
     node = SimpleNamespace(gateway=SimpleNamespace(id="gw0", spec=SimpleNamespace(socket="10.0.0.2:8888")))
     link.facts["gw0"] = {"versions": {**mine["versions"], "java": "java 21.0.1", "python": "3.12.1"},
                          "files": dict(mine["files"])}

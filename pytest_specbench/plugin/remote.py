@@ -41,7 +41,7 @@ import sys
 import threading
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import InfrastructureError
 from ..models.base import Completion, SampleMissing
@@ -64,8 +64,14 @@ def is_remote_spec(spec: Any) -> bool:
 class ControllerLink:
     """Controller side: one channel per worker, and what was sent on each."""
 
-    def __init__(self, run: Any):
-        self.run = run
+    def __init__(self, plan: Any, role_model: Callable[[str], Any], worker_start: Callable[[bool], dict[str, Any]],
+                 host_facts: Callable[[], dict[str, Any]], model_is_local: bool):
+        # Plain things, not the run (issue #31): the plan answers for tasks and the
+        # model, ``role_model`` gives the judge and other roles, ``worker_start`` what a
+        # worker is told at start, ``host_facts`` what a remote host is compared on.
+        self.plan, self._role_model = plan, role_model
+        self._worker_start, self._host_facts = worker_start, host_facts
+        self.model_is_local = model_is_local
         self.facts: dict[str, dict[str, Any]] = {}  # gateway id -> facts a remote worker reported
         self.refusals: dict[str, str] = {}  # gateway id -> why the worker could not start its run
         self._channels: dict[Any, Any] = {}  # node -> channel
@@ -88,7 +94,7 @@ class ControllerLink:
         node.workerinput[CHANNEL_KEY] = channel
         remote = is_remote_spec(node.gateway.spec)
         node.workerinput[REMOTE_KEY] = remote
-        node.workerinput["specbench_start"] = _dumps(self.run.worker_start(remote))
+        node.workerinput["specbench_start"] = _dumps(self._worker_start(remote))
 
     def _receive(self, node: Any, message: Any) -> None:
         # Runs in the gateway's receiver thread: quick work here, the judge on the pool.
@@ -144,7 +150,7 @@ class ControllerLink:
         key = (benchmark, task_id, int(sample))
         reply = self._answers.get(key)
         if reply is None:
-            plan = self.run.plan
+            plan = self.plan
             adapter = plan.adapters[benchmark]
             task = self._task(benchmark, task_id)
             try:
@@ -159,7 +165,7 @@ class ControllerLink:
 
     def _task(self, benchmark: str, task_id: str) -> Any:
         if benchmark not in self._tasks:
-            self._tasks[benchmark] = self.run.plan.tasks_by_id(benchmark)
+            self._tasks[benchmark] = self.plan.tasks_by_id(benchmark)
         task = self._tasks[benchmark].get(task_id)
         if task is None:
             raise InfrastructureError(f"{benchmark}: no task {task_id!r} on the controller")
@@ -171,7 +177,7 @@ class ControllerLink:
         if sent is None:
             return
         answers, verdicts = [], {}
-        local = self.run.model_is_local
+        local = self.model_is_local
         for nodeid in nodeids:
             parts = nodeid.split("::")
             if len(parts) < 5 or parts[0] != "specbench":
@@ -202,7 +208,7 @@ class ControllerLink:
                         dict(args.get("parameters") or {}))
         request = RoleRequest(args["benchmark"], self._task(args["benchmark"], args["task_id"]),
                               int(args["sample_index"]), args["purpose"], prompt, int(args.get("attempt", 0)))
-        return self.run.services.model(args["role"]).ask(request)
+        return self._role_model(args["role"]).ask(request)
 
     # -- start-up checks
     def check_node(self, node: Any) -> list[str]:
@@ -215,7 +221,7 @@ class ControllerLink:
         facts = self.facts.get(gid)
         if facts is None:
             return []
-        mine = self.run.host_facts()
+        mine = self._host_facts()
         differs = [f"{name}: sha256 {str(theirs)[:12]}... there, {str(mine['files'][name])[:12]}... here"
                    for name, theirs in facts.get("files", {}).items() if mine["files"].get(name) != theirs]
         missing = [name for name in mine["files"] if name not in facts.get("files", {})]

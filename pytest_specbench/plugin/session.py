@@ -59,8 +59,6 @@ class SpecbenchRun:
         if is_worker(config) and _remote.CHANNEL_KEY in config.workerinput:
             self.link = _remote.WorkerLink(config.workerinput[_remote.CHANNEL_KEY])
             self.start = json.loads(config.workerinput.get("specbench_start") or "{}")
-        elif not is_worker(config):
-            self.link = _remote.ControllerLink(self)
         # Only the reference answers from the task data, which every host loads itself.
         self.model_is_local = settings.model_spec.strip() == "reference"
         if self.start is not None and not self.model_is_local:
@@ -89,6 +87,9 @@ class SpecbenchRun:
         self.plan.check_checks()  # checks are per task (checks_for): known once the tasks are loaded
         self.plan.check_selection()
         self._load_roles()  # a missing or bad --judge-model is a usage error, now
+        if not is_worker(config):  # the controller's end of each worker's channel
+            self.link = _remote.ControllerLink(self.plan, self.services.model, self.worker_start, self.host_facts,
+                                               self.model_is_local)
         # The task data lives as long as the process: keep it out of the cyclic
         # GC, which otherwise re-scans millions of input objects at every full
         # collection, and in pytest's gc.collect() loop at exit (~1 s per
