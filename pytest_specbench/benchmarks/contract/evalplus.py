@@ -311,7 +311,8 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> ExpectedOutp
                 try:
                     encodings, work, work_seen = _run_canonical(task, digest, ctx)
                 except CanonicalFailure as exc:  # not a sandbox fault, which may pass
-                    failed.write_text(limits + "\n" + str(exc))
+                    if exc.lasting:  # a time-out may be the machine's load: the next run tries again
+                        failed.write_text(limits + "\n" + str(exc))
                     raise
                 ExpectedOutputs.write(path, encodings, work, work_seen)
     # Every sample of a task compares against the same outputs: index them once per process.
@@ -353,7 +354,15 @@ def functional_cost(task: Mapping[str, Any], digest: str, ctx) -> float:
 
 
 class CanonicalFailure(RepeatableError):
-    """The benchmark's own solution did not run within the limits."""
+    """The benchmark's own solution did not run within the limits.
+
+    ``lasting``: it raised, which it will do again under the same limits (remembered
+    in a ``.failed`` file); a time-out or a lost job is not remembered, as the
+    load of the machine may have caused it."""
+
+    def __init__(self, message: str, lasting: bool = True):
+        super().__init__(message)
+        self.lasting = lasting
 
 
 def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, list[float], dict[int, list[float]]]:
@@ -376,7 +385,8 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, lis
         outcome = result.outcomes.get(i)
         if outcome is None or outcome.status != "ok":
             why = result.failure_reason() if outcome is None else (outcome.exc_type or outcome.status)
-            raise CanonicalFailure(f"{task['task_id']}: canonical solution failed on input #{i}: {why}")
+            raise CanonicalFailure(f"{task['task_id']}: canonical solution failed on input #{i}: {why}",
+                                   lasting=outcome is not None and outcome.status == "raise")
         if outcome.encoded_digest is not None:
             encodings.append(DigestOnly(outcome.encoded_digest, outcome.encoded_len, outcome.str_prefix))
         elif stores_output_as_is(task):
