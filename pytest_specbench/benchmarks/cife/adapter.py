@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ...data.bundled import bundled_suite
-from ...errors import DataError, InfrastructureError, OptionError
+from ...errors import DataError, InfrastructureError
 from ..base import CheckResult, Option, Prompt, Task, TaskSet
 from . import metrics as cife_metrics
 from . import rules as cife_rules
