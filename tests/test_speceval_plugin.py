@@ -164,8 +164,12 @@ def test_real_data_builds_every_task_under_every_perturbation_deterministically(
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
 def test_real_perturbed_programs_compile_and_keep_methods_and_loops(tmp_path):
-    # harness-generated, trusted code (perturbations of the oracle), compiled directly with javac
+    # harness-generated, trusted code (perturbations of the oracle), compiled directly with javac;
+    # the programs the syntactic test checks (SPECBENCH_TESTS_FULL=1: all 120)
     programs = load_programs(SPECGEN)
+    checked = checked_programs(p.name for p in programs)
+    programs = [p for p in programs if p.name in checked]
+    assert len(programs) == len(checked) >= (120 if FULL else 15)
     for kind in PERTURBATIONS:
         files = []
         for p in programs:
@@ -190,8 +194,7 @@ def test_real_reference_scores_100_percent_syntactically():
     assert len(ts.tasks) == 116 * 4 * len(ALL_CATEGORIES)  # every task is built (loading is cheap)
     # Checking them all is not: by default every eighth program in name order and those of
     # SLICE (below), each with every kind and perturbation; SPECBENCH_TESTS_FULL=1: all 116.
-    programs = sorted({t.data["program"] for t in ts.tasks})
-    checked = set(programs) if FULL else set(programs[::8]) | set(SLICE)
+    checked = checked_programs({t.data["program"] for t in ts.tasks})
     tasks = [t for t in ts.tasks if t.data["program"] in checked]
     assert len(tasks) == len(checked) * 4 * len(ALL_CATEGORIES) and len(checked) >= (116 if FULL else 15)
     results = {}
@@ -202,6 +205,13 @@ def test_real_reference_scores_100_percent_syntactically():
         results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
     m = ADAPTER.aggregate(results, {t.task_id: t for t in tasks}, settings)
     assert all(m[f"pcs/{c}"] == 1.0 for c in ALL_CATEGORIES)
+
+
+def checked_programs(programs) -> set:
+    """The programs the default run checks: every eighth in name order and those of SLICE
+    (below); SPECBENCH_TESTS_FULL=1: all."""
+    programs = sorted(programs)
+    return set(programs) if FULL else set(programs[::8]) | set(SLICE)
 
 
 # The programs whose ground truth fails its own tests (docs/speceval.md, "Oracle-refuted tasks").
