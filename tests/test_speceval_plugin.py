@@ -225,15 +225,23 @@ ORACLE_REFUTED = {"CheckABeforeB", "ContainsDuplicate", "IsOneBitCharacter", "LC
 SLICE = ["BinarySearch", "GCD", "LCM", "ReverseString"]
 
 
+@pytest.fixture(scope="module")
+def specgen_state(tmp_path_factory):
+    """One state folder for the module's dynamic runs on the real data: the ground truth of
+    each program is checked once (the next run reads the verdict from disk, as a later
+    run does) and the JML runtime and programs compile once."""
+    return tmp_path_factory.mktemp("specgen-state")
+
+
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
-def test_real_reference_scores_100_percent_with_dynamic_validation(pytester):
+def test_real_reference_scores_100_percent_with_dynamic_validation(pytester, specgen_state):
     """The command the note quotes: every task and perturbation at 100%, the
     programs whose ground truth fails its tests skipped with their clause."""
     result = pytester.runpytest_subprocess(
         "--specbench=speceval", "--model=reference", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
         "--speceval-perturbation=all", "--speceval-validation=dynamic", "-n", "2", "--specbench-report=r.json",
-        *k_slice(SLICE))
+        f"--specbench-dir={specgen_state}", *k_slice(SLICE))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
     metrics = bench["metrics"]
@@ -270,7 +278,7 @@ def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
 
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
-def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(pytester):
+def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(pytester, specgen_state):
     """The deliberately wrong model on the real data (dynamic validation): its accuracy is the
     share of correct labels among the judgement tasks left after oracle exclusion and dropping."""
     settings = _Settings(Path(tempfile.gettempdir()), speceval_task="judgement")
@@ -280,7 +288,7 @@ def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(py
     result = pytester.runpytest_subprocess(
         "--specbench=speceval", "--model=replay:s.jsonl", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
         "--speceval-task=judgement", "--speceval-validation=dynamic", "-n", "2", "--specbench-report=r.json",
-        *k_slice(SLICE))
+        f"--specbench-dir={specgen_state}", *k_slice(SLICE))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
     metrics = bench["metrics"]
