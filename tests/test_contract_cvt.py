@@ -8,6 +8,7 @@ import re
 import pytest
 
 from openai_server import StubOpenAIServer
+from shared_runs import run_pytest
 from pytest_specbench.benchmarks.contract.contract_cvt import AnswerError, parse_answer
 from pytest_specbench.data.jsonl import read_jsonl
 from pytest_specbench.benchmarks.contract.cvt_metrics import set_metrics
@@ -55,12 +56,28 @@ def stub_run(pytester, table, *args):
         return result, server
 
 
-def test_reference_answers_score_avc_100_on_the_bundled_suite(pytester):
-    result = run(pytester, "--model=reference", "--specbench-report=r.json", "-v")
+@pytest.fixture(scope="module")
+def reference_runs(tmp_path_factory):
+    """The reference on the bundled suite, made once for the module: serially (``-v``),
+    under xdist (``-n 2``) and resumed from the serial run's journal, in one folder."""
+    folder = tmp_path_factory.mktemp("cvt-reference")
+    args = ("--specbench=contract-cvt", "-p", "no:cacheprovider", "--model=reference")
+    serial = run_pytest(folder, *args, "--specbench-report=serial.json", "-v")
+    parallel = run_pytest(folder, *args, "--specbench-report=parallel.json", "-n", "2")
+    resumed = run_pytest(folder, *args, "--specbench-report=resumed.json", "--specbench-resume")
+    return folder, serial, parallel, resumed
+
+
+def section_of(folder, name):
+    return json.loads((folder / name).read_text())["benchmarks"]["contract-cvt"]
+
+
+def test_reference_answers_score_avc_100_on_the_bundled_suite(reference_runs):
+    folder, result, _, _ = reference_runs
     result.assert_outcomes(passed=11, skipped=1)
     result.stdout.fnmatch_lines(["*specbench::contract-cvt::HumanEval-S/2::0::violations PASSED*",
                                  "*specbench contract-cvt (bundled sample suite; 11 tasks*", "*avc *100.00%*"])
-    section = metrics(pytester)
+    section = section_of(folder, "serial.json")
     assert section["metrics"]["avc"] == 1.0 and section["metrics"]["all_rejected"] == 1.0
     # The sandbox's per-assert outcomes reproduce the suite's own fired_individually labels:
     # the TS figures equal those computed from the data file alone.
@@ -106,12 +123,10 @@ def test_garbage_answers_fail_with_one_line(pytester):
     assert m["answers_parsed"] == 0.0 and "avc" not in m
 
 
-def test_xdist_and_resume_give_the_same_report(pytester):
-    run(pytester, "--model=reference", "--specbench-report=serial.json")
-    run(pytester, "--model=reference", "--specbench-report=parallel.json", "-n", "2")
-    resumed = run(pytester, "--model=reference", "--specbench-report=resumed.json", "--specbench-resume")
+def test_xdist_and_resume_give_the_same_report(reference_runs):
+    folder, _, _, resumed = reference_runs
     resumed.stdout.fnmatch_lines(["*resuming run*11 items already finished*"])
-    serial, parallel, again = (metrics(pytester, n) for n in ("serial.json", "parallel.json", "resumed.json"))
+    serial, parallel, again = (section_of(folder, n) for n in ("serial.json", "parallel.json", "resumed.json"))
     assert serial == parallel
     assert serial["metrics"] == again["metrics"] and serial["tasks"] == again["tasks"]
 

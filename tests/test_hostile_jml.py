@@ -46,6 +46,13 @@ def checker(jvm):
     return JmlChecker(jvm, call_seconds=2.0)
 
 
+@pytest.fixture(scope="module")
+def quick_checker(jvm):
+    """A checker with a 1 s call budget on the module's executor (its runtime, runners and
+    warm javac are shared; each check still starts JVMs of its own)."""
+    return JmlChecker(jvm, call_seconds=1.0)
+
+
 CALLS = driver_from_calls(["Hx.f(1)", "Hx.f(2)", "Hx.f(-3)"])
 
 
@@ -281,13 +288,9 @@ THREADS = {
 
 
 @pytest.mark.parametrize("name", list(THREADS))
-def test_no_jdk_pool_thread_runs_sample_code_unseen(tmp_path_factory, name):
+def test_no_jdk_pool_thread_runs_sample_code_unseen(quick_checker, name):
     body, verdict = THREADS[name]
-    ck = JmlChecker(JvmExecutor(tmp_path_factory.mktemp("jvm-threads")), call_seconds=1.0)
-    try:
-        rep = ck.check(POOL.replace("BODY", body), driver_from_calls(["Hx.f(1)", "Hx.f(2)"]))
-    finally:
-        ck.jvm.close()
+    rep = quick_checker.check(POOL.replace("BODY", body), driver_from_calls(["Hx.f(1)", "Hx.f(2)"]))
     assert rep.status == "checked", rep.summary()
     assert rep.calls[0].verdict == verdict, (name, rep.summary(), rep.calls)
     if verdict == "crashed":
@@ -339,17 +342,13 @@ MESSAGES = {
 
 
 @pytest.mark.parametrize("name", list(MESSAGES))
-def test_a_hostile_exception_message_cannot_crash_the_runner(tmp_path_factory, name):
+def test_a_hostile_exception_message_cannot_crash_the_runner(quick_checker, name):
     src = ("public class Hx {\n    static class E extends RuntimeException {\n"
            f"        @Override public String getMessage() {{ {MESSAGES[name]} }}\n"
            "        @Override public String toString() { return getMessage(); }\n    }\n"
            "    //@ ensures \\result == x;\n    public static int f(int x) {\n"
            "        if (x == 2) throw new E();\n        return x;\n    }\n}\n")
-    ck = JmlChecker(JvmExecutor(tmp_path_factory.mktemp("jvm-msg")), call_seconds=1.0)
-    try:
-        rep = ck.check(src, CALLS)
-    finally:
-        ck.jvm.close()
+    rep = quick_checker.check(src, CALLS)
     assert rep.status == "checked", rep.summary()
     assert [c.verdict for c in rep.calls] == ["holds", "timeout" if name == "getMessage loops" else "crashed", "holds"], \
         (name, rep.calls)
@@ -370,12 +369,8 @@ LOCKER = """public class Hx {
 """
 
 
-def test_parking_on_the_runtime_class_lock_only_times_out_its_own_call(tmp_path_factory):
-    ck = JmlChecker(JvmExecutor(tmp_path_factory.mktemp("jvm-lock")), call_seconds=1.0)
-    try:
-        rep = ck.check(LOCKER, CALLS)
-    finally:
-        ck.jvm.close()
+def test_parking_on_the_runtime_class_lock_only_times_out_its_own_call(quick_checker):
+    rep = quick_checker.check(LOCKER, CALLS)
     assert [c.verdict for c in rep.calls] == ["holds", "timeout", "holds"], rep.calls
     assert rep.jvm_starts == 2  # the timeout stops its JVM; the last call runs in the next one
 

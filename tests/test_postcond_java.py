@@ -190,7 +190,8 @@ def check(ctx, task, answer, name="correct"):
 
 
 # The reference of every Java task is correct and kills every mutant:
-# tests/test_family_conformance.py (with the Python tasks and every other family).
+# tests/test_family_conformance.py (with the Python tasks and every other family; a spread
+# of the tasks by default, all of them with SPECBENCH_TESTS_FULL=1).
 
 
 @needs_jvm

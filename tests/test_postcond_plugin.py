@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from shared_data import REPO_MIRRORS, SHARED_DATA
+from shared_data import FULL, REPO_MIRRORS, SHARED_DATA
+from shared_runs import postcond_real_state  # noqa: F401  (a fixture: the real slice's venv, built once)
 
 from pytest_specbench.jml import junit
 from pytest_specbench.execution.jvm import JvmExecutor
@@ -18,10 +19,10 @@ DATA = SHARED_DATA / "postcondbench"
 MIRROR = REPO_MIRRORS
 
 
-def run_plugin(tmp_path, *args, name="run"):
+def run_plugin(tmp_path, *args, name="run", state=None):
     report = tmp_path / f"{name}.json"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-q", "--specbench=postcond",
-                           f"--specbench-report={report}", f"--specbench-dir={tmp_path / 'state'}",
+                           f"--specbench-report={report}", f"--specbench-dir={state or tmp_path / 'state'}",
                            "--specbench-result-cache=off", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     return proc, (json.loads(report.read_text()) if report.exists() else None)
@@ -50,15 +51,15 @@ def replay(tmp_path, task_id, answer):
 
 
 # The slice the xdist-equals-serial runs take: two Python tasks (a function; a method on an
-# object, Dep) and two Java ones, each with the reference, a trivially true spec and (clamp)
-# a wrong one.  The mechanism under test -- items spread over two workers, ``complete``
-# reading ``correct`` from whichever worker ran it, one verdict per equal answer -- is the
-# same on 4 tasks as on all 12; every bundled task's reference is checked in-process
-# (test_postcond_run.py, test_postcond_java.py) and through --model=reference by the family
-# conformance test (test_family_conformance.py).
+# object, Dep) and two Java ones, with the reference on each, and on one task per language
+# a trivially true spec and a wrong one.  The mechanism under test -- items spread over two
+# workers, ``complete`` reading ``correct`` from whichever worker ran it, one verdict per
+# equal answer -- is the same on 4 tasks as on all 12, and each kind of answer (passes and
+# kills, correct but kills nothing, fails) is run on each language; the bundled tasks'
+# references are checked in-process by the family conformance test (test_family_conformance.py).
 SLICE = {"minilib--gcd": ("@icontract.ensure(lambda result: True)", "@icontract.ensure(lambda result: result < 0)"),
-         "minilib--push": ("@icontract.ensure(lambda result: True)", None),
-         "javalib--clamp": ("//@ ensures true;", "//@ ensures \\result == 0;"),
+         "minilib--push": (None, None),
+         "javalib--clamp": (None, "//@ ensures \\result == 0;"),
          "javalib--push": ("//@ ensures true;", None)}
 
 
@@ -71,10 +72,12 @@ def test_xdist_equals_serial_on_python_and_java_tasks(tmp_path):
         data = json.loads((TASKS / f"{task_id}.json").read_text())
         data["repo"]["local"] = str((TASKS / data["repo"]["local"]).resolve())
         (folder / f"{task_id}.json").write_text(json.dumps(data))
-        answers = [data["ref_postcond"], trivial] + ([wrong] if wrong else [])
-        rows += [{"task_id": task_id, "sample_index": i, "solution": a} for i, a in enumerate(answers)]
+        answers = [(kind, a) for kind, a in (("reference", data["ref_postcond"]), ("trivial", trivial), ("wrong", wrong))
+                   if a]
+        rows += [{"task_id": task_id, "sample_index": i, "solution": a, "kind": kind}
+                 for i, (kind, a) in enumerate(answers)]
     answers = tmp_path / "answers.jsonl"
-    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    answers.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "kind"}) + "\n" for r in rows))
     common = (f"--model=replay:{answers}", f"--specbench-data={folder}")
     serial, rep0 = run_plugin(tmp_path, *common, "-n", "0", name="n0")
     parallel, rep2 = run_plugin(tmp_path, *common, "-n", "2", name="n2")
@@ -87,9 +90,9 @@ def test_xdist_equals_serial_on_python_and_java_tasks(tmp_path):
     assert rep0["benchmarks"]["postcond"]["errors"] == rep2["benchmarks"]["postcond"]["errors"] == 0
     for r in ran:
         key = (r["task_id"], r["sample_index"])
-        if r["sample_index"] == 0:  # the reference: correct and complete
+        if r["kind"] == "reference":  # correct and complete
             assert v0[key + ("correct",)][0] and v0[key + ("complete",)][0], (key, v0[key + ("complete",)])
-        elif r["sample_index"] == 1:  # trivially true: correct, kills nothing
+        elif r["kind"] == "trivial":  # trivially true: correct, kills nothing
             assert v0[key + ("correct",)][0] and not v0[key + ("complete",)][0], key
         else:  # wrong: fails correct with the language's violation verdict
             assert v0[key + ("correct",)][:2] == (False, "jml_fail" if "javalib" in key[0] else "icontract_fail"), key
@@ -137,10 +140,16 @@ def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, answer, expect):
     assert "1 failed" in proc.stdout
 
 
+# The tasks of the upstream slice the default test run replays (SPECBENCH_TESTS_FULL=1: all
+# 8): contains_cycle (icontract cannot render some violations: still violations; a
+# compile_failure) and decode_rle (an icontract_fail), each with kills to compare.
+REAL_SLICE = ("keon--algorithms--contains_cycle", "keon--algorithms--decode_rle")
+
+
 @pytest.mark.realdata
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["gpt-5--v2-all", "claude-sonnet-4-5--v2-all"])
-def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, model):
+def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, postcond_real_state, model):
     folder = DATA / model
     if not folder.is_dir() or not (MIRROR / "keon+algorithms").exists():
         pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms mirror (fetch github:keon/algorithms)")
@@ -149,10 +158,15 @@ def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, model):
 
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in export_answers(folder)))
+    tasks = sorted(f.stem for f in folder.glob("*.json")) if FULL else list(REAL_SLICE)
     proc, rep = run_plugin(tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
-                           f"--postcond-repos={MIRROR}", "-n", "2")
+                           f"--postcond-repos={MIRROR}", "-n", "2",
+                           *([] if FULL else [f"--specbench-tasks={','.join(tasks)}"]), state=postcond_real_state)
     assert rep is not None, proc.stdout[-2000:]
+    assert sorted(rep["benchmarks"]["postcond"]["tasks"]) == tasks
     counts = compare(rep, folder, out=print)
-    assert counts["errors"] == 0 and counts["corr_total"] == 40
+    upstream = [json.loads((folder / f"{t}.json").read_text()) for t in tasks]
+    assert counts["errors"] == 0 and counts["corr_total"] == 5 * len(tasks) == sum(len(u["postcond_corr"]) for u in upstream)
     assert counts["corr_agree"] == counts["corr_total"]
-    assert counts["kill_agree"] == counts["kill_total"] > 100
+    # every sample upstream found correct has its kills compared, mutant by mutant
+    assert counts["kill_agree"] == counts["kill_total"] == sum(len(k) for u in upstream for k in u["mutant_kill"] if k) > 0

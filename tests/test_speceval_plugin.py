@@ -164,8 +164,12 @@ def test_real_data_builds_every_task_under_every_perturbation_deterministically(
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
 def test_real_perturbed_programs_compile_and_keep_methods_and_loops(tmp_path):
-    # harness-generated, trusted code (perturbations of the oracle), compiled directly with javac
+    # harness-generated, trusted code (perturbations of the oracle), compiled directly with javac;
+    # the programs the syntactic test checks (SPECBENCH_TESTS_FULL=1: all 120)
     programs = load_programs(SPECGEN)
+    checked = checked_programs(p.name for p in programs)
+    programs = [p for p in programs if p.name in checked]
+    assert len(programs) == len(checked) >= (120 if FULL else 15)
     for kind in PERTURBATIONS:
         files = []
         for p in programs:
@@ -190,8 +194,7 @@ def test_real_reference_scores_100_percent_syntactically():
     assert len(ts.tasks) == 116 * 4 * len(ALL_CATEGORIES)  # every task is built (loading is cheap)
     # Checking them all is not: by default every eighth program in name order and those of
     # SLICE (below), each with every kind and perturbation; SPECBENCH_TESTS_FULL=1: all 116.
-    programs = sorted({t.data["program"] for t in ts.tasks})
-    checked = set(programs) if FULL else set(programs[::8]) | set(SLICE)
+    checked = checked_programs({t.data["program"] for t in ts.tasks})
     tasks = [t for t in ts.tasks if t.data["program"] in checked]
     assert len(tasks) == len(checked) * 4 * len(ALL_CATEGORIES) and len(checked) >= (116 if FULL else 15)
     results = {}
@@ -202,6 +205,13 @@ def test_real_reference_scores_100_percent_syntactically():
         results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
     m = ADAPTER.aggregate(results, {t.task_id: t for t in tasks}, settings)
     assert all(m[f"pcs/{c}"] == 1.0 for c in ALL_CATEGORIES)
+
+
+def checked_programs(programs) -> set:
+    """The programs the default run checks: every eighth in name order and those of SLICE
+    (below); SPECBENCH_TESTS_FULL=1: all."""
+    programs = sorted(programs)
+    return set(programs) if FULL else set(programs[::8]) | set(SLICE)
 
 
 # The programs whose ground truth fails its own tests (docs/speceval.md, "Oracle-refuted tasks").
@@ -215,15 +225,23 @@ ORACLE_REFUTED = {"CheckABeforeB", "ContainsDuplicate", "IsOneBitCharacter", "LC
 SLICE = ["BinarySearch", "GCD", "LCM", "ReverseString"]
 
 
+@pytest.fixture(scope="module")
+def specgen_state(tmp_path_factory):
+    """One state folder for the module's dynamic runs on the real data: the ground truth of
+    each program is checked once (the next run reads the verdict from disk, as a later
+    run does) and the JML runtime and programs compile once."""
+    return tmp_path_factory.mktemp("specgen-state")
+
+
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
-def test_real_reference_scores_100_percent_with_dynamic_validation(pytester):
+def test_real_reference_scores_100_percent_with_dynamic_validation(pytester, specgen_state):
     """The command the note quotes: every task and perturbation at 100%, the
     programs whose ground truth fails its tests skipped with their clause."""
     result = pytester.runpytest_subprocess(
         "--specbench=speceval", "--model=reference", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
         "--speceval-perturbation=all", "--speceval-validation=dynamic", "-n", "2", "--specbench-report=r.json",
-        *k_slice(SLICE))
+        f"--specbench-dir={specgen_state}", *k_slice(SLICE))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
     metrics = bench["metrics"]
@@ -260,7 +278,7 @@ def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
 
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
-def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(pytester):
+def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(pytester, specgen_state):
     """The deliberately wrong model on the real data (dynamic validation): its accuracy is the
     share of correct labels among the judgement tasks left after oracle exclusion and dropping."""
     settings = _Settings(Path(tempfile.gettempdir()), speceval_task="judgement")
@@ -270,7 +288,7 @@ def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(py
     result = pytester.runpytest_subprocess(
         "--specbench=speceval", "--model=replay:s.jsonl", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
         "--speceval-task=judgement", "--speceval-validation=dynamic", "-n", "2", "--specbench-report=r.json",
-        *k_slice(SLICE))
+        f"--specbench-dir={specgen_state}", *k_slice(SLICE))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
     metrics = bench["metrics"]
