@@ -47,39 +47,6 @@ def python_executor(request):
     ex.close()
 
 
-# Modules a run of the plugin imports lazily (a family, the sandbox client, the reports'
-# figures, the openai client...).  After an in-process run (``runpytest_inprocess``)
-# pytester forgets every module the run imported; the next import makes a second copy:
-# numpy refuses to load twice, and a class of the first copy is not the class of the
-# second (an isinstance in a module the test imported fails).  Imported before the
-# first pytester of a session, they are in its snapshot and kept.
-IMPORTED_BY_RUNS = ("numpy", "matplotlib", "matplotlib.pyplot", "openai", "z3", "tree_sitter", "tree_sitter_java")
-NOT_IMPORTED = (".tools", ".perf", ".suites", "__main__", "sandbox_runner", "_zygote")  # scripts, sample code
-
-
-@pytest.fixture(scope="session")
-def _modules_of_in_process_runs():
-    import importlib
-    import pkgutil
-
-    import pytest_specbench
-
-    for info in pkgutil.walk_packages(pytest_specbench.__path__, "pytest_specbench.", onerror=lambda name: None):
-        if not any(part in info.name for part in NOT_IMPORTED):
-            importlib.import_module(info.name)
-    for name in IMPORTED_BY_RUNS:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-
-
-@pytest.fixture
-def pytester(_modules_of_in_process_runs, pytester):
-    """pytester, after the modules a run imports are imported (see IMPORTED_BY_RUNS)."""
-    return pytester
-
-
 @pytest.fixture(scope="module")
 def module_runs(request, tmp_path_factory):
     """Whole pytest runs made once for the tests of a module (``tests/module_runs.py``):

@@ -36,8 +36,8 @@ def test_outputs_equal_but_encoded_differently_are_judged_by_value(pytester):
             {"task_id": "HumanEval-S/2", "solution": MERGE_AS_TUPLE}]  # a tuple is not a list
     samples = pytester.path / "s.jsonl"
     samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
-                                          "--specbench-checks=functional", "--specbench-report=r.json")
+    result = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
+                                           "--specbench-checks=functional", "--specbench-report=r.json")
     result.assert_outcomes(passed=3, failed=1)
     tasks = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["contract"]["tasks"]
     merge = tasks["HumanEval-S/2"]["samples"][0]["checks"]["functional"]

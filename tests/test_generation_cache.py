@@ -32,9 +32,8 @@ def server():
 
 
 def run(pytester, server, *args):
-    # In this process (samples still run in the sandbox's processes); under -n 2, a subprocess.
-    run = pytester.runpytest_subprocess if "-n" in args else pytester.runpytest_inprocess
-    return run(*QUIET, "--specbench=contract", "--model=openai:stub", f"--model-base-url={server.url}", *args)
+    return pytester.runpytest_subprocess(*QUIET, "--specbench=contract", "--model=openai:stub",
+                                         f"--model-base-url={server.url}", *args)
 
 
 def report(pytester, name):
@@ -42,7 +41,7 @@ def report(pytester, name):
 
 
 def test_xdist_run_scores_like_the_reference_and_a_second_run_is_free(pytester, server):
-    ref = pytester.runpytest_inprocess(*QUIET, "--specbench=contract", "--model=reference",
+    ref = pytester.runpytest_subprocess(*QUIET, "--specbench=contract", "--model=reference",
                                         "--specbench-checks=functional", "--specbench-report=ref.json")
     ref.assert_outcomes(passed=TASKS)
 
@@ -68,7 +67,7 @@ def test_xdist_run_scores_like_the_reference_and_a_second_run_is_free(pytester, 
     # The saved samples replay to the same scores, without the server.
     lines = [json.loads(line) for line in (pytester.path / "samples.jsonl").read_text().splitlines()]
     assert len(lines) == TASKS and {"task_id", "sample_index", "solution"} <= set(lines[0])
-    replayed = pytester.runpytest_inprocess(*QUIET, "--specbench=contract", "--model=replay:samples.jsonl",
+    replayed = pytester.runpytest_subprocess(*QUIET, "--specbench=contract", "--model=replay:samples.jsonl",
                                              "--specbench-checks=functional", "--specbench-report=replayed.json")
     replayed.assert_outcomes(passed=TASKS)
     assert (report(pytester, "replayed.json")["benchmarks"]["contract"]["metrics"]
