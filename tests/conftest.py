@@ -47,6 +47,18 @@ def python_executor(request):
     ex.close()
 
 
+@pytest.fixture(scope="module")
+def module_runs(request, tmp_path_factory):
+    """Whole pytest runs made once for the tests of a module (``tests/module_runs.py``):
+    under xdist, once for the session, by the first worker that needs each."""
+    from module_runs import PytestRuns
+
+    name = request.module.__name__.rpartition(".")[2]
+    if getattr(request.config, "workerinput", None) is None:
+        return PytestRuns(tmp_path_factory.mktemp(name))
+    return PytestRuns(tmp_path_factory.getbasetemp().parent / "module-runs" / name)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The real upstream data beside the checkout; tests using it skip without it."""

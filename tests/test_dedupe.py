@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -46,15 +47,35 @@ def distinct_programs(rows) -> int:
     return len(keys)
 
 
-def run(pytester, samples, name, *extra):
-    return pytester.runpytest_subprocess(
-        "--specbench=contract", f"--model=replay:{samples}", "--specbench-result-cache=off",
-        f"--specbench-dir={pytester.path / ('state-' + name)}", f"--specbench-report={pytester.path / (name + '.json')}",
-        "-p", "no:cacheprovider", *extra)
+ARGS = ("--specbench=contract", "--specbench-result-cache=off")
 
 
-def journal(pytester, name) -> dict[str, dict]:
-    (path,) = (pytester.path / f"state-{name}" / "runs").glob("*/journal.jsonl")
+def run_args(folder, samples, name, *extra) -> tuple[str, ...]:
+    return (*ARGS, f"--model=replay:{samples}", f"--specbench-dir={folder / ('state-' + name)}",
+            f"--specbench-report={folder / (name + '.json')}", *extra)
+
+
+@pytest.fixture(scope="module")
+def dups(module_runs, tmp_path_factory):
+    """The duplicated samples and the module's runs over them, each made once: ``on-N``
+    and ``off-N`` (dedupe on and off, under ``-n N``).  ``on-0`` keeps pytest's cache
+    provider (test_last_failed_... reruns its failures)."""
+    private = tmp_path_factory.mktemp("dups") / "dups.jsonl"
+    rows = duplicated_samples(private)
+    samples = module_runs.write_once("dups.jsonl", private.read_text())
+
+    def get(mode: str, workers: int):
+        name = f"{mode}-{workers}"
+        extra = ["-n", str(workers)] + (["--specbench-dedupe=off"] if mode == "off" else [])
+        if name != "on-0":
+            extra += ["-p", "no:cacheprovider"]
+        return module_runs.once(name, *run_args(module_runs.path, samples, name, *extra))
+
+    return SimpleNamespace(folder=module_runs.path, samples=samples, rows=rows, run=get)
+
+
+def journal(folder, name) -> dict[str, dict]:
+    (path,) = (folder / f"state-{name}" / "runs").glob("*/journal.jsonl")
     entries = [json.loads(line) for line in path.read_text().splitlines()[1:]]
     return {e["nodeid"]: {k: v for k, v in e.items() if k != "isolation"} for e in entries}
 
@@ -67,43 +88,36 @@ def dedupe_line(result) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist-2"])
-def test_verdicts_journal_and_report_are_the_same_with_dedupe_on_and_off(pytester, workers):
-    samples = pytester.path / "dups.jsonl"
-    rows = duplicated_samples(samples)
-    on = run(pytester, samples, "on", "-n", str(workers))
-    off = run(pytester, samples, "off", "-n", str(workers), "--specbench-dedupe=off")
+def test_verdicts_journal_and_report_are_the_same_with_dedupe_on_and_off(dups, workers):
+    on, off = dups.run("on", workers), dups.run("off", workers)
     assert on.parseoutcomes() == off.parseoutcomes()
     assert on.ret == off.ret == 1  # the wrong answers fail
-    report_on = json.loads((pytester.path / "on.json").read_text())
-    report_off = json.loads((pytester.path / "off.json").read_text())
+    report_on = json.loads((dups.folder / f"on-{workers}.json").read_text())
+    report_off = json.loads((dups.folder / f"off-{workers}.json").read_text())
     assert report_on["benchmarks"] == report_off["benchmarks"]
     assert (report_on["manifest"]["dedupe"], report_off["manifest"]["dedupe"]) == ("on", "off")
-    assert journal(pytester, "on") == journal(pytester, "off")
+    assert journal(dups.folder, f"on-{workers}") == journal(dups.folder, f"off-{workers}")
     # Each distinct program was evaluated once; every other item took a verdict.
     evaluated, copies = dedupe_line(on)
     items = sum(on.parseoutcomes().get(k, 0) for k in ("passed", "failed"))
-    assert evaluated == distinct_programs(rows) and evaluated + copies == items
+    assert evaluated == distinct_programs(dups.rows) and evaluated + copies == items
     assert "specbench: dedupe:" not in off.stdout.str()
 
 
-def test_under_xdist_no_program_is_evaluated_twice(pytester):
-    samples = pytester.path / "dups.jsonl"
-    rows = duplicated_samples(samples)
-    result = run(pytester, samples, "x", "-n", "2")
+def test_under_xdist_no_program_is_evaluated_twice(dups):
+    result = dups.run("on", 2)
     # Each item says how its verdict was reached; the controller counts the
     # evaluations: a program evaluated twice (on two workers) would count twice.
     # The verdicts of copies run on another worker than their representative
     # came from the controller (plugin/remote.py), not from a shared folder.
     evaluated, copies = dedupe_line(result)
-    assert evaluated == distinct_programs(rows)
-    assert not list((pytester.path / "state-x" / "runs").glob("*/programs"))
+    assert evaluated == distinct_programs(dups.rows)
+    assert not list((dups.folder / "state-on-2" / "runs").glob("*/programs"))
 
 
-def test_a_failing_representative_gives_every_copy_the_same_failure(pytester):
-    samples = pytester.path / "dups.jsonl"
-    duplicated_samples(samples)
-    run(pytester, samples, "f", "-n", "2")
-    tasks = json.loads((pytester.path / "f.json").read_text())["benchmarks"]["contract"]["tasks"]
+def test_a_failing_representative_gives_every_copy_the_same_failure(dups):
+    dups.run("on", 2)
+    tasks = json.loads((dups.folder / "on-2.json").read_text())["benchmarks"]["contract"]["tasks"]
     for task_id, task in tasks.items():
         wrong = [s["checks"]["functional"] for s in task["samples"] if s["index"] in (4, 5, 6)]
         assert len(wrong) == 3 and not wrong[0]["passed"], task_id
@@ -111,25 +125,22 @@ def test_a_failing_representative_gives_every_copy_the_same_failure(pytester):
         assert wrong[0]["reason"]
 
 
-def test_last_failed_and_k_select_copies_without_their_representative(pytester):
-    samples = pytester.path / "dups.jsonl"
-    duplicated_samples(samples)
-    args = ("--specbench=contract", f"--model=replay:{samples}", "--specbench-result-cache=off",
-            f"--specbench-dir={pytester.path / 'state'}")
-    first = pytester.runpytest_subprocess(*args)
-    failed = first.parseoutcomes()["failed"]
-    again = pytester.runpytest_subprocess(*args, "--lf", "-n", "2")
+def test_last_failed_and_k_select_copies_without_their_representative(dups, module_runs):
+    # The serial dedupe-on run, cache provider on, recorded its failures for --lf.
+    failed = dups.run("on", 0).parseoutcomes()["failed"]
+    args = (*ARGS, f"--model=replay:{dups.samples}", f"--specbench-dir={dups.folder / 'state-lf'}")
+    again = module_runs.run(*args, "--lf", "-n", "2")
     outcomes = again.parseoutcomes()
     assert outcomes["failed"] == failed and "passed" not in outcomes
     # A copy alone (sample 5: its representative, sample 4, is not selected) is evaluated itself.
-    alone = pytester.runpytest_subprocess(*args, "-k", "HumanEval-S/2 and 5 and functional")
+    alone = module_runs.run(*args, "-k", "HumanEval-S/2 and 5 and functional")
     outcomes = alone.parseoutcomes()
     assert outcomes["failed"] == 1 and "passed" not in outcomes
     assert dedupe_line(alone) == (1, 0)
 
 
 def test_bad_dedupe_value_is_one_line(pytester):
-    result = pytester.runpytest_subprocess("--specbench=contract", "--specbench-dedupe=maybe")
+    result = pytester.runpytest_inprocess("--specbench=contract", "--specbench-dedupe=maybe", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--specbench-dedupe: expected on or off, got 'maybe'*"])
     assert "Traceback" not in result.stderr.str()

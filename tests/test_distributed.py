@@ -133,10 +133,12 @@ def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
 
 
 def test_postcond_on_a_host_without_our_disk_equals_n0(pytester, host):
-    # One Java task (JUnit 4 and the JML ensures in the host's own sandbox): its two checks.
+    # One Java task (JUnit 4 and the JML ensures in the host's own sandbox): its two checks,
+    # on one worker there (two would each start a JVM for one item; what is shared between
+    # workers is proven by the contract and CIFE tests above).
     args = ["--specbench=postcond", "--model=reference", "-k", "javalib and clamp"]
     alone = run(pytester, "alone", *args, "-n", "0")
-    spread = run(pytester, "spread", *args, *remote(host))
+    spread = run(pytester, "spread", *args, *remote(host, workers=1))
     assert spread.parseoutcomes() == outcomes(alone)
     assert sections(pytester, "spread") == sections(pytester, "alone")
 
@@ -153,7 +155,7 @@ def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path):
         full = run(pytester, "full", *args, "-n", "0")
         state = pytester.path / "state-crash"
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--specbench-dir={state}",
-               f"--specbench-report={pytester.path / 'crash.json'}", *args, *remote(hosts[0])]
+               f"--specbench-report={pytester.path / 'crash.json'}", *args, *remote(hosts[0], workers=1)]
         proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         deadline = time.monotonic() + 120
@@ -166,17 +168,14 @@ def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path):
         proc.wait()
         before = journal_lines(state)
         assert KILL_AFTER <= len(before) < n_items - 1, "the kill did not land mid-run"
-        try:
-            hosts[0].proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        if hosts[0].proc.poll() is not None:
-            # execnet's socket server ends with a connection that died: the host's
-            # operator (here, the test) starts it again; nothing of the run was kept there.
-            hosts.append(PrivateHost.socket_server(tmp_path / "server2.log"))
+        # execnet's socket server may end with a connection that died (when, depends on the
+        # machine's load): the host's operator (here, the test) starts a new one, in a fresh
+        # namespace, so nothing the killed run left on the host can serve the resumed one.
+        hosts[0].close()
+        hosts.append(PrivateHost.socket_server(tmp_path / "server2.log"))
         resumed = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--specbench-dir={state}",
                                                 f"--specbench-report={pytester.path / 'resumed.json'}", *args,
-                                                *remote(hosts[-1]), "--specbench-resume")
+                                                *remote(hosts[-1], workers=1), "--specbench-resume")
     finally:
         for host in hosts:
             host.close()
@@ -199,7 +198,7 @@ def test_ssh_gateway_to_a_loopback_sshd_equals_n0(pytester, tmp_path):
                 "-k", "HumanEval-S/0 or HumanEval-S/1 or Mbpp-S/2"]
         alone = run(pytester, "alone", *args, "-n", "0")
         spread = run(pytester, "spread", *args, "--px", f"id=lo//ssh=-F {config} specbench-private//python={sys.executable}//execmodel=thread",
-                     "--tx", "2*popen//via=lo", "--dist", "load")
+                     "--tx", "1*popen//via=lo", "--dist", "load")  # the gateway's form is the point
     finally:
         sshd.close()
     if spread.ret != 0 and "Permission denied" in spread.stderr.str() + spread.stdout.str():

@@ -150,11 +150,13 @@ def _run(pytester, *args):
                                          f"--specbench-dir={pytester.path / '.sb'}", *args)
 
 
-@pytest.fixture
-def reports(pytester):
-    """The bundled suite's reference report (all pass) as a baseline."""
-    base = pytester.path / "base.json"
-    result = _run(pytester, "--model=reference", f"--specbench-report={base}", "--specbench-checks=functional")
+@pytest.fixture(scope="module")
+def reports(module_runs):
+    """The bundled suite's reference report (all pass) as a baseline, made once for the module."""
+    base = module_runs.path / "base.json"
+    result = module_runs.once("base", "-p", "no:cacheprovider", "--specbench=contract", "--model=reference",
+                              f"--specbench-dir={module_runs.path / '.sb'}", f"--specbench-report={base}",
+                              "--specbench-checks=functional")
     assert result.ret == 0
     return base
 

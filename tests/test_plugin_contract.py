@@ -1,4 +1,7 @@
-"""The plugin end to end on the bundled ContractEval suite (pytester, real subprocesses)."""
+"""The plugin end to end on the bundled ContractEval suite (pytester).
+
+The runs are made in this process (``runpytest_inprocess``: samples still run in
+the sandbox's own processes), except the one whose subject is pytest-xdist."""
 from __future__ import annotations
 
 import json
@@ -24,7 +27,7 @@ def write_samples(pytester, rows, name="samples.jsonl"):
 
 
 def run(pytester, *args):
-    return pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", *args)
+    return pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", *args)
 
 
 def load_report(path):
@@ -94,9 +97,9 @@ def test_collection_is_stable_and_selectable(pytester):
 def test_last_failed_reruns_only_failures(pytester):
     samples = write_samples(pytester, [{"task_id": "HumanEval-S/2", "solution": MERGE_WRONG}])
     args = ("--specbench=contract", f"--model=replay:{samples}")
-    pytester.runpytest_subprocess(*args).assert_outcomes(failed=2)
-    pytester.runpytest_subprocess(*args, "--lf").assert_outcomes(failed=2)
-    pytester.runpytest_subprocess(*args, "--lf", "--specbench-checks=functional").assert_outcomes(failed=1)
+    pytester.runpytest_inprocess(*args).assert_outcomes(failed=2)
+    pytester.runpytest_inprocess(*args, "--lf").assert_outcomes(failed=2)
+    pytester.runpytest_inprocess(*args, "--lf", "--specbench-checks=functional").assert_outcomes(failed=1)
 
 
 def test_xdist_report_equals_single_process_report(pytester):
@@ -104,7 +107,8 @@ def test_xdist_report_equals_single_process_report(pytester):
         {"task_id": "HumanEval-S/2", "sample_index": i, "solution": s}
         for i, s in enumerate([MERGE_OK, MERGE_NO_CONTRACT, MERGE_WRONG])])
     run(pytester, f"--model=replay:{samples}", "--specbench-report=serial.json")
-    run(pytester, f"--model=replay:{samples}", "--specbench-report=parallel.json", "-n", "2")
+    pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
+                                  "--specbench-report=parallel.json", "-n", "2")
     serial, parallel = (load_report(pytester.path / n) for n in ("serial.json", "parallel.json"))
     assert serial["benchmarks"] == parallel["benchmarks"]
 
@@ -119,7 +123,7 @@ def test_xdist_report_equals_single_process_report(pytester):
     (("--specbench=contract", "--specbench-k=0"), "*--specbench-k: expected positive whole numbers*"),
 ])
 def test_bad_options_are_one_line_errors(pytester, args, message):
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     assert result.ret != 0
     result.stderr.fnmatch_lines([message])
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
@@ -159,7 +163,7 @@ def test_malformed_data_line_names_file_and_line(pytester):
 def test_project_tests_are_not_collected_with_specbench(pytester):
     pytester.makepyfile(test_mine="def test_x():\n    assert False\n")
     run(pytester, "-k", "Mbpp-S/1 and functional").assert_outcomes(passed=1)
-    pytester.runpytest_subprocess("test_mine.py").assert_outcomes(failed=1)
+    pytester.runpytest_inprocess("test_mine.py").assert_outcomes(failed=1)
 
 
 MERGE_SLOW = ("import time\n\ndef merge_unique_sorted(a, b):\n    time.sleep(0.05)\n"

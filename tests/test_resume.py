@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -136,16 +137,28 @@ def comparable(report_path) -> dict:
             for name, section in benchmarks.items()}
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist-2"])
-def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, workers, monkeypatch):
-    pytester.makeconftest(RECORD_EVALUATED)
-    samples = pytester.path / "slow.jsonl"
-    n_items = write_slow_samples(samples)
-    full_state, crash_state = pytester.path / "state-full", pytester.path / "state-crash"
-
-    # 1. The uninterrupted run.
-    full = pytester.runpytest_subprocess(*specbench_args(samples, full_state, pytester.path / "full.json", workers))
+@pytest.fixture(scope="module")
+def uninterrupted(module_runs, tmp_path_factory):
+    """The slow samples and their uninterrupted run (``-n 0``), made once for the module:
+    what both resumed runs must give (a ``-n 2`` run reports what ``-n 0`` does:
+    test_plugin_contract.py::test_xdist_report_equals_single_process_report)."""
+    private = tmp_path_factory.mktemp("slow") / "slow.jsonl"
+    n_items = write_slow_samples(private)
+    samples = module_runs.write_once("slow.jsonl", private.read_text())
+    report = module_runs.path / "full.json"
+    full = module_runs.once("full", *specbench_args(samples, module_runs.path / "state-full", report, 0))
     assert full.ret == 1  # the wrong samples fail
+    return SimpleNamespace(samples=samples, n_items=n_items, result=full, report=report)
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist-2"])
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, workers, monkeypatch, uninterrupted):
+    pytester.makeconftest(RECORD_EVALUATED)
+    samples, n_items = uninterrupted.samples, uninterrupted.n_items
+    crash_state = pytester.path / "state-crash"
+
+    # 1. The uninterrupted run (the module's, -n 0).
+    full = uninterrupted.result
     full_outcomes = full.parseoutcomes()
 
     # 2. The same run, SIGKILLed (with its xdist workers) once some results are journaled.
@@ -185,7 +198,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, wo
     assert resumed.parseoutcomes() == full_outcomes
 
     # Same report as the uninterrupted run.
-    assert comparable(pytester.path / "resumed.json") == comparable(pytester.path / "full.json")
+    assert comparable(pytester.path / "resumed.json") == comparable(uninterrupted.report)
     manifest = json.loads((pytester.path / "resumed.json").read_text())["manifest"]
     assert manifest["resumed"]["items_finished_before"] == len(before)
 
@@ -210,14 +223,15 @@ ONE_ITEM = ("--specbench-tasks=HumanEval-S/0", "--specbench-checks=functional")
 
 
 def collect_only(pytester, *args):
-    """A quick run that evaluates nothing (and so leaves no run folder): enough to be refused."""
-    return pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
+    """A quick run that evaluates nothing (and so leaves no run folder): enough to be refused
+    (in this process: a usage error needs no Python of its own, as in test_bad_input.py)."""
+    return pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
                                          "--collect-only", "-q", *ONE_ITEM, *args)
 
 
 def journal_run(pytester, *args):
     """A run of one item: leaves a run folder whose journal has a result, to resume."""
-    result = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
+    result = pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
                                            "-q", *ONE_ITEM, *args)
     result.assert_outcomes(passed=1)
     return result
@@ -274,12 +288,12 @@ def test_resume_of_a_journal_over_other_data_is_refused(pytester):
 def test_resume_with_another_replay_file_is_refused(pytester):
     samples = pytester.path / "s.jsonl"
     samples.write_text(json.dumps({"task_id": "HumanEval-S/0", "solution": "def clamped_mean(v, l, h):\n    return 0\n"}) + "\n")
-    pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
-                                  "-q", *ONE_ITEM).assert_outcomes(failed=1)
+    pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
+                                 "-q", *ONE_ITEM).assert_outcomes(failed=1)
     samples.write_text(json.dumps({"task_id": "HumanEval-S/0", "solution": "def clamped_mean(v, l, h):\n    return 1\n"}) + "\n")
-    result = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider",
-                                           f"--model=replay:{samples}", "--collect-only", "-q", *ONE_ITEM,
-                                           "--specbench-resume")
+    result = pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider",
+                                          f"--model=replay:{samples}", "--collect-only", "-q", *ONE_ITEM,
+                                          "--specbench-resume")
     assert "its model differ: file_sha256 was" in usage_error(result)
 
 
@@ -309,7 +323,10 @@ BROKEN_SANDBOX = """
     def no_sandbox(self):
         raise OSError("simulated: cannot start the sandbox")
 
-    python.PythonExecutor._start = no_sandbox
+    def pytest_configure(config):  # for this run only: it runs in the tests' process
+        original = python.PythonExecutor._start
+        python.PythonExecutor._start = no_sandbox
+        config.add_cleanup(lambda: setattr(python.PythonExecutor, "_start", original))
 """
 
 
@@ -319,7 +336,7 @@ def test_max_errors_decides_whether_harness_errors_fail_the_run(pytester, max_er
     args = ["--specbench=contract", "-p", "no:cacheprovider", "--model=reference", "-k", "HumanEval-S/0 or HumanEval-S/1"]
     if max_errors is not None:
         args.append(f"--specbench-max-errors={max_errors}")
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(errors=4)
     assert result.ret == exit_code
     result.stdout.fnmatch_lines(["*specbench: 4 harness errors (E), not model failures*"])
@@ -328,9 +345,9 @@ def test_max_errors_decides_whether_harness_errors_fail_the_run(pytester, max_er
 def test_errored_items_run_again_on_resume(pytester):
     pytester.makeconftest(BROKEN_SANDBOX)
     args = ["--specbench=contract", "-p", "no:cacheprovider", "--model=reference", "-k", "HumanEval-S/0"]
-    assert pytester.runpytest_subprocess(*args).ret == 1
+    assert pytester.runpytest_inprocess(*args).ret == 1
     (pytester.path / "conftest.py").unlink()
-    result = pytester.runpytest_subprocess(*args, "--specbench-resume")
+    result = pytester.runpytest_inprocess(*args, "--specbench-resume")
     result.stdout.fnmatch_lines(["*resuming run *: 0 items already finished*"])
     result.assert_outcomes(passed=2)
 

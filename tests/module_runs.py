@@ -1,0 +1,89 @@
+"""Whole pytest runs shared by the tests of one module.
+
+``pytester`` is function-scoped: when several tests assert on the same run (its
+outcomes, report, journal, output), each used to make it again.  A
+:class:`PytestRuns` makes each named run once, in one folder, as
+``pytester.runpytest_subprocess`` would (same environment: ``HOME`` in the
+folder, no ``PYTEST_ADDOPTS``, no colours, the folder on ``PYTHONPATH``, a
+``--basetemp`` of its own), and returns pytest's own :class:`pytest.RunResult`.
+The ``module_runs`` fixture of ``tests/conftest.py`` gives one per module.
+
+Under ``pytest -n 2`` a module's tests are spread over the xdist workers, each with
+its own module-scoped fixtures: the folder is then one for the whole session
+(under the workers' common temporary root) and a run is made under a file lock by
+the first worker that needs it; the others wait for it and read its saved result
+(pytest-xdist's recipe for a fixture made once per session).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from filelock import FileLock
+
+# What an outer xdist worker sets: an inner run is a controller of its own, as under pytester.
+OUTER_RUN_VARIABLES = ("PYTEST_ADDOPTS", "TOX_ENV_DIR", "PYTEST_CURRENT_TEST")
+
+
+class PytestRuns:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.results: dict[str, pytest.RunResult] = {}
+
+    def write_once(self, name: str, text: str) -> Path:
+        """The file ``name`` in :attr:`path` with ``text`` (written by the first worker only:
+        another may be running pytest over it)."""
+        path = self.path / name
+        with FileLock(str(path) + ".lock"):
+            if not path.exists():
+                partial = path.with_name(path.name + ".partial")
+                partial.write_text(text)
+                partial.replace(path)
+        assert path.read_text() == text, f"{path}: another test wrote other contents"
+        return path
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> pytest.RunResult:
+        """One ``python -m pytest ARGS`` in :attr:`path` (not memoised)."""
+        basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=self.path)
+        environment = {**os.environ, "HOME": str(self.path), "USERPROFILE": str(self.path), "PY_COLORS": "0",
+                       "PYTHONPATH": os.pathsep.join(filter(None, [str(self.path), os.environ.get("PYTHONPATH", "")])),
+                       **(env or {})}
+        for name in OUTER_RUN_VARIABLES:
+            environment.pop(name, None)
+        done = subprocess.run([sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *map(str, args)],
+                              cwd=self.path, env=environment, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, errors="replace")
+        print("running:", *args, "\n     in:", self.path, "\n" + done.stdout[-4000:] + done.stderr[-4000:])
+        try:
+            ret: int | pytest.ExitCode = pytest.ExitCode(done.returncode)
+        except ValueError:
+            ret = done.returncode
+        return pytest.RunResult(ret, done.stdout.splitlines(), done.stderr.splitlines(), 0.0)
+
+    def once(self, name: str, *args: str, env: dict[str, str] | None = None,
+             check: Callable[[pytest.RunResult], None] | None = None) -> pytest.RunResult:
+        """The run called ``name``: made on first use, the same result for every later test."""
+        if name not in self.results:
+            saved = self.path / f"{name}.run.json"
+            with FileLock(str(self.path / f"{name}.run.lock")):
+                if saved.exists():  # made by another xdist worker of this session
+                    done = json.loads(saved.read_text())
+                    ret = done["ret"]
+                    if ret in set(pytest.ExitCode):
+                        ret = pytest.ExitCode(ret)
+                    result = pytest.RunResult(ret, done["outlines"], done["errlines"], 0.0)
+                else:
+                    result = self.run(*args, env=env)
+                    saved.write_text(json.dumps({"ret": int(result.ret), "outlines": result.outlines,
+                                                 "errlines": result.errlines}))
+            if check is not None:
+                check(result)
+            self.results[name] = result
+        return self.results[name]
