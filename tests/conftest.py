@@ -80,3 +80,29 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     width = max(len(r[0]) for r in rows)
     for fault, verdict, seconds in rows:
         terminalreporter.write_line(f"{fault.ljust(width)}  {seconds:6.2f} s  {verdict}")
+
+
+@pytest.fixture
+def pytester(pytester, monkeypatch, tmp_path_factory):
+    """pytester, except that an in-process run no longer forgets the installed modules it imported.
+
+    pytester restores ``sys.modules`` after ``runpytest_inprocess``: a module the run imported
+    for the first time (the plugin's lazily imported parts, httpcore, numpy) is dropped, and the
+    next import makes a second copy whose classes differ from those the first copy's users hold
+    ("'openai:judge' cannot answer questions", an httpcore ConnectError no longer caught,
+    numpy refusing to load twice), depending on which tests shared the worker before.  Only
+    modules loaded from the test's own temporary files (its conftest, test files) are forgotten."""
+    import sys
+
+    from _pytest.pytester import SysModulesSnapshot
+
+    temporary = str(tmp_path_factory.getbasetemp())
+
+    def installed(name: str) -> bool:
+        path = getattr(sys.modules.get(name), "__file__", None) or ""
+        return not path.startswith(temporary)
+
+    monkeypatch.setattr(type(pytester), "_Pytester__take_sys_modules_snapshot",
+                        lambda self: SysModulesSnapshot(preserve=installed))
+    pytester._sys_modules_snapshot = SysModulesSnapshot(preserve=installed)  # restored at the test's end
+    return pytester
