@@ -17,18 +17,13 @@ the first worker that needs it; the others wait for it and read its saved result
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import tempfile
-import sys
 from pathlib import Path
 from typing import Callable
 
 import pytest
 from filelock import FileLock
 
-# What an outer xdist worker sets: an inner run is a controller of its own, as under pytester.
-OUTER_RUN_VARIABLES = ("PYTEST_ADDOPTS", "TOX_ENV_DIR", "PYTEST_CURRENT_TEST")
+from shared_runs import run_pytest
 
 
 class PytestRuns:
@@ -51,21 +46,9 @@ class PytestRuns:
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> pytest.RunResult:
         """One ``python -m pytest ARGS`` in :attr:`path` (not memoised)."""
-        basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=self.path)
-        environment = {**os.environ, "HOME": str(self.path), "USERPROFILE": str(self.path), "PY_COLORS": "0",
-                       "PYTHONPATH": os.pathsep.join(filter(None, [str(self.path), os.environ.get("PYTHONPATH", "")])),
-                       **(env or {})}
-        for name in OUTER_RUN_VARIABLES:
-            environment.pop(name, None)
-        done = subprocess.run([sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *map(str, args)],
-                              cwd=self.path, env=environment, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, errors="replace")
-        print("running:", *args, "\n     in:", self.path, "\n" + done.stdout[-4000:] + done.stderr[-4000:])
-        try:
-            ret: int | pytest.ExitCode = pytest.ExitCode(done.returncode)
-        except ValueError:
-            ret = done.returncode
-        return pytest.RunResult(ret, done.stdout.splitlines(), done.stderr.splitlines(), 0.0)
+        done = run_pytest(self.path, *args, env=env)
+        print("running:", *args, "\n     in:", self.path, "\n" + "\n".join(done.outlines[-60:] + done.errlines[-60:]))
+        return done
 
     def once(self, name: str, *args: str, env: dict[str, str] | None = None,
              check: Callable[[pytest.RunResult], None] | None = None) -> pytest.RunResult:

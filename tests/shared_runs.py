@@ -13,26 +13,38 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 
-def run_pytest(folder: Path, *args: str, timeout: float | None = None) -> pytest.RunResult:
-    """``python -m pytest ARGS`` in ``folder``, as ``pytester.runpytest_subprocess`` runs it."""
+# What an outer xdist worker sets: an inner run is a controller of its own, as under pytester.
+OUTER_RUN_VARIABLES = ("PYTEST_ADDOPTS", "TOX_ENV_DIR", "PYTEST_CURRENT_TEST")
+
+
+def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None,
+               timeout: float | None = None) -> pytest.RunResult:
+    """``python -m pytest ARGS`` in ``folder``, as ``pytester.runpytest_subprocess`` runs it
+    (``env`` adds to or overrides the environment)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "TOX_ENV_DIR")}
-    env.update(HOME=str(folder), USERPROFILE=str(folder), PY_COLORS="0",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH", "")])))
-    basetemp = folder / f"basetemp-{len(list(folder.glob('basetemp-*')))}"
+    environment = {**os.environ, "HOME": str(folder), "USERPROFILE": str(folder), "PY_COLORS": "0",
+                   "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH", "")])),
+                   **(env or {})}
+    for name in OUTER_RUN_VARIABLES:
+        environment.pop(name, None)
+    basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=folder)  # unique: xdist workers may share the folder
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *map(str, args)],
-                          cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=timeout)
-    return pytest.RunResult(proc.returncode, proc.stdout.splitlines(), proc.stderr.splitlines(),
-                            time.monotonic() - start)
+    done = subprocess.run([sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *map(str, args)],
+                          cwd=folder, env=environment, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          errors="replace", timeout=timeout)
+    try:
+        ret: int | pytest.ExitCode = pytest.ExitCode(done.returncode)
+    except ValueError:
+        ret = done.returncode
+    return pytest.RunResult(ret, done.stdout.splitlines(), done.stderr.splitlines(), time.monotonic() - start)
 
 
 @pytest.fixture(scope="session")
