@@ -95,15 +95,15 @@ def test_over_within_the_margin_fails_every_time_with_its_figures(competing_load
         assert result.message.startswith("plus input #0: over its 0.05 s CPU limit")
 
 
-def test_far_over_the_limit_is_decided_at_once(ctx):
-    result = check(FAR, ctx)
-    assert not result.passed
-    if "borderline" in result.details:
-        # A machine so loaded that the call's wall-time bound stopped it before its
-        # CPU timer did: it was run again with more wall time, and stopped at the margin.
-        (entry,) = result.details["borderline"]
-        assert entry["wall"] is True and entry["passed"] is False and len(entry["cpu"]) == 2
-    else:
+def test_far_over_the_limit_is_decided_at_once(competing_load, ctx):
+    # Ten times, under load: the CPU timer fires at a scheduler tick, often a few ms before
+    # process_time() reaches the margin, and such a stop once passed for a wall stop
+    # (measured again: W1's 55 HumanEval/39 samples, docs/timing.md).  The child now
+    # says which timer stopped the call.  LIMITS' wall bound (2.5 s for this call)
+    # stops a busy call only below a twenty-fifth of a core.
+    for _ in range(10):
+        result = check(FAR, ctx)
+        assert not result.passed and "borderline" not in result.details, result.details
         assert result.message == "plus input #0: over its 0.05 s CPU limit"
 
 

@@ -70,6 +70,9 @@ class CallOutcome:
     # Ended over its CPU limit but within the job's margin (see PythonExecutor.run):
     # a borderline call, to be measured again before a verdict on time.
     over_limit: bool = False
+    # A timeout stopped by the call's wall-time bound (not its CPU timer), as the
+    # child reported it: the machine was loaded or the sample slept.
+    wall_stop: bool = False
     _value: Any = field(default=_UNDECODED, repr=False, compare=False)
 
     @property
@@ -391,7 +394,7 @@ class PythonExecutor(SandboxClient):
         if status == "ok":
             return CallOutcome(index, "ok", encoded=wire.dumps(body).encode(), cpu=cpu, _value=body)
         if status == "timeout":
-            return CallOutcome(index, "timeout", cpu=cpu)
+            return CallOutcome(index, "timeout", cpu=cpu, wall_stop=body == "wall")
         if status == "okdigest" and isinstance(body, list) and len(body) == 3:
             digest, n, prefix = body
             if isinstance(digest, str) and type(n) is int and isinstance(prefix, str):

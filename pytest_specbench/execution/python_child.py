@@ -89,14 +89,22 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
     # The timers raise only while armed, so a signal that arrives just as a call
     # ends cannot escape into the harness's own code; they repeat (every 50 ms)
     # so that a sample swallowing one timeout gets another.
-    armed = [False]
+    # stopped_by: the signal that first stopped the armed call, so the harness can
+    # tell a wall stop (SIGALRM: a loaded machine, a sleeper; measured again) from
+    # a CPU stop (SIGPROF; decided at once).  The CPU timer fires at its tick, up to
+    # a few ms before process_time() reaches the limit, so the CPU figure alone
+    # cannot tell them apart (docs/timing.md).
+    armed, stopped_by, sigalrm = [False], [0], signal.SIGALRM
 
     def on_timer(signum, frame):
         if armed[0]:
+            if not stopped_by[0]:
+                stopped_by[0] = signum
             raise _CallTimeout()
 
     def arm(cpu: float, wall: float) -> None:
         armed[0] = True
+        stopped_by[0] = 0
         setitimer(itimer_prof, cpu, 0.05)
         setitimer(itimer_real, wall, 0.05)
 
@@ -174,7 +182,7 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
             finally:
                 armed[0] = False  # the timers keep running: the next arm() resets them (two syscalls a call saved)
         except _CallTimeout:
-            emit([i, "timeout", None, process_time() - t0])
+            emit([i, "timeout", "wall" if stopped_by[0] == sigalrm else None, process_time() - t0])
             continue
         except BaseException as exc:  # noqa: BLE001
             spent = process_time() - t0
