@@ -47,8 +47,59 @@ def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None,
     return pytest.RunResult(ret, done.stdout.splitlines(), done.stderr.splitlines(), time.monotonic() - start)
 
 
+def session_folder(config: pytest.Config, tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder for the whole test session: under xdist one for every worker (beside their
+    base temporary folders, in the session's own ``pytest-N``), else one of this process."""
+    if getattr(config, "workerinput", None) is None:
+        return tmp_path_factory.mktemp(name)
+    path = tmp_path_factory.getbasetemp().parent / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
 @pytest.fixture(scope="session")
-def postcond_real_state(tmp_path_factory) -> Path:
-    """One state folder per test process for PostcondBench's real slice (imported by the
-    modules that run it): the keon/algorithms venv is built once, not once per test."""
-    return tmp_path_factory.mktemp("postcond-real-state")
+def postcond_real_state(request, tmp_path_factory) -> Path:
+    """One state folder for the session for PostcondBench's real slice (imported by the
+    modules that run it): the keon/algorithms venv is built once, by whichever test and
+    xdist worker needs it first (``prepare_venv`` builds it under a file lock; the other
+    worker waits and reuses it), not once per test or per worker."""
+    return session_folder(request.config, tmp_path_factory, "postcond-real-state")
+
+
+def prebuild_postcond_java(state: Path) -> None:
+    """What every run of a bundled PostcondBench Java task compiles before its first
+    check, built into ``state`` as the plugin's ``jvm`` executor lays it out under
+    ``--specbench-dir=state`` (``state/jvm``): the warm javac, the JML runtime, the JUnit
+    runner and the javalib project.  Trusted code, compiled once per content and cached
+    by content, so a run or test that uses ``state`` finds them done; a program's own
+    compile (a spec injected into a file, a mutant) and every JVM run stay the run's."""
+    from pytest_specbench.benchmarks.postcond.adapter import BUNDLED
+    from pytest_specbench.benchmarks.postcond.java.execute import project_classes
+    from pytest_specbench.execution.jvm import JvmExecutor
+    from pytest_specbench.jml import junit_missing, junit_toolchain
+
+    jvm = JvmExecutor(state / "jvm", state_dir=state)
+    if jvm.available() or junit_missing():
+        return  # the Java items skip with one line; nothing to build
+    try:
+        project_classes(jvm, BUNDLED.parent / "javalib", junit_toolchain(jvm))
+    finally:
+        jvm.close()
+
+
+@pytest.fixture(scope="session")
+def postcond_bundled_state(request, tmp_path_factory) -> Path:
+    """One ``--specbench-dir`` for the session's runs of PostcondBench's bundled suite
+    (imported by the modules that run it), its Java toolchain and project prebuilt by
+    the first xdist worker that needs it (a file lock: the other waits and reuses it).
+    Results are not cached there: the runs that use it pass
+    ``--specbench-result-cache=off``, so every verdict is evaluated again."""
+    from filelock import FileLock
+
+    state = session_folder(request.config, tmp_path_factory, "postcond-bundled-state")
+    done = state / ".prebuilt"
+    with FileLock(str(state) + ".lock"):
+        if not done.exists():
+            prebuild_postcond_java(state)
+            done.write_text("")
+    return state

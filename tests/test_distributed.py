@@ -24,6 +24,7 @@ from types import SimpleNamespace
 import pytest
 
 from private_host import REPO, PrivateHost, require_namespace, sshd_refusal, start_sshd
+from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: PostcondBench's Java classes, built once)
 
 REMOTE_DATA = "/tmp/data"  # the data root on the private host (copied in at its start)
 
@@ -132,12 +133,16 @@ def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
     assert len(set(questions)) == len(questions)  # each question once across the two workers
 
 
-def test_postcond_on_a_host_without_our_disk_equals_n0(pytester, host):
+def test_postcond_on_a_host_without_our_disk_equals_n0(pytester, host, postcond_bundled_state):
     # One Java task (JUnit 4 and the JML ensures in the host's own sandbox): its two checks,
     # on one worker there (two would each start a JVM for one item; what is shared between
-    # workers is proven by the contract and CIFE tests above).
-    args = ["--specbench=postcond", "--model=reference", "-k", "javalib and clamp"]
-    alone = run(pytester, "alone", *args, "-n", "0")
+    # workers is proven by the contract and CIFE tests above).  The run here uses the
+    # session's state folder, whose Java toolchain and project are built (tests/shared_runs.py);
+    # the host has only its own disk and builds them itself.  No result cache on either side:
+    # every verdict is evaluated.
+    args = ["--specbench=postcond", "--model=reference", "-k", "javalib and clamp", "--specbench-result-cache=off"]
+    alone = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--specbench-dir={postcond_bundled_state}",
+                                          f"--specbench-report={pytester.path / 'alone.json'}", *args, "-n", "0")
     spread = run(pytester, "spread", *args, *remote(host, workers=1))
     assert spread.parseoutcomes() == outcomes(alone)
     assert sections(pytester, "spread") == sections(pytester, "alone")

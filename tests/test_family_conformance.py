@@ -28,6 +28,7 @@ from pytest_specbench.models.base import Completion
 from pytest_specbench.plugin.options import Settings
 from pytest_specbench.plugin.services import Services
 from shared_data import FULL
+from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: PostcondBench's Java classes, built once)
 from test_house_toy_family import TOY_FAMILY
 
 SPREAD = 16  # tasks per family at most by default (every check kind first): every bundled suite is smaller
@@ -128,14 +129,14 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _conforms(pytester, tmp_path, name):
+def _conforms(pytester, tmp_path, name, state=None):
     adapter = benchmarks.get_benchmark(name)
     assert isinstance(getattr(adapter, "version", None), str) and adapter.version.strip(), \
         f"{name}: no version (it enters the result key)"
     assert adapter.name == name
     # one sample per task: pass@k is asked for k = 1 only (metric names follow the ks asked for)
     config = pytester.parseconfig(f"--specbench={name}", "--model=reference", "--specbench-k=1",
-                                  f"--specbench-dir={tmp_path / 'state'}",
+                                  f"--specbench-dir={state or tmp_path / 'state'}",
                                   *EXTRA_ARGS.get(name, ()))
     settings = Settings.from_config(config)
     taskset = adapter.load(settings.data_root, settings)
@@ -180,9 +181,16 @@ def _conforms(pytester, tmp_path, name):
     return ran, skipped
 
 
+# A family whose checks compile trusted code first runs in the session's state folder that
+# has it built (PostcondBench's Java toolchain and project, tests/shared_runs.py); the
+# references' own runs (every program compiled and run, every mutant) are still this test's.
+STATE_FIXTURE = {"postcond": "postcond_bundled_state"}
+
+
 @pytest.mark.parametrize("name", benchmarks.known_benchmarks())
-def test_registered_family_conforms(pytester, tmp_path, name):
-    _conforms(pytester, tmp_path, name)
+def test_registered_family_conforms(pytester, tmp_path, request, name):
+    state = request.getfixturevalue(STATE_FIXTURE[name]) if name in STATE_FIXTURE else None
+    _conforms(pytester, tmp_path, name, state)
 
 
 @pytest.mark.parametrize("name", ENTRY_POINT_FAMILIES)

@@ -15,6 +15,7 @@ from pytest_specbench.errors import DataError, InfrastructureError
 from pytest_specbench.execution.jvm import JvmExecutor
 from pytest_specbench.models.base import Completion
 from fakes import fake_context
+from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: the bundled Java classes, built once)
 
 ROOT = Path(__file__).resolve().parents[1]
 JAVALIB = BUNDLED.parent / "javalib"
@@ -164,24 +165,25 @@ def _toolchain_missing():
 needs_jvm = pytest.mark.skipif(bool(_toolchain_missing()), reason=str(_toolchain_missing()))
 
 
-def JavaCtx(tmp_path, state=None, **opts):
-    state = state or tmp_path
-    jvm = JvmExecutor(state / "jvm", state_dir=state / "state")  # Java checks never use the command executor
+def JavaCtx(tmp_path, jvm, **opts):
     return fake_context(cache=tmp_path, executors={"jvm": jvm},
                         **{"postcond_timeout": 10.0, "postcond_complete": "paper", **opts})
 
 
 @pytest.fixture(scope="module")
-def jvm_state(tmp_path_factory):
-    """One class cache for the module: the runtime, runner and project compile once."""
-    return tmp_path_factory.mktemp("postcond-java-jvm")
+def jvm(postcond_bundled_state):
+    """One jvm executor for the module, as a plugin process has one: its warm javac starts
+    once, not once per test.  Its class cache is the session's (tests/shared_runs.py): the
+    runtime, runner and project compile once for every test and xdist worker that runs the
+    bundled Java tasks.  Every check still compiles its own program and runs its own JVM."""
+    ex = JvmExecutor(postcond_bundled_state / "jvm", state_dir=postcond_bundled_state)  # Java checks never use the command executor
+    yield ex
+    ex.close()
 
 
 @pytest.fixture
-def ctx(tmp_path, jvm_state):
-    c = JavaCtx(tmp_path, jvm_state)
-    yield c
-    c.executor("jvm").close()
+def ctx(tmp_path, jvm):
+    return JavaCtx(tmp_path, jvm)
 
 
 def check(ctx, task, answer, name="correct"):
@@ -259,7 +261,8 @@ def test_a_spec_that_does_not_compile_is_F_with_javacs_message_on_its_clause(ctx
     ("//@ ensures new long[1 << 30].length > 0;", {"local_crash"}),
 ], ids=["exit", "loop", "block", "fake-records", "real-stdout", "exec", "getenv", "thread", "memory"])
 def test_hostile_answers_are_F_not_pass_not_E(ctx, answer, verdicts):
-    ctx.settings.options["postcond_timeout"] = 4.0
+    # (the endless loop burns CPU until the limit: a short one; the others keep room to fail on their own)
+    ctx.settings.options["postcond_timeout"] = 2.0 if verdicts == {"timeout"} else 4.0
     r = check(ctx, java_task("clamp"), answer)
     assert not r.passed and r.details["verdict"] in verdicts, r.details
 

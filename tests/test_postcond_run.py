@@ -59,6 +59,36 @@ def test_checkout_is_never_written(tmp_path):
     assert before == after
 
 
+def test_a_bundled_task_runs_without_the_harness_pytest_plugins(tmp_path):
+    """A bundled task runs under the harness's interpreter, whose pytest plugins (xdist,
+    hypothesis, anyio) are the harness's, not the project's: none loads in the job."""
+    from importlib.metadata import entry_points
+
+    from pytest_specbench.benchmarks.postcond import execute, source
+
+    harness = {ep.name for ep in entry_points(group="pytest11")}
+    assert {"xdist", "hypothesispytest"} <= harness  # else this test could not fail
+    lib = tmp_path / "lib"
+    shutil.copytree(BUNDLED.parent / "lib", lib)
+    (lib / "tests" / "test_plugins.py").write_text(
+        "import sys\nfrom minilib.numbers import gcd\n\n\n"
+        "def test_gcd_without_harness_plugins(pytestconfig):\n"
+        "    loaded = {name for name, _ in pytestconfig.pluginmanager.list_name_plugin()}\n"
+        "    assert not loaded & {'xdist', 'hypothesispytest', 'anyio'}, sorted(map(str, loaded))\n"
+        "    assert 'hypothesis' not in sys.modules and 'xdist' not in sys.modules\n"
+        "    assert gcd(12, 18) == 6\n")
+    data = dict(_task("gcd").data, cover_tests=["tests/test_plugins.py::test_gcd_without_harness_plugins"])
+    text = (lib / data["file"]).read_text()
+    ex = CommandExecutor(state_dir=tmp_path / "state")
+    try:
+        prepared = ex.prepare(execute.environment_for(data, lib))
+        run = execute.run_program(ex, prepared, data, lib, execute.Program(text, "original"),
+                                  source.parse_answer(data["ref_postcond"], text), "fixed", 20.0)
+    finally:
+        ex.close()
+    assert run["verdict"] == "passed", run
+
+
 @pytest.mark.slow
 def test_authors_tool_builds_a_task_with_five_surviving_mutants(tmp_path):
     from pytest_specbench.benchmarks.postcond import author

@@ -56,8 +56,10 @@ def line_coverage(repo: Path, rel_file: str, tests: Sequence[str], first: int, l
     """Fraction of the method's executable lines (first..last) run by ``tests``."""
     with tempfile.TemporaryDirectory(prefix="postcond-cov-") as tmp:
         data = Path(tmp, ".coverage")
+        # (the harness's interpreter: its pytest plugins are the harness's, not the project's,
+        # and none is loaded, as in a run of a task in the harness's environment, execute.build_job)
         env = {"PATH": str(Path(sys.executable).parent), "PYTHONPATH": str(repo), "COVERAGE_FILE": str(data),
-               "PYTHONDONTWRITEBYTECODE": "1"}
+               "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         run = subprocess.run([sys.executable, "-m", "coverage", "run", "--include", str(repo / rel_file), "-m", "pytest",
                               "-q", "-p", "no:cacheprovider", "-p", "no:specbench", "--rootdir", str(repo),
                               *[str(repo / t) for t in tests]], cwd=tmp, env=env, capture_output=True, text=True,
