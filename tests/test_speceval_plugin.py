@@ -1,5 +1,8 @@
 """SpecEval end to end: the plugin on the bundled suite, dynamic validation through
-the JML checker, and the real SpecGenBench data (``realdata``)."""
+the JML checker, and the real SpecGenBench data (``realdata``).
+
+The syntactic runs of the bundled suite are in this process (``runpytest_inprocess``); the
+dynamic runs on the real data each have a Python of their own, as a user's run does."""
 from __future__ import annotations
 
 import json
@@ -23,8 +26,8 @@ JAVA = shutil.which("javac") is not None and shutil.which("java") is not None
 
 
 def test_plugin_runs_the_bundled_suite_with_the_reference(pytester):
-    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
-                                           "--speceval-validation=syntactic", "--specbench-report=r.json")
+    result = pytester.runpytest_inprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
+                                          "--speceval-validation=syntactic", "--specbench-report=r.json")
     result.stdout.fnmatch_lines(["*specbench speceval (bundled sample suite; 16 tasks*",
                                  "*judgement_acc/original*100.00%*", "*pcs/original*100.00%*"])
     assert result.ret == 0
@@ -34,9 +37,9 @@ def test_plugin_runs_the_bundled_suite_with_the_reference(pytester):
 
 
 def test_items_are_readable_with_k(pytester):
-    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
-                                           "--speceval-validation=syntactic", "--collect-only", "-q",
-                                           "-k", "MaxOfTwo and infilling")
+    result = pytester.runpytest_inprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
+                                          "--speceval-validation=syntactic", "--collect-only", "-q",
+                                          "-k", "MaxOfTwo and infilling")
     result.stdout.fnmatch_lines(["*speceval::MaxOfTwo/infilling/original::0::infilling*"])
 
 
@@ -297,9 +300,9 @@ def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
     tasks = ADAPTER.load(None, settings).tasks
     rows = [{"task_id": t.task_id, "solution": "After reading it carefully: **correct**."} for t in tasks]
     (pytester.path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=replay:s.jsonl", "-p", "no:cacheprovider",
-                                           "--speceval-task=judgement", "--speceval-validation=syntactic",
-                                           "--specbench-report=r.json")
+    result = pytester.runpytest_inprocess("--specbench=speceval", "--model=replay:s.jsonl", "-p", "no:cacheprovider",
+                                          "--speceval-task=judgement", "--speceval-validation=syntactic",
+                                          "--specbench-report=r.json")
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-2000:]
     metrics = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]["metrics"]
     assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
