@@ -18,8 +18,9 @@ def _metrics(pytester):
 
 
 def test_explicit_replay_judge_equals_the_default(pytester):
-    r = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", f"--judge-model=replay:{BUNDLED_JUDGMENTS}",
-                                      "--specbench-report=r.json", "-p", "no:cacheprovider")
+    # in this process: nothing here depends on a Python of its own (the resume below does)
+    r = pytester.runpytest_inprocess("--specbench=cife", "--model=reference", f"--judge-model=replay:{BUNDLED_JUDGMENTS}",
+                                     "--specbench-report=r.json", "-p", "no:cacheprovider")
     r.assert_outcomes(passed=55)
     assert _metrics(pytester)["csr"] == 1.0
 

@@ -1,4 +1,7 @@
-"""CIFE through pytest itself (pytester): the bundled suite, item names, -k by category, replayed answers."""
+"""CIFE through pytest itself (pytester): the bundled suite, item names, -k by category, replayed answers.
+
+The runs are in this process (``runpytest_inprocess``): what a run in a Python of its own
+adds (the judge's cache and the journal across processes) is tests/test_cife_e2e.py's."""
 from __future__ import annotations
 
 import json
@@ -11,7 +14,7 @@ def _metrics(pytester):
 
 
 def test_reference_on_the_bundled_suite_scores_100_percent_offline(pytester):
-    result = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", "--specbench-report=r.json",
+    result = pytester.runpytest_inprocess("--specbench=cife", "--model=reference", "--specbench-report=r.json",
                                            "-p", "no:cacheprovider")
     result.assert_outcomes(passed=55)  # 43 constraints + 12 correctness items
     m = _metrics(pytester)
@@ -20,7 +23,7 @@ def test_reference_on_the_bundled_suite_scores_100_percent_offline(pytester):
 
 
 def test_k_selects_a_category(pytester):
-    result = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", "-k", "error-handling",
+    result = pytester.runpytest_inprocess("--specbench=cife", "--model=reference", "-k", "error-handling",
                                            "--collect-only", "-q", "-p", "no:cacheprovider")
     ids = [line for line in result.outlines if "::adherence[" in line]
     want = sum(c.category == "Error Handling and Robustness"
@@ -36,7 +39,7 @@ def test_replayed_answer_that_breaks_rules_shows_in_hybrid_csr(pytester):
     lines = [{"task_id": t.task_id, "solution": bad if t.task_id == "b01" else t.data["reference_answer"]}
              for t in ADAPTER.load(None, None).tasks]
     (pytester.path / "answers.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
-    result = pytester.runpytest_subprocess("--specbench=cife", "--model=replay:answers.jsonl",
+    result = pytester.runpytest_inprocess("--specbench=cife", "--model=replay:answers.jsonl",
                                            "--specbench-report=r.json", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=55)
     m = _metrics(pytester)

@@ -198,7 +198,7 @@ def test_the_plugin_reads_the_downloaded_root_by_default_and_says_so(mirror, tmp
     root = tmp_path / "cache"
     assert _download(CONTRACT, root)[0] == 0
     monkeypatch.setenv("SPECBENCH_DATA", str(root))
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(  # in this process: it reads SPECBENCH_DATA at configure
         "-p", "no:cacheprovider", "--specbench=contract", "--model=reference",
         f"--specbench-dir={pytester.path / 'state'}", "-k", "HumanEval/0")
     out = result.stdout.str()

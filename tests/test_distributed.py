@@ -43,8 +43,19 @@ def remote(host, workers: int = 2) -> list[str]:
 
 
 def run(pytester, name: str, *args: str):
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--specbench-dir={pytester.path / ('state-' + name)}",
-                                         f"--specbench-report={pytester.path / (name + '.json')}", *args)
+    """A run in a Python of its own (the controller of workers on the other host)."""
+    return pytester.runpytest_subprocess(*_run_args(pytester, name, *args))
+
+
+def run_alone(pytester, name: str, *args: str):
+    """The run with ``-n 0`` each spread run is compared with, in this process: it only
+    gives the report to compare (a Python of its own was most of its cost)."""
+    return pytester.runpytest_inprocess(*_run_args(pytester, name, *args, "-n", "0"))
+
+
+def _run_args(pytester, name: str, *args: str) -> tuple[str, ...]:
+    return ("-p", "no:cacheprovider", f"--specbench-dir={pytester.path / ('state-' + name)}",
+            f"--specbench-report={pytester.path / (name + '.json')}", *args)
 
 
 TIMINGS = {"wall", "cpu", "seconds"}  # measured times in a check's details: differ between any two runs
@@ -87,7 +98,7 @@ def test_contract_with_copies_on_a_host_without_our_disk_equals_n0(pytester, hos
     subprocess.run(["cp", "-r", str(REPO / "benchmarks" / "contract"), str(data)], check=True)
     args = ["--specbench=contract", f"--model=replay:{samples}", f"--specbench-data={data}",
             "--specbench-checks=functional", "--specbench-result-cache=off"]
-    alone = run(pytester, "alone", *args, "-n", "0")
+    alone = run_alone(pytester, "alone", *args)
     spread = run(pytester, "spread", *args, *remote(host), f"--specbench-remote-data={REMOTE_DATA}")
     assert spread.parseoutcomes() == alone.parseoutcomes()
     assert spread.ret == alone.ret == 1  # the wrong copies fail
@@ -122,7 +133,7 @@ def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
     with StubOpenAIServer(answer=lambda req: answer(req["messages"]), known_models=("judge",)) as server:
         args = ["--specbench=cife", "--model=reference", "--judge-model=openai:judge",
                 f"--judge-model-base-url={server.url}", "--specbench-result-cache=off"]
-        alone = run(pytester, "alone", *args, "-n", "0")
+        alone = run_alone(pytester, "alone", *args)
         asked_alone = server.chat_count
         spread = run(pytester, "spread", *args, *remote(host))
         asked_spread = server.chat_count - asked_alone
@@ -157,7 +168,7 @@ def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path):
         samples = pytester.path / "slow.jsonl"
         n_items = write_slow_samples(samples)
         args = ["--specbench=contract", f"--model=replay:{samples}", "--specbench-k=1"]
-        full = run(pytester, "full", *args, "-n", "0")
+        full = run_alone(pytester, "full", *args)
         state = pytester.path / "state-crash"
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--specbench-dir={state}",
                f"--specbench-report={pytester.path / 'crash.json'}", *args, *remote(hosts[0], workers=1)]
@@ -201,7 +212,7 @@ def test_ssh_gateway_to_a_loopback_sshd_equals_n0(pytester, tmp_path):
     try:
         args = ["--specbench=contract", "--model=reference", "--specbench-checks=functional",
                 "-k", "HumanEval-S/0 or HumanEval-S/1 or Mbpp-S/2"]
-        alone = run(pytester, "alone", *args, "-n", "0")
+        alone = run_alone(pytester, "alone", *args)
         spread = run(pytester, "spread", *args, "--px", f"id=lo//ssh=-F {config} specbench-private//python={sys.executable}//execmodel=thread",
                      "--tx", "1*popen//via=lo", "--dist", "load")  # the gateway's form is the point
     finally:

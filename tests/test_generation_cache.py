@@ -32,8 +32,10 @@ def server():
 
 
 def run(pytester, server, *args):
-    return pytester.runpytest_subprocess(*QUIET, "--specbench=contract", "--model=openai:stub",
-                                         f"--model-base-url={server.url}", *args)
+    # In this process: the server, the cache and the journal are what these runs show, not a
+    # Python of their own (the interrupted generation below is killed in one of its own).
+    return pytester.runpytest_inprocess(*QUIET, "--specbench=contract", "--model=openai:stub",
+                                        f"--model-base-url={server.url}", *args)
 
 
 def report(pytester, name):
@@ -41,8 +43,8 @@ def report(pytester, name):
 
 
 def test_xdist_run_scores_like_the_reference_and_a_second_run_is_free(pytester, server):
-    ref = pytester.runpytest_subprocess(*QUIET, "--specbench=contract", "--model=reference",
-                                        "--specbench-checks=functional", "--specbench-report=ref.json")
+    ref = pytester.runpytest_inprocess(*QUIET, "--specbench=contract", "--model=reference",
+                                       "--specbench-checks=functional", "--specbench-report=ref.json")
     ref.assert_outcomes(passed=TASKS)
 
     first = run(pytester, server, "-n", "2", "--specbench-checks=functional", "--specbench-report=first.json",
@@ -67,8 +69,8 @@ def test_xdist_run_scores_like_the_reference_and_a_second_run_is_free(pytester, 
     # The saved samples replay to the same scores, without the server.
     lines = [json.loads(line) for line in (pytester.path / "samples.jsonl").read_text().splitlines()]
     assert len(lines) == TASKS and {"task_id", "sample_index", "solution"} <= set(lines[0])
-    replayed = pytester.runpytest_subprocess(*QUIET, "--specbench=contract", "--model=replay:samples.jsonl",
-                                             "--specbench-checks=functional", "--specbench-report=replayed.json")
+    replayed = pytester.runpytest_inprocess(*QUIET, "--specbench=contract", "--model=replay:samples.jsonl",
+                                            "--specbench-checks=functional", "--specbench-report=replayed.json")
     replayed.assert_outcomes(passed=TASKS)
     assert (report(pytester, "replayed.json")["benchmarks"]["contract"]["metrics"]
             == report(pytester, "ref.json")["benchmarks"]["contract"]["metrics"])

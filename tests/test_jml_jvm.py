@@ -99,12 +99,20 @@ def test_warm_javac_runs_in_the_sandbox_and_comes_back_after_it_dies(tmp_path):
 def test_javac_without_the_warm_server_and_without_the_sandbox(tmp_path):
     for isolate in (True, False):
         ex = JvmExecutor(tmp_path / f"jvm{isolate}", isolate=isolate, state_dir=tmp_path)
+        compiled = []  # the sources each javac run of this executor got
+        javac_once = ex._javac_once
+        ex._javac_once = lambda sources, *rest: compiled.append(sorted(sources)) or javac_once(sources, *rest)
         try:
             once = ex.compile({"D.java": "public class D { class In {} }"}, use_server=False)
             assert once.ok and {p.name for p in once.classes.glob("*.class")} == {"D.class", "D$In.class"}
+            assert not once.cached  # sources that are not trusted: each executor's own javac, never a copy
             bad = ex.compile({"E.java": "public class E { int f() { return y; } }"}, use_server=False)
             assert bad.diagnostics.startswith("E.java:1: error: cannot find symbol"), bad.diagnostics
             served = ex.compile({"F.java": "public class F {}"})
             assert served.ok and ex._server is not None and (ex._server._live is not None) == isolate
         finally:
             ex.close()
+        assert ["D.java"] in compiled and ["E.java"] in compiled
+    # The warm javac's own classes (trusted) were copied from the first executor's cache, not compiled again.
+    assert ["specbench/jvm/CompileServer.java"] not in compiled
+    assert list((tmp_path / "jvmFalse" / "classes").glob("*/specbench/jvm/CompileServer.class"))

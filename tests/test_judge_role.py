@@ -172,8 +172,8 @@ def test_upstream_reading_keeps_its_scoring_and_warns_once_about_answers_without
     judgments = pytester.path / "judgments.jsonl"
     judgments.write_text("".join(json.dumps({"task_id": str(r["id"]), "purpose": purpose, "answer": "I cannot judge this."}) + "\n"
                                  for r in rows for purpose in ("adherence", "correctness")))
-    result = pytester.runpytest_subprocess("--specbench=cife", "--model=reference", f"--judge-model=replay:{judgments}",
-                                           "--cife-parse=upstream", "--specbench-report=r.json", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("--specbench=cife", "--model=reference", f"--judge-model=replay:{judgments}",
+                                          "--cife-parse=upstream", "--specbench-report=r.json", "-p", "no:cacheprovider")
     metrics = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["cife"]["metrics"]
     assert metrics["csr_upstream_reading"] == 1.0 and metrics["upstream_answers_without_verdict"] == 12
     warnings = [line for line in result.stdout.lines if "warning: --cife-parse=upstream" in line]

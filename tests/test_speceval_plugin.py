@@ -1,5 +1,8 @@
 """SpecEval end to end: the plugin on the bundled suite, dynamic validation through
-the JML checker, and the real SpecGenBench data (``realdata``)."""
+the JML checker, and the real SpecGenBench data (``realdata``).
+
+The syntactic runs of the bundled suite are in this process (``runpytest_inprocess``); the
+dynamic runs on the real data each have a Python of their own, as a user's run does."""
 from __future__ import annotations
 
 import json
@@ -23,8 +26,8 @@ JAVA = shutil.which("javac") is not None and shutil.which("java") is not None
 
 
 def test_plugin_runs_the_bundled_suite_with_the_reference(pytester):
-    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
-                                           "--speceval-validation=syntactic", "--specbench-report=r.json")
+    result = pytester.runpytest_inprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
+                                          "--speceval-validation=syntactic", "--specbench-report=r.json")
     result.stdout.fnmatch_lines(["*specbench speceval (bundled sample suite; 16 tasks*",
                                  "*judgement_acc/original*100.00%*", "*pcs/original*100.00%*"])
     assert result.ret == 0
@@ -34,9 +37,9 @@ def test_plugin_runs_the_bundled_suite_with_the_reference(pytester):
 
 
 def test_items_are_readable_with_k(pytester):
-    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
-                                           "--speceval-validation=syntactic", "--collect-only", "-q",
-                                           "-k", "MaxOfTwo and infilling")
+    result = pytester.runpytest_inprocess("--specbench=speceval", "--model=reference", "-p", "no:cacheprovider",
+                                          "--speceval-validation=syntactic", "--collect-only", "-q",
+                                          "-k", "MaxOfTwo and infilling")
     result.stdout.fnmatch_lines(["*speceval::MaxOfTwo/infilling/original::0::infilling*"])
 
 
@@ -52,12 +55,24 @@ def _Ctx(settings, cache=None, jvm=None):
                         executors={"jvm": jvm or (lambda: make_executor("jvm", settings, []))})
 
 
+@pytest.fixture(scope="module")
+def jvm(tmp_path_factory):
+    """One jvm executor for the module's in-process dynamic checks: its JML runtime, warm
+    javac and compiled classes are made once, not once per test and context (each test
+    keeps state and cache folders of its own: the ground-truth verdicts are not shared)."""
+    from pytest_specbench.execution import make_executor
+
+    executor = make_executor("jvm", _Settings(tmp_path_factory.mktemp("jvm-state")), [])
+    yield executor
+    executor.close()
+
+
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
-def test_dynamic_validation_on_the_bundled_suite(tmp_path):
+def test_dynamic_validation_on_the_bundled_suite(tmp_path, jvm):
     """Reference 100% with the JML checker deciding; ground truth holds under every perturbation;
     a wrong generation and a wrong infill are refuted on the tests."""
     settings = _Settings(tmp_path, speceval_perturbation="all", speceval_task="infilling,generation")
-    ctx = _Ctx(settings)
+    ctx = _Ctx(settings, jvm=jvm)
     ts = ADAPTER.load(None, settings)
     results = {}
     for t in ts.tasks:
@@ -103,12 +118,12 @@ def ADAPTER_BUNDLED() -> Path:
 
 
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
-def test_a_program_whose_ground_truth_fails_its_tests_is_skipped_with_its_clause(tmp_path):
+def test_a_program_whose_ground_truth_fails_its_tests_is_skipped_with_its_clause(tmp_path, jvm):
     from pytest_specbench.benchmarks.speceval import validation
 
     data = _suite_with_a_wrong_oracle(tmp_path / "data")
     settings = _Settings(tmp_path / "state", speceval_perturbation="if-else-flip", speceval_validation="dynamic")
-    ctx = _Ctx(settings)
+    ctx = _Ctx(settings, jvm=jvm)
     ts = ADAPTER.load(data, settings)
     reasons = {t.task_id: ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, ctx) for t in ts.tasks}
     skipped = {k for k, v in reasons.items() if v}
@@ -135,8 +150,8 @@ def test_a_program_whose_ground_truth_fails_its_tests_is_skipped_with_its_clause
     keep = _Settings(tmp_path / "state", speceval_perturbation="none", speceval_validation="dynamic",
                      speceval_oracle_refuted="keep")
     gen = next(t for t in ADAPTER.load(data, keep).tasks if t.task_id == "MaxOfTwo/generation/original")
-    assert ADAPTER.skip_reason("generation", gen, _Ctx(keep)) is None
-    r = ADAPTER.run_check("generation", gen, Completion(ADAPTER.reference(gen, "generation")), _Ctx(keep))
+    assert ADAPTER.skip_reason("generation", gen, _Ctx(keep, jvm=jvm)) is None
+    r = ADAPTER.run_check("generation", gen, Completion(ADAPTER.reference(gen, "generation")), _Ctx(keep, jvm=jvm))
     assert r.details["precision"] < 1.0  # kept: the reference is scored, and loses
 
 
@@ -170,19 +185,28 @@ def test_real_perturbed_programs_compile_and_keep_methods_and_loops(tmp_path):
     checked = checked_programs(p.name for p in programs)
     programs = [p for p in programs if p.name in checked]
     assert len(programs) == len(checked) >= (120 if FULL else 15)
+    files = []
     for kind in PERTURBATIONS:
-        files = []
         for p in programs:
             src = p.source
             out = perturb(src, kind, 0).source
             assert structure(out) == structure(src), (kind, p.name)
-            d = tmp_path / kind / p.name
-            d.mkdir(parents=True)
-            (d / f"{p.name}.java").write_text(out)
-            files.append(str(d / f"{p.name}.java"))
-        res = subprocess.run(["javac", "-nowarn", "-d", str(tmp_path / kind / "_classes"), *files],
-                             capture_output=True, text=True)
-        assert res.returncode == 0, (kind, res.stderr[-2000:])
+            files.append(_in_package(tmp_path, kind, p.name, out))
+    # one javac for every perturbation (a JVM start each was most of the cost): each
+    # perturbation's programs in a package of their own, so that the same class names do not clash
+    res = subprocess.run(["javac", "-nowarn", "-d", str(tmp_path / "_classes"), *files], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert len(list((tmp_path / "_classes").glob("perturbed_*/*.class"))) >= len(files)
+
+
+def _in_package(root: Path, kind: str, name: str, source: str) -> str:
+    """``source`` (no package of its own) written as ``NAME.java`` of a package named after ``kind``."""
+    package = "perturbed_" + kind.replace("-", "_")
+    assert "\npackage " not in "\n" + source, name
+    path = root / package / name / f"{name}.java"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"package {package};\n" + source)
+    return str(path)
 
 
 @pytest.mark.realdata
@@ -226,21 +250,31 @@ SLICE = ["BinarySearch", "GCD", "LCM", "ReverseString"]
 
 
 @pytest.fixture(scope="module")
-def specgen_state(tmp_path_factory):
+def specgen_state(request, tmp_path_factory):
     """One state folder for the module's dynamic runs on the real data: the ground truth of
     each program is checked once (the next run reads the verdict from disk, as a later
-    run does) and the JML runtime and programs compile once."""
-    return tmp_path_factory.mktemp("specgen-state")
+    run does) and the JML runtime and programs compile once.  Under xdist, one for the
+    session (the workers' common temporary root): the two runs may land on two workers,
+    and the checks and compilations wait on each other's file locks instead of repeating."""
+    if getattr(request.config, "workerinput", None) is None:
+        return tmp_path_factory.mktemp("specgen-state")
+    path = tmp_path_factory.getbasetemp().parent / "module-runs" / "specgen-state"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
 def test_real_reference_scores_100_percent_with_dynamic_validation(pytester, specgen_state):
     """The command the note quotes: every task and perturbation at 100%, the
-    programs whose ground truth fails its tests skipped with their clause."""
+    programs whose ground truth fails its tests skipped with their clause.  In one
+    process (-n 0): what xdist changes (planning without checking a ground truth, the
+    verdicts of one worker read by the other) has tests of its own
+    (test_first_run_selection.py, and the file locks of validation.ground_truth), and two
+    workers would each start a warm javac and compile the JML runtime for this slice."""
     result = pytester.runpytest_subprocess(
         "--specbench=speceval", "--model=reference", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
-        "--speceval-perturbation=all", "--speceval-validation=dynamic", "-n", "2", "--specbench-report=r.json",
+        "--speceval-perturbation=all", "--speceval-validation=dynamic", "-n", "0", "--specbench-report=r.json",
         f"--specbench-dir={specgen_state}", *k_slice(SLICE))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
@@ -266,9 +300,9 @@ def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
     tasks = ADAPTER.load(None, settings).tasks
     rows = [{"task_id": t.task_id, "solution": "After reading it carefully: **correct**."} for t in tasks]
     (pytester.path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = pytester.runpytest_subprocess("--specbench=speceval", "--model=replay:s.jsonl", "-p", "no:cacheprovider",
-                                           "--speceval-task=judgement", "--speceval-validation=syntactic",
-                                           "--specbench-report=r.json")
+    result = pytester.runpytest_inprocess("--specbench=speceval", "--model=replay:s.jsonl", "-p", "no:cacheprovider",
+                                          "--speceval-task=judgement", "--speceval-validation=syntactic",
+                                          "--specbench-report=r.json")
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-2000:]
     metrics = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]["metrics"]
     assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
@@ -280,14 +314,15 @@ def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
 def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(pytester, specgen_state):
     """The deliberately wrong model on the real data (dynamic validation): its accuracy is the
-    share of correct labels among the judgement tasks left after oracle exclusion and dropping."""
+    share of correct labels among the judgement tasks left after oracle exclusion and dropping
+    (-n 0, as the reference's run above)."""
     settings = _Settings(Path(tempfile.gettempdir()), speceval_task="judgement")
     tasks = ADAPTER.load(SPECGEN, settings).tasks
     rows = [{"task_id": t.task_id, "solution": "Answer: correct"} for t in tasks]
     (pytester.path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = pytester.runpytest_subprocess(
         "--specbench=speceval", "--model=replay:s.jsonl", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
-        "--speceval-task=judgement", "--speceval-validation=dynamic", "-n", "2", "--specbench-report=r.json",
+        "--speceval-task=judgement", "--speceval-validation=dynamic", "-n", "0", "--specbench-report=r.json",
         f"--specbench-dir={specgen_state}", *k_slice(SLICE))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]

@@ -35,6 +35,10 @@ from ..errors import InfrastructureError
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
 _SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
+# Trusted classes (the warm javac, the JML runtime, the JUnit runner: compile(trusted=True)) this
+# process compiled, by content key: another executor of the process (another state folder, e.g.
+# one per test or per run) copies them instead of starting javac for the same sources again.
+_TRUSTED_CLASSES: dict[str, Path] = {}
 # The warm javac's JVM: C1 only, small code cache and class space (it runs under an address-space limit).
 SERVER_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx512m", "-XX:-UsePerfData",
                 "-XX:ReservedCodeCacheSize=64m", "-XX:CompressedClassSpaceSize=128m", "-Dfile.encoding=UTF-8")
@@ -116,7 +120,7 @@ class JvmExecutor:
 
     # -------------------------------------------------------------- compile
     def compile(self, sources: Mapping[str, str], classpath: Sequence[Path] = (),
-                timeout: float = 120.0, use_server: bool = True) -> CompileResult:
+                timeout: float = 120.0, use_server: bool = True, trusted: bool = False) -> CompileResult:
         """Compile ``sources`` (relative path -> text) against ``classpath``; cached by content.
 
         javac runs in the sandbox (no network, project and home hidden, limits)
@@ -136,6 +140,8 @@ class JvmExecutor:
         done = out / ".ok"
         fail = out.with_suffix(".failed")
         if done.exists():
+            return CompileResult(True, out, "", key, cached=True)
+        if trusted and self._copy_trusted(key, out):
             return CompileResult(True, out, "", key, cached=True)
         if fail.exists():
             return CompileResult(False, None, fail.read_text(errors="replace"), key, cached=True)
@@ -168,7 +174,28 @@ class JvmExecutor:
             except OSError:
                 if not done.exists():
                     raise
+        if trusted:
+            _TRUSTED_CLASSES[key] = out
         return CompileResult(True, out, diag, key)
+
+    def _copy_trusted(self, key: str, out: Path) -> bool:
+        """Copy the classes of trusted sources another executor of this process compiled
+        (same content key) into this cache; False when there are none (any more)."""
+        source = _TRUSTED_CLASSES.get(key)
+        if source is None or source == out or not (source / ".ok").exists():
+            return False
+        (self.cache_dir / "classes").mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=self.cache_dir / "classes", prefix="tmp-") as tmp:
+            try:
+                shutil.copytree(source, Path(tmp) / "out")
+            except OSError:  # removed meanwhile (a test's temporary folder): compile instead
+                return False
+            try:
+                os.rename(Path(tmp) / "out", out)
+            except OSError:
+                if not (out / ".ok").exists():
+                    raise
+        return True
 
     def _javac_once(self, sources: Mapping[str, str], classpath: tuple[Path, ...],
                     timeout: float) -> tuple[int, str, dict[str, bytes]] | None:
@@ -235,7 +262,7 @@ class JvmExecutor:
         if self._server_broken:
             return None
         src = Path(__file__).with_name("java") / "specbench" / "jvm" / "CompileServer.java"
-        res = self.compile({"specbench/jvm/CompileServer.java": src.read_text()}, use_server=False)
+        res = self.compile({"specbench/jvm/CompileServer.java": src.read_text()}, use_server=False, trusted=True)
         if not res.ok:
             self._server_broken = "javac server did not compile"
             return None
@@ -258,7 +285,7 @@ class JvmExecutor:
             raise InfrastructureError(f"the jvm executor builds 'classpath' environments, not {env.kind!r}")
         sources = env.spec.get("sources", {})
         classpath = tuple(Path(p) for p in env.spec.get("classpath", ()))
-        res = self.compile(sources, classpath)
+        res = self.compile(sources, classpath, trusted=True)  # prepare() is for trusted code
         if not res.ok:
             last = [ln for ln in res.diagnostics.splitlines() if "error" in ln][:1] or res.diagnostics.splitlines()[-1:]
             raise InfrastructureError(f"javac failed for {env.key}: {last[0] if last else '?'}")

@@ -18,8 +18,25 @@ COMPLETELY = "Completely Correct"
 
 
 def _task_mean(values: Mapping[str, list[float]]) -> float:
-    per_task = [mean(v) for v in values.values() if v]
+    per_task = [_sample_mean(v) for v in values.values() if v]
     return mean(per_task) if per_task else float("nan")
+
+
+_SAMPLE_MEANS: dict[tuple, Any] = {}
+
+
+def _sample_mean(values: list[float]) -> Any:
+    """``statistics.mean(values)``, remembered: the bootstrap (reports/stats.py) aggregates
+    1,000 resamples of the same tasks, whose sample lists are the same every time, and
+    mean's exact arithmetic (fractions) was most of a CIFE run's time.  Keyed by the values
+    and their types (mean of bools may be a bool, of ints an int: the same as before)."""
+    key = (tuple(map(type, values)), tuple(values))
+    found = _SAMPLE_MEANS.get(key)
+    if found is None:
+        if len(_SAMPLE_MEANS) > 100_000:
+            _SAMPLE_MEANS.clear()
+        found = _SAMPLE_MEANS[key] = mean(values)
+    return found
 
 
 def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float:

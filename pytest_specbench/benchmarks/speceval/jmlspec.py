@@ -15,7 +15,8 @@ checker's job (``pytest_specbench/jml/``, reached through :mod:`.validation`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from tree_sitter import Node
 
@@ -231,10 +232,10 @@ def declared_names(node: Node, src: bytes) -> list[str]:
     return names
 
 
-def declared_types(node: Node, src: bytes) -> dict[str, str]:
+def declared_types(node: Node, src: bytes, nodes: list[Node] | None = None) -> dict[str, str]:
     """name -> declared type (``int[]`` for ``int a[]`` too) of the parameters,
-    locals and fields under ``node``; a name declared twice with different
-    types maps to ``?`` (it is then never swapped for another)."""
+    locals and fields under ``node`` (``nodes``: those already listed); a name declared
+    twice with different types maps to ``?`` (it is then never swapped for another)."""
     out: dict[str, str] = {}
 
     def put(name_node, type_node, dims_node=None):
@@ -244,7 +245,7 @@ def declared_types(node: Node, src: bytes) -> dict[str, str]:
         name = text(name_node, src)
         out[name] = t if out.get(name, t) == t else "?"
 
-    for n in walk(node):
+    for n in (walk(node) if nodes is None else nodes):
         if n.type in ("formal_parameter", "catch_formal_parameter"):
             put(n.child_by_field_name("name"), n.child_by_field_name("type"), n.child_by_field_name("dimensions"))
         elif n.type in ("local_variable_declaration", "field_declaration"):
@@ -256,9 +257,9 @@ def declared_types(node: Node, src: bytes) -> dict[str, str]:
     return out
 
 
-def field_names(tree, src: bytes) -> list[str]:
+def field_names(tree, src: bytes, nodes: list[Node] | None = None) -> list[str]:
     out = []
-    for n in walk(tree.root_node):
+    for n in (walk(tree.root_node) if nodes is None else nodes):
         if n.type == "field_declaration":
             for c in n.named_children:
                 if c.type == "variable_declarator":
@@ -267,20 +268,40 @@ def field_names(tree, src: bytes) -> list[str]:
 
 
 def spec_blocks(source: str) -> list[SpecBlock]:
-    """Every JML comment of ``source`` with its clauses, in source order."""
+    """Every JML comment of ``source`` with its clauses, in source order.
+
+    Memoised by the source text: building a task's instance under a perturbation reads
+    the blocks of the same (tagged, perturbed) sources many times over, and each read
+    walks the whole syntax tree.  Every call gets blocks of its own (a caller may change
+    one's clause list or types without changing what the next caller sees)."""
+    return [replace(b, clauses=list(b.clauses), types=dict(b.types)) for b in _spec_blocks(source)]
+
+
+@lru_cache(maxsize=2048)
+def _spec_blocks(source: str) -> tuple[SpecBlock, ...]:
     src = source.encode("utf-8")
     tree = parse(source)
-    fields = field_names(tree, src)
-    field_types = {k: v for k, v in declared_types(tree.root_node, src).items() if k in fields}
+    nodes = list(walk(tree.root_node))  # one walk of the tree; the lists below keep its order
+    fields = field_names(tree, src, nodes)
+    field_types = {k: v for k, v in declared_types(tree.root_node, src, nodes).items() if k in fields}
     blocks: list[SpecBlock] = []
-    methods = [m for m in walk(tree.root_node) if m.type in METHOD_TYPES]
+    methods = [m for m in nodes if m.type in METHOD_TYPES]
     method_key = {}
     seen: dict[str, int] = {}
     for m in methods:
         name = text(m.child_by_field_name("name"), src)
         method_key[m.id] = (name, seen.get(name, 0))
         seen[name] = seen.get(name, 0) + 1
-    for n in walk(tree.root_node):
+    # per method, read once for all of its comments
+    method_types: dict[int, dict[str, str]] = {}
+    method_loops: dict[int, list[Node]] = {}
+
+    def types_of(method: Node) -> dict[str, str]:
+        if method.id not in method_types:
+            method_types[method.id] = declared_types(method, src)
+        return method_types[method.id]
+
+    for n in nodes:
         if n.type not in ("line_comment", "block_comment"):
             continue
         raw = text(n, src)
@@ -302,15 +323,17 @@ def spec_blocks(source: str) -> list[SpecBlock]:
             params = nxt.child_by_field_name("parameters")
             variables = tuple(declared_names(params, src)) + tuple(fields) if params else tuple(fields)
             location = method_key[nxt.id] + ("method", 0)
-            types.update(declared_types(nxt, src))
+            types.update(types_of(nxt))
         elif enclosing is not None:
             method = text(enclosing.child_by_field_name("name"), src)
             variables = tuple(_names_in_scope(enclosing, n, src)) + tuple(fields)
-            types.update(declared_types(enclosing, src))
+            types.update(types_of(enclosing))
             if nxt is not None and nxt.type in LOOP_TYPES:
                 target = "loop"
                 variables = tuple(dict.fromkeys(variables + tuple(_loop_header_names(nxt, src))))
-                loops = [x for x in walk(enclosing) if x.type in LOOP_TYPES]
+                if enclosing.id not in method_loops:
+                    method_loops[enclosing.id] = [x for x in walk(enclosing) if x.type in LOOP_TYPES]
+                loops = method_loops[enclosing.id]
                 location = method_key[enclosing.id] + ("loop", next(i for i, x in enumerate(loops) if x.id == nxt.id))
             else:
                 location = method_key[enclosing.id] + ("other", 0)
@@ -319,7 +342,7 @@ def spec_blocks(source: str) -> list[SpecBlock]:
         blocks.append(SpecBlock(n.start_byte, n.end_byte, raw, target, method, n.start_point[0] + 1,
                                 _clauses(raw, n.start_byte), variables, location, types))
     blocks.sort(key=lambda b: b.start)
-    return blocks
+    return tuple(blocks)
 
 
 def _names_in_scope(method: Node, at: Node, src: bytes) -> list[str]:
