@@ -162,6 +162,8 @@ def test_cife_opts_out_identical_answers_are_judged_each(pytester):
         result = pytester.runpytest_inprocess("--specbench=cife", "--model=replay:answers.jsonl",
                                               f"--specbench-dedupe={mode}", "--specbench-result-cache=off",
                                               f"--specbench-dir={pytester.path / mode}", "-p", "no:cacheprovider")
-        outcomes[mode] = result.parseoutcomes()
+        # Without "warnings": an in-process run also counts ResourceWarnings of objects other
+        # tests of this worker left to the garbage collector.
+        outcomes[mode] = {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}
         assert "specbench: dedupe:" not in result.stdout.str()
     assert outcomes["on"] == outcomes["off"] == {"passed": 15, "errors": 15}
