@@ -24,6 +24,7 @@ os.environ.pop("SPECBENCH_OFFLINE", None)
 
 
 def pytest_collection_modifyitems(config, items):
+    _long_modules_first(items)
     # The real-model tests (tests/realmodel/, README "Models and roles") need a C++ build and
     # a model file: opt in with SPECBENCH_REAL_MODEL=1; otherwise one skip line says how.
     if os.environ.get("SPECBENCH_REAL_MODEL") == "1":
@@ -33,6 +34,25 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("realmodel") is not None:
             item.add_marker(skip)
+
+
+def _long_modules_first(items) -> None:
+    """Modules with long tests (marked ``slow`` or ``realdata``) first, the most such tests
+    first, each module's items kept together and in order (module fixtures are set up once).
+
+    Why: ``pytest -n 2`` hands tests out in collection order, so a long test collected last
+    keeps one worker busy while the other has nothing left: the suite's tail.  Started
+    first, the long tests overlap with the many short ones."""
+    def module_of(item):
+        return getattr(item, "module", None)
+
+    weight: dict = {}
+    first_seen: dict = {}
+    for position, item in enumerate(items):
+        long_test = item.get_closest_marker("slow") is not None or item.get_closest_marker("realdata") is not None
+        weight[module_of(item)] = weight.get(module_of(item), 0) + long_test
+        first_seen.setdefault(module_of(item), position)
+    items.sort(key=lambda item: (-weight[module_of(item)], first_seen[module_of(item)]))
 
 
 @pytest.fixture(scope="module")

@@ -93,6 +93,7 @@ def few_tasks_with_copies(path: Path, tasks: int = 4) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["task_id"] in keep))
 
 
+@pytest.mark.slow
 def test_contract_with_copies_on_a_host_without_our_disk_equals_n0(pytester, host):
     samples = pytester.path / "dups.jsonl"  # in /tmp: invisible on the host
     few_tasks_with_copies(samples)
@@ -127,6 +128,7 @@ def test_a_host_whose_data_differs_is_refused_in_one_line(pytester, host):
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
+@pytest.mark.slow
 def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
     from openai_server import StubOpenAIServer
 
@@ -146,6 +148,7 @@ def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
     assert len(set(questions)) == len(questions)  # each question once across the two workers
 
 
+@pytest.mark.slow
 def test_postcond_on_a_host_without_our_disk_equals_n0(pytester, host, postcond_bundled_state):
     # One Java task (JUnit 4 and the JML ensures in the host's own sandbox): its two checks,
     # on one worker there (two would each start a JVM for one item; what is shared between
@@ -161,6 +164,7 @@ def test_postcond_on_a_host_without_our_disk_equals_n0(pytester, host, postcond_
     assert sections(pytester, "spread") == sections(pytester, "alone")
 
 
+@pytest.mark.slow
 def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path):
     from test_resume import KILL_AFTER, comparable, journal_lines, write_slow_samples
 
@@ -205,6 +209,7 @@ def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path):
     assert len({e["nodeid"] for e in after}) == len(after) == n_items - 1
 
 
+@pytest.mark.slow
 def test_ssh_gateway_to_a_loopback_sshd_equals_n0(pytester, tmp_path):
     require_namespace()
     reason = sshd_refusal()

@@ -45,6 +45,7 @@ def test_outputs_equal_but_encoded_differently_are_judged_by_value(pytester):
     assert merge["reason"] == "base input #0: expected [1, 2, 4, 9, 10], got (1, 2, 4, 9, 10)"
 
 
+@pytest.mark.slow
 def test_identical_rerun_under_xdist_reads_the_cache_without_workers(pytester):
     first = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
                                           "-n", "2", "--specbench-report=a.json")

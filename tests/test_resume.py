@@ -152,6 +152,7 @@ def uninterrupted(module_runs, tmp_path_factory):
 
 
 @pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist-2"])
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, workers, monkeypatch, uninterrupted):
     pytester.makeconftest(RECORD_EVALUATED)
     samples, n_items = uninterrupted.samples, uninterrupted.n_items

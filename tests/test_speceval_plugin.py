@@ -68,6 +68,7 @@ def jvm(tmp_path_factory):
 
 
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
+@pytest.mark.slow
 def test_dynamic_validation_on_the_bundled_suite(tmp_path, jvm):
     """Reference 100% with the JML checker deciding; ground truth holds under every perturbation;
     a wrong generation and a wrong infill are refuted on the tests."""

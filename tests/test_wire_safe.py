@@ -68,6 +68,7 @@ def test_cache_entry_with_a_lone_surrogate_is_written_and_read_back(tmp_path):
         assert GenerationStore(tmp_path / "file" / "cache").put("cd" * 32, entry) is False
 
 
+@pytest.mark.slow
 def test_xdist_run_survives_a_judge_reason_with_a_lone_surrogate_and_pays_once(pytester):
     from openai_server import StubOpenAIServer  # tests/ is on sys.path under pytest
 
