@@ -74,16 +74,23 @@ def _export_answers(args: argparse.Namespace) -> int:
     return 0
 
 
-def _make_task(args: argparse.Namespace) -> int:
-    import tempfile
+def _author_state() -> Path:
+    """The authors' tools' state folder (toolchain caches, compiled trusted classes): in
+    the user's own cache folder, not a fixed name under /tmp, where another local user
+    could create it first and plant classes that a later run trusts."""
+    from platformdirs import user_cache_dir
 
+    return Path(user_cache_dir("pytest-specbench")) / "postcond-author"
+
+
+def _make_task(args: argparse.Namespace) -> int:
     from ...execution.command import CommandExecutor
 
     meta = {"github_path": args.github_path, "commit": args.commit}
     if args.local_checkout:
         meta.update(local=args.local_checkout, env="harness")
     # Mutants are generated code: they run in the sandboxed command executor too.
-    executor = CommandExecutor(state_dir=Path(tempfile.gettempdir()) / "specbench-postcond-author")
+    executor = CommandExecutor(state_dir=_author_state())
     try:
         ref = args.ref.read_text(encoding="utf-8")
         report = author.build_task(args.repo.resolve(), args.file, args.method, args.tests, ref, executor,
@@ -104,8 +111,6 @@ def _make_task(args: argparse.Namespace) -> int:
 
 
 def _make_java_task(args: argparse.Namespace) -> int:
-    import tempfile
-
     from ...errors import InfrastructureError
     from ...execution.jvm import JvmExecutor
     from ...jml import junit_missing
@@ -118,7 +123,7 @@ def _make_java_task(args: argparse.Namespace) -> int:
     meta = {"github_path": args.github_path}
     if args.local_checkout:
         meta.update(local=args.local_checkout, env="javac-junit4")
-    state = Path(tempfile.gettempdir()) / "specbench-postcond-author"
+    state = _author_state()
     # Mutants are generated code: the JVM runs inside the command executor's sandbox.
     jvm = JvmExecutor(state / "jvm", state_dir=state)
     if jvm.available():
