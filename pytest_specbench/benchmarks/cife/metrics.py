@@ -11,6 +11,7 @@ then a mean over tasks (the paper's ``1/N sum_i`` with one sample per task).
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
 from statistics import mean
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -22,21 +23,17 @@ def _task_mean(values: Mapping[str, list[float]]) -> float:
     return mean(per_task) if per_task else float("nan")
 
 
-_SAMPLE_MEANS: dict[tuple, Any] = {}
-
-
 def _sample_mean(values: list[float]) -> Any:
     """``statistics.mean(values)``, remembered: the bootstrap (reports/stats.py) aggregates
     1,000 resamples of the same tasks, whose sample lists are the same every time, and
     mean's exact arithmetic (fractions) was most of a CIFE run's time.  Keyed by the values
     and their types (mean of bools may be a bool, of ints an int: the same as before)."""
-    key = (tuple(map(type, values)), tuple(values))
-    found = _SAMPLE_MEANS.get(key)
-    if found is None:
-        if len(_SAMPLE_MEANS) > 100_000:
-            _SAMPLE_MEANS.clear()
-        found = _SAMPLE_MEANS[key] = mean(values)
-    return found
+    return _mean_of(tuple(map(type, values)), tuple(values))
+
+
+@lru_cache(maxsize=100_000)
+def _mean_of(types: tuple, values: tuple) -> Any:
+    return mean(values)
 
 
 def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float:
