@@ -103,8 +103,10 @@ def test_authors_tool_builds_a_task_with_five_surviving_mutants(tmp_path):
     assert len(task_data["mutants"]) >= 5 and report.coverage >= 0.9
     assert set(task_data["ref_mutant_kill"]) == {"icontract_fail"}
     # The tool rebuilds the bundled task it made: every field that defines the task is the
-    # same, so what the adapter does with the reference on it (correct, and every mutant
-    # killed) is tests/test_postcond_plugin.py's run of minilib--push's reference.
+    # same, and the tool ran the reference on the original (else TaskBuildError) and on every
+    # mutant (ref_mutant_kill: all killed) through execute.run_program, the Python side's
+    # run: this is the check that minilib--push's reference is correct and complete (the
+    # plugin test's xdist slice and the conformance spread do not take that task).
     bundled = _task("push").data
     for key in ("name", "file", "start_line", "end_line", "body_start_line", "content", "header", "comment",
                 "cover_tests", "mutants", "mutant_tags", "ref_postcond", "ref_mutant_kill", "prompt"):
