@@ -152,13 +152,15 @@ def test_cife_judge_asked_once_across_hosts_equals_n0(pytester, host):
 def test_postcond_on_a_host_without_our_disk_equals_n0(pytester, host, postcond_bundled_state):
     # One Java task (JUnit 4 and the JML ensures in the host's own sandbox): its two checks,
     # on one worker there (two would each start a JVM for one item; what is shared between
-    # workers is proven by the contract and CIFE tests above).  The run here uses the
+    # workers is proven by the contract and CIFE tests above).  javalib--push: 3 mutants, the
+    # fewest of a Java task (every JVM run of its complete check is made on both sides).  The
+    # run here is made in this process (as run_alone: only its report is compared) in the
     # session's state folder, whose Java toolchain and project are built (tests/shared_runs.py);
     # the host has only its own disk and builds them itself.  No result cache on either side:
     # every verdict is evaluated.
-    args = ["--specbench=postcond", "--model=reference", "-k", "javalib and clamp", "--specbench-result-cache=off"]
-    alone = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--specbench-dir={postcond_bundled_state}",
-                                          f"--specbench-report={pytester.path / 'alone.json'}", *args, "-n", "0")
+    args = ["--specbench=postcond", "--model=reference", "-k", "javalib and push", "--specbench-result-cache=off"]
+    alone = pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--specbench-dir={postcond_bundled_state}",
+                                         f"--specbench-report={pytester.path / 'alone.json'}", *args, "-n", "0")
     spread = run(pytester, "spread", *args, *remote(host, workers=1))
     assert outcomes(spread) == outcomes(alone)
     assert sections(pytester, "spread") == sections(pytester, "alone")

@@ -11,6 +11,7 @@ from pytest_specbench.jml.checker import JmlChecker
 from pytest_specbench.benchmarks.speceval.tools.validate_jml import validate
 from pytest_specbench.execution.jvm import JvmExecutor
 from shared_data import SHARED_DATA
+from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: the session's JVM class cache)
 
 pytestmark = pytest.mark.realdata
 DATA = SHARED_DATA / "specgenbench"
@@ -24,9 +25,12 @@ SLICE = {"BinarySearch", "RotateArray", "GCD", "MoveZeroes", "Fibonacci", "Conta
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"SpecGenBench not found at {DATA}")
 @pytest.mark.skipif(not shutil.which("javac"), reason="javac not found: apt-get install openjdk-17-jdk-headless")
-def test_oracle_specs_hold_and_mutants_are_caught(tmp_path):
+def test_oracle_specs_hold_and_mutants_are_caught(postcond_bundled_state):
     out = io.StringIO()
-    checker = JmlChecker(JvmExecutor(tmp_path))
+    # The session's class cache (tests/shared_runs.py): the warm javac and the JML runtime
+    # are trusted classes, compiled once for the session; every program and mutant below
+    # is compiled and run here.
+    checker = JmlChecker(JvmExecutor(postcond_bundled_state / "jvm", state_dir=postcond_bundled_state))
     res = validate(DATA, checker, per_operator=1, only=SLICE, out=out)
     checker.jvm.close()
     fig = res["figures"]

@@ -222,7 +222,7 @@ def test_a_wrong_spec_fails_correct_naming_the_clause(ctx):
 
 @needs_jvm
 def test_a_trivially_true_spec_is_correct_but_not_complete(ctx):
-    task = java_task("withdraw")
+    task = java_task("maxIndex")  # 3 mutants, the fewest of a Java task: each is a JVM run
     correct = check(ctx, task, "```java\n//@ ensures true;\n```")
     assert correct.passed, correct.message
     ctx.results["correct"] = correct
@@ -334,14 +334,16 @@ def test_authors_tool_rebuilds_a_bundled_task(tmp_path):
 
     parser = argparse.ArgumentParser(prog="specbench")
     cli.register(parser.add_subparsers(dest="group"))
-    out = tmp_path / "withdraw.json"
+    # maxIndex: the tool runs every candidate mutant twice (without and with the reference),
+    # each a JVM; its candidates are the fewest of the bundled Java tasks.
+    out = tmp_path / "maxIndex.json"
     args = parser.parse_args(["postcond", "make-java-task", "--repo", str(JAVALIB), "--file",
-                              "src/main/java/javalib/Account.java", "--method", "Account.withdraw", "--tests",
-                              "javalib.AccountTest#withdrawCovered", "javalib.AccountTest#withdrawRefused",
-                              "--ref", str(BUNDLED.parent / "refs" / "java" / "withdraw.txt"), "--out", str(out),
+                              "src/main/java/javalib/Seqs.java", "--method", "Seqs.maxIndex", "--tests",
+                              "javalib.SeqsTest#maxIndexFindsTheLargest", "javalib.SeqsTest#maxIndexTakesTheFirstOfEqualMaxima",
+                              "--ref", str(BUNDLED.parent / "refs" / "java" / "maxIndex.txt"), "--out", str(out),
                               "--github-path", "specbench/javalib", "--local-checkout", "../javalib", "--timeout", "10"])
     assert args.func(args) == 0
-    built, bundled = json.loads(out.read_text()), java_task("withdraw").data
+    built, bundled = json.loads(out.read_text()), java_task("maxIndex").data
     for key in ("start_line", "end_line", "body_start_line", "content", "header", "mutants", "mutant_tags",
                 "ref_postcond", "ref_mutant_kill", "prompt", "repo"):
         assert built[key] == bundled[key], key

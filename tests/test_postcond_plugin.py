@@ -2,6 +2,7 @@
 (the sandbox), -n 2 equals -n 0, bad input is one line, a sample's faults are F,
 and upstream's released verdicts are re-scored on the real slice."""
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,27 +45,24 @@ def one_task(tmp_path, name="gcd"):
     return folder
 
 
-def replay(tmp_path, task_id, answer):
-    f = tmp_path / "answers.jsonl"
-    f.write_text(json.dumps({"task_id": task_id, "sample_index": 0, "solution": answer}) + "\n")
-    return f"--model=replay:{f}"
-
-
-# The slice the xdist-equals-serial runs take: two Python tasks (a function; a method on an
-# object, Dep) and two Java ones, with the reference on each, and on one task per language
-# a trivially true spec and a wrong one.  The mechanism under test -- items spread over two
+# The slice the xdist-equals-serial runs take: one Python task (a function; its one mutant
+# keeps the mutant runs few) and one Java task (a method on an object), each with the
+# reference, a trivially true spec and a wrong one: 6 samples, 12 items, 14 sandboxed runs
+# per run (it took 4 tasks and 31 runs).  The mechanism under test -- items spread over two
 # workers, ``complete`` reading ``correct`` from whichever worker ran it, one verdict per
-# equal answer -- is the same on 4 tasks as on all 12, and each kind of answer (passes and
-# kills, correct but kills nothing, fails) is run on each language; the bundled tasks'
-# references are checked in-process by the family conformance test (test_family_conformance.py).
-SLICE = {"minilib--gcd": ("@icontract.ensure(lambda result: True)", "@icontract.ensure(lambda result: result < 0)"),
-         "minilib--push": (None, None),
-         "javalib--clamp": (None, "//@ ensures \\result == 0;"),
-         "javalib--push": ("//@ ensures true;", None)}
+# equal answer -- is the same on 2 tasks as on all 12, and each kind of answer (passes and
+# kills, correct but kills nothing, fails) is still run on each language.  What the larger
+# slice added is checked elsewhere, in-process: the bundled tasks' references (correct, every
+# mutant killed) by the family conformance test (test_family_conformance.py), and minilib--push's
+# (a Python method on an object) by tests/test_postcond_run.py's authors' tool test, which
+# rebuilds that task and runs its reference on the original and on every mutant.
+SLICE = {"minilib--running_max": ("@icontract.ensure(lambda result: True)",
+                                  "@icontract.ensure(lambda xs, result: len(result) < len(xs))"),
+         "javalib--push": ("//@ ensures true;", "//@ ensures \\result ==> size() == \\old(size());")}
 
 
 @pytest.mark.slow
-def test_xdist_equals_serial_on_python_and_java_tasks(tmp_path, postcond_bundled_state):
+def test_xdist_equals_serial_on_python_and_java_tasks(pytester, tmp_path, postcond_bundled_state):
     folder = tmp_path / "data"
     folder.mkdir()
     rows = []
@@ -82,9 +80,15 @@ def test_xdist_equals_serial_on_python_and_java_tasks(tmp_path, postcond_bundled
     # Both runs in the session's state folder, whose Java toolchain and project are built
     # (tests/shared_runs.py): what is compiled once per content is not the subject here;
     # the result cache is off (run_plugin), so each run evaluates every verdict itself.
-    serial, rep0 = run_plugin(tmp_path, *common, "-n", "0", name="n0", state=postcond_bundled_state)
+    # The serial run is made in this process (it only gives the verdicts to compare with: a
+    # Python of its own, the plugin's import and collection, were ~4 s of CPU); the -n 2 run
+    # is a controller of its own with its two workers.
+    serial = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--specbench=postcond", *common, "-n", "0",
+                                          f"--specbench-report={tmp_path / 'n0.json'}",
+                                          f"--specbench-dir={postcond_bundled_state}", "--specbench-result-cache=off")
+    rep0 = json.loads((tmp_path / "n0.json").read_text()) if (tmp_path / "n0.json").exists() else None
     parallel, rep2 = run_plugin(tmp_path, *common, "-n", "2", name="n2", state=postcond_bundled_state)
-    assert rep0 is not None and rep2 is not None, serial.stdout[-2000:] + parallel.stdout[-2000:]
+    assert rep0 is not None and rep2 is not None, serial.stdout.str()[-2000:] + parallel.stdout[-2000:]
     # the Java items skip without JUnit 4 or a JDK (one line saying how to install them)
     java = not (junit.missing() or JvmExecutor(tmp_path).available())
     v0 = verdicts(rep0)
@@ -99,50 +103,71 @@ def test_xdist_equals_serial_on_python_and_java_tasks(tmp_path, postcond_bundled
             assert v0[key + ("correct",)][0] and not v0[key + ("complete",)][0], key
         else:  # wrong: fails correct with the language's violation verdict
             assert v0[key + ("correct",)][:2] == (False, "jml_fail" if "javalib" in key[0] else "icontract_fail"), key
-    assert serial.returncode == parallel.returncode == 1  # the trivial and wrong samples fail
+    assert serial.ret == parallel.returncode == 1  # the trivial and wrong samples fail
 
 
-def test_malformed_task_file_is_one_line(tmp_path):
+def run_plugin_inprocess(pytester, tmp_path, *args):
+    """A run of the plugin in this process (pytester): for runs that end before any
+    check runs, where a Python of its own, the plugin's import, were most of the cost.
+    An exception escaping the run is printed with its traceback into the captured output."""
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--specbench=postcond",
+                                        f"--specbench-dir={tmp_path / 'state'}", "--specbench-result-cache=off", *args)
+
+
+def test_malformed_task_file_is_one_line(pytester, tmp_path):
     folder = tmp_path / "data"
     folder.mkdir()
     (folder / "broken.json").write_text('{"name": "f", ')
-    proc, _ = run_plugin(tmp_path, "--model=reference", f"--specbench-data={folder}")
-    assert proc.returncode != 0
-    assert "broken.json" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+    result = run_plugin_inprocess(pytester, tmp_path, "--model=reference", f"--specbench-data={folder}")
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret != 0
+    assert "broken.json" in output and "Traceback" not in output, output[-2000:]
 
 
-def test_missing_repository_skips_with_one_line(tmp_path):
+def test_missing_repository_skips_with_one_line(pytester, tmp_path):
     folder = one_task(tmp_path)
     f = folder / "minilib--gcd.json"
     data = json.loads(f.read_text())
     data["repo"] = {"github_path": "someone/nothing", "commit": "0" * 40, "language": "python", "env_config": ""}
     f.write_text(json.dumps(data))
-    proc, _ = run_plugin(tmp_path, "--model=reference", f"--specbench-data={folder}",
-                         f"--postcond-repos={tmp_path}", "-rs")
-    assert "someone/nothing@000000000000" in proc.stdout, proc.stdout[-2000:]
-    assert "2 skipped" in proc.stdout
+    result = run_plugin_inprocess(pytester, tmp_path, "--model=reference", f"--specbench-data={folder}",
+                                  f"--postcond-repos={tmp_path}", "-rs")
+    assert "someone/nothing@000000000000" in result.stdout.str(), result.stdout.str()[-2000:]
+    assert result.parseoutcomes().get("skipped") == 2, result.stdout.str()[-2000:]
+
+
+MISBEHAVING = {
+    # (sleeping is refused by the answer screen: an endless pure computation hangs instead)
+    "hang": ("@icontract.ensure(lambda result: any(x < 0 for x in __import__('itertools').count()))", "timeout"),
+    "flood": ("@icontract.ensure(lambda result: print('x' * 50_000_000) or True)", ""),
+    "fork": ("@icontract.ensure(lambda result: [__import__('os').fork() for _ in range(40)] and True)", ""),
+    "garbage": ("this is not a decorator", "parse_error"),
+}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("answer,expect", [
-    # (sleeping is refused by the answer screen: an endless pure computation hangs instead)
-    ("@icontract.ensure(lambda result: any(x < 0 for x in __import__('itertools').count()))", "timeout"),
-    ("@icontract.ensure(lambda result: print('x' * 50_000_000) or True)", ""),
-    ("@icontract.ensure(lambda result: [__import__('os').fork() for _ in range(40)] and True)", ""),
-    ("this is not a decorator", "parse_error"),
-], ids=["hang", "flood", "fork", "garbage"])
-def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, answer, expect):
+@pytest.mark.parametrize("names", [("hang",), ("flood", "fork", "garbage")], ids=["hang", "flood+fork+garbage"])
+def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, names):
+    # The misbehaving answers are samples of one run (a plugin run's start and collection
+    # cost more CPU than the check of a garbage answer), each its own item in its own sandbox
+    # job, each asserted on alone.  The endless computation burns CPU until the limit: a run
+    # of its own with a short one; the others keep room to fail on their own.
     folder = one_task(tmp_path)
-    # (the endless computation burns CPU until the limit: a short one; the others keep room to fail on their own)
-    timeout = 2 if expect == "timeout" else 5
-    proc, rep = run_plugin(tmp_path, replay(tmp_path, "minilib--gcd", answer), f"--specbench-data={folder}",
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"task_id": "minilib--gcd", "sample_index": i, "solution": MISBEHAVING[n][0]})
+                               + "\n" for i, n in enumerate(names)))
+    timeout = 2 if names == ("hang",) else 5
+    proc, rep = run_plugin(tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
                            f"--postcond-timeout={timeout}", "--specbench-checks=correct")
     assert rep is not None, proc.stdout[-2000:]
-    (result,) = [s["checks"]["correct"] for s in rep["benchmarks"]["postcond"]["tasks"]["minilib--gcd"]["samples"]]
-    assert result["passed"] is False and result["verdict"] != "passed"
-    assert expect in result["verdict"], result
+    samples = rep["benchmarks"]["postcond"]["tasks"]["minilib--gcd"]["samples"]
+    assert [s["index"] for s in samples] == list(range(len(names)))
+    for name, sample in zip(names, samples):
+        result = sample["checks"]["correct"]
+        assert result["passed"] is False and result["verdict"] != "passed", (name, result)
+        assert MISBEHAVING[name][1] in result["verdict"], (name, result)
     assert rep["benchmarks"]["postcond"]["errors"] == 0
-    assert "1 failed" in proc.stdout
+    assert f"{len(names)} failed" in proc.stdout
 
 
 # The task of the upstream slice the default test run replays for each model
@@ -153,28 +178,40 @@ def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, answer, expect):
 # of the slice adds is shown on the bundled suite too: a violation icontract cannot render
 # (gpt-5 contains_cycle) and an icontract_fail set (claude decode_rle) are cases of
 # tests/test_postcond_run.py::test_bad_answers_fail_with_one_line_reasons.
+# By default both models' tasks are replayed in one plugin run (one data folder holding
+# each model's task file of the slice, with that model's answers and upstream verdicts; the
+# two tasks differ): the same items and comparisons as a run per model, one pytest start
+# and one collection less.  With SPECBENCH_TESTS_FULL=1 each model's whole folder is a run.
 REAL_SLICE = {"gpt-5--v2-all": "keon--algorithms--decode_rle",
               "claude-sonnet-4-5--v2-all": "keon--algorithms--contains_cycle"}
+REPLAYS = [(model,) for model in REAL_SLICE] if FULL else [tuple(REAL_SLICE)]
 
 
 @pytest.mark.realdata
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["gpt-5--v2-all", "claude-sonnet-4-5--v2-all"])
-def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, postcond_real_state, model):
-    folder = DATA / model
-    if not folder.is_dir() or not (MIRROR / "keon+algorithms").exists():
+@pytest.mark.parametrize("models", REPLAYS, ids=["+".join(m) for m in REPLAYS])
+def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, postcond_real_state, models):
+    if not all((DATA / m).is_dir() for m in models) or not (MIRROR / "keon+algorithms").exists():
         pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms mirror (fetch github:keon/algorithms)")
     from pytest_specbench.benchmarks.postcond.tools.agreement import compare
     from pytest_specbench.benchmarks.postcond.cli import export_answers
 
+    if FULL:
+        (model,) = models
+        folder = DATA / model
+    else:
+        folder = tmp_path / "slice"
+        folder.mkdir()
+        for model in models:
+            shutil.copyfile(DATA / model / f"{REAL_SLICE[model]}.json", folder / f"{REAL_SLICE[model]}.json")
+    tasks = sorted(f.stem for f in folder.glob("*.json"))
+    assert FULL or tasks == sorted(REAL_SLICE[m] for m in models)
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in export_answers(folder)))
-    tasks = sorted(f.stem for f in folder.glob("*.json")) if FULL else [REAL_SLICE[model]]
     # -n 0 by default (xdist is not the subject: test_xdist_equals_serial_on_python_and_java_tasks);
     # the whole slice on two workers, as docs/postcond.md's figures were made.
     proc, rep = run_plugin(tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
-                           f"--postcond-repos={MIRROR}", "-n", "2" if FULL else "0",
-                           *([] if FULL else [f"--specbench-tasks={','.join(tasks)}"]), state=postcond_real_state)
+                           f"--postcond-repos={MIRROR}", "-n", "2" if FULL else "0", state=postcond_real_state)
     assert rep is not None, proc.stdout[-2000:]
     assert sorted(rep["benchmarks"]["postcond"]["tasks"]) == tasks
     counts = compare(rep, folder, out=print)

@@ -8,7 +8,7 @@ import pytest
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.models.base import Completion
-from shared_data import REPO_MIRRORS, SHARED_DATA
+from shared_data import FULL, REPO_MIRRORS, SHARED_DATA
 from shared_runs import postcond_real_state  # noqa: F401  (a fixture: the real slice's venv, built once)
 from fakes import fake_context
 
@@ -103,8 +103,10 @@ def test_authors_tool_builds_a_task_with_five_surviving_mutants(tmp_path):
     assert len(task_data["mutants"]) >= 5 and report.coverage >= 0.9
     assert set(task_data["ref_mutant_kill"]) == {"icontract_fail"}
     # The tool rebuilds the bundled task it made: every field that defines the task is the
-    # same, so what the adapter does with the reference on it (correct, and every mutant
-    # killed) is tests/test_postcond_plugin.py's run of minilib--push's reference.
+    # same, and the tool ran the reference on the original (else TaskBuildError) and on every
+    # mutant (ref_mutant_kill: all killed) through execute.run_program, the Python side's
+    # run: this is the check that minilib--push's reference is correct and complete (the
+    # plugin test's xdist slice and the conformance spread do not take that task).
     bundled = _task("push").data
     for key in ("name", "file", "start_line", "end_line", "body_start_line", "content", "header", "comment",
                 "cover_tests", "mutants", "mutant_tags", "ref_postcond", "ref_mutant_kill", "prompt"):
@@ -136,11 +138,18 @@ def test_missing_checkout_is_a_one_line_skip_reason(tmp_path):
 MIRROR = REPO_MIRRORS
 
 
+# The models whose answers on hailstone are checked against upstream's verdicts: by default
+# gpt-5's (3 failed, 2 passed: both outcomes); claude's five, all passed upstream (the same
+# kind, 5 more sandboxed runs), with SPECBENCH_TESTS_FULL=1.  Both models' verdicts are
+# compared sample by sample on other tasks by tests/test_postcond_plugin.py's replay.
+HAILSTONE_MODELS = ("gpt-5--v2-all", "claude-sonnet-4-5--v2-all") if FULL else ("gpt-5--v2-all",)
+
+
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_real_slice_hailstone_agrees_with_upstream(tmp_path, postcond_real_state):
-    """keon/algorithms hailstone: the reference kills all 12 mutants and both
-    models' correctness verdicts agree with upstream's (local runs only)."""
+    """keon/algorithms hailstone: the reference kills all 12 mutants and the models'
+    correctness verdicts agree with upstream's (local runs only; HAILSTONE_MODELS)."""
     folder = DATA / "gpt-5--v2-all"
     if not folder.is_dir() or not (MIRROR / "keon+algorithms" / "repo").exists():
         pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms mirror (fetch github:keon/algorithms)")
@@ -148,8 +157,10 @@ def test_real_slice_hailstone_agrees_with_upstream(tmp_path, postcond_real_state
     task = next(t for t in load_tasks(folder)[0] if t.task_id.endswith("hailstone"))
     ref = Completion(ADAPTER.reference(task, "correct"))
     assert ADAPTER.run_check("complete", task, ref, ctx).details["killed"] == 12
-    for model in ("gpt-5--v2-all", "claude-sonnet-4-5--v2-all"):
+    for model in HAILSTONE_MODELS:
         t = next(t for t in load_tasks(DATA / model)[0] if t.task_id.endswith("hailstone"))
+        if model == "gpt-5--v2-all":  # both outcomes (see HAILSTONE_MODELS)
+            assert {u == "passed" for u in t.data["postcond_corr"]} == {True, False}
         for answer, upstream in zip(t.data["postconds"], t.data["postcond_corr"]):
             ours = ADAPTER.run_check("correct", t, Completion(answer), ctx)
             assert ours.passed == (upstream == "passed"), (model, ours.details, upstream)
