@@ -28,7 +28,7 @@ from ...models.base import Completion
 from ..base import CheckResult, Message, Prompt, Task, TaskSet
 from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
-                       functional_cost, no_code, pass_at_k_metrics, sample_code, sample_program_key)
+                       functional_cost, index_folder, no_code, pass_at_k_metrics, sample_code, sample_program_key)
 from .metrics import contract_satisfaction
 from .options import CONTRACT_OPTIONS
 from .sanitize import NO_CODE, program_form, quiet_parse
@@ -73,7 +73,7 @@ class ContractBenchmark:
         path = root / "contracteval" / "contracteval_rebuilt.jsonl"
         if not path.is_file():
             raise DataError(path, None, "ContractEval file not found (expected DATA/contracteval/contracteval_rebuilt.jsonl)")
-        evalplus = EvalPlusData.load(root / "evalplus")
+        evalplus = EvalPlusData.load(root / "evalplus", index_folder(settings))
         # Each ContractEval file is checked against the EvalPlus data loaded with it
         # (not a folder guessed from the file's path).
         self._evalplus_folder[path.resolve()] = root / "evalplus"
