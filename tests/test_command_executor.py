@@ -219,6 +219,55 @@ def test_failed_venv_build_names_pips_last_line(layout):
     assert not (layout.state / "envs" / "venv-broken-1").exists()
 
 
+def _wheel(folder: Path, name: str) -> Path:
+    """A minimal pure-Python wheel of the package ``name`` (pip installs it without an index)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {f"{name}/__init__.py": "MARK = 'from the venv'\n",
+             f"{name}-0.1.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
+             f"{name}-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+              f"{len(text.encode())}" for path, text in files.items()]
+    files[f"{name}-0.1.dist-info/RECORD"] = "\n".join(record + [f"{name}-0.1.dist-info/RECORD,,"]) + "\n"
+    wheel = folder / f"{name}-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+    return wheel
+
+
+def test_a_venv_gets_its_requirements_from_the_harness_pip_and_no_pip_of_its_own(layout, tmp_path):
+    """The harness's pip installs into the venv (``--python``) instead of a pip that
+    ensurepip would unpack into every venv: the requirement is in the venv's own
+    site-packages, not the harness's, and the venv has no pip (when the harness's pip
+    is 22.3 or newer; older ones build the venv with its own pip, as before)."""
+    from pytest_specbench.execution.environments import _harness_pip
+
+    wheel = _wheel(tmp_path, "specbench_venv_probe")
+    env = Environment(kind="venv", key="harness-pip-1", spec={"python": sys.executable, "requirements": [str(wheel)]})
+    ex = CommandExecutor(SMALL, hide=[str(layout.project), str(layout.state)], state_dir=layout.state)
+    try:
+        prepared = ex.prepare(env)
+        assert ex.builds == 1
+        venv = Path(prepared.executables["python"]).parent.parent
+        where = subprocess.run([prepared.executables["python"], "-c",
+                                "import specbench_venv_probe as m, importlib.util as u; "
+                                "print(m.__file__); print(u.find_spec('pip') is None)"],
+                               capture_output=True, text=True, check=True).stdout.split()
+        assert Path(where[0]).is_relative_to(venv), where
+        if _harness_pip() is not None:
+            assert where[1] == "True" and "pip" not in prepared.executables  # no pip of its own
+        harness = subprocess.run([sys.executable, "-c", "import specbench_venv_probe"], capture_output=True)
+        assert harness.returncode != 0  # installed into the venv only
+        result = ex.run(prepared, CommandJob(argv=("python", "-c", "import specbench_venv_probe as m; print(m.MARK)"),
+                                            wall_seconds=10.0, cpu_seconds=5.0))
+        assert result.stdout.strip() == "from the venv", result.stderr
+    finally:
+        ex.close()
+
+
 def test_services_give_one_executor_per_kind_and_close_them_all(tmp_path):
     from pytest_specbench.execution.limits import Limits
     from pytest_specbench.plugin.services import Services

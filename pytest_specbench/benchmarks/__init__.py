@@ -5,6 +5,14 @@ in its ``__init__.py`` as ``ADAPTERS = {"name": "module:attribute"}``; they are
 found here by listing the folders and imported only when asked for.  Other
 packages add theirs under the ``specbench.benchmarks`` entry-point group.  No
 file outside a family's folder names it.
+
+A folder also names its declared options (the union over its adapters) as
+``OPTIONS = "module:attribute"``, a module that imports nothing but
+:mod:`.base`: every pytest start (``pytest --help``, a run of another family,
+a run without ``--specbench``) lists every family's options from those alone,
+and imports an adapter, with its machinery (the JML translator, z3, the Lean
+runner...), only for a run that selects it.  Adapters of a folder without
+``OPTIONS`` and entry-point adapters are imported for their ``options``.
 """
 from __future__ import annotations
 
@@ -14,9 +22,10 @@ import pkgutil
 import warnings
 from functools import lru_cache
 from importlib.metadata import entry_points
+from typing import Any
 
 from ..errors import OptionError
-from .base import Benchmark
+from .base import Benchmark, Option
 
 # Transitional: adapters not yet in a family folder (``name -> "module:attribute"``).
 BUILTIN: dict[str, str] = {}
@@ -76,8 +85,44 @@ def get_benchmark(name: str) -> Benchmark:
         raise OptionError("--specbench", f"benchmark {name!r} failed to load: {LOAD_FAILURES[name]}") from None
 
 
+def _resolve(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def declared_options() -> list[Option]:
+    """Every registered adapter's declared options (for ``pytest_addoption``: the
+    flags, their help and ini keys), in registry order, possibly repeated (two
+    adapters of a family may share one).  A family folder's ``OPTIONS`` module
+    stands for all its adapters, which stay unimported; a family or adapter that
+    fails to import is one :class:`FamilyLoadWarning` and left out."""
+    found: list[Option] = []
+    covered: set[str] = set()  # adapters whose options came from their folder's OPTIONS module
+    for package in family_packages():
+        try:
+            family = importlib.import_module(package)
+            target = getattr(family, "OPTIONS", None)
+            if target is None:
+                continue
+            found += list(_resolve(target))
+        except Exception as exc:  # noqa: BLE001 - one broken family must not hide the others (nor break --help)
+            _record_failure(package.rpartition(".")[2], exc)
+            continue
+        covered.update(getattr(family, "ADAPTERS", {}))
+    for name in known_benchmarks():
+        if name in covered:
+            continue
+        try:
+            found += list(getattr(get_benchmark(name), "options", ()) or ())
+        except Exception as exc:  # noqa: BLE001 - a broken third-party adapter must not break pytest --help
+            _record_failure(name, exc)
+    return found
+
+
 def all_benchmarks() -> list[Benchmark]:
-    """Every registered adapter (for options); one that fails to import is skipped."""
+    """Every registered adapter, imported (each with its machinery: prefer
+    :func:`declared_options` for what every start needs); one that fails to
+    import is skipped."""
     adapters = []
     for name in known_benchmarks():
         try:

@@ -31,13 +31,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    from .session import SpecbenchRun
-
     try:
         take_node_ids(config)
+        # Imports the selected adapters (a broken one: one line here); the others stay unimported.
         settings = Settings.from_config(config)
-        if settings is None:
+        if settings is None:  # no --specbench: the run (and its start-up) is pytest's own
             return
+        from .session import SpecbenchRun
+
         config.pluginmanager.register(SpecbenchRun(config, settings), "specbench-run")
     except SpecbenchError as exc:
         channel = (getattr(config, "workerinput", None) or {}).get("specbench_link")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ..benchmarks import all_benchmarks, get_benchmark, known_benchmarks
+from ..benchmarks import declared_options as registered_options, get_benchmark, known_benchmarks
 from ..benchmarks.base import Option
 from ..errors import OptionError
 from ..execution.limits import Limits
@@ -98,14 +98,14 @@ def addoption(parser: pytest.Parser) -> None:
         parser.addini(name, text, default=default, type=type)
 
     seen: set[str] = set()
-    for adapter in all_benchmarks():
-        for opt in declared_options(adapter):
-            if opt.name in seen:  # two adapters of a family may share one option
-                continue
-            seen.add(opt.name)
-            help_text = opt.help + (f" (one of: {', '.join(opt.choices)})" if opt.choices else "")
-            group.addoption(opt.flag, dest=opt.name, default=None, help=help_text)
-            parser.addini(opt.name, f"default for {opt.flag}", default=_ini_default(opt))
+    # From each family's options module: no adapter (nor its machinery) is imported here.
+    for opt in registered_options():
+        if opt.name in seen:  # two adapters of a family may share one option
+            continue
+        seen.add(opt.name)
+        help_text = opt.help + (f" (one of: {', '.join(opt.choices)})" if opt.choices else "")
+        group.addoption(opt.flag, dest=opt.name, default=None, help=help_text)
+        parser.addini(opt.name, f"default for {opt.flag}", default=_ini_default(opt))
     # Shared services register their own options (models, journal, gate).
     for provider in _OPTION_PROVIDERS:
         module, _, attr = provider.partition(":")

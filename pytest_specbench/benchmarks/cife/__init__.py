@@ -5,3 +5,5 @@ Paper: "CIFE" (``/work/shared/papers/cife.md``); upstream harness IBM/CIFE.
 See ``docs/cife.md``.
 """
 ADAPTERS = {"cife": "pytest_specbench.benchmarks.cife.adapter:ADAPTER"}
+# The declared options of these adapters, importable without them (every pytest start lists them).
+OPTIONS = "pytest_specbench.benchmarks.cife.options:OPTIONS"

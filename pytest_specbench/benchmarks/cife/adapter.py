@@ -22,23 +22,17 @@ from typing import Any, Mapping, Sequence
 
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
-from ..base import CheckResult, Option, Prompt, Task, TaskSet
+from ..base import CheckResult, Prompt, Task, TaskSet
 from . import metrics as cife_metrics
 from . import rules as cife_rules
 from .data import DATA_FILE, constraints_of, read_tasks
 from .extract import extract_code
 from .judge import (addresses_the_judge, ask_until_readable, parse_adherence, parse_adherence_upstream, parse_correctness,
                     parse_correctness_upstream, judge_text)
-from .prompts import PROMPT_STYLES, adherence_prompt, correctness_prompt, generation_prompt
+from .options import OPTIONS
+from .prompts import adherence_prompt, correctness_prompt, generation_prompt
 
 _CHECK = re.compile(r"adherence\[(\d+)(?:-[\w-]*)?\]$")
-
-
-def _retries(raw: str) -> int:
-    value = int(raw)
-    if not 0 <= value <= 10:
-        raise ValueError("must be between 0 and 10")
-    return value
 
 
 def slug(category: str) -> str:
@@ -72,19 +66,7 @@ class CifeBenchmark:
     # 3: answers that speak to the judge are refused before it is asked (--cife-injection)
     version = f"3.rules{cife_rules.VERSION}"
     checks = ("adherence", "correctness")  # check kinds (pre-i19 plugin); the items come from checks_for
-    options = (
-        Option("cife_prompts", "CIFE judge and generation prompts: paper (Appendix E, numbered constraints) or "
-               "upstream (IBM/CIFE's released prompts)", default="paper", choices=PROMPT_STYLES),
-        Option("cife_parse", "how judge answers are read: strict (indexed verdicts, validated, retried) or upstream "
-               "(IBM/CIFE's positional regex, for comparison)", default="strict", choices=("strict", "upstream")),
-        Option("cife_judge_retries", "times the judge is asked again, with the error shown, after an unreadable "
-               "answer (then the item is an error, E)", default=2, parse=_retries),
-        Option("cife_injection", "answers whose code speaks to the judge (its verdict keys or labels, 'ignore the "
-               "previous instructions', a note to the verifier): refuse (F, the judge is not asked) or judge "
-               "(as upstream and the paper: the judge reads whatever the answer says)",
-               default="refuse", choices=("refuse", "judge")),
-        Option("cife_rules", "deterministic rule checks beside the judge: on or off", default="on", choices=("on", "off")),
-    )
+    options = OPTIONS
 
 
     # --- tasks ---------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ from typing import Sequence
 from ..base import Message, Prompt
 from .data import Constraint
 
-PROMPT_STYLES = ("paper", "upstream")
 GENERATION_PARAMETERS = {
     "paper": {"temperature": 0.0},  # max_tokens: the model's context (left to the model's options)
     "upstream": {"temperature": 0.0, "max_tokens": 1024},

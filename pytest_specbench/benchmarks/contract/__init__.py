@@ -11,3 +11,5 @@ ADAPTERS = {
     "contract-cvt": "pytest_specbench.benchmarks.contract.contract_cvt:ADAPTER",
     "evalplus": "pytest_specbench.benchmarks.contract.evalplus:ADAPTER",
 }
+# The declared options of these adapters, importable without them (every pytest start lists them).
+OPTIONS = "pytest_specbench.benchmarks.contract.options:OPTIONS"

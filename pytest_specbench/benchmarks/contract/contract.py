@@ -25,16 +25,15 @@ from ...data.jsonl import file_digest, read_jsonl
 from ...errors import DataError, OptionError
 from ...execution.python import CallsJob
 from ...models.base import Completion
-from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
+from ..base import CheckResult, Message, Prompt, Task, TaskSet
 from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
-                       functional_cost, no_code, pass_at_k_metrics, sample_code, sample_program_key)
+                       functional_cost, index_folder, no_code, pass_at_k_metrics, sample_code, sample_program_key)
 from .metrics import contract_satisfaction
+from .options import CONTRACT_OPTIONS
 from .sanitize import NO_CODE, program_form, quiet_parse
 
 CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
-CONDITIONS = ("standard", "cs", "eas")
-REJECTION_RULES = ("assert", "assert-or-raise")
 STANDARD_INSTRUCTION = ("Complete the following Python function. Answer with the whole function "
                         "in one ```python code block.\n\n")
 
@@ -47,14 +46,7 @@ class ContractBenchmark:
     # and judges large outputs by the oracle where the expected output is not exact (#28);
     # an answer without code fails with "the answer has no code block" (#32).
     version = "2"
-    options = (
-        Option("contract_condition", "ContractEval prompt (paper §4.2): standard (original prompt), cs (contract "
-                                     "specification), eas (cs + example violations). Default: standard.",
-               default="standard", choices=CONDITIONS),
-        Option("contract_rejection", "what rejects a contract-violating input: assert (AssertionError, upstream's "
-                                     "rule, default) or assert-or-raise (also a raised ValueError/TypeError)",
-               default="assert", choices=REJECTION_RULES),
-    )
+    options = CONTRACT_OPTIONS
 
     def checks_for(self, task: Task) -> tuple[str, ...]:
         return self.checks
@@ -81,7 +73,7 @@ class ContractBenchmark:
         path = root / "contracteval" / "contracteval_rebuilt.jsonl"
         if not path.is_file():
             raise DataError(path, None, "ContractEval file not found (expected DATA/contracteval/contracteval_rebuilt.jsonl)")
-        evalplus = EvalPlusData.load(root / "evalplus")
+        evalplus = EvalPlusData.load(root / "evalplus", index_folder(settings))
         # Each ContractEval file is checked against the EvalPlus data loaded with it
         # (not a folder guessed from the file's path).
         self._evalplus_folder[path.resolve()] = root / "evalplus"

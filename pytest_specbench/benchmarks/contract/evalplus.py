@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .evalplus_data import (canonical_program, equality_judged, expected_from_canonical, load_evalplus,
-                             outputs_match, stores_output_as_is)
+from .evalplus_data import (canonical_program, equality_judged, expected_from_canonical, input_count, load_evalplus,
+                             load_evalplus_indexed, outputs_match, stores_output_as_is)
 from ...data.jsonl import file_digest
 from .sanitize import NO_CODE, clean_sample, has_no_code, program_form
 from ...data.bundled import bundled_suite
@@ -73,27 +73,38 @@ class EvalPlusData:
 
     _cache: dict[Path, "EvalPlusData"] = {}
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, index_dir: Path | None = None):
         files = EvalPlusFiles.find(folder)
         if not files.humaneval and not files.mbpp:
             raise DataError(folder, None, "no HumanEvalPlus*.jsonl[.gz] or MbppPlus*.jsonl[.gz] here")
-        self.tasks: dict[str, dict[str, Any]] = {}
+        self.tasks: dict[str, Mapping[str, Any]] = {}
         self.digest: dict[str, str] = {}  # task id -> sha256 of its file
         self.source: dict[str, Path] = {}  # task id -> its file
         self.files = [f for f in (files.humaneval, files.mbpp) if f]
         for f in self.files:
-            digest = file_digest(f)
-            for task_id, task in load_evalplus(f).items():
+            if index_dir is not None:  # inputs decoded per task when it runs (evalplus_data.EvalPlusTask)
+                tasks, digest = load_evalplus_indexed(f, index_dir)
+            else:
+                tasks, digest = load_evalplus(f), file_digest(f)
+            for task_id, task in tasks.items():
                 self.tasks[task_id] = task
                 self.digest[task_id] = digest
                 self.source[task_id] = f
 
     @classmethod
-    def load(cls, folder: Path) -> "EvalPlusData":
+    def load(cls, folder: Path, index_dir: Path | None = None) -> "EvalPlusData":
+        """The data of ``folder``, loaded once per process; ``index_dir`` (a cache
+        folder) makes its tasks' inputs load when first used."""
         folder = folder.resolve()
         if folder not in cls._cache:
-            cls._cache[folder] = cls(folder)
+            cls._cache[folder] = cls(folder, index_dir)
         return cls._cache[folder]
+
+
+def index_folder(settings: Any) -> Path | None:
+    """Where the EvalPlus files' indexes are kept: the run's cache folder."""
+    state = getattr(settings, "state_dir", None)
+    return Path(state) / "cache" / "evalplus-index" if state else None
 
 
 def functional_calls(task: Mapping[str, Any]) -> list[tuple[tuple, dict]]:
@@ -344,7 +355,7 @@ def functional_cost(task: Mapping[str, Any], digest: str, ctx) -> float:
     reference spent on every input when its expected outputs are cached (a
     passing sample does about that work; a failing one stops early or at a time
     limit), else a per-input guess.  Reads the cache only; never runs anything."""
-    calls = len(task["base_input"]) + len(task["plus_input"])
+    calls = input_count(task)  # a lazy task's inputs stay undecoded (the controller plans every item)
     guess = JOB_OVERHEAD_WORK + calls * CALL_OVERHEAD_WORK
     try:
         work = json.loads(_expected_index_path(task, digest, ctx).read_text())["work"]
@@ -619,7 +630,7 @@ class EvalPlusBenchmark:
 
     def load(self, data_root: Path | None, settings) -> TaskSet:
         folder = (data_root / "evalplus") if data_root else bundled_folder("contract") / "evalplus"
-        data = EvalPlusData.load(folder)
+        data = EvalPlusData.load(folder, index_folder(settings))
         tasks = tuple(Task(tid, task, data.source[tid]) for tid, task in data.tasks.items())
         return TaskSet(tasks, tuple(data.files), bundled=data_root is None)
 

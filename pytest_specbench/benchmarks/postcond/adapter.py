@@ -12,8 +12,9 @@ from typing import Any, Mapping, Sequence
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
 from ...metrics.reducers import evaluate
-from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet, existing_folder, positive_seconds
+from ..base import CheckResult, Message, Prompt, Task, TaskSet
 from . import execute, metrics, repos, source
+from .options import OPTIONS
 from .sides import LANGUAGES, side_of
 
 REQUIRED = ("name", "content", "file", "start_line", "end_line", "cover_tests", "repo", "mutants", "ref_postcond")
@@ -58,17 +59,7 @@ class PostcondBenchmark:
     # 2: answers screened (source.screen), verdicts from nonce records with every test's call (#29);
     # the Java side refuses hostile clauses, checks threads and escapes its records (#25).
     version = "2"
-    options = (
-        Option("postcond_setting", "input setting (Appendix D.2)", default="f2p", choices=source.SETTINGS),
-        Option("postcond_repos", "folder of repository checkouts (one per repository)", default=None,
-               parse=existing_folder),
-        Option("postcond_injection", "where import/decorators go: fixed, or faithful to upstream",
-               default="fixed", choices=("fixed", "faithful")),
-        Option("postcond_complete", "paper: kill every mutant; upstream: every mutant the reference kills",
-               default="paper", choices=("paper", "upstream")),
-        Option("postcond_timeout", "seconds per test run (upstream: 30)", default=execute.DEFAULT_TIMEOUT,
-               parse=positive_seconds),
-    )
+    options = OPTIONS
 
 
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:

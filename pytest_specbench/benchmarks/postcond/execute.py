@@ -19,9 +19,9 @@ from typing import Any, Sequence
 
 from ...execution.protocol import CommandJob, Environment
 from . import source, verdict
+from .options import DEFAULT_TIMEOUT  # upstream: 30 s per run
 
 RUNNER = Path(__file__).with_name("sandbox_runner.py")
-DEFAULT_TIMEOUT = 30.0  # upstream: 30 s per run
 
 
 def requirements_of(env_config: str) -> list[str]:

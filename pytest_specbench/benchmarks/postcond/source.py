@@ -12,7 +12,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
-SETTINGS = ("f2p", "c2p", "n2p")
+from .options import SETTINGS  # the input settings (Appendix D.2)
 
 GUIDELINE = (
     "Above is the python code context and target method. You should generate icontract format postconditions "

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from .jmlspec import (LOOP_TYPES, METHOD_TYPES, all_identifiers, declared_names, is_jml_comment, parse, text,
                       walk)
 
-PERTURBATIONS = ("def-use-break", "if-else-flip", "independent-swap", "name-random", "name-shuffle")
-ALL_CATEGORIES = ("original",) + PERTURBATIONS
+from .options import ALL_CATEGORIES, PERTURBATIONS  # noqa: F401 - declared with the options
 
 JAVA_KEYWORDS = set("""abstract assert boolean break byte case catch char class const continue default do double
 else enum extends final finally float for goto if implements import instanceof int interface long native new

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from .jmlspec import (ARITHMETIC, JAVA_WORDS, LOGICAL, RELATIONAL, Clause, SpecBlock, normalize, spec_blocks,
                       strip_jml, tokenize)
+from .options import TASKS  # noqa: F401 - the four task kinds, declared with the options
 from .perturb import perturb
 
-TASKS = ("judgement", "selection", "infilling", "generation")
 MUTABLE = ("requires", "ensures", "maintaining", "loop_invariant", "decreases", "decreasing")
 SELECTABLE = ("requires", "ensures", "maintaining", "loop_invariant")
 # "pre-defined simple specifications that are too weak to be incorrect" (§3.2.2)

@@ -8,3 +8,5 @@ The family's machinery: :mod:`.loader` (upstream task folders), :mod:`.values`
 """
 
 ADAPTERS = {"verina": "pytest_specbench.benchmarks.verina.adapter:ADAPTER"}
+# The declared options of these adapters, importable without them (every pytest start lists them).
+OPTIONS = "pytest_specbench.benchmarks.verina.options:OPTIONS"

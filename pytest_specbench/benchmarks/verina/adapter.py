@@ -22,56 +22,14 @@ from typing import Any, Mapping, Sequence
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError, OptionError
 from ...execution.lean import LeanJob, project_problem
-from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet, existing_folder
+from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from . import assembly, metrics, prompts
 from .answers import AnswerError, parse_answer, screen
 from .kinds import KINDS, SPEC_CHECKS, Kind
+from .options import OPTIONS
 from .loader import VerinaTask, load_tasks
 from .verdicts import (STANDARD_AXIOMS, FileReport, attribute, axioms_of, guard_outcome, parse_messages,
                        plausible_outcome, relation_outcome, relation_score)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(str(text))
-    except ValueError:
-        raise ValueError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise ValueError(f"expected a positive number, got {value}")
-    return value
-
-
-def _int(text: str) -> int:
-    try:
-        return int(str(text))
-    except ValueError:
-        raise ValueError(f"expected a whole number, got {text!r}") from None
-
-
-OPTIONS = (
-    Option("verina_task", "VERINA task kind: " + "; ".join(f"{k.name}: {k.doc}" for k in KINDS.values()),
-           default="codegen", choices=tuple(KINDS)),
-    Option("verina_lean_project", "a built VERINA Lean project (lake exe cache get && lake build in a clone "
-                                  "of sunblaze-ucb/verina); lake from PATH or ~/.elan/bin", default="",
-           parse=existing_folder),
-    Option("verina_plausible_budget", "plausible's numInst per case (Table 6; default 1000)", default=1000,
-           parse=_positive_int),
-    Option("verina_plausible_seed", "plausible's randomSeed (default 42)", default=42, parse=_int),
-    Option("verina_heartbeats", "maxHeartbeats per check command (Lean's deterministic work limit)",
-           default=200000, parse=_positive_int),
-    Option("verina_upper_bound", "upper bound: paper (unknown counts as holding) or upstream (only when the "
-                                 "relation also has a passing case)", default="paper", choices=("paper", "upstream")),
-    Option("verina_proof_check", "proof acceptance: axioms (#print axioms: Lean's standard axioms only; paper §4.1) "
-                                 "or substring (upstream: no 'sorry'/'admit' in the proof text)",
-           default="axioms", choices=("axioms", "substring")),
-    Option("verina_unfinished_tests", "code tests after a timeout or crash: fail (ours, with the reason) or pass "
-                                      "(upstream scores them as passing)", default="fail", choices=("fail", "pass")),
-    Option("verina_empty_relation", "a relation with no test cases (112 tasks have no reject inputs): vacuous "
-                                    "(holds) or exclude (task left out of that metric)",
-           default="vacuous", choices=("vacuous", "exclude")),
-    Option("verina_e2e_proof_target", "end-to-end proof target: ground_truth spec (paper §4.2) or generated "
-                                      "(upstream HEAD)", default="ground_truth", choices=("ground_truth", "generated")),
-)
 
 
 def bundled_root() -> Path:
