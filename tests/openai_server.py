@@ -89,6 +89,8 @@ class StubOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
+        self._in_flight = 0  # chat completions being answered now
+        self.max_in_flight = 0  # the most at once: how concurrent the client was (a count, not a time)
 
     # ---------------------------------------------------------------- control
     def start(self) -> "StubOpenAIServer":
@@ -167,12 +169,22 @@ class StubOpenAIServer:
                                                                        delay=self.delay)
         else:
             reply = Reply(404, {"error": {"message": f"no route {method} {handler.path}"}})
-        if self._serial is not None and handler.path == "/v1/chat/completions":
-            with self._serial:
-                if reply.delay:
-                    time.sleep(reply.delay)
-        elif reply.delay:
-            time.sleep(reply.delay)
+        chat = handler.path == "/v1/chat/completions"
+        if chat:
+            with self._lock:
+                self._in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            if self._serial is not None and chat:
+                with self._serial:
+                    if reply.delay:
+                        time.sleep(reply.delay)
+            elif reply.delay:
+                time.sleep(reply.delay)
+        finally:
+            if chat:
+                with self._lock:
+                    self._in_flight -= 1
         if reply.body is None and reply.status == 200:
             reply.body = completion_body(self.answer(body or {}))
         payload = reply.body if isinstance(reply.body, bytes) else (

@@ -33,7 +33,9 @@ def test_scripted_judge_over_http_is_asked_once_and_not_again_on_resume(pytester
     with StubOpenAIServer(answer=lambda req: answer(req["messages"], garbage=0.2), known_models=("judge",)) as server:
         args = ["--specbench=cife", "--model=reference", "--judge-model=openai:judge", f"--judge-model-base-url={server.url}",
                 "--specbench-report=r.json", "--specbench-result-cache=off", "-p", "no:cacheprovider"]
-        pytester.runpytest_subprocess(*args)
+        # The first run in this process; the resumed one in a Python of its own, so that only
+        # what the first left on disk (journal, judge's cache) can spare it the questions.
+        pytester.runpytest_inprocess(*args)
         first = server.chat_count
         assert first >= 24  # 12 adherence + 12 correctness questions, plus retries after garbage
         report = _metrics(pytester)

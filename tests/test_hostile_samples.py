@@ -156,7 +156,8 @@ def test_plugin_run_hostile_samples_are_failures_not_errors(pytester):
     samples.write_text("".join(json.dumps({"task_id": "Mbpp-S/5", "sample_index": i,
                                            "solution": f"def grade_for(score):\n    {b}\n"}) + "\n"
                                for i, b in enumerate(bodies)))
-    result = pytester.runpytest_subprocess(
+    # in this process, as a user's run is one: the samples run in the sandbox either way
+    result = pytester.runpytest_inprocess(
         "--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}", "-k", "Mbpp-S/5",
         "--specbench-call-cpu=0.5", "--specbench-report=r.json")
     result.assert_outcomes(failed=2 * len(bodies))

@@ -91,7 +91,8 @@ ADAPTER = ToyFamily()
 def toy_family(pytester, tmp_path, monkeypatch):
     """The toy family as an installed-looking distribution on PYTHONPATH."""
     site = install_family(tmp_path / "site", "toyfamily", TOY_FAMILY, "toy")
-    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("PYTHONPATH", str(site))  # for runs in a Python of their own (xdist workers)
+    pytester.syspathinsert(site)  # for runs in this process (its entry point is found on sys.path)
     return site
 
 
@@ -112,8 +113,8 @@ def test_toy_family_runs_a_command_asks_the_judge_and_reads_another_check(pytest
         assert section["metrics"]["solved"] == 1.0 and section["metrics"]["tasks"] == 3
         report = json.loads((pytester.path / "r.json").read_text())
         assert report["manifest"]["options"]["toy"]["roles"]["judge"]["model"] == "critic"
-        # Same run again: verdicts from the result cache, the judge is not asked again.
-        pytester.runpytest_subprocess(*args).assert_outcomes(passed=6)
+        # Same run again (in this process): verdicts from the result cache, the judge is not asked again.
+        pytester.runpytest_inprocess(*args).assert_outcomes(passed=6)
         assert server.chat_count == 3
 
 
@@ -121,20 +122,20 @@ def test_toy_family_wrong_samples_fail_with_reasons_and_the_option_is_declared(p
     samples = pytester.path / "s.jsonl"
     samples.write_text("\n".join(json.dumps({"task_id": t, "solution": s}) for t, s in
                                  [("t1", "echo 3"), ("t2", "echo 5"), ("t3", "while :; do :; done")]) + "\n")
-    result = pytester.runpytest_subprocess("--specbench=toy", f"--model=replay:{samples}", "--toy-judge=off",
+    result = pytester.runpytest_inprocess("--specbench=toy", f"--model=replay:{samples}", "--toy-judge=off",
                                            "--specbench-report=r.json", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4, failed=2)
     text = result.stdout.str()
     assert "printed '5' (exit 0), expected 2" in text
     assert "t3 sample 0 runs" in text
-    bad = pytester.runpytest_subprocess("--specbench=toy", "--model=reference", "--toy-judge=maybe",
+    bad = pytester.runpytest_inprocess("--specbench=toy", "--model=reference", "--toy-judge=maybe",
                                         "-p", "no:cacheprovider")
     assert bad.ret != 0
     assert any("--toy-judge" in line and "maybe" in line for line in bad.errlines + bad.outlines)
 
 
 def test_toy_family_without_a_judge_is_one_usage_line(pytester, toy_family):
-    result = pytester.runpytest_subprocess("--specbench=toy", "--model=reference", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("--specbench=toy", "--model=reference", "-p", "no:cacheprovider")
     assert result.ret != 0
     lines = [line for line in result.errlines + result.outlines if "--judge-model" in line]
     assert lines and "Traceback" not in "\n".join(result.errlines)

@@ -134,24 +134,27 @@ def test_under_xdist_judge_counters_reach_the_report_and_no_secret_is_written(py
     the manifest, every question was sent with the judge's parameters (not --model-max-tokens),
     the manifest and the cache entries agree, and the credentials of both base URLs appear
     in no report, journal, cache file, key or output line."""
+    # 4 of the 12 bundled tasks: 20 items (each task's 4 adherence items and its correctness
+    # item), 4 generations and 8 judge questions, spread over both workers as all 12 are.
     with StubOpenAIServer(answer=_cife_answers, known_models=("gen", "judge")) as server:
         host = f"127.0.0.1:{server.port}"
         result = pytester.runpytest_subprocess(
             "--specbench=cife", "--model=openai:gen", f"--model-base-url=http://u:s3cret-model@{host}/v1",
             "--judge-model=openai:judge", f"--judge-model-base-url=http://u:s3cret-judge@{host}/v1",
-            "--model-max-tokens=64", "--specbench-report=r.json", "-n", "2", "-p", "no:cacheprovider")
+            "--model-max-tokens=64", "--specbench-report=r.json", "-n", "2", "-p", "no:cacheprovider",
+            "-k", "b01 or b02 or b03 or b04")
         chats = server.chat_requests()
         to_judge = [r for r in server.requests if r["path"] == "/v1/models/judge" or (r["body"] or {}).get("model") == "judge"]
     judge_bodies = [r["body"] for r in chats if r["body"]["model"] == "judge"]
     gen_bodies = [r["body"] for r in chats if r["body"]["model"] == "gen"]
-    assert len(gen_bodies) == 12 and {b["max_tokens"] for b in gen_bodies} == {64}
-    assert len(judge_bodies) == 24 and {(b["temperature"], b["max_tokens"]) for b in judge_bodies} == {(0.1, 2048)}
+    assert len(gen_bodies) == 4 and {b["max_tokens"] for b in gen_bodies} == {64}
+    assert len(judge_bodies) == 8 and {(b["temperature"], b["max_tokens"]) for b in judge_bodies} == {(0.1, 2048)}
     report = json.loads((pytester.path / "r.json").read_text())
     judge = report["manifest"]["roles"]["judge"]
-    assert judge["questions"]["called"] == 24
+    assert judge["questions"]["called"] == 8
     # The requests that may be billed: the controller's reachability probe (GET) is not one.
-    assert judge["questions"]["http_requests"] == len([r for r in to_judge if r["method"] == "POST"]) == 24
-    assert judge["questions"]["asked"] == 55  # one question per item; the rest came from the role's cache
+    assert judge["questions"]["http_requests"] == len([r for r in to_judge if r["method"] == "POST"]) == 8
+    assert judge["questions"]["asked"] == 20  # one question per item; the rest came from the role's cache
     assert judge["endpoint"] == f"http://{host}/v1"
     assert report["benchmarks"]["cife"]["metrics"]["csr"] == 1.0
     cached = {json.dumps(e["parameters"], sort_keys=True) for e in _cache_entries(pytester.path / ".specbench")

@@ -155,10 +155,11 @@ def test_slow_reply_times_out_as_an_error(tmp_path, server):
 def test_requests_run_concurrently(tmp_path):
     with StubOpenAIServer(answer=lambda body: "x", delay=0.4) as server:
         model = make_model(tmp_path, server, model_concurrency="4")
-        started = time.monotonic()
         model.generate(requests_for(9))
-        # 1 probing request alone, then 8 in two waves of 4: about 1.2 s, not 3.6 s
-        assert time.monotonic() - started < 2.5
+        # 1 probing request alone, then 8 four at a time: while one is answered (0.4 s) others
+        # are sent, never more than 4 (counted by the server, not timed: a loaded machine
+        # must not fail this)
+        assert 2 <= server.max_in_flight <= 4
         assert server.chat_count == 9
 
 

@@ -18,7 +18,7 @@ SLICE = "HumanEval/2[ or HumanEval/32[ or Mbpp/2[ or Mbpp/63["
 
 
 def test_reference_passes_every_check_on_a_real_slice(pytester, shared_data):
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--specbench=contract", f"--specbench-data={shared_data}", "--model=reference",
         "-k", SLICE, "--specbench-report=r.json", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=6)  # Mbpp/2 is not in the ContractEval set
@@ -28,7 +28,7 @@ def test_reference_passes_every_check_on_a_real_slice(pytester, shared_data):
 
 def test_real_chatgpt_samples_get_evalplus_verdicts(pytester, shared_data):
     samples = shared_data / "samples" / "humaneval-chatgpt-temp0.0.jsonl"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--specbench=evalplus", f"--specbench-data={shared_data}", f"--model=replay:{samples}",
         "-k", "HumanEval/0[ or HumanEval/1[ or HumanEval/10[ or HumanEval/32[", "--specbench-report=r.json",
         "-p", "no:cacheprovider")

@@ -56,13 +56,16 @@ def _Ctx(settings, cache=None, jvm=None):
 
 
 @pytest.fixture(scope="module")
-def jvm(tmp_path_factory):
+def jvm(specgen_state):
     """One jvm executor for the module's in-process dynamic checks: its JML runtime, warm
     javac and compiled classes are made once, not once per test and context (each test
-    keeps state and cache folders of its own: the ground-truth verdicts are not shared)."""
+    keeps state and cache folders of its own: the ground-truth verdicts are not shared).
+    Its state folder is the one of the module's runs on the real data (``specgen_state``):
+    what it compiles is cached there by content, so those runs find the JML runtime and the
+    javac server's classes compiled (trusted code; about 5 CPU seconds of javac each)."""
     from pytest_specbench.execution import make_executor
 
-    executor = make_executor("jvm", _Settings(tmp_path_factory.mktemp("jvm-state")), [])
+    executor = make_executor("jvm", _Settings(specgen_state), [])
     yield executor
     executor.close()
 

@@ -87,8 +87,9 @@ def test_xdist_run_survives_a_judge_reason_with_a_lone_surrogate_and_pays_once(p
         assert outcomes.get("failed") == 2 and outcomes.get("passed", 0) > 0 and not outcomes.get("error")
         assert "\\ud800" in result.stdout.str()
         assert server.chat_count == 4  # one adherence and one correctness question per task, each asked once
-        # without xdist the same messages reach the terminal (the judge's cache answers: nothing is asked again)
-        again = pytester.runpytest_subprocess(*[a for a in args if a not in ("-n", "2")], "-n", "0")
+        # without xdist the same messages reach the terminal (the judge's cache answers: nothing is asked again);
+        # in this process: what crosses xdist's channel is the first run's subject, not this one's
+        again = pytester.runpytest_inprocess(*[a for a in args if a not in ("-n", "2")], "-n", "0")
         assert again.ret == 1 and again.parseoutcomes().get("failed") == 2, again.stdout.str()[-2000:]
         assert server.chat_count == 4
     # the answers with the surrogate are in the judge's cache (the old store's failed write
