@@ -282,3 +282,18 @@ def test_parsing_a_reference_with_an_invalid_escape_warns_nothing():
         assert entry_parameters({"reference_with_contracts": code, "entry_point": "f"}) == ["s"]
         assert "findall" in sanitize(code, "f")
         program_form(code)
+
+
+def test_a_relative_state_folder_is_made_absolute_where_pytest_was_started(pytester):
+    # The executors hand the state folder to tools that run in other working folders
+    # (javac's class path, the sandbox's job folders): a relative --specbench-dir left
+    # relative made SpecEval's checker runtime unfindable, so every ground-truth clause
+    # came out undecided (found by running the dynamic slice with --specbench-dir=st).
+    pytester.makeconftest(
+        "def pytest_sessionfinish(session):\n"
+        "    run = session.config.pluginmanager.get_plugin('specbench-run')\n"
+        "    open('state.txt', 'w').write(str(run.settings.state_dir))\n")
+    pytester.runpytest_inprocess("--specbench=contract", "--model=reference", "--specbench-dir=st", "-k", "nothing", "-p",
+                                 "no:cacheprovider")
+    state = (pytester.path / "state.txt").read_text()
+    assert state == str(pytester.path / "st"), state

@@ -298,7 +298,9 @@ class Settings:
             ks=_int_list(_value(config, "specbench_k"), "--specbench-k"),
             checks=[c.strip() for c in checks.split(",") if c.strip()] or None,
             details=bool(_value(config, "specbench_details")),
-            state_dir=Path(state),
+            # Absolute: the executors hand this path to sandboxed tools (javac's class path,
+            # the Lean project) that run in other working folders.
+            state_dir=Path(os.path.abspath(Path(config.invocation_params.dir, state))),
             sandbox=sandbox,
             limits=Limits(**limits).validated(),
             config=config,
