@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,18 @@ os.environ["SPECBENCH_DATA"] = os.path.join(tempfile.gettempdir(), "specbench-te
 os.environ.pop("SPECBENCH_DIR", None)
 os.environ.pop("SPECBENCH_DATA_MIRROR", None)
 os.environ.pop("SPECBENCH_OFFLINE", None)
+
+# Some machines (this project's CI among them) set PYTHONDONTWRITEBYTECODE=1.  Then
+# every Python the suite starts (xdist workers, the ~80 pytest runs of whole
+# sessions, the perf and CLI subprocesses) compiles the package, and pytest
+# rewrites the assertions of its plugins, from source again: a pytest start costs
+# ~3.5 CPU s instead of ~1.2, about twice the suite's CPU.  Users' machines keep
+# Python's default (write the cache), so the suite does too, from here on.  The
+# sandboxes set their own environment and are not affected (PostcondBench's runs
+# of a repository's tests keep PYTHONDONTWRITEBYTECODE=1 on purpose: they must not
+# write into the checkout).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 def pytest_collection_modifyitems(config, items):

@@ -20,7 +20,9 @@ from fakes import FakeSettings, fake_context
 
 LIMITS = Limits(call_cpu=0.5, startup_cpu=1.0, memory_mb=1024, processes=16, tmp_mb=16,
                 result_bytes=64 << 20)
-TIME_BOUND = 15.0
+# A hang guard, not a speed assertion: each case is stopped by its CPU/wall limits in
+# well under a second of CPU; only a harness that never stops one reaches this bound.
+HANG_GUARD = 300.0
 HONEST = ("def grade_for(score):\n    for bound, letter in ((90, 'A'), (80, 'B'), (70, 'C'), (60, 'D')):\n"
           "        if score >= bound:\n            return letter\n    return 'F'\n")
 
@@ -81,7 +83,7 @@ def ctx(executor, tmp_path_factory):
 def check(ctx, tasks, check_name, code):
     t0 = time.monotonic()
     result = CONTRACT.run_check(check_name, tasks["Mbpp-S/5"], Completion(code, {"trusted_reference": True}), ctx)
-    assert time.monotonic() - t0 < TIME_BOUND
+    assert time.monotonic() - t0 < HANG_GUARD
     return result
 
 

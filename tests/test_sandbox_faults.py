@@ -30,7 +30,7 @@ LIMITS = Limits(call_cpu=0.3, startup_cpu=1.0, memory_mb=512, processes=16, tmp_
 PROJECT = Path(__file__).resolve().parents[1]
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="needs root: a uid of its own per sandbox (and RLIMIT_NPROC on it)")
-TIME_BOUND = 10.0  # seconds any single hostile job may take, start to verdict
+TIME_BOUND = 60.0  # a hang guard, not a speed check (each job is stopped by its limits in about a second; the machine may be loaded)
 
 OBSERVED: list[tuple[str, str, float]] = []
 
