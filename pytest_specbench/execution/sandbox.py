@@ -852,6 +852,7 @@ class SandboxClient:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         # The zygote imports this package by name; make it importable however we were installed.
         env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env.update(self._zygote_env())
         self._proc = subprocess.Popen(
             [self.python, "-s", "-m", "pytest_specbench.execution._zygote"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -866,6 +867,10 @@ class SandboxClient:
 
     def _on_start(self) -> None:
         """Hook: forget per-zygote state (e.g. loaded inputs)."""
+
+    def _zygote_env(self) -> dict[str, str]:
+        """Hook: environment variables of the zygote's interpreter (inherited by its children)."""
+        return {}
 
     def ensure_started(self) -> dict[str, Any]:
         from ..errors import InfrastructureError

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from typing import Any
 
 _PLAIN = (type(None), bool, int, float, str)
@@ -218,3 +219,210 @@ def encode_capped(value: Any, limit: int) -> tuple[str | None, tuple[str, int, s
         size += len(piece)
         h.update(piece.encode("ascii"))
     return None, (h.hexdigest(), size, prefix)
+
+
+# ------------------------------------------- large outputs of strings (value hash)
+#
+# Mbpp/255's output on one input is 1.66 M tuples of 77 strings: encoding it to
+# digest it costs ~6x the program.  A list or tuple of non-empty strings, or of
+# tuples (or lists) of non-empty strings, is instead known by Python's own hash
+# of it: the C tuple hash over the strings' hashes, which each string caches.
+# The digest this gives is one hash value (64 bits on 64-bit builds) plus the
+# container types, length and number of strings; equal values give equal
+# digests, and unequal ones collide with probability 2**-64.  String hashes
+# depend on the hash seed: the sandbox fixes it (PYTHONHASHSEED, see
+# docs/execution.md), and the digest names the interpreter's hash algorithm.
+#
+# The domain ("value-hashable") is a property of the plain value (subclasses
+# counted as their base value, as to_plain does), so two equal values are both
+# in it or both out of it: a list or tuple whose items are all non-empty str,
+# or all tuples (or all lists) of non-empty str.  For an expected output in the
+# domain, an output outside it cannot be equal.
+#
+# Soundness against the sample, which shares the process: only C code of
+# builtin types may produce the hash.  Containers must be exact list/tuple; the
+# strings are checked to be str instances by ``"".startswith(tuple)`` (a C loop
+# with no dispatch, which stops early only at an empty string, hence "non-empty"),
+# and a str subclass is trusted only while no str subclass in the process has a
+# ``__hash__`` of its own (checked on the real MROs and dicts, before and after
+# hashing, with signals blocked, the collector off and no other thread); else every
+# string's exact type is checked (``set(map(type, ...))``, ~1x the program), and
+# failing that the value is copied as plain data first (Python speed).
+
+import _thread
+import gc as _gc
+import signal as _signal
+from itertools import chain as _chain
+
+# Everything the value hash uses, bound when this module is imported (before any
+# sample code runs): a sample that replaces builtins.hash, tuple, set or a module's
+# function before returning changes nothing here.
+_hash, _set, _map, _type, _tuple, _list, _len, _sum, _any, _id = hash, set, map, type, tuple, list, len, sum, any, id
+_issubclass, _isinstance, _str, _TypeError = issubclass, isinstance, str, TypeError
+_str_str, _tuple_iter, _list_iter = str.__str__, tuple.__iter__, list.__iter__
+_thread_count, _gc_disable, _gc_enable, _gc_isenabled = _thread._count, _gc.disable, _gc.enable, _gc.isenabled
+_sigmask, _SIG_BLOCK, _SIG_SETMASK, _ALL_SIGNALS = (_signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_SETMASK,
+                                                    _signal.valid_signals())
+_settrace, _setprofile = sys.settrace, sys.setprofile
+_STR_HASH = str.__dict__["__hash__"]
+_SUBCLASSES = type.__dict__["__subclasses__"]
+_MRO_OF = type.__dict__["__mro__"].__get__
+_DICT_OF = type.__dict__["__dict__"].__get__
+_startswith = "".startswith
+# Names the hash function: a digest from another interpreter never matches by accident.
+HASH_TAG = f"vh1/{sys.hash_info.algorithm}{sys.hash_info.hash_bits}/{sys.version_info[0]}.{sys.version_info[1]}"
+_HASH_MASK = (1 << sys.hash_info.hash_bits) - 1
+
+
+def _str_hashes_faithful() -> bool:
+    """Does every str subclass in this process hash as its content (no class
+    before ``str`` in its real MRO has a ``__hash__``, and every key of those
+    classes' dicts is an exact str, so that lookup cannot be fooled)?"""
+    if _DICT_OF(_str).get("__hash__") is not _STR_HASH:
+        return False
+    todo, seen = _list(_SUBCLASSES(_str)), _set()
+    while todo:
+        cls = todo.pop()
+        if _id(cls) in seen:
+            continue
+        seen.add(_id(cls))
+        for base in _MRO_OF(cls):
+            if base is _str:
+                break
+            names = _DICT_OF(base)
+            for name in names:
+                if _type(name) is not _str:
+                    return False
+            if "__hash__" in names:
+                return False
+        todo.extend(_SUBCLASSES(cls))
+    return True
+
+
+def _snapshot(value: Any):
+    """``(outer, inner, items)`` of an exact list/tuple of exact str, or of exact
+    tuples (or exact lists, made tuples) whose strings are checked later; else None."""
+    t = _type(value)
+    if t is not _list and t is not _tuple:
+        return None
+    outer = "l" if t is _list else "t"
+    items = value if t is _tuple else _tuple(value)
+    kinds = _set(_map(_type, items))  # one C pass over the items (not the strings inside them)
+    if kinds <= {_str}:
+        return outer, "s", items
+    if kinds == {_tuple}:
+        return outer, "t", items
+    if kinds == {_list}:
+        return outer, "l", _tuple(_map(_tuple, items))
+    return None
+
+
+def _strings_ok(inner: str, items: tuple) -> bool:
+    """Are all strings str instances and non-empty?  (C loops, no dispatch.)"""
+    try:
+        if inner == "s":
+            return not _startswith(items)
+        return not _any(_map(_startswith, items))
+    except _TypeError:  # an item that is not a str
+        return False
+
+
+def _exact_strings(inner: str, items: tuple) -> bool:
+    """Is every string an exact str?  One C pass with a call per string (~1x the program)."""
+    return _set(_map(_type, items if inner == "s" else _chain.from_iterable(items))) <= {_str}
+
+
+def _signature(outer: str, inner: str, items: tuple) -> tuple[str, int]:
+    leaves = _len(items) if inner == "s" else _sum(_map(_len, items))
+    return f"{HASH_TAG}/{outer}{inner}/{_len(items)}/{leaves}/{_hash(items) & _HASH_MASK:x}", leaves
+
+
+def _plain_strings(value: Any):
+    """``(outer, inner, items)`` of the value as plain data (str, list and tuple
+    subclasses read through their base types, as :func:`to_plain` reads them) if it
+    is in the domain, else None.  Python speed: for what the C checks refuse."""
+    def container(v):
+        t = _type(v)
+        if t is _list or _issubclass(t, _list):
+            return "l", _tuple(_list_iter(v))
+        if t is _tuple or _issubclass(t, _tuple):
+            return "t", _tuple(_tuple_iter(v))
+        return None, None
+
+    outer, items = container(value)
+    if outer is None:
+        return None
+    inner, out = "s", []
+    for k, v in enumerate(items):
+        if _issubclass(_type(v), _str):
+            kind, plain = "s", _str_str(v)
+            if not plain:
+                return None
+        else:
+            kind, sub = container(v)
+            if kind is None:
+                return None
+            plain = []
+            for s in sub:
+                if not _issubclass(_type(s), _str):
+                    return None
+                s = _str_str(s)
+                if not s:
+                    return None
+                plain.append(s)
+            plain = _tuple(plain)
+        if k == 0:
+            inner = kind
+        elif inner != kind:
+            return None
+        out.append(plain)
+    return outer, inner, _tuple(out)
+
+
+def _prefix(items: tuple) -> str:
+    return _encode([_list(v) if _type(v) is _tuple else v for v in items[:3]])[:100]
+
+
+def value_hash(value: Any, min_leaves: int = 0):
+    """``(digest, strings, prefix)`` for a list or tuple in the value-hash domain
+    with at least ``min_leaves`` strings; ``False`` for a list or tuple outside
+    the domain; None for anything else, or a value of the domain with fewer strings."""
+    if not _isinstance(value, (_list, _tuple)):
+        return None
+    shot = _snapshot(value)
+    if shot is not None and _strings_ok(shot[1], shot[2]):
+        outer, inner, items = shot
+        leaves = _len(items) if inner == "s" else _sum(_map(_len, items))
+        if leaves < min_leaves:
+            return None
+        digest = None
+        if inner != "s" and _thread_count() == 0:
+            # Strings inside tuples: trusted without a per-string type check while no
+            # str subclass hashes otherwise than its content.  The sample's hooks
+            # (trace, profile, collector callbacks, signal handlers; other threads
+            # are excluded above) must not run between the checks and the hash.
+            _settrace(None)
+            _setprofile(None)
+            was = _gc_isenabled()
+            _gc_disable()
+            blocked = _sigmask(_SIG_BLOCK, _ALL_SIGNALS)
+            try:
+                if _str_hashes_faithful():
+                    signed = _signature(outer, inner, items)[0]
+                    if _str_hashes_faithful():
+                        digest = signed
+            finally:
+                _sigmask(_SIG_SETMASK, blocked)
+                if was:
+                    _gc_enable()
+        if digest is None and (inner == "s" or _exact_strings(inner, items)):
+            digest = _signature(outer, inner, items)[0]  # every string an exact str: nothing dispatches
+        if digest is not None:
+            return digest, leaves, _prefix(items)
+    plain = _plain_strings(value)
+    if plain is None:
+        return False
+    digest, leaves = _signature(*plain)
+    if leaves < min_leaves:
+        return None
+    return digest, leaves, _prefix(plain[2])
