@@ -780,6 +780,38 @@ class Zygote:
                         pass
 
 
+def _describe_apart(path: list[str]) -> dict:
+    """:func:`.environments.describe_here`, in a forked process: it imports
+    ``importlib.metadata``, whose classes (a str subclass with a case-folding
+    ``__hash__``) would otherwise live in every sample's process, where the
+    value hash (``wire.value_hash``) must then check every string's type."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked describer
+        try:
+            os.close(rfd)
+            from .environments import describe_here
+
+            data = json.dumps(describe_here(path)).encode()
+            while data:
+                data = data[os.write(wfd, data):]
+        finally:
+            os._exit(0)
+    os.close(wfd)
+    chunks = []
+    while True:
+        chunk = os.read(rfd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(rfd)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        return {}
+
+
 def main(preload: tuple[str, ...] = ()) -> None:
     chan = Channel()
     # Our own stdout is the protocol channel: keep stray prints away from it.
@@ -798,9 +830,7 @@ def main(preload: tuple[str, ...] = ()) -> None:
         sys.path[:] = cfg["sys_path"]
     environment = None
     if cfg.get("describe"):  # what samples can import, for the report's manifest
-        from .environments import describe_here
-
-        environment = describe_here(sys.path)
+        environment = _describe_apart(sys.path)
     iso = isolate(cfg)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     for name in cfg.get("preload", preload):
