@@ -167,9 +167,32 @@ def test_value_hash_agrees_with_a_full_comparison():
                          (strings[:-1] + ["Rex"], False), (strings + [""], False)):
         got = wire.value_hash(value)
         assert (got is not False and got[0] == wire.value_hash(strings)[0]) is equal
-    for outside in ([1, 2], [["a"], "b"], [("a",), ["b"]], [{"a"}], [("a", 1)], ["a", ""], [[("a",)]]):
-        assert wire.value_hash(outside) is False
+    for outside in ([["a"], "b"], [("a",), ["b"]], [{"a"}], [("a", 1)], ["a", ""], [[("a",)]], [None], [b"a"],
+                    [1, -1], [(2.5, float("nan"))], [float("inf")], [2 ** 61], [1j]):
+        assert wire.value_hash(outside) is False, outside
     assert wire.value_hash({"a": 1}) is None and wire.value_hash("abc") is None
+
+
+def test_value_hash_of_numbers_agrees_with_a_full_comparison():
+    # ints, equal floats and bools are equal (EvalPlus's ==), and hash alike; -1 (hashed as -2),
+    # NaN, infinities and numbers past 2**61 - 1 (hashed modulo it) are outside the domain.
+    base = [(i % 7 - 3 if i % 7 != 2 else -2, bool(i % 2), float(i) + 0.25) for i in range(3000)]
+    want = wire.value_hash(base)[0]
+    variants = [
+        [(a, int(b), c) for a, b, c in base],  # 1 for True
+        [(float(a), b, c) for a, b, c in base],  # -2.0 for -2
+        [(complex(a, 0), b, c) for a, b, c in base],  # a complex number equal to an int
+        [(a, b, c + 2 ** -40) for a, b, c in base],
+        [(a if a != -2 else -1, b, c) for a, b, c in base],  # off by one where the hash is not
+        [(a, b, c) for a, b, c in base[:-1]] + [(0, False, 1e300)],
+        [list(t) for t in base],
+        tuple(base),
+        [(a, b) for a, b, c in base],
+    ]
+    for value in variants:
+        got = wire.value_hash(value)
+        equal = _plain(value) == _plain(base)
+        assert (got is not False and got[0] == want) is equal, value[:2]
 
 
 def test_a_str_subclass_that_hashes_otherwise_is_never_trusted():
@@ -317,3 +340,32 @@ def test_hostile_value_hashes_fail(hctx, name):
     assert result.message and "\n" not in result.message
     assert _check(hctx, f"{_CWR}def combinations_colors(l, n):\n    return list(combinations_with_replacement(l, n))\n"
                   ).passed  # the harness is healthy afterwards
+
+
+NUMBERS = {"task_id": "Mbpp/9257", "entry_point": "combinations_colors", "atol": 0,
+           "canonical_solution": TASK["canonical_solution"],
+           "base_input": [[[2, True, 7, -44], 6]], "plus_input": [[[57.25, 96.5, 7.125, -2], 5]]}
+FLAT_FLOATS = _task(9258, "def f(n):\n    return [i + 0.5 for i in range(n)]\n")
+
+
+@pytest.mark.parametrize("body, passed", [
+    ("return list(combinations_with_replacement(l, n))", True),
+    ("return [tuple(float(x) for x in c) for c in combinations_with_replacement(l, n)]", True),
+    ("return [tuple(int(x) if x == int(x) else x for x in c) for c in combinations_with_replacement(l, n)]", True),
+    ("return [tuple(-1 if x == -2 else x for x in c) for c in combinations_with_replacement(l, n)]", False),
+    ("return [tuple(x + 1e-9 for x in c) for c in combinations_with_replacement(l, n)]", False),  # atol 0: ==
+    ("return [tuple(str(x) for x in c) for c in combinations_with_replacement(l, n)]", False),
+])
+def test_functional_check_judges_number_outputs_by_value_hash(hctx, body, passed):
+    code = f"{_CWR}def combinations_colors(l, n):\n    {body}\n"
+    result = evalplus.functional_check(NUMBERS, "n" * 64, Completion(code, {"trusted_reference": True}), hctx)
+    assert result.passed is passed, result.message
+    assert set(evalplus._expected_outputs(NUMBERS, "n" * 64, hctx).hashed) == {0, 1}
+
+
+def test_a_flat_list_of_floats_is_not_hashed(hctx):
+    # EvalPlus compares a flat float sequence with a tolerance (atol 1e-6): no hash can.
+    code = "def f(n):\n    return [i + 0.5 + 1e-9 for i in range(n)]\n"
+    result = evalplus.functional_check(FLAT_FLOATS, "f" * 64, Completion(code, {"trusted_reference": True}), hctx)
+    assert result.passed, result.message
+    assert not evalplus._expected_outputs(FLAT_FLOATS, "f" * 64, hctx).hashed

@@ -173,7 +173,9 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
                 arm(cpu_limit, cpu_limit * lim["wall_factor"] + 0.5)
                 out = fn(*args, **kwargs)
                 try:
-                    hashed = None if hash_over is None else value_hash(out, hash_over)
+                    # For the canonical output (hash_over > 0), not a flat list of floats: EvalPlus
+                    # compares those with a tolerance (is_floats), which a hash cannot.
+                    hashed = None if hash_over is None else value_hash(out, hash_over, not hash_over)
                     if hashed is False and hash_over:
                         hashed = None  # outside the domain: sent as usual, for the canonical output
                     if hashed is not None:

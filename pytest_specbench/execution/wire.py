@@ -299,26 +299,58 @@ def _str_hashes_faithful() -> bool:
     return True
 
 
-def _snapshot(value: Any):
-    """``(outer, inner, items)`` of an exact list/tuple of exact str, or of exact
-    tuples (or exact lists, made tuples) whose strings are checked later; else None."""
+_NUMBERS = frozenset((int, bool, float))
+_INJECTIVE = (1 << 61) - 1  # ints and integral floats hash as themselves below this (64-bit builds)
+_min, _max, _complex, _float = min, max, complex, float
+_int_int, _float_float, _hasattr, _getattr = int.__int__, float.__float__, hasattr, getattr
+# Exact types whose decoding is themselves: a value of only these that is outside the
+# domain stays outside after decoding (no subclass, complex or numpy scalar to normalize).
+_PLAIN_TYPES = frozenset((type(None), bool, int, float, str, bytes, dict, set, frozenset, list, tuple))
+_SMALL = "small"
+
+
+def _shape(value: Any):
+    """``(outer, inner, items)`` of an exact list/tuple whose items are all leaves
+    (inner "s") or all exact tuples ("t") or all exact lists ("l", made tuples),
+    with the exact types of the items; else None.  Leaves are not checked here."""
     t = _type(value)
     if t is not _list and t is not _tuple:
         return None
     outer = "l" if t is _list else "t"
     items = value if t is _tuple else _tuple(value)
-    kinds = _set(_map(_type, items))  # one C pass over the items (not the strings inside them)
-    if kinds <= {_str}:
-        return outer, "s", items
+    kinds = _set(_map(_type, items))  # one C pass over the items (not the leaves inside them)
+    if _list not in kinds and _tuple not in kinds:
+        return outer, "s", items, kinds
     if kinds == {_tuple}:
-        return outer, "t", items
+        return outer, "t", items, kinds
     if kinds == {_list}:
-        return outer, "l", _tuple(_map(_tuple, items))
-    return None
+        return outer, "l", _tuple(_map(_tuple, items)), kinds
+    return kinds <= _PLAIN_TYPES or None  # True: exact, but mixes leaves and containers
+
+
+def _leaves(inner: str, items: tuple):
+    return items if inner == "s" else _chain.from_iterable(items)
+
+
+def _leaves_ok(kinds, inner: str, items: tuple) -> bool:
+    """Given the exact types of all leaves: all non-empty str, or all numbers (int,
+    bool, float) that hash injectively (finite, |x| < 2**61 - 1, not -1, which
+    hashes as -2)?  C loops over exact builtin types: nothing dispatches."""
+    if kinds <= {_str}:
+        return _strings_ok(inner, items)
+    if not kinds <= _NUMBERS:
+        return False
+    total = _sum(_leaves(inner, items))
+    if total != total or total in (_float("inf"), _float("-inf")):  # a NaN or an infinity
+        return False
+    if not kinds:
+        return True
+    return (-_INJECTIVE < _min(_leaves(inner, items)) and _max(_leaves(inner, items)) < _INJECTIVE
+            and -1 not in _leaves(inner, items))
 
 
 def _strings_ok(inner: str, items: tuple) -> bool:
-    """Are all strings str instances and non-empty?  (C loops, no dispatch.)"""
+    """Are all leaves str instances and non-empty?  (C loops, no dispatch.)"""
     try:
         if inner == "s":
             return not _startswith(items)
@@ -327,102 +359,127 @@ def _strings_ok(inner: str, items: tuple) -> bool:
         return False
 
 
-def _exact_strings(inner: str, items: tuple) -> bool:
-    """Is every string an exact str?  One C pass with a call per string (~1x the program)."""
-    return _set(_map(_type, items if inner == "s" else _chain.from_iterable(items))) <= {_str}
-
-
 def _signature(outer: str, inner: str, items: tuple) -> tuple[str, int]:
     leaves = _len(items) if inner == "s" else _sum(_map(_len, items))
     return f"{HASH_TAG}/{outer}{inner}/{_len(items)}/{leaves}/{_hash(items) & _HASH_MASK:x}", leaves
-
-
-def _plain_strings(value: Any):
-    """``(outer, inner, items)`` of the value as plain data (str, list and tuple
-    subclasses read through their base types, as :func:`to_plain` reads them) if it
-    is in the domain, else None.  Python speed: for what the C checks refuse."""
-    def container(v):
-        t = _type(v)
-        if t is _list or _issubclass(t, _list):
-            return "l", _tuple(_list_iter(v))
-        if t is _tuple or _issubclass(t, _tuple):
-            return "t", _tuple(_tuple_iter(v))
-        return None, None
-
-    outer, items = container(value)
-    if outer is None:
-        return None
-    inner, out = "s", []
-    for k, v in enumerate(items):
-        if _issubclass(_type(v), _str):
-            kind, plain = "s", _str_str(v)
-            if not plain:
-                return None
-        else:
-            kind, sub = container(v)
-            if kind is None:
-                return None
-            plain = []
-            for s in sub:
-                if not _issubclass(_type(s), _str):
-                    return None
-                s = _str_str(s)
-                if not s:
-                    return None
-                plain.append(s)
-            plain = _tuple(plain)
-        if k == 0:
-            inner = kind
-        elif inner != kind:
-            return None
-        out.append(plain)
-    return outer, inner, _tuple(out)
 
 
 def _prefix(items: tuple) -> str:
     return _encode([_list(v) if _type(v) is _tuple else v for v in items[:3]])[:100]
 
 
-def value_hash(value: Any, min_leaves: int = 0):
-    """``(digest, strings, prefix)`` for a list or tuple in the value-hash domain
-    with at least ``min_leaves`` strings; ``False`` for a list or tuple outside
-    the domain; None for anything else, or a value of the domain with fewer strings."""
-    if not _isinstance(value, (_list, _tuple)):
-        return None
-    shot = _snapshot(value)
-    if shot is not None and _strings_ok(shot[1], shot[2]):
-        outer, inner, items = shot
-        leaves = _len(items) if inner == "s" else _sum(_map(_len, items))
+def _exact_hash(value: Any, min_leaves: int, fast_strings: bool, flat_floats: bool = True):
+    """:func:`value_hash` by exact types only: the triple; False (a value of
+    exact builtin types outside the domain); ``_SMALL`` (in the domain, fewer
+    leaves than ``min_leaves``); None (something a decoding may change: a
+    subclass, a complex number, a foreign object)."""
+    shape = _shape(value)
+    if shape is None or shape is True:
+        return False if shape else None
+    outer, inner, items, kinds = shape
+    leaves = _len(items) if inner == "s" else _sum(_map(_len, items))
+    if fast_strings and inner != "s" and _thread_count() == 0 and _strings_ok(inner, items):
         if leaves < min_leaves:
-            return None
+            return _SMALL
+        # Strings inside tuples: trusted without a per-string type check while no
+        # str subclass hashes otherwise than its content.  The sample's hooks
+        # (trace, profile, collector callbacks, signal handlers; other threads
+        # are excluded above) must not run between the checks and the hash.
         digest = None
-        if inner != "s" and _thread_count() == 0:
-            # Strings inside tuples: trusted without a per-string type check while no
-            # str subclass hashes otherwise than its content.  The sample's hooks
-            # (trace, profile, collector callbacks, signal handlers; other threads
-            # are excluded above) must not run between the checks and the hash.
-            _settrace(None)
-            _setprofile(None)
-            was = _gc_isenabled()
-            _gc_disable()
-            blocked = _sigmask(_SIG_BLOCK, _ALL_SIGNALS)
-            try:
+        _settrace(None)
+        _setprofile(None)
+        was = _gc_isenabled()
+        _gc_disable()
+        blocked = _sigmask(_SIG_BLOCK, _ALL_SIGNALS)
+        try:
+            if _str_hashes_faithful():
+                signed = _signature(outer, inner, items)[0]
                 if _str_hashes_faithful():
-                    signed = _signature(outer, inner, items)[0]
-                    if _str_hashes_faithful():
-                        digest = signed
-            finally:
-                _sigmask(_SIG_SETMASK, blocked)
-                if was:
-                    _gc_enable()
-        if digest is None and (inner == "s" or _exact_strings(inner, items)):
-            digest = _signature(outer, inner, items)[0]  # every string an exact str: nothing dispatches
+                    digest = signed
+        finally:
+            _sigmask(_SIG_SETMASK, blocked)
+            if was:
+                _gc_enable()
         if digest is not None:
             return digest, leaves, _prefix(items)
-    plain = _plain_strings(value)
-    if plain is None:
-        return False
-    digest, leaves = _signature(*plain)
-    if leaves < min_leaves:
+    if inner != "s":
+        kinds = _set(_map(_type, _chain.from_iterable(items)))  # every leaf's exact type (~1x the program)
+    if not _leaves_ok(kinds, inner, items):
+        return False if kinds <= _PLAIN_TYPES else None
+    if leaves < min_leaves or (not flat_floats and inner == "s" and kinds == {_float}):
+        return _SMALL
+    return _signature(outer, inner, items)[0], leaves, _prefix(items)
+
+
+class _Outside(Exception):
+    pass
+
+
+def _leaf(v: Any) -> Any:
+    """A leaf as the harness decodes it (:func:`to_plain`, then ``loads``), made an
+    exact str, int, bool or float; raises :class:`_Outside` for anything else."""
+    t = _type(v)
+    if t is _str or t is int or t is bool or t is _float:
+        return v
+    if t is _complex:
+        if v.imag == 0:  # equal to its real part
+            return v.real
+        raise _Outside
+    if _issubclass(t, int):
+        return _int_int(v)
+    if _issubclass(t, _float):
+        return _float_float(v)
+    if _issubclass(t, _str):
+        return _str_str(v)
+    if t.__module__ == "numpy" and _hasattr(v, "item") and _getattr(v, "ndim", 1) == 0:  # as to_plain
+        return _leaf(v.item())
+    raise _Outside
+
+
+def _plain_copy(value: Any) -> Any:
+    """The list or tuple as the harness decodes it, with exact types (subclasses read
+    through their base types, as :func:`to_plain` reads them).  Python speed, with
+    the builtins bound at import: for what the exact-type C checks cannot decide."""
+    def container(v):
+        t = _type(v)
+        if t is _list or _issubclass(t, _list):
+            return _list(_map(item, _list_iter(v)))
+        if t is _tuple or _issubclass(t, _tuple):
+            return _tuple(_map(item, _tuple_iter(v)))
         return None
-    return digest, leaves, _prefix(plain[2])
+
+    def item(v):
+        got = container(v)
+        return _leaf(v) if got is None else got
+
+    got = container(value)
+    if got is None:
+        raise _Outside
+    return got
+
+
+def value_hash(value: Any, min_leaves: int = 0, flat_floats: bool = True):
+    """``(digest, leaves, prefix)`` for a list or tuple in the value-hash domain
+    with at least ``min_leaves`` leaves; ``False`` for a list or tuple outside
+    the domain; None for anything else, or a value of the domain with fewer leaves.
+
+    The domain: a list or tuple whose items are all leaves, or all tuples (or all
+    lists) of leaves; the leaves all non-empty strings, or all numbers (int,
+    bool, float) that are finite, within +-(2**61 - 1) and not -1 (Python's hash
+    is injective there: 1, 1.0 and True hash alike, as they are equal).  Decided
+    on the value as the harness decodes it: what the exact-type C checks cannot
+    decide (subclasses, numpy scalars, complex numbers, foreign objects) is
+    copied as plain data first (Python speed).  ``flat_floats=False``: a flat list or
+    tuple of floats only is None too (EvalPlus compares those with a tolerance)."""
+    if not _isinstance(value, (_list, _tuple)):
+        return None
+    got = _exact_hash(value, min_leaves, True, flat_floats)
+    if got is None:
+        try:
+            plain = _plain_copy(value)
+        except (_Outside, RecursionError):  # a leaf no str or number equals, or a cycle
+            return False
+        got = _exact_hash(plain, min_leaves, False, flat_floats)
+        if got is None:  # decoded, yet not plain: opaque objects, tags
+            return False
+    return None if got is _SMALL else got

@@ -115,7 +115,7 @@ def main() -> None:
     compute, out = _cpu(lambda: list(itertools.combinations_with_replacement(colours, args.r)))
     print(f"{len(out):,} tuples of {args.r}; load {os.getloadavg()[0]:.2f}")
     vh, signed = _cpu(lambda: wire.value_hash(out))
-    snap, shot = _cpu(lambda: wire._snapshot(out))
+    snap, shot = _cpu(lambda: wire._shape(out))
     check, _ = _cpu(lambda: wire._strings_ok(shot[1], shot[2]))
     scan, _ = _cpu(wire._str_hashes_faithful)
     hashing, _ = _cpu(lambda: hash(shot[2]))
