@@ -121,8 +121,8 @@ class CallsJob:
     have to match.  A list gives ``encoded_digest_over`` per call (``None``:
     never digest that call's output), for a check that can judge by digest on
     some inputs only.  With ``value_hash_over`` (per call like
-    ``encoded_digest_over``), a list or tuple result of non-empty strings, or of
-    tuples (or lists) of them, with at least that many strings comes back as its
+    ``encoded_digest_over``), a list or tuple result of non-empty strings or of
+    numbers, or of tuples (or lists) of them, with at least that many comes back as its
     value hash (``CallOutcome.value_hash``, :func:`.wire.value_hash`): C speed,
     no encoding.  0 says the expected output is known by its value hash: a list
     or tuple outside that domain, which cannot equal it, comes back as

@@ -236,7 +236,8 @@ def encode_capped(value: Any, limit: int) -> tuple[str | None, tuple[str, int, s
 # The domain ("value-hashable") is a property of the plain value (subclasses
 # counted as their base value, as to_plain does), so two equal values are both
 # in it or both out of it: a list or tuple whose items are all non-empty str,
-# or all tuples (or all lists) of non-empty str.  For an expected output in the
+# or all tuples (or all lists) of non-empty str; or the same with numbers
+# (int, bool, float: finite, within +-(2**61 - 1), not -1) in place of strings.  For an expected output in the
 # domain, an output outside it cannot be equal.
 #
 # Soundness against the sample, which shares the process: only C code of

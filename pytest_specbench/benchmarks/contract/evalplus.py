@@ -125,8 +125,8 @@ DIGEST_STRINGS_OVER = 1 << 16
 # input is 1.66 M tuples, 935 MB encoded.  Neither the harness nor the cache
 # holds such an output whole; a sample's output matches it iff the digests do.
 DIGEST_OUTPUTS_OVER = 8 << 20
-# Lists and tuples of non-empty strings, or of tuples (or lists) of them, with at
-# least this many strings are known by their value hash instead
+# Lists and tuples of non-empty strings or of numbers, or of tuples (or lists) of
+# them, with at least this many leaves are known by their value hash instead
 # (execution.wire.value_hash: Python's own C hash, no encoding; ~0.3x the cost of
 # building Mbpp/255's output where the encoding digest cost ~11x).  About the
 # size of DIGEST_OUTPUTS_OVER for short strings.
@@ -269,7 +269,7 @@ class ExpectedOutputs:
             return f"an output of {length:,} bytes encoded, starting {_short(prefix, 40)}"
         if i in self.hashed:
             _, strings, prefix = self.hashed[i]
-            return f"an output of {strings:,} strings, starting {_short(prefix, 40)}"
+            return f"an output of {strings:,} values, starting {_short(prefix, 40)}"
         return _short(self.value(i))
 
     def value(self, i: int) -> Any:
@@ -508,10 +508,11 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
             if outcome.value_hash and outcome.value_hash == want:
                 return None
             if outcome.value_hash:
-                return (f"expected {expected.shown(i)}, got another output of {outcome.hash_leaves:,} strings, "
+                return (f"expected {expected.shown(i)}, got another output of {outcome.hash_leaves:,} values, "
                         f"starting {_short(outcome.str_prefix, 40)}")
             if outcome.value_hash == "":
-                return f"expected {expected.shown(i)}, got a list or tuple that is not one of non-empty strings"
+                return (f"expected {expected.shown(i)}, got a list or tuple that is not one of non-empty strings "
+                        f"or of numbers (or of tuples or lists of them)")
             if outcome.str_digest is not None:
                 return f"expected {expected.shown(i)}, got a string of {outcome.str_len} characters"
             try:
