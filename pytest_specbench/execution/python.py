@@ -31,7 +31,12 @@ from .sandbox import SandboxClient
 # verdict.  2: samples are compiled without inheriting the harness's __future__ flags.
 # 3: a call over its CPU limit by less than the borderline margin is measured again
 # (least CPU time of several runs decides); outputs are digested only where asked per call.
-EXECUTOR_VERSION = 3
+# 4: samples run with a fixed hash seed (PYTHONHASHSEED=0: set order of strings is the same in
+# every run); large lists of strings may be judged by their value hash.
+EXECUTOR_VERSION = 4
+# The sandbox's Python runs with this hash seed: a value hash (wire.value_hash) computed in one
+# child, run or host is compared with one computed in another (docs/execution.md).
+HASH_SEED = "0"
 _OK_RECORD = re.compile(rb'\[(\d+),"ok",')
 
 Call = tuple[tuple, dict]  # (args, kwargs)
@@ -60,6 +65,10 @@ class CallOutcome:
     # of its encoding (the bytes ``encoded`` would hold) and their length; prefix in str_prefix.
     encoded_digest: str | None = None
     encoded_len: int = 0
+    # ... or, for a list or tuple when the job asked for that: its value hash (wire.value_hash;
+    # "" for a list or tuple outside that domain) and its number of strings; prefix in str_prefix.
+    value_hash: str | None = None
+    hash_leaves: int = 0
     str_len: int = 0
     str_prefix: str = ""
     exc_type: str = ""
@@ -82,6 +91,8 @@ class CallOutcome:
                 raise ValueError(f"only the digest of a {self.str_len}-character string was sent")
             if self.encoded_digest is not None:
                 raise ValueError(f"only the digest of a {self.encoded_len}-byte output was sent")
+            if self.value_hash is not None:
+                raise ValueError(f"only the value hash of an output of {self.hash_leaves} strings was sent")
             try:
                 self._value = None if self.encoded is None else wire.loads(self.encoded)
             except (RecursionError, TypeError, MemoryError) as exc:
@@ -109,7 +120,13 @@ class CallsJob:
     whole.  A sample cannot use this to pass: it never sees the digest it would
     have to match.  A list gives ``encoded_digest_over`` per call (``None``:
     never digest that call's output), for a check that can judge by digest on
-    some inputs only.
+    some inputs only.  With ``value_hash_over`` (per call like
+    ``encoded_digest_over``), a list or tuple result of non-empty strings or of
+    numbers, or of tuples (or lists) of them, with at least that many comes back as its
+    value hash (``CallOutcome.value_hash``, :func:`.wire.value_hash`): C speed,
+    no encoding.  0 says the expected output is known by its value hash: a list
+    or tuple outside that domain, which cannot equal it, comes back as
+    ``value_hash == ""`` rather than whole.
 
     With ``margin`` > 1, a call may run to ``margin`` times its CPU limit
     before it is stopped: one that ends over its limit but within that comes
@@ -128,6 +145,7 @@ class CallsJob:
     call_cpu: Sequence[float] | None = None
     str_digest_over: int | None = None
     encoded_digest_over: int | Sequence[int | None] | None = None
+    value_hash_over: int | Sequence[int | None] | None = None
     margin: float = 1.0
     wall_factor: float | None = None
 
@@ -178,6 +196,9 @@ class PythonExecutor(SandboxClient):
     def _on_start(self) -> None:
         self._loaded.clear()
 
+    def _zygote_env(self) -> dict[str, str]:
+        return {"PYTHONHASHSEED": HASH_SEED}
+
     def _zygote_cfg(self) -> dict:
         cfg = {**super()._zygote_cfg(), "preload": PRELOAD, "describe": True}
         if self.python == sys.executable:
@@ -222,9 +243,11 @@ class PythonExecutor(SandboxClient):
         indices = list(job.indices)
         call_cpu = list(job.call_cpu) if job.call_cpu is not None else [lim.call_cpu] * len(indices)
         margin = max(float(job.margin), 1.0)
-        encoded_over = job.encoded_digest_over
+        encoded_over, hash_over = job.encoded_digest_over, job.value_hash_over
         if isinstance(encoded_over, (list, tuple)):
             encoded_over = list(encoded_over)
+        if isinstance(hash_over, (list, tuple)):
+            hash_over = list(hash_over)
         job_wall = (lim.startup_cpu * lim.wall_factor + sum(c * margin * lim.wall_factor + 0.5 for c in call_cpu)
                     + 2.0)
         try:
@@ -238,7 +261,7 @@ class PythonExecutor(SandboxClient):
                 self._loaded.move_to_end(job.calls_key)
             self._send({"op": "run", "key": job.calls_key, "code": job.code, "entry_point": job.entry_point,
                         "indices": indices, "call_cpu": call_cpu, "str_digest_over": job.str_digest_over,
-                        "encoded_digest_over": encoded_over, "record_area": True, "margin": margin,
+                        "encoded_digest_over": encoded_over, "value_hash_over": hash_over, "record_area": True, "margin": margin,
                         "limits": {**asdict(lim), "job_wall": job_wall}})
             limit_of = dict(zip(indices, call_cpu))
             if margin > 1.0:
@@ -278,11 +301,13 @@ class PythonExecutor(SandboxClient):
         in sequence; only its own figure is taken."""
         seen: list[float | None] = []
         indices = list(before) + [index]
-        per_call = job.encoded_digest_over
-        if isinstance(per_call, (list, tuple)):  # given per call of job.indices: keep each call's own
-            position = {i: k for k, i in enumerate(job.indices)}
-            per_call = [per_call[position[i]] for i in indices]
-        again = replace(job, indices=indices, call_cpu=list(before_cpu) + [cpu_limit], encoded_digest_over=per_call)
+        position = {i: k for k, i in enumerate(job.indices)}
+
+        def each(per_call):  # given per call of job.indices: keep each call's own
+            return [per_call[position[i]] for i in indices] if isinstance(per_call, (list, tuple)) else per_call
+
+        again = replace(job, indices=indices, call_cpu=list(before_cpu) + [cpu_limit],
+                        encoded_digest_over=each(job.encoded_digest_over), value_hash_over=each(job.value_hash_over))
         for _ in range(runs):
             result = self.run(None, again)
             outcome = result.outcomes.get(index)
@@ -399,6 +424,10 @@ class PythonExecutor(SandboxClient):
             digest, n, prefix = body
             if isinstance(digest, str) and type(n) is int and isinstance(prefix, str):
                 return CallOutcome(index, "ok", encoded_digest=digest, encoded_len=n, str_prefix=prefix, cpu=cpu)
+        if status == "okhash" and isinstance(body, list) and len(body) == 3:
+            digest, n, prefix = body
+            if (digest is None or isinstance(digest, str)) and type(n) is int and isinstance(prefix, str):
+                return CallOutcome(index, "ok", value_hash=digest or "", hash_leaves=n, str_prefix=prefix, cpu=cpu)
         if status == "okstr" and isinstance(body, list) and len(body) == 3:
             digest, n, prefix = body
             if isinstance(digest, str) and type(n) is int and isinstance(prefix, str):

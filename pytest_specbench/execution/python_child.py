@@ -6,6 +6,8 @@ timers, and writes one JSON line per call on fd 3:
 ``[i, "ok", value, cpu_s]`` (value in the :mod:`.wire` codec),
 ``[i, "okstr", [digest, length, prefix], cpu_s]`` (a long string),
 ``[i, "okdigest", [digest, length, prefix], cpu_s]`` (a large output's encoding),
+``[i, "okhash", [digest, strings, prefix], cpu_s]`` (a large list of strings or of
+tuples of strings, by :func:`.wire.value_hash`; digest null: a list or tuple outside its domain),
 ``[i, "raise", [type, is_assertion, is_explicit_value_or_type_error, message], cpu_s]``,
 ``[i, "timeout", null, cpu_s]``, ``["load", "error", message]`` and finally
 ``["done"]``; before any of them, ``["ready"]`` once the sandbox is set up (or
@@ -71,6 +73,9 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
                     {resource.RLIMIT_CPU: cpu_total, resource.RLIMIT_AS: mem,
                      resource.RLIMIT_FSIZE: lim["file_bytes"]}, lim["processes"])
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
+        if job.get("value_hash_over") is not None and sys.flags.hash_randomization:
+            # Value hashes are compared across processes, runs and hosts (wire.value_hash).
+            raise RuntimeError("the sandbox's Python runs without a fixed hash seed (PYTHONHASHSEED)")
     except BaseException as exc:  # noqa: BLE001
         send((json.dumps(["load", "setup", f"sandbox setup failed: {exc!r}"]) + "\n").encode())
         exit_(121)
@@ -144,12 +149,16 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
     # ... per call when the job gives a list (only where the expected output is digest-comparable).
     digest_each = digest_bytes if type(digest_bytes) is list else [digest_bytes] * len(job["indices"])
     list_, tuple_, len_ = list, tuple, len
+    # A list or tuple of strings (or of tuples of strings) may be sent as its value hash (see PythonExecutor.run):
+    # per call, at least how many strings (0: the expected output is known by its value hash).
+    hash_over, value_hash = job.get("value_hash_over"), wire.value_hash
+    hash_each = hash_over if type(hash_over) is list else [hash_over] * len(job["indices"])
     # The zygote is woken at most once per millisecond of our CPU time: it
     # forwards the records, so a check that sees a wrong answer stops us
     # within about a millisecond of work (and a call that hangs does not hold
     # back the answers before it: the zygote also looks every 20 ms).
     wake_every, woken, pending = WAKE_CPU_SECONDS, -1.0, False
-    for i, cpu_limit, digest_bytes in zip_(job["indices"], job["call_cpu"], digest_each):
+    for i, cpu_limit, digest_bytes, hash_over in zip_(job["indices"], job["call_cpu"], digest_each, hash_each):
         cpu_limit = cpu_limit * margin
         t0 = process_time()
         if pending and t0 - woken >= wake_every:
@@ -164,7 +173,16 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
                 arm(cpu_limit, cpu_limit * lim["wall_factor"] + 0.5)
                 out = fn(*args, **kwargs)
                 try:
-                    if digest_over is not None and type_(out) is str_ and len(out) > digest_over:
+                    # For the canonical output (hash_over > 0), not a flat list of floats: EvalPlus
+                    # compares those with a tolerance (is_floats), which a hash cannot.
+                    hashed = None if hash_over is None else value_hash(out, hash_over, not hash_over)
+                    if hashed is False and hash_over:
+                        hashed = None  # outside the domain: sent as usual, for the canonical output
+                    if hashed is not None:
+                        # False: cannot equal an expected output of the domain; said in a few bytes.
+                        encoded = jdumps(list(hashed) if hashed is not False else [None, 0, ""])
+                        status = "okhash"
+                    elif digest_over is not None and type_(out) is str_ and len(out) > digest_over:
                         encoded = jdumps([string_digest(out), len(out), out[:100]])
                         status = "okstr"
                     elif digest_bytes is not None and (type_(out) is list_ or type_(out) is tuple_) and len_(out) > 4096:

@@ -780,6 +780,38 @@ class Zygote:
                         pass
 
 
+def _describe_apart(path: list[str]) -> dict:
+    """:func:`.environments.describe_here`, in a forked process: it imports
+    ``importlib.metadata``, whose classes (a str subclass with a case-folding
+    ``__hash__``) would otherwise live in every sample's process, where the
+    value hash (``wire.value_hash``) must then check every string's type."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked describer
+        try:
+            os.close(rfd)
+            from .environments import describe_here
+
+            data = json.dumps(describe_here(path)).encode()
+            while data:
+                data = data[os.write(wfd, data):]
+        finally:
+            os._exit(0)
+    os.close(wfd)
+    chunks = []
+    while True:
+        chunk = os.read(rfd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(rfd)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        return {}
+
+
 def main(preload: tuple[str, ...] = ()) -> None:
     chan = Channel()
     # Our own stdout is the protocol channel: keep stray prints away from it.
@@ -798,9 +830,7 @@ def main(preload: tuple[str, ...] = ()) -> None:
         sys.path[:] = cfg["sys_path"]
     environment = None
     if cfg.get("describe"):  # what samples can import, for the report's manifest
-        from .environments import describe_here
-
-        environment = describe_here(sys.path)
+        environment = _describe_apart(sys.path)
     iso = isolate(cfg)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     for name in cfg.get("preload", preload):
@@ -852,6 +882,7 @@ class SandboxClient:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         # The zygote imports this package by name; make it importable however we were installed.
         env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env.update(self._zygote_env())
         self._proc = subprocess.Popen(
             [self.python, "-s", "-m", "pytest_specbench.execution._zygote"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -866,6 +897,10 @@ class SandboxClient:
 
     def _on_start(self) -> None:
         """Hook: forget per-zygote state (e.g. loaded inputs)."""
+
+    def _zygote_env(self) -> dict[str, str]:
+        """Hook: environment variables of the zygote's interpreter (inherited by its children)."""
+        return {}
 
     def ensure_started(self) -> dict[str, Any]:
         from ..errors import InfrastructureError

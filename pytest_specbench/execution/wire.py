@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from typing import Any
 
 _PLAIN = (type(None), bool, int, float, str)
@@ -218,3 +219,267 @@ def encode_capped(value: Any, limit: int) -> tuple[str | None, tuple[str, int, s
         size += len(piece)
         h.update(piece.encode("ascii"))
     return None, (h.hexdigest(), size, prefix)
+
+
+# ------------------------------------------- large outputs of strings (value hash)
+#
+# Mbpp/255's output on one input is 1.66 M tuples of 77 strings: encoding it to
+# digest it costs ~6x the program.  A list or tuple of non-empty strings, or of
+# tuples (or lists) of non-empty strings, is instead known by Python's own hash
+# of it: the C tuple hash over the strings' hashes, which each string caches.
+# The digest this gives is one hash value (64 bits on 64-bit builds) plus the
+# container types, length and number of strings; equal values give equal
+# digests, and unequal ones collide with probability 2**-64.  String hashes
+# depend on the hash seed: the sandbox fixes it (PYTHONHASHSEED, see
+# docs/execution.md), and the digest names the interpreter's hash algorithm.
+#
+# The domain ("value-hashable") is a property of the plain value (subclasses
+# counted as their base value, as to_plain does), so two equal values are both
+# in it or both out of it: a list or tuple whose items are all non-empty str,
+# or all tuples (or all lists) of non-empty str; or the same with numbers
+# (int, bool, float: finite, within +-(2**61 - 1), not -1) in place of strings.  For an expected output in the
+# domain, an output outside it cannot be equal.
+#
+# Soundness against the sample, which shares the process: only C code of
+# builtin types may produce the hash.  Containers must be exact list/tuple; the
+# strings are checked to be str instances by ``"".startswith(tuple)`` (a C loop
+# with no dispatch, which stops early only at an empty string, hence "non-empty"),
+# and a str subclass is trusted only while no str subclass in the process has a
+# ``__hash__`` of its own (checked on the real MROs and dicts, before and after
+# hashing, with signals blocked, the collector off and no other thread); else every
+# string's exact type is checked (``set(map(type, ...))``, ~1x the program), and
+# failing that the value is copied as plain data first (Python speed).
+
+import _thread
+import gc as _gc
+import signal as _signal
+from itertools import chain as _chain
+
+# Everything the value hash uses, bound when this module is imported (before any
+# sample code runs): a sample that replaces builtins.hash, tuple, set or a module's
+# function before returning changes nothing here.
+_hash, _set, _map, _type, _tuple, _list, _len, _sum, _any, _id = hash, set, map, type, tuple, list, len, sum, any, id
+_issubclass, _isinstance, _str, _TypeError = issubclass, isinstance, str, TypeError
+_str_str, _tuple_iter, _list_iter = str.__str__, tuple.__iter__, list.__iter__
+_thread_count, _gc_disable, _gc_enable, _gc_isenabled = _thread._count, _gc.disable, _gc.enable, _gc.isenabled
+_sigmask, _SIG_BLOCK, _SIG_SETMASK, _ALL_SIGNALS = (_signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_SETMASK,
+                                                    _signal.valid_signals())
+_settrace, _setprofile = sys.settrace, sys.setprofile
+_STR_HASH = str.__dict__["__hash__"]
+_SUBCLASSES = type.__dict__["__subclasses__"]
+_MRO_OF = type.__dict__["__mro__"].__get__
+_DICT_OF = type.__dict__["__dict__"].__get__
+_startswith = "".startswith
+# Names the hash function: a digest from another interpreter never matches by accident.
+HASH_TAG = f"vh1/{sys.hash_info.algorithm}{sys.hash_info.hash_bits}/{sys.version_info[0]}.{sys.version_info[1]}"
+_HASH_MASK = (1 << sys.hash_info.hash_bits) - 1
+
+
+def _str_hashes_faithful() -> bool:
+    """Does every str subclass in this process hash as its content (no class
+    before ``str`` in its real MRO has a ``__hash__``, and every key of those
+    classes' dicts is an exact str, so that lookup cannot be fooled)?"""
+    if _DICT_OF(_str).get("__hash__") is not _STR_HASH:
+        return False
+    todo, seen = _list(_SUBCLASSES(_str)), _set()
+    while todo:
+        cls = todo.pop()
+        if _id(cls) in seen:
+            continue
+        seen.add(_id(cls))
+        for base in _MRO_OF(cls):
+            if base is _str:
+                break
+            names = _DICT_OF(base)
+            for name in names:
+                if _type(name) is not _str:
+                    return False
+            if "__hash__" in names:
+                return False
+        todo.extend(_SUBCLASSES(cls))
+    return True
+
+
+_NUMBERS = frozenset((int, bool, float))
+_INJECTIVE = (1 << 61) - 1  # ints and integral floats hash as themselves below this (64-bit builds)
+_min, _max, _complex, _float = min, max, complex, float
+_int_int, _float_float, _hasattr, _getattr = int.__int__, float.__float__, hasattr, getattr
+# Exact types whose decoding is themselves: a value of only these that is outside the
+# domain stays outside after decoding (no subclass, complex or numpy scalar to normalize).
+_PLAIN_TYPES = frozenset((type(None), bool, int, float, str, bytes, dict, set, frozenset, list, tuple))
+_SMALL = "small"
+
+
+def _shape(value: Any):
+    """``(outer, inner, items)`` of an exact list/tuple whose items are all leaves
+    (inner "s") or all exact tuples ("t") or all exact lists ("l", made tuples),
+    with the exact types of the items; else None.  Leaves are not checked here."""
+    t = _type(value)
+    if t is not _list and t is not _tuple:
+        return None
+    outer = "l" if t is _list else "t"
+    items = value if t is _tuple else _tuple(value)
+    kinds = _set(_map(_type, items))  # one C pass over the items (not the leaves inside them)
+    if _list not in kinds and _tuple not in kinds:
+        return outer, "s", items, kinds
+    if kinds == {_tuple}:
+        return outer, "t", items, kinds
+    if kinds == {_list}:
+        return outer, "l", _tuple(_map(_tuple, items)), kinds
+    return kinds <= _PLAIN_TYPES or None  # True: exact, but mixes leaves and containers
+
+
+def _leaves(inner: str, items: tuple):
+    return items if inner == "s" else _chain.from_iterable(items)
+
+
+def _leaves_ok(kinds, inner: str, items: tuple) -> bool:
+    """Given the exact types of all leaves: all non-empty str, or all numbers (int,
+    bool, float) that hash injectively (finite, |x| < 2**61 - 1, not -1, which
+    hashes as -2)?  C loops over exact builtin types: nothing dispatches."""
+    if kinds <= {_str}:
+        return _strings_ok(inner, items)
+    if not kinds <= _NUMBERS:
+        return False
+    # Exact numbers hash without dispatch: their distinct values (one C pass; few, in
+    # outputs this large) are checked one by one.
+    for v in _set(_leaves(inner, items)):
+        if not -_INJECTIVE < v < _INJECTIVE or v == -1:  # also false for a NaN
+            return False
+    return True
+
+
+def _strings_ok(inner: str, items: tuple) -> bool:
+    """Are all leaves str instances and non-empty?  (C loops, no dispatch.)"""
+    try:
+        if inner == "s":
+            return not _startswith(items)
+        return not _any(_map(_startswith, items))
+    except _TypeError:  # an item that is not a str
+        return False
+
+
+def _signature(outer: str, inner: str, items: tuple) -> tuple[str, int]:
+    leaves = _len(items) if inner == "s" else _sum(_map(_len, items))
+    return f"{HASH_TAG}/{outer}{inner}/{_len(items)}/{leaves}/{_hash(items) & _HASH_MASK:x}", leaves
+
+
+def _prefix(items: tuple) -> str:
+    return _encode([_list(v) if _type(v) is _tuple else v for v in items[:3]])[:100]
+
+
+def _exact_hash(value: Any, min_leaves: int, fast_strings: bool, flat_floats: bool = True):
+    """:func:`value_hash` by exact types only: the triple; False (a value of
+    exact builtin types outside the domain); ``_SMALL`` (in the domain, fewer
+    leaves than ``min_leaves``); None (something a decoding may change: a
+    subclass, a complex number, a foreign object)."""
+    shape = _shape(value)
+    if shape is None or shape is True:
+        return False if shape else None
+    outer, inner, items, kinds = shape
+    leaves = _len(items) if inner == "s" else _sum(_map(_len, items))
+    if fast_strings and inner != "s" and _thread_count() == 0 and _strings_ok(inner, items):
+        if leaves < min_leaves:
+            return _SMALL
+        # Strings inside tuples: trusted without a per-string type check while no
+        # str subclass hashes otherwise than its content.  The sample's hooks
+        # (trace, profile, collector callbacks, signal handlers; other threads
+        # are excluded above) must not run between the checks and the hash.
+        digest = None
+        _settrace(None)
+        _setprofile(None)
+        was = _gc_isenabled()
+        _gc_disable()
+        blocked = _sigmask(_SIG_BLOCK, _ALL_SIGNALS)
+        try:
+            if _str_hashes_faithful():
+                signed = _signature(outer, inner, items)[0]
+                if _str_hashes_faithful():
+                    digest = signed
+        finally:
+            _sigmask(_SIG_SETMASK, blocked)
+            if was:
+                _gc_enable()
+        if digest is not None:
+            return digest, leaves, _prefix(items)
+    if inner != "s":
+        kinds = _set(_map(_type, _chain.from_iterable(items)))  # every leaf's exact type (~1x the program)
+    if not _leaves_ok(kinds, inner, items):
+        return False if kinds <= _PLAIN_TYPES else None
+    if leaves < min_leaves or (not flat_floats and inner == "s" and kinds == {_float}):
+        return _SMALL
+    return _signature(outer, inner, items)[0], leaves, _prefix(items)
+
+
+class _Outside(Exception):
+    pass
+
+
+def _leaf(v: Any) -> Any:
+    """A leaf as the harness decodes it (:func:`to_plain`, then ``loads``), made an
+    exact str, int, bool or float; raises :class:`_Outside` for anything else."""
+    t = _type(v)
+    if t is _str or t is int or t is bool or t is _float:
+        return v
+    if t is _complex:
+        if v.imag == 0:  # equal to its real part
+            return v.real
+        raise _Outside
+    if _issubclass(t, int):
+        return _int_int(v)
+    if _issubclass(t, _float):
+        return _float_float(v)
+    if _issubclass(t, _str):
+        return _str_str(v)
+    if t.__module__ == "numpy" and _hasattr(v, "item") and _getattr(v, "ndim", 1) == 0:  # as to_plain
+        return _leaf(v.item())
+    raise _Outside
+
+
+def _plain_copy(value: Any) -> Any:
+    """The list or tuple as the harness decodes it, with exact types (subclasses read
+    through their base types, as :func:`to_plain` reads them).  Python speed, with
+    the builtins bound at import: for what the exact-type C checks cannot decide."""
+    def container(v):
+        t = _type(v)
+        if t is _list or _issubclass(t, _list):
+            return _list(_map(item, _list_iter(v)))
+        if t is _tuple or _issubclass(t, _tuple):
+            return _tuple(_map(item, _tuple_iter(v)))
+        return None
+
+    def item(v):
+        got = container(v)
+        return _leaf(v) if got is None else got
+
+    got = container(value)
+    if got is None:
+        raise _Outside
+    return got
+
+
+def value_hash(value: Any, min_leaves: int = 0, flat_floats: bool = True):
+    """``(digest, leaves, prefix)`` for a list or tuple in the value-hash domain
+    with at least ``min_leaves`` leaves; ``False`` for a list or tuple outside
+    the domain; None for anything else, or a value of the domain with fewer leaves.
+
+    The domain: a list or tuple whose items are all leaves, or all tuples (or all
+    lists) of leaves; the leaves all non-empty strings, or all numbers (int,
+    bool, float) that are finite, within +-(2**61 - 1) and not -1 (Python's hash
+    is injective there: 1, 1.0 and True hash alike, as they are equal).  Decided
+    on the value as the harness decodes it: what the exact-type C checks cannot
+    decide (subclasses, numpy scalars, complex numbers, foreign objects) is
+    copied as plain data first (Python speed).  ``flat_floats=False``: a flat list or
+    tuple of floats only is None too (EvalPlus compares those with a tolerance)."""
+    if not _isinstance(value, (_list, _tuple)):
+        return None
+    got = _exact_hash(value, min_leaves, True, flat_floats)
+    if got is None:
+        try:
+            plain = _plain_copy(value)
+        except (_Outside, RecursionError):  # a leaf no str or number equals, or a cycle
+            return False
+        got = _exact_hash(plain, min_leaves, False, flat_floats)
+        if got is None:  # decoded, yet not plain: opaque objects, tags
+            return False
+    return None if got is _SMALL else got

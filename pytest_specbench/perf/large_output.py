@@ -8,14 +8,31 @@ seconds of each part beside the program's own, in this process:
 
     python -m pytest_specbench.perf.large_output            # 5 colours, 40 at a time (quick)
     python -m pytest_specbench.perf.large_output --r 77     # Mbpp/255's input #88 (~1.2 GB of memory)
+
+Since issue #28 point 2 such an output is known by its value hash
+(:func:`pytest_specbench.execution.wire.value_hash`), whose parts are printed too.
+``--task Mbpp/255`` times the whole evaluation instead: the plain program on
+every input of the task in one process (no isolation), against the plugin
+(``--model=reference``, result cache off) with the expected outputs cached and
+with them cold, and a run that selects nothing (the plugin's start-up); CPU
+seconds of the whole process tree, wall seconds, peak RSS by role:
+
+    python -m pytest_specbench.perf.large_output --task Mbpp/255 [--data ../shared/datasets]
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import itertools
+import json
 import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
+from itertools import chain
+from pathlib import Path
 
 from ..execution import wire
 
@@ -26,14 +43,92 @@ def _cpu(fn) -> tuple[float, object]:
     return time.process_time() - start, value
 
 
+_PLAIN = """
+import json, sys, time, resource
+task = json.loads(sys.stdin.read())
+ns = {"__name__": "__plain__"}
+exec(compile(task["program"], "<program>", "exec"), ns)
+fn = ns[task["entry_point"]]
+inputs = [tuple(i) for i in task["inputs"]]
+wall, cpu = time.perf_counter(), time.process_time()
+for args in inputs:
+    out = fn(*args)
+del out
+print(json.dumps({"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+"""
+
+
+def _tree_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def whole_task(task_id: str, data: Path) -> None:
+    """The plain program on every input of ``task_id`` vs the plugin's evaluation of it."""
+    from ..benchmarks.contract.evalplus_data import canonical_program, load_evalplus
+    from .run import plugin_run
+
+    data_file = next((data / "evalplus").glob("MbppPlus*" if task_id.startswith("Mbpp") else "HumanEvalPlus*"))
+    task = load_evalplus(data_file)[task_id]
+    inputs = list(task["base_input"]) + list(task["plus_input"])
+    spec = json.dumps({"program": canonical_program(task), "entry_point": task["entry_point"], "inputs": inputs})
+    before = _tree_cpu()
+    start = time.perf_counter()
+    plain = json.loads(subprocess.run([sys.executable, "-c", _PLAIN], input=spec, capture_output=True, text=True,
+                                      check=True).stdout)
+    plain_wall, plain_tree = time.perf_counter() - start, _tree_cpu() - before
+    print(f"{task_id}: {len(inputs)} inputs; plain program (one process, no isolation): calls {plain['cpu']:.2f} s CPU, "
+          f"{plain['wall']:.2f} s wall; whole process {plain_tree:.2f} s CPU, {plain_wall:.2f} s wall, "
+          f"{plain['rss_mb']} MB peak; load {os.getloadavg()[0]:.2f}")
+    work = Path(tempfile.mkdtemp(prefix="specbench-large-"))
+    args = ["--specbench=evalplus", f"--specbench-data={data.resolve()}", "--model=reference",
+            "--specbench-checks=functional", "--specbench-result-cache=off", "-p", "no:xdist"]
+    rows = []
+    for label, select in (("plugin, expected outputs cold", task_id), ("plugin, expected outputs cached", task_id),
+                          ("plugin, a run that selects nothing", task_id + "-none")):
+        before = _tree_cpu()
+        run = plugin_run(args + ["-k", select], work, work / "report.json")
+        cpu = _tree_cpu() - before
+        rows.append((label, cpu, run))
+        print(f"{label:38s} {cpu:7.2f} s CPU {run['wall_s']:7.2f} s wall  {cpu / plain_tree:5.2f}x the plain process "
+              f"(CPU); {run['summary']}; peak MB by process: {run['roles_mb']}; {run['load']}")
+    (_, warm_cpu, warm), (_, none_cpu, none) = rows[1], rows[2]
+    print(f"evaluation alone (cached run minus the empty run): {warm_cpu - none_cpu:.2f} s CPU, "
+          f"{warm['wall_s'] - none['wall_s']:.2f} s wall; {(warm_cpu - none_cpu) / plain_tree:.2f}x the plain process's "
+          f"CPU, {(warm['wall_s'] - none['wall_s']) / plain_wall:.2f}x its wall")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=5, help="colours (Mbpp/255 input #88: 5)")
     ap.add_argument("--r", type=int, default=40, help="taken at a time (Mbpp/255 input #88: 77)")
+    ap.add_argument("--task", help="time a whole task's evaluation instead (e.g. Mbpp/255)")
+    ap.add_argument("--data", type=Path, default=Path("../shared/datasets"), help="the shared data root (--task)")
+    ap.add_argument("--old", action="store_true", help="also the encoding path (before #28 point 2; ~10x the program)")
     args = ap.parse_args()
+    if args.task:
+        whole_task(args.task, args.data)
+        return
     colours = ["Red", "Green", "Blue", "A", "Bird", "Cat", "Dog"][:args.items]
 
     compute, out = _cpu(lambda: list(itertools.combinations_with_replacement(colours, args.r)))
+    print(f"{len(out):,} tuples of {args.r}; load {os.getloadavg()[0]:.2f}")
+    vh, signed = _cpu(lambda: wire.value_hash(out))
+    snap, shot = _cpu(lambda: wire._shape(out))
+    check, _ = _cpu(lambda: wire._strings_ok(shot[1], shot[2]))
+    scan, _ = _cpu(wire._str_hashes_faithful)
+    hashing, _ = _cpu(lambda: hash(shot[2]))
+    exact_types, _ = _cpu(lambda: set(map(type, chain.from_iterable(out))))
+    rows = [("the program (list of the combinations)", compute), ("value_hash (what the child does now)", vh),
+            ("  container types, a tuple of the list", snap), ("  strings checked (\"\".startswith)", check),
+            ("  str subclasses scanned (x2 in value_hash)", scan), ("  hash() of the tuple", hashing),
+            ("  exact type of every string (fallback)", exact_types)]
+    for name, seconds in rows:
+        print(f"{name:42s} {seconds:8.3f} s CPU  {seconds / compute:6.2f}x the program")
+    print(f"digest {signed[0]}")
+    if not args.old:
+        return
     exact, _ = _cpu(lambda: wire.is_exact(out))
     to_plain, plain = _cpu(lambda: [wire.to_plain(v) for v in out])
     encode, text = _cpu(lambda: wire._encode(plain))

@@ -51,7 +51,8 @@ CANONICAL_CPU_FACTOR = 60
 # <task>.outputs (one encoding per line) + <task>.json (offsets, digests, costs, digest_only, exact,
 # work_seen).  6: the reference's cost where it sets the limit is the least of REFERENCE_RUNS runs;
 # "exact" says where a digest can decide; no digest-only outputs for tasks with an atol.
-EXPECTED_FORMAT = 6
+# 7: large lists of strings (or of tuples of strings) kept as their value hash ("hashed").
+EXPECTED_FORMAT = 7
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,21 @@ DIGEST_STRINGS_OVER = 1 << 16
 # input is 1.66 M tuples, 935 MB encoded.  Neither the harness nor the cache
 # holds such an output whole; a sample's output matches it iff the digests do.
 DIGEST_OUTPUTS_OVER = 8 << 20
+# Lists and tuples of non-empty strings or of numbers, or of tuples (or lists) of
+# them, with at least this many leaves are known by their value hash instead
+# (execution.wire.value_hash: Python's own C hash, no encoding; ~0.3x the cost of
+# building Mbpp/255's output where the encoding digest cost ~11x).  About the
+# size of DIGEST_OUTPUTS_OVER for short strings.
+VALUE_HASH_OVER = 1 << 20
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """An expected output known by its value hash only (``wire.value_hash``)."""
+
+    digest: str
+    strings: int
+    prefix: str
 
 
 @dataclass(frozen=True)
@@ -243,6 +259,10 @@ class ExpectedOutputs:
         limit = _digest_outputs(task)
         self.digest_over = [limit if limit is not None and exact and not nan else None
                             for exact, nan in zip(index["exact"], index["nan"])]
+        # Where the expected output is known by its value hash: i -> [digest, strings, prefix].
+        # A sample's list or tuple output there comes back as its value hash (value_hash_over 0).
+        self.hashed = {int(i): v for i, v in index.get("hashed", {}).items()}
+        self.hash_over = [0 if i in self.hashed else None for i in range(len(self.work))] if self.hashed else None
 
     def __len__(self) -> int:
         return len(self.work)
@@ -258,6 +278,9 @@ class ExpectedOutputs:
         if i in self.digest_only:
             length, prefix = self.digest_only[i]
             return f"an output of {length:,} bytes encoded, starting {_short(prefix, 40)}"
+        if i in self.hashed:
+            _, strings, prefix = self.hashed[i]
+            return f"an output of {strings:,} values, starting {_short(prefix, 40)}"
         return _short(self.value(i))
 
     def value(self, i: int) -> Any:
@@ -267,11 +290,12 @@ class ExpectedOutputs:
             return wire.loads(fh.read(end - start))
 
     @staticmethod
-    def write(index_path: Path, encodings: Sequence[bytes | DigestOnly], work: Sequence[float],
+    def write(index_path: Path, encodings: Sequence[bytes | DigestOnly | Hashed], work: Sequence[float],
               work_seen: Mapping[int, Sequence[float]] | None = None) -> None:
         offsets, pos = [], 0
         digest_only = {i: e for i, e in enumerate(encodings) if isinstance(e, DigestOnly)}
-        encodings = [b"null" if isinstance(e, DigestOnly) else e for e in encodings]
+        hashed = {i: e for i, e in enumerate(encodings) if isinstance(e, Hashed)}
+        encodings = [b"null" if isinstance(e, (DigestOnly, Hashed)) else e for e in encodings]
         outputs_tmp = index_path.with_suffix(".outputs.tmp")
         with open(outputs_tmp, "wb") as fh:
             for enc in encodings:
@@ -287,10 +311,13 @@ class ExpectedOutputs:
             value = wire.loads(enc) if is_str or has_nan else None
             str_digests.append(wire.string_digest(value) if type(value) is str else None)
             nan.append(has_nan and _has_nan(value))
-        digests = [digest_only[i].digest if i in digest_only else _digest(e) for i, e in enumerate(encodings)]
-        exact = [i in digest_only or _exact_encoding(e) for i, e in enumerate(encodings)]
+        # A hashed output's line is a placeholder: its digest matches no encoding.
+        digests = [digest_only[i].digest if i in digest_only else "" if i in hashed else _digest(e)
+                   for i, e in enumerate(encodings)]
+        exact = [i in digest_only or (i not in hashed and _exact_encoding(e)) for i, e in enumerate(encodings)]
         index = {"offsets": offsets, "digests": digests,
                  "digest_only": {i: [e.length, e.prefix] for i, e in digest_only.items()},
+                 "hashed": {i: [e.digest, e.strings, e.prefix] for i, e in hashed.items()},
                  "str_digests": str_digests, "nan": nan, "exact": exact, "work": list(work),
                  "work_seen": {i: list(v) for i, v in (work_seen or {}).items()}}
         index_tmp = index_path.with_suffix(".tmp")
@@ -337,7 +364,10 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> ExpectedOutp
 
 def _expected_index_path(task: Mapping[str, Any], digest: str, ctx) -> Path:
     # The format version is part of the key: a cache written by an older layout is never misread.
-    folder = ctx.cache_dir("expected", f"v{EXPECTED_FORMAT}-{digest[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}")
+    # Value hashes are the sample interpreter's: another one (--specbench-sample-python) keys its own outputs.
+    python = getattr(ctx.settings, "sample_python", "") or ""
+    other = f"-{hashlib.sha256(python.encode()).hexdigest()[:8]}" if python else ""
+    folder = ctx.cache_dir("expected", f"v{EXPECTED_FORMAT}-{digest[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}{other}")
     return folder / (task["task_id"].replace("/", "_") + ".json")
 
 
@@ -388,7 +418,8 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, lis
     limit = limits.call_cpu * CANONICAL_CPU_FACTOR
     program, executor = canonical_program(task), ctx.python_executor()
     job = CallsJob(program, task["entry_point"], _calls_key(task, digest), lambda: calls, range(len(calls)),
-                   call_cpu=[limit] * len(calls), encoded_digest_over=_digest_outputs(task))
+                   call_cpu=[limit] * len(calls), encoded_digest_over=_digest_outputs(task),
+                   value_hash_over=VALUE_HASH_OVER if _digest_outputs(task) is not None else None)
     result = executor.run(None, job)
     encodings, work, speed = [], [], machine_speed()
     work_seen: dict[int, list[float]] = {}
@@ -398,7 +429,9 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, lis
             why = result.failure_reason() if outcome is None else (outcome.exc_type or outcome.status)
             raise CanonicalFailure(f"{task['task_id']}: canonical solution failed on input #{i}: {why}",
                                    lasting=outcome is not None and outcome.status == "raise")
-        if outcome.encoded_digest is not None:
+        if outcome.value_hash:
+            encodings.append(Hashed(outcome.value_hash, outcome.hash_leaves, outcome.str_prefix))
+        elif outcome.encoded_digest is not None:
             encodings.append(DigestOnly(outcome.encoded_digest, outcome.encoded_len, outcome.str_prefix))
         elif stores_output_as_is(task):
             encodings.append(outcome.encoded)  # the bytes a sample's identical output encodes to
@@ -478,6 +511,25 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
                 return None
             return (f"expected {expected.shown(i)}, got another string "
                     f"({outcome.str_len} characters, starting {_short(outcome.str_prefix, 40)})")
+        if outcome.status == "ok" and i in expected.hashed:
+            # Known by its value hash (a list or tuple of strings, or of tuples of them): a
+            # list or tuple output came back as its own (value_hash_over 0), equal iff the
+            # hashes are; anything else cannot equal it.
+            want = expected.hashed[i][0]
+            if outcome.value_hash and outcome.value_hash == want:
+                return None
+            if outcome.value_hash:
+                return (f"expected {expected.shown(i)}, got another output of {outcome.hash_leaves:,} values, "
+                        f"starting {_short(outcome.str_prefix, 40)}")
+            if outcome.value_hash == "":
+                return (f"expected {expected.shown(i)}, got a list or tuple that is not one of non-empty strings "
+                        f"or of numbers (or of tuples or lists of them)")
+            if outcome.str_digest is not None:
+                return f"expected {expected.shown(i)}, got a string of {outcome.str_len} characters"
+            try:
+                return f"expected {expected.shown(i)}, got {_short(outcome.value)}"
+            except ValueError as exc:
+                return f"expected {expected.shown(i)}, got an unreadable output ({str(exc)[:100]})"
         if outcome.status == "ok" and outcome.encoded_digest is not None:
             # Sent as a digest only where the expected output is exact (ExpectedOutputs.digest_over):
             # equal iff the encodings are.
@@ -536,7 +588,8 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     # The input set is built only when the sandbox does not hold it yet.
     job = CallsJob(code, task["entry_point"], _calls_key(task, digest), lambda: functional_calls(task),
                    range(len(inputs)), call_cpu=call_cpu, str_digest_over=strings_over,
-                   encoded_digest_over=expected.digest_over, margin=BORDERLINE_MARGIN)
+                   encoded_digest_over=expected.digest_over, value_hash_over=expected.hash_over,
+                   margin=BORDERLINE_MARGIN)
     result = executor.run(None, job, on_outcome=judge)
     answered = len(result.outcomes)
     timing: list[dict[str, Any]] = []
