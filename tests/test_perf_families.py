@@ -58,7 +58,7 @@ def test_speceval_rows_on_one_bundled_program(tmp_path):
 
 
 def test_postcond_rows_on_one_bundled_task(tmp_path):
-    rows = families.postcond_rows(None, None, tmp_path, select="minilib--gcd", jobs=0)
+    rows = families.postcond_rows(None, None, tmp_path, select="minilib--gcd", jobs=0, warm_up=False)
     assert len(rows) == 2
     for row in rows:
         check_row(row)

@@ -23,7 +23,9 @@ judge server is the toolchain.
   original and per mutant, in a scratch copy of the checkout (copied once per
   task; the target file rewritten for each run), no sandbox, no runner plugin;
   verdict read from the text as upstream does (``ViolationError`` in the output:
-  killed; exit status 0: passed).
+  killed; exit status 0: passed), plus icontract's "Failed to recompute" error,
+  which replaces the ViolationError when icontract cannot render a violated
+  condition's message (nested lambdas; verdict.py counts it as a violation too).
 * cife: upstream's llm_judge (IBM/CIFE) asks per answer one adherence question
   (all constraints of the task) and one correctness question, with no cache and
   no rule checks; here in that order, one request at a time (upstream's thread
@@ -93,10 +95,11 @@ def postcond(args) -> dict:
     root = _task_folder(Path(args.data)) if args.data else bundled_suite("postcond") / "tasks"
     tasks, _ = load_tasks(root)
     wanted = set(args.tasks.split(",")) if args.tasks else None
-    state = Path(args.state)
+    state = Path(args.state).absolute()  # not resolve(): the venv's bin/python is a link
     verdicts: dict[str, int] = {}
     runs = 0
     skipped = []
+    examples: list[str] = []
     for task in tasks:
         data = dict(task.data)
         if wanted is not None and task.task_id not in wanted:
@@ -133,12 +136,18 @@ def postcond(args) -> dict:
                                        cwd=copy, env={**env, "PYTHONPATH": str(copy)}, capture_output=True, text=True,
                                        timeout=30)
                     out = r.stdout + r.stderr
-                    verdict = ("icontract_fail" if "ViolationError" in out else "passed" if r.returncode == 0 else "failed")
+                    # A violated condition whose message icontract cannot render raises RuntimeError
+                    # "Failed to recompute ..." from _create_violation_error instead (verdict.py): a violation.
+                    violation = "ViolationError" in out or "Failed to recompute" in out
+                    verdict = "icontract_fail" if violation else "passed" if r.returncode == 0 else "failed"
                 except subprocess.TimeoutExpired:
                     verdict = "timeout"
                 key = f"{'original' if label == 'original' else 'mutant'} {verdict}"
+                if verdict not in ("passed", "icontract_fail") and len(examples) < 5:
+                    tail = [ln for ln in out.splitlines() if ln.startswith("E ")][:2] or out.strip().splitlines()[-1:]
+                    examples.append(f"{task.task_id} {label}: {' | '.join(tail)[:300]}")
                 verdicts[key] = verdicts.get(key, 0) + 1
-    return {"runs": runs, "verdicts": verdicts, "skipped (not python)": skipped}
+    return {"runs": runs, "verdicts": verdicts, "skipped (not python)": skipped, "not killed": examples}
 
 
 def cife(args) -> dict:
