@@ -210,7 +210,7 @@ def format_row(row: dict) -> str:
     return (f"{row['workload']:<9} {row['what']:<44} wall {row['wall_s']:>8.1f} s  CPU {row['cpu_s']:>8.1f} s  "
             f"toolchain {100 * row['toolchain_share']:5.1f}% ({row['toolchain_cpu_s']:.1f} s)  harness "
             f"{100 * row['harness_share']:5.1f}% ({row['harness_cpu_s']:.1f} s)  peak {row['peak_rss_mb']} MB  "
-            f"{row['units']} {row['unit']}s, {per}\n{'':<10}load before [{row['loadavg_before']}] after "
+            f"{row['units']} x {row['unit']}, {per}\n{'':<10}load before [{row['loadavg_before']}] after "
             f"[{row['loadavg_after']}]; peak MB by role {row['peak_rss_by_role_mb']}; toolchain processes seen: "
             f"{seen}; {row['summary']}")
 
