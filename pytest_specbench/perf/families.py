@@ -336,7 +336,8 @@ def cife_answers(data_file: Path, n: int, out: Path) -> list[str]:
 
 
 def cife_rows(data: Path | None, work: Path, judge_url: str, judge_pid: int | None, judge_name: str,
-              tasks: int = 1000, naive: bool = True, jobs: int = 2, max_tokens: int = 384) -> list[dict]:
+              tasks: int = 1000, naive: bool = True, jobs: int = 2, max_tokens: int = 384,
+              judge_retries: int | None = None) -> list[dict]:
     """CIFE: the first ``tasks`` tasks, stub answers, upstream's judge prompts, the
     local judge at ``judge_url``; fresh state (cold judge cache). Beside it, upstream's
     way (naive.py cife): per task one adherence request (all constraints) and one
@@ -351,6 +352,8 @@ def cife_rows(data: Path | None, work: Path, judge_url: str, judge_pid: int | No
     args = ["--specbench=cife", f"--model=replay:{answers}", f"--judge-model=openai:{judge_name}",
             f"--judge-model-base-url={judge_url}", f"--judge-model-max-tokens={max_tokens}", "--cife-prompts=upstream",
             "--specbench-max-errors=100000", "--specbench-result-cache=off", f"--specbench-tasks={','.join(ids)}"]
+    if judge_retries is not None:  # 0: two questions per task, as upstream asks (no retry of a garbled answer)
+        args.append(f"--cife-judge-retries={judge_retries}")
     if data is not None:
         args.append(f"--specbench-data={data}")
     if jobs:

@@ -472,7 +472,8 @@ def family_workload(name: str, args, data: Path, work: Path) -> list[dict]:
             server, judge = start_real_judge(work)
             url, pid = server.url, server.process.pid
         try:
-            rows = cife_rows(data, work / "cife", url, pid, judge, tasks=args.cife_tasks, naive=naive)
+            rows = cife_rows(data, work / "cife", url, pid, judge, tasks=args.cife_tasks, naive=naive,
+                             judge_retries=args.cife_judge_retries)
         finally:
             if server is not None:
                 server.stop()
@@ -506,6 +507,8 @@ def main() -> None:
                     help="CIFE: an OpenAI-compatible judge already running (with --cife-judge-pid for its CPU); "
                          "default: start tests/realmodel's SmolLM2-135M server")
     ap.add_argument("--cife-judge-pid", type=int, default=None)
+    ap.add_argument("--cife-judge-retries", type=int, default=None,
+                    help="CIFE: the plugin's --cife-judge-retries (default its own, 2; 0 asks what upstream asks)")
     ap.add_argument("--cife-judge-name", default="smollm2")
     ap.add_argument("--no-naive", action="store_true", help="SPECEVAL/POSTCOND/CIFE: skip the naive baselines")
     args = ap.parse_args()
