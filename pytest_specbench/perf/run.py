@@ -11,6 +11,21 @@ except W3):
   W3  ContractEval with the reference model, all 475 tasks (functional + 6,121 CVTs)
   W4  the greedy sets: HumanEval (164) and MBPP (378)
 
+Families beyond EvalPlus (issue #28; perf/families.py, baselines in perf/naive.py), each a
+plugin run beside a naive baseline run as upstream runs it, with wall time, CPU, load
+before/after, peak RSS and the measured CPU share of the toolchain vs the harness:
+  SPECEVAL  SpecGenBench with the reference, all 4 tasks x 6 categories (original + 5
+            perturbations), dynamic validation, fresh state; naive: one javac + one java
+            per (program, category).  --speceval-programs N: the first N programs only
+  POSTCOND  PostcondBench's real slice (keon/algorithms, 8 tasks) with the reference
+            postconditions, every mutant run; naive: one plain pytest process per
+            (task, original|mutant).  Needs the keon/algorithms mirror (--postcond-repos)
+  CIFE      CIFE tasks with stub answers judged by the local real model (SmolLM2-135M
+            through llama-cpp-python, tests/realmodel), upstream's judge prompts, cold
+            judge cache; naive: upstream's two requests per task, no cache, in sequence.
+            --cife-tasks N runs the first N (at ~45 tokens/s all 1,000 take hours): then
+            the 1,000-task figures are printed as EXTRAPOLATED, never as measured
+
 What is measured, per workload as asked:
   W1, W4  distinct programs / samples (the plugin's within-run dedupe, engine/dedupe.py);
           plugin (-n 2) with dedupe and with --specbench-dedupe=off, vs EvalPlus
@@ -58,6 +73,8 @@ REPO = Path.cwd()
 
 from pytest_specbench.benchmarks.contract.evalplus_data import load_evalplus, outputs_match  # noqa: E402
 from pytest_specbench.benchmarks.contract.sanitize import clean_sample  # noqa: E402
+from pytest_specbench.perf.families import (ALL_CATEGORIES, cife_rows, format_row, postcond_rows,  # noqa: E402
+                                            speceval_rows, start_real_judge)
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -427,9 +444,47 @@ def _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_f
                       "the isolation's cost"))
 
 
+def _mirror_folder() -> Path | None:
+    for base in (REPO.parent, REPO.parent.parent):
+        if (base / ".mirror").is_dir():
+            return base / ".mirror"
+    return None
+
+
+def family_workload(name: str, args, data: Path, work: Path) -> list[dict]:
+    """SPECEVAL, POSTCOND, CIFE (perf/families.py); rows printed as they come."""
+    naive = not args.no_naive
+    if name == "SPECEVAL":
+        rows = speceval_rows(data / "specgenbench", work / "speceval", programs=args.speceval_programs,
+                             categories=tuple(c.strip() for c in args.speceval_categories.split(",") if c.strip()),
+                             naive=naive)
+    elif name == "POSTCOND":
+        repos = args.postcond_repos or _mirror_folder()
+        if repos is None or not (repos / "keon+algorithms").exists():
+            sys.exit("run.py: POSTCOND needs a keon/algorithms mirror: pass --postcond-repos=DIR "
+                     "(the library's `fetch github:keon/algorithms` leaves DIR/keon+algorithms)")
+        rows = postcond_rows(args.postcond_data or data / "postcondbench" / "gpt-5--v2-all", repos,
+                             work / "postcond", naive=naive)
+    else:
+        server = None
+        url, pid, judge = args.cife_judge_url, args.cife_judge_pid, args.cife_judge_name
+        if url is None:
+            server, judge = start_real_judge(work)
+            url, pid = server.url, server.process.pid
+        try:
+            rows = cife_rows(data, work / "cife", url, pid, judge, tasks=args.cife_tasks, naive=naive,
+                             judge_retries=args.cife_judge_retries)
+        finally:
+            if server is not None:
+                server.stop()
+    for row in rows:
+        print(format_row(row), file=sys.stderr, flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="W4,W3", help="comma-separated: W1,W2,W3,W4")
+    ap.add_argument("--workloads", default="W4,W3", help="comma-separated: W1,W2,W3,W4,SPECEVAL,POSTCOND,CIFE")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "datasets")
     ap.add_argument("--work", type=Path, default=Path("/tmp/specbench-perf"))
     ap.add_argument("--no-evalplus", action="store_true", help="skip the EvalPlus runs")
@@ -440,6 +495,22 @@ def main() -> None:
                     help="W1's plugin runs, of n2, n2-off, n0, n0-off (-n 2 / -n 0, dedupe on / off)")
     ap.add_argument("--no-bytecode-cache", action="store_true",
                     help="keep PYTHONDONTWRITEBYTECODE as the environment sets it (see below)")
+    ap.add_argument("--speceval-programs", type=int, default=0, help="SPECEVAL: the first N programs (0: all 116)")
+    ap.add_argument("--speceval-categories", default=",".join(ALL_CATEGORIES),
+                    help="SPECEVAL: categories (default original and all five perturbations)")
+    ap.add_argument("--postcond-data", type=Path, default=None,
+                    help="POSTCOND: a task folder (default DATA/postcondbench/gpt-5--v2-all)")
+    ap.add_argument("--postcond-repos", type=Path, default=None,
+                    help="POSTCOND: the folder holding keon+algorithms (default the .mirror folder beside the checkout)")
+    ap.add_argument("--cife-tasks", type=int, default=1000, help="CIFE: the first N tasks (default all 1,000)")
+    ap.add_argument("--cife-judge-url", default=None,
+                    help="CIFE: an OpenAI-compatible judge already running (with --cife-judge-pid for its CPU); "
+                         "default: start tests/realmodel's SmolLM2-135M server")
+    ap.add_argument("--cife-judge-pid", type=int, default=None)
+    ap.add_argument("--cife-judge-retries", type=int, default=None,
+                    help="CIFE: the plugin's --cife-judge-retries (default its own, 2; 0 asks what upstream asks)")
+    ap.add_argument("--cife-judge-name", default="smollm2")
+    ap.add_argument("--no-naive", action="store_true", help="SPECEVAL/POSTCOND/CIFE: skip the naive baselines")
     args = ap.parse_args()
     # Some sandboxes set PYTHONDONTWRITEBYTECODE=1.  Then every Python process
     # compiles every module it imports from source, and pytest re-does its
@@ -460,6 +531,7 @@ def main() -> None:
         sys.exit(f"run.py: --parts takes plugin, evalplus, floor (got {args.parts!r})")
     evalplus = "evalplus" in parts and not args.no_evalplus
     table = Table()
+    family_rows: list[dict] = []
     samples_dir = data / "samples"
     humaneval_contract = sorted((t for t in contract_ids(data) if t.startswith("HumanEval/")), key=humaneval_key)
     for name in wanted:
@@ -497,10 +569,17 @@ def main() -> None:
             table.append(("W3", "second identical run", second["wall_s"], second["peak_rss_mb"],
                           f"{100 * second['wall_s'] / first['wall_s']:.1f}% of the first (target <= 5%); {second['load']}; "
                           f"report identical: {same}"))
+        elif name in ("SPECEVAL", "POSTCOND", "CIFE"):
+            family_rows += family_workload(name, args, data, work)
         else:
             sys.exit(f"run.py: unknown workload {name!r}")
         print(f"[{name} done in {time.perf_counter() - t0:.0f} s]", file=sys.stderr)
     print(f"\n{bytecode}; {os.cpu_count()} CPUs")
+    if family_rows:
+        (work / "families.json").write_text(json.dumps(family_rows, indent=1))
+        print("\n".join(format_row(r) for r in family_rows))
+        if not table:
+            return
     print(f"{'workload':<14} {'what':<34} {'value':>9} {'peak MB':>8}  notes")
     for row in table:
         value = f"{row[2]:.2f}" if isinstance(row[2], float) else str(row[2])

@@ -1,0 +1,87 @@
+"""The perf script's family rows (pytest_specbench/perf/families.py, issue #28) build on tiny bundled inputs.
+
+No timing assertions: each row has its fields, its CPU splits into toolchain and
+harness shares that add up to at most the total, and the accounting sees the
+toolchain processes it should (javac/java, the task's pytest, the judge server).
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_specbench.perf import families
+
+REPO = Path(__file__).resolve().parents[1]
+JAVA = shutil.which("javac") is not None and shutil.which("java") is not None
+
+pytestmark = pytest.mark.slow
+
+
+def check_row(row: dict) -> None:
+    assert set(families.ROW_FIELDS) <= set(row), set(families.ROW_FIELDS) - set(row)
+    assert row["wall_s"] > 0 and row["cpu_s"] >= 0
+    assert row["toolchain_cpu_s"] >= 0 and row["harness_cpu_s"] >= 0
+    assert row["toolchain_cpu_s"] + row["harness_cpu_s"] <= row["cpu_s"] + 0.011  # rounding of each figure
+    assert 0 <= row["toolchain_share"] and 0 <= row["harness_share"]
+    assert row["toolchain_share"] + row["harness_share"] <= 1.0 + 0.002
+    assert row["units"] > 0
+    assert "/" in row["loadavg_before"] and "/" in row["loadavg_after"]  # /proc/loadavg as it is
+    assert not row["summary"].startswith("exit "), row["summary"]
+    assert families.format_row(row)
+
+
+def test_tree_accounting_splits_harness_and_toolchain(tmp_path):
+    """A driver that burns CPU itself and in a child: the child's CPU is toolchain, the driver's harness."""
+    (tmp_path / "child.py").write_text("import time\nt = time.process_time()\n"
+                                       "while time.process_time() - t < 0.6: pass\n")
+    script = ("import subprocess, sys, time\n"
+              "t = time.process_time()\n"
+              "while time.process_time() - t < 0.4: pass\n"
+              "subprocess.run([sys.executable, 'child.py'])\n")
+    m = families.measure([sys.executable, "-c", script], tmp_path)
+    assert m["exit"] == 0
+    assert m["toolchain_cpu_s"] >= 0.5 and m["harness_cpu_s"] >= 0.3
+    assert m["toolchain_cpu_s"] + m["harness_cpu_s"] == pytest.approx(m["cpu_s"], abs=0.011)
+
+
+@pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
+def test_speceval_rows_on_one_bundled_program(tmp_path):
+    rows = families.speceval_rows(None, tmp_path, programs=1, categories=("original",), kinds=("judgement",), jobs=0)
+    assert [r["what"].split(" ")[0] for r in rows] == ["plugin", "naive:"]
+    for row in rows:
+        check_row(row)
+    assert rows[1]["toolchain_cpu_s"] > 0  # javac and java ran as children of the naive driver
+
+
+def test_postcond_rows_on_one_bundled_task(tmp_path):
+    rows = families.postcond_rows(None, None, tmp_path, select="minilib--gcd", jobs=0, warm_up=False)
+    assert len(rows) == 2
+    for row in rows:
+        check_row(row)
+    assert rows[0]["units"] == rows[1]["units"]  # the same original + mutant runs on both sides
+    assert "mutant icontract_fail" in rows[1]["summary"]
+
+
+def test_cife_rows_on_two_bundled_tasks_with_a_judge_server(tmp_path):
+    """The project's stub OpenAI server stands in for the judge (its answers are garbage to the
+    judge: items may be E, the row is still built); its CPU is the toolchain side."""
+    server = subprocess.Popen([sys.executable, str(REPO / "tests" / "openai_server.py")], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        url = server.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        rows = families.cife_rows(None, tmp_path, url, server.pid, "stub", tasks=2, jobs=0)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    names = [r["what"] for r in rows]
+    assert names[0].startswith("plugin") and names[1].startswith("naive")
+    assert all("EXTRAPOLATED" in n for n in names[2:]) and len(names) == 4
+    for row in rows[:2]:
+        check_row(row)
+        assert set(row["toolchain_seen"]) == {"judge server"}
+    assert "not measured" in rows[2]["summary"]
