@@ -40,7 +40,7 @@ SELECTIONS: dict[str, tuple[list[str], str]] = {
     "contract": (["--specbench-data={data}"], "HumanEval/0"),
     "contract-cvt": (["--specbench-data={data}"], "HumanEval/0"),
     "evalplus": (["--specbench-data={data}"], "HumanEval/0"),
-    "postcond": (["--specbench-data={data}"], "keon--algorithms--count"),
+    "postcond": (["--specbench-data={data}", "--postcond-repos={repos}"], "keon--algorithms--count"),
     "speceval": (["--specbench-data={data}"], "BinarySearch/"),
     # CIFE on the shared data needs a judge server; the bundled suite (whose default
     # judge is its recorded judgments) measures the harness's own preparation without one.
@@ -62,12 +62,12 @@ def _run(args: list[str], cwd: Path) -> dict:
             "load": os.getloadavg()[0]}
 
 
-def measure(family: str, data: Path, work: Path, workers: str) -> dict:
+def measure(family: str, data: Path, repos: Path | None, work: Path, workers: str) -> dict:
     extra, selection = SELECTIONS[family]
     state = work / family
     shutil.rmtree(state, ignore_errors=True)
     base = [f"--specbench={family}", "--model=reference", f"--specbench-dir={state}", "-n", workers, "-k", selection,
-            *(a.format(data=data) for a in extra)]
+            *(a.format(data=data, repos=repos) for a in extra)]
     rows = {"cold": _run(base, work)}
     rows["warm"] = _run(base, work)
     rows["recheck"] = _run(base + ["--specbench-result-cache=off"], work)
@@ -78,6 +78,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path.cwd().parent / "shared" / "datasets")
     ap.add_argument("--families", default=",".join(SELECTIONS))
+    ap.add_argument("--postcond-repos", type=Path, default=None,
+                    help="PostcondBench's repository mirrors (the plugin's --postcond-repos); without it postcond's row is left out")
     ap.add_argument("--work", type=Path, default=None, help="a folder for the state folders (default: a new temporary one)")
     ap.add_argument("-n", dest="workers", default="2")
     args = ap.parse_args()
@@ -88,7 +90,10 @@ def main() -> None:
     for family in [f.strip() for f in args.families.split(",") if f.strip()]:
         if family not in SELECTIONS:
             sys.exit(f"--families: unknown family {family!r} (known: {', '.join(SELECTIONS)})")
-        r = measure(family, args.data, work, args.workers)
+        if family == "postcond" and args.postcond_repos is None:
+            print(f"| postcond | - | not measured: pass --postcond-repos=DIR (its tasks run in checkouts of their repositories) |")
+            continue
+        r = measure(family, args.data, args.postcond_repos, work, args.workers)
         cells = [f"{r[k]['wall']:.1f} s / {r[k]['cpu']:.1f} s (load {r[k]['load']:.1f})" for k in ("cold", "warm", "recheck")]
         print(f"| {family} | `{SELECTIONS[family][1]}` | {' | '.join(cells)} | {r['cold']['wall'] / r['warm']['wall']:.2f}x "
               f"| {r['cold']['wall'] / r['recheck']['wall']:.2f}x | {r['cold']['summary']} |", flush=True)
