@@ -13,6 +13,21 @@ def open_text(path: Path):
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
 
 
+def parse_line(path: Path, lineno: int, line: str | bytes, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One non-blank line as a JSON object with the ``required`` fields; else a
+    :class:`DataError` naming the file and line."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(path, lineno, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise DataError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
+    missing = [k for k in required if k not in obj]
+    if missing:
+        raise DataError(path, lineno, f"missing field {', '.join(map(repr, missing))}")
+    return obj
+
+
 def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)``; a bad line raises :class:`DataError` naming it."""
     path = Path(path)
@@ -21,18 +36,8 @@ def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[tuple[int
     try:
         with open_text(path) as fh:
             for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(path, lineno, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
-                if not isinstance(obj, dict):
-                    raise DataError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
-                missing = [k for k in required if k not in obj]
-                if missing:
-                    raise DataError(path, lineno, f"missing field {', '.join(map(repr, missing))}")
-                yield lineno, obj
+                if line.strip():
+                    yield lineno, parse_line(path, lineno, line, required)
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise DataError(path, None, f"cannot read: {exc}") from None
 

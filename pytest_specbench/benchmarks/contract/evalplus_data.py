@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from ...data.jsonl import read_jsonl
+from ...data.jsonl import parse_line, read_jsonl
 from ...errors import DataError
 
 EVALPLUS_FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "base_input", "plus_input", "atol")
@@ -117,16 +117,9 @@ def _decode_all(path: Path, lines: list[bytes]) -> dict[str, dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = parse_line(path, lineno, line, tuple(EVALPLUS_FIELDS))
         except UnicodeDecodeError as exc:
             raise DataError(path, None, f"cannot read: {exc}") from None
-        except json.JSONDecodeError as exc:
-            raise DataError(path, lineno, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(obj, dict):
-            raise DataError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
-        missing = [k for k in EVALPLUS_FIELDS if k not in obj]
-        if missing:
-            raise DataError(path, lineno, f"missing field {', '.join(map(repr, missing))}")
         obj["_line"] = lineno
         tasks[obj["task_id"]] = obj
     return tasks
