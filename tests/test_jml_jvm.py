@@ -116,3 +116,25 @@ def test_javac_without_the_warm_server_and_without_the_sandbox(tmp_path):
     # The warm javac's own classes (trusted) were copied from the first executor's cache, not compiled again.
     assert ["specbench/jvm/CompileServer.java"] not in compiled
     assert list((tmp_path / "jvmFalse" / "classes").glob("*/specbench/jvm/CompileServer.class"))
+
+
+def test_a_runtime_class_folder_that_javac_cannot_find_is_a_harness_error(tmp_path):
+    # With a relative state folder the runtime's classes came back as a relative path, every
+    # check then failed to compile in the sandbox's own folder, and the checker reported the
+    # specifications as undecided; it must be the harness's error (E), not the answer's.
+    from types import SimpleNamespace
+
+    from pytest_specbench.errors import InfrastructureError
+    from pytest_specbench.jml import runners
+
+    class Prepared:
+        def __init__(self, classes):
+            self.classes = classes
+
+        def prepare(self, env):
+            return SimpleNamespace(info={"classes": self.classes})
+
+    for bad in ("st/cache/jml-runtime", str(tmp_path / "missing")):
+        with pytest.raises(InfrastructureError, match="JML runtime"):
+            runners.runtime_classes(Prepared(bad))
+    assert runners.runtime_classes(Prepared(str(tmp_path))) == tmp_path

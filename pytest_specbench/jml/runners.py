@@ -42,7 +42,13 @@ def _sources(root: Path) -> dict[str, str]:
 def runtime_classes(jvm: Any) -> Path:
     """The compiled JML runtime and :data:`JML_RUNNER` (trusted; compiled once per content)."""
     prepared = jvm.prepare(Environment("classpath", "jml-runtime", {"sources": _sources(RUNTIME_DIR)}))
-    return Path(prepared.info["classes"])
+    classes = Path(prepared.info["classes"])
+    # javac and java run in other working folders: a relative or missing class folder would
+    # make every check fail to compile, which the checker reports as the *specification's*
+    # fault (undecided clauses); it is the harness's, so the item is an error instead.
+    if not classes.is_absolute() or not classes.is_dir():
+        raise InfrastructureError(f"the JML runtime's compiled classes are not an existing absolute folder: {classes}")
+    return classes
 
 
 @dataclass(frozen=True)
