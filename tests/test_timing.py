@@ -137,15 +137,20 @@ def f(x, k):
             pass
     return x + 1
 '''
+    # The coin is the sample's: until some re-measurement has drawn a wrong answer the test
+    # has not shown the rule, so it keeps checking (8 checks left that to chance: about one
+    # run in a thousand drew only right answers in every re-measurement).
     entries = []
-    for _ in range(8):
+    for attempt in range(40):
         result = check(code, ctx)
         assert not result.passed
         entries += result.details.get("borderline", [])
+        if attempt >= 7 and any(None in entry["cpu"] for entry in entries):
+            break
     for entry in entries:
         assert entry["passed"] is False
         assert all(t is None or t > LIMIT for t in entry["cpu"]), entry
-    assert any(None in entry["cpu"] for entry in entries) or not entries
+    assert any(None in entry["cpu"] for entry in entries), entries
 
 
 def test_the_report_marks_borderline_items(pytester):
