@@ -480,17 +480,33 @@ HOSTILE_TESTS = {
 }
 
 
+def _hostile_class(name: str) -> str:
+    return f"Hostile{list(HOSTILE_TESTS).index(name)}Test"
+
+
+@pytest.fixture(scope="module")
+def hostile_project(tmp_path_factory):
+    """The javalib project with one test class per case of HOSTILE_TESTS (``Hostile<N>Test#t``),
+    written once for the module: its project classes compile once per content, not once per
+    case (a project copy per case compiled the whole project again for each, ~1 s of CPU).
+    Each case still runs only its own class's test (and clampInside) in a JVM of its own: the
+    JUnit runner loads the test classes it is given, so another case's class is never loaded."""
+    lib = tmp_path_factory.mktemp("hostile") / "javalib"
+    shutil.copytree(JAVALIB, lib)
+    for name, (body, _verdict) in HOSTILE_TESTS.items():
+        (lib / f"src/test/java/javalib/{_hostile_class(name)}.java").write_text(
+            f"package javalib;\nimport org.junit.Test;\npublic class {_hostile_class(name)} {{\n"
+            f"  @Test public void t() {{ {body} }}\n}}\n")
+    return lib
+
+
 @needs_junit
 @pytest.mark.parametrize("name", list(HOSTILE_TESTS))
-def test_postcond_java_runner_withstands_what_tests_do(tmp_path, jvm, name):
-    body, verdict = HOSTILE_TESTS[name]
-    lib = tmp_path / "javalib"
-    shutil.copytree(JAVALIB, lib)
-    (lib / "src/test/java/javalib/HostileTest.java").write_text(
-        "package javalib;\nimport org.junit.Test;\npublic class HostileTest {\n"
-        f"  @Test public void t() {{ {body} }}\n}}\n")
+def test_postcond_java_runner_withstands_what_tests_do(hostile_project, jvm, name):
+    verdict = HOSTILE_TESTS[name][1]
+    lib = hostile_project
     data = dict(_java_task("clamp").data)
-    data["cover_tests"] = ["javalib.HostileTest#t", "javalib.NumbersTest#clampInside"]
+    data["cover_tests"] = [f"javalib.{_hostile_class(name)}#t", "javalib.NumbersTest#clampInside"]
     text = (lib / data["file"]).read_text()
     # (a test that loops burns CPU until the limit: a short one; the others keep room to end on their own)
     run = execute.run_program(jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 2.0 if verdict == "timeout" else 5.0)

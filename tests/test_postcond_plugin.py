@@ -2,7 +2,6 @@
 (the sandbox), -n 2 equals -n 0, bad input is one line, a sample's faults are F,
 and upstream's released verdicts are re-scored on the real slice."""
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,19 +45,26 @@ def one_task(tmp_path, name="gcd"):
 
 
 # The slice the xdist-equals-serial runs take: one Python task (a function; its one mutant
-# keeps the mutant runs few) and one Java task (a method on an object), each with the
-# reference, a trivially true spec and a wrong one: 6 samples, 12 items, 14 sandboxed runs
-# per run (it took 4 tasks and 31 runs).  The mechanism under test -- items spread over two
-# workers, ``complete`` reading ``correct`` from whichever worker ran it, one verdict per
-# equal answer -- is the same on 2 tasks as on all 12, and each kind of answer (passes and
-# kills, correct but kills nothing, fails) is still run on each language.  What the larger
-# slice added is checked elsewhere, in-process: the bundled tasks' references (correct, every
-# mutant killed) by the family conformance test (test_family_conformance.py), and minilib--push's
-# (a Python method on an object) by tests/test_postcond_run.py's authors' tool test, which
-# rebuilds that task and runs its reference on the original and on every mutant.
+# keeps the mutant runs few) with the reference, a trivially true spec and a wrong one, and
+# one Java task (a method on an object) with the reference and a wrong one: 5 samples, 10
+# items, 10 sandboxed runs per run (it took 4 tasks and 31 runs, then 6 samples and 14 runs).
+# The mechanism under test -- items spread over two workers, ``complete`` reading ``correct``
+# from whichever worker ran it, one verdict per equal answer -- is the same on 2 tasks as on
+# all 12, and both languages still pass and kill (the reference, whose ``complete`` reads a
+# ``correct`` that passed) and fail (the wrong spec, whose ``complete`` reads a ``correct``
+# that failed, with the language's violation verdict).  The Java trivially true spec (correct,
+# kills nothing: 4 of the Java task's 9 JVM runs per run) is left to the Python task here: its
+# Java verdicts are checked in-process by tests/test_postcond_java.py::
+# test_a_trivially_true_spec_is_correct_but_not_complete, and what xdist adds to it -- a
+# ``complete`` whose mutants all run after a ``correct`` that passed -- the Java reference shows.
+# What the larger slice added is checked elsewhere, in-process: the bundled tasks' references
+# (correct, every mutant killed) by the family conformance test (test_family_conformance.py),
+# minilib--push's (a Python method on an object) by tests/test_postcond_run.py's authors' tool
+# test, which rebuilds that task and runs its reference on the original and on every mutant,
+# and javalib--maxIndex's by tests/test_postcond_java.py's authors' tool test.
 SLICE = {"minilib--running_max": ("@icontract.ensure(lambda result: True)",
                                   "@icontract.ensure(lambda xs, result: len(result) < len(xs))"),
-         "javalib--push": ("//@ ensures true;", "//@ ensures \\result ==> size() == \\old(size());")}
+         "javalib--push": (None, "//@ ensures \\result ==> size() == \\old(size());")}
 
 
 @pytest.mark.slow
@@ -170,21 +176,37 @@ def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, names):
     assert f"{len(names)} failed" in proc.stdout
 
 
-# The task of the upstream slice the default test run replays for each model
-# (SPECBENCH_TESTS_FULL=1: all 8 for both).  gpt-5 on decode_rle: failed sets and one
-# correct set whose 9 mutants are all killed (icontract_fail), kills compared mutant by
-# mutant; claude on contains_cycle: correct sets whose 8 mutants all survive (failed), and
-# #4, a parse_error for us where upstream says compile_failure (both fail).  What the rest
-# of the slice adds is shown on the bundled suite too: a violation icontract cannot render
-# (gpt-5 contains_cycle) and an icontract_fail set (claude decode_rle) are cases of
+# The task of the upstream slice the default test run replays for each model, and which of
+# its five samples (SPECBENCH_TESTS_FULL=1: all 8 tasks, all five samples, for both).  gpt-5
+# on decode_rle: #0, a failed set, and #2, a correct set whose 9 mutants are all killed
+# (icontract_fail), kills compared mutant by mutant; claude on contains_cycle: #0, a correct
+# set whose 8 mutants all survive (failed), #1, a failed set, and #4, a parse_error for us
+# where upstream says compile_failure (both fail).  Every kind of verdict of those two tasks
+# is kept: the samples left out repeat a kind (gpt-5 #1, #3, #4 are failed sets like #0;
+# claude #2 is a correct set whose 8 mutants survive, like #0, and #3 a failed set, like #1),
+# 13 of the 34 sandboxed runs of the two tasks' five samples (a parse_error runs nothing).  What the rest of the slice adds
+# is shown on the bundled suite too: a violation icontract cannot render (gpt-5
+# contains_cycle) and an icontract_fail set (claude decode_rle) are cases of
 # tests/test_postcond_run.py::test_bad_answers_fail_with_one_line_reasons.
 # By default both models' tasks are replayed in one plugin run (one data folder holding
-# each model's task file of the slice, with that model's answers and upstream verdicts; the
-# two tasks differ): the same items and comparisons as a run per model, one pytest start
-# and one collection less.  With SPECBENCH_TESTS_FULL=1 each model's whole folder is a run.
-REAL_SLICE = {"gpt-5--v2-all": "keon--algorithms--decode_rle",
-              "claude-sonnet-4-5--v2-all": "keon--algorithms--contains_cycle"}
+# each model's task file of the slice, cut to the samples kept -- ``postconds`` and upstream's
+# ``postcond_corr`` and ``mutant_kill`` alike, so a sample is compared with its own upstream
+# verdicts -- with that model's answers; the two tasks differ): the same items and
+# comparisons as a run per model, one pytest start and one collection less.  With
+# SPECBENCH_TESTS_FULL=1 each model's whole folder is a run.
+REAL_SLICE = {"gpt-5--v2-all": ("keon--algorithms--decode_rle", (0, 2)),
+              "claude-sonnet-4-5--v2-all": ("keon--algorithms--contains_cycle", (0, 1, 4))}
+PER_SAMPLE = ("postconds", "postcond_corr", "mutant_kill")  # upstream's lists with one entry per sample
 REPLAYS = [(model,) for model in REAL_SLICE] if FULL else [tuple(REAL_SLICE)]
+
+
+def sliced_task(model: str, folder: Path) -> None:
+    """``model``'s task of the slice in ``folder``, with the samples of REAL_SLICE only."""
+    name, keep = REAL_SLICE[model]
+    data = json.loads((DATA / model / f"{name}.json").read_text())
+    assert all(len(data[key]) == 5 for key in PER_SAMPLE), name
+    data.update({key: [data[key][i] for i in keep] for key in PER_SAMPLE})
+    (folder / f"{name}.json").write_text(json.dumps(data))
 
 
 @pytest.mark.realdata
@@ -203,9 +225,9 @@ def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, postcond_r
         folder = tmp_path / "slice"
         folder.mkdir()
         for model in models:
-            shutil.copyfile(DATA / model / f"{REAL_SLICE[model]}.json", folder / f"{REAL_SLICE[model]}.json")
+            sliced_task(model, folder)
     tasks = sorted(f.stem for f in folder.glob("*.json"))
-    assert FULL or tasks == sorted(REAL_SLICE[m] for m in models)
+    assert FULL or tasks == sorted(REAL_SLICE[m][0] for m in models)
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in export_answers(folder)))
     # -n 0 by default (xdist is not the subject: test_xdist_equals_serial_on_python_and_java_tasks);
@@ -216,7 +238,10 @@ def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, postcond_r
     assert sorted(rep["benchmarks"]["postcond"]["tasks"]) == tasks
     counts = compare(rep, folder, out=print)
     upstream = [json.loads((folder / f"{t}.json").read_text()) for t in tasks]
-    assert counts["errors"] == 0 and counts["corr_total"] == 5 * len(tasks) == sum(len(u["postcond_corr"]) for u in upstream)
+    samples = 5 * len(tasks) if FULL else sum(len(REAL_SLICE[m][1]) for m in models)
+    assert counts["errors"] == 0 and counts["corr_total"] == samples == sum(len(u["postcond_corr"]) for u in upstream)
     assert counts["corr_agree"] == counts["corr_total"]
+    # the kept samples still hold every kind of upstream verdict named above
+    assert FULL or {v for u in upstream for v in u["postcond_corr"]} == {"passed", "failed", "compile_failure"}
     # every sample upstream found correct has its kills compared, mutant by mutant
     assert counts["kill_agree"] == counts["kill_total"] == sum(len(k) for u in upstream for k in u["mutant_kill"] if k) > 0

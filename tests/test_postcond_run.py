@@ -101,6 +101,7 @@ def test_authors_tool_builds_a_task_with_five_surviving_mutants(tmp_path):
                                ref, CommandExecutor(state_dir=tmp_path / "state"), repo_meta={"env": "harness", "local": "lib"}, timeout=60)  # wall: generous on a loaded machine
     task_data = report.task
     assert len(task_data["mutants"]) >= 5 and report.coverage >= 0.9
+    assert task_data["line_cov"] == report.coverage == _task("push").data["line_cov"]  # the method's lines, all run
     assert set(task_data["ref_mutant_kill"]) == {"icontract_fail"}
     # The tool rebuilds the bundled task it made: every field that defines the task is the
     # same, and the tool ran the reference on the original (else TaskBuildError) and on every
@@ -139,10 +140,12 @@ MIRROR = REPO_MIRRORS
 
 
 # The models whose answers on hailstone are checked against upstream's verdicts: by default
-# gpt-5's (3 failed, 2 passed: both outcomes); claude's five, all passed upstream (the same
-# kind, 5 more sandboxed runs), with SPECBENCH_TESTS_FULL=1.  Both models' verdicts are
-# compared sample by sample on other tasks by tests/test_postcond_plugin.py's replay.
+# gpt-5's #0 (failed) and #2 (passed): both outcomes, its other three repeat one of them (#1
+# and #3 failed, #4 passed: 3 sandboxed runs of 18 here); claude's five, all passed upstream
+# (the same kind, 5 more runs), and gpt-5's five with SPECBENCH_TESTS_FULL=1.  Both models'
+# verdicts are compared sample by sample on other tasks by tests/test_postcond_plugin.py's replay.
 HAILSTONE_MODELS = ("gpt-5--v2-all", "claude-sonnet-4-5--v2-all") if FULL else ("gpt-5--v2-all",)
+HAILSTONE_SAMPLES = range(5) if FULL else (0, 2)
 
 
 @pytest.mark.realdata
@@ -159,8 +162,9 @@ def test_real_slice_hailstone_agrees_with_upstream(tmp_path, postcond_real_state
     assert ADAPTER.run_check("complete", task, ref, ctx).details["killed"] == 12
     for model in HAILSTONE_MODELS:
         t = next(t for t in load_tasks(DATA / model)[0] if t.task_id.endswith("hailstone"))
-        if model == "gpt-5--v2-all":  # both outcomes (see HAILSTONE_MODELS)
-            assert {u == "passed" for u in t.data["postcond_corr"]} == {True, False}
-        for answer, upstream in zip(t.data["postconds"], t.data["postcond_corr"]):
+        kept = [(t.data["postconds"][i], t.data["postcond_corr"][i]) for i in HAILSTONE_SAMPLES]
+        if model == "gpt-5--v2-all":  # both outcomes among the samples kept (see HAILSTONE_SAMPLES)
+            assert {upstream == "passed" for _, upstream in kept} == {True, False}
+        for answer, upstream in kept:
             ours = ADAPTER.run_check("correct", t, Completion(answer), ctx)
             assert ours.passed == (upstream == "passed"), (model, ours.details, upstream)
