@@ -289,8 +289,9 @@ def test_exit_and_floods_in_the_project_cannot_fake_a_pass(tmp_path, ctx):
     assert execute.run_program(ctx.executor("jvm"), data, lib, text, ["\\result == 5"], 10.0)["verdict"] == "jml_fail"
 
 
-# -n 2 == -n 0 on Java tasks (reference, trivially true and wrong answers) runs together with
-# the Python side's: tests/test_postcond_plugin.py::test_xdist_equals_serial_on_python_and_java_tasks.
+# -n 2 == -n 0 on a Java task (the reference and a wrong answer; the trivially true spec is
+# test_a_trivially_true_spec_is_correct_but_not_complete above) runs together with the Python
+# side's: tests/test_postcond_plugin.py::test_xdist_equals_serial_on_python_and_java_tasks.
 
 
 class FakeResult:
