@@ -212,7 +212,7 @@ def sliced_task(model: str, folder: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 @pytest.mark.parametrize("models", REPLAYS, ids=["+".join(m) for m in REPLAYS])
-def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, postcond_real_state, models):
+def test_replay_of_upstream_answers_agrees_sample_by_sample(pytester, tmp_path, postcond_real_state, models):
     if not all((DATA / m).is_dir() for m in models) or not (MIRROR / "keon+algorithms").exists():
         pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms mirror (fetch github:keon/algorithms)")
     from pytest_specbench.benchmarks.postcond.tools.agreement import compare
@@ -230,11 +230,21 @@ def test_replay_of_upstream_answers_agrees_sample_by_sample(tmp_path, postcond_r
     assert FULL or tasks == sorted(REAL_SLICE[m][0] for m in models)
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in export_answers(folder)))
-    # -n 0 by default (xdist is not the subject: test_xdist_equals_serial_on_python_and_java_tasks);
-    # the whole slice on two workers, as docs/postcond.md's figures were made.
-    proc, rep = run_plugin(tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
-                           f"--postcond-repos={MIRROR}", "-n", "2" if FULL else "0", state=postcond_real_state)
-    assert rep is not None, proc.stdout[-2000:]
+    common = (f"--model=replay:{answers}", f"--specbench-data={folder}", f"--postcond-repos={MIRROR}")
+    if FULL:  # the whole slice on two workers, as docs/postcond.md's figures were made
+        proc, rep = run_plugin(tmp_path, *common, "-n", "2", state=postcond_real_state)
+        output = proc.stdout
+    else:
+        # -n 0 (xdist is not the subject: test_xdist_equals_serial_on_python_and_java_tasks), run in
+        # this process (what is under test is each sample's verdict, made in the sandbox either
+        # way; a Python of its own and the plugin's import were ~1.5 s of CPU)
+        report = tmp_path / "replay.json"
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--specbench=postcond", *common, "-n", "0",
+                                              f"--specbench-report={report}", f"--specbench-dir={postcond_real_state}",
+                                              "--specbench-result-cache=off")
+        output = result.stdout.str()
+        rep = json.loads(report.read_text()) if report.exists() else None
+    assert rep is not None, output[-2000:]
     assert sorted(rep["benchmarks"]["postcond"]["tasks"]) == tasks
     counts = compare(rep, folder, out=print)
     upstream = [json.loads((folder / f"{t}.json").read_text()) for t in tasks]
