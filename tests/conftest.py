@@ -115,6 +115,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(f"{fault.ljust(width)}  {seconds:6.2f} s  {verdict}")
 
 
+from shared_runs import NO_HYPOTHESIS_PLUGIN  # noqa: E402
+
+
 @pytest.fixture
 def pytester(pytester, monkeypatch, tmp_path_factory):
     """pytester, except that an in-process run no longer forgets the installed modules it imported.
@@ -138,4 +141,9 @@ def pytester(pytester, monkeypatch, tmp_path_factory):
     monkeypatch.setattr(type(pytester), "_Pytester__take_sys_modules_snapshot",
                         lambda self: SysModulesSnapshot(preserve=installed))
     pytester._sys_modules_snapshot = SysModulesSnapshot(preserve=installed)  # restored at the test's end
+    # A subprocess run's controller would import all of hypothesis in its terminal summary
+    # (hypothesis' pytest plugin does, whatever the run): ~0.2 CPU s per run, and no run of
+    # ours has a hypothesis test.  Users' runs keep the plugin (tests/test_registry.py, the
+    # in-process runs and the wheel test run with it).
+    monkeypatch.setattr(pytester, "_getpytestargs", lambda: (sys.executable, "-mpytest", *NO_HYPOTHESIS_PLUGIN))
     return pytester

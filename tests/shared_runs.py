@@ -22,6 +22,9 @@ import pytest
 
 # What an outer xdist worker sets: an inner run is a controller of its own, as under pytester.
 OUTER_RUN_VARIABLES = ("PYTEST_ADDOPTS", "TOX_ENV_DIR", "PYTEST_CURRENT_TEST")
+# Hypothesis' pytest plugin imports all of hypothesis in a run's terminal summary (~0.2 CPU s
+# per run); no whole run the tests start has a hypothesis test (tests/conftest.py's pytester).
+NO_HYPOTHESIS_PLUGIN = ("-p", "no:hypothesispytest")
 
 
 def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None,
@@ -37,7 +40,7 @@ def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None,
         environment.pop(name, None)
     basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=folder)  # unique: xdist workers may share the folder
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *map(str, args)],
+    done = subprocess.run([sys.executable, "-m", "pytest", *NO_HYPOTHESIS_PLUGIN, f"--basetemp={basetemp}", *map(str, args)],
                           cwd=folder, env=environment, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           errors="replace", timeout=timeout)
     try:
