@@ -24,7 +24,7 @@ def test_collapsed_stacks_are_bucketed_by_role_and_work(tmp_path):
     raw = tmp_path / "run.txt"
     # py-spy's raw format; a process frame's command line may span lines (python -c "...").
     raw.write_text(
-        'process 10:"python -m pytest --specbench=evalplus";main (pytest/__main__.py:5);'
+        'process 10:"python -m pytest -p pytest_specbench.perf.timeline --specbench=evalplus";main (pytest/__main__.py:5);'
         'perform_collect (_pytest/main.py:700) 30\n'
         'process 11:"python -u -c import sys;exec(eval(sys.stdin.readline()))";serve (execnet/gateway_base.py:1);'
         'functional_check (pytest_specbench/benchmarks/contract/evalplus.py:400) 20\n'

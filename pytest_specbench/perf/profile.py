@@ -74,10 +74,12 @@ def role_of(process: str) -> str:
         return "sandbox zygote"
     if "exec(eval(sys.stdin.readline()))" in cmd or "execnet" in cmd:
         return "xdist worker"
+    if "-m pytest" in cmd and "--specbench" in cmd:
+        return "pytest controller"
+    if "-m pytest_specbench.perf" in cmd or "pytest_specbench/perf/" in cmd:
+        return "perf script (the floor's pool, the plain program)"
     if "-m pytest" in cmd or "pytest" in cmd.split(" ")[0]:
         return "pytest controller" if "--specbench" in cmd else "the repository's pytest (toolchain)"
-    if "pytest_specbench.perf" in cmd or "pytest_specbench/perf" in cmd:
-        return "perf script (the floor's pool, the plain program)"
     if "-m pip" in cmd or "/pip " in cmd or "__pip-runner__" in cmd:
         return "pip (venv build)"
     if "-m venv" in cmd:
