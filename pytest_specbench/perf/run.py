@@ -38,6 +38,12 @@ What is measured, per workload as asked:
           the floor over distinct programs only (each program once, no isolation: the
           samples' own work, which bounds the plugin with dedupe)
 
+Profiles (issue #28, docs/timing.md "Where the time goes"): --profile DIR records each timed
+plugin run and the floor with py-spy (perf/profile.py: shares by process role and by what the
+stack is doing) and writes each pytest process's timeline (perf/timeline.py: start-up,
+collection, items, idle); a profiled run is slower, its figures are for shares.  --w1-tasks
+N|IDS and --w1-samples N run a slice of W1 (W2's parts per sample are W1's).
+
 Fairness: EvalPlus times its evaluation with its ground-truth cache built; the plugin
 is timed the same way (expected outputs already cached: a warm-up run builds them) but
 with its result cache off, so every sample really runs.  The floor is the same policy
