@@ -31,6 +31,8 @@ from pathlib import Path
 # matches first is not needed: the first rule that matches anywhere wins, so the
 # specific rules come before the general ones).
 RULES: list[tuple[str, str]] = [
+    # --- the measuring itself (--profile's timeline plugin): not the run's work
+    ("profiling: perf/timeline.py's own records", r"perf/timeline\.py"),
     # --- the sample (in a sandboxed child, or in the floor's plain processes)
     ("the sample's own code", r"\(<sample>:|\(<program>:"),
     # --- inside a sandboxed sample child (python_child.run_child)

@@ -48,36 +48,33 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def descendants_own_cpu(pid: int | None = None) -> float:
-    """utime + stime of the live descendants of ``pid`` only (not what they reaped):
-    at the end of a run, the sandbox zygote's own CPU (its supervision of the job
-    children), apart from the children's."""
-    total, todo = 0, _children(pid or os.getpid())
+def descendants(pid: int | None = None) -> tuple[float, float]:
+    """``(all, own)`` CPU seconds of the descendants of ``pid``, in one walk of /proc.
+
+    all: its own cutime + cstime (the children it reaped) plus utime + stime + cutime
+    + cstime of each live descendant (a reaped child's CPU is in its parent's cutime; a
+    live one's is not, so there is no double count).  own: utime + stime of the live
+    descendants only (during a run, mostly the sandbox zygote's own work)."""
+    pid = pid or os.getpid()
+    me = _stat(pid)
+    total = int(me[13]) + int(me[14]) if me is not None else 0
+    own, todo = 0, _children(pid)
     while todo:
         child = todo.pop()
         f = _stat(child)
         if f is not None:
-            total += int(f[11]) + int(f[12])
+            own += int(f[11]) + int(f[12])
+            total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
             todo += _children(child)
-    return total / _TICK
+    return total / _TICK, own / _TICK
 
 
 def descendants_cpu(pid: int | None = None) -> float:
-    """CPU seconds of the descendants of ``pid``, live or reaped: its own cutime +
-    cstime (the children it reaped) and utime + stime + cutime + cstime of each
-    live descendant (a reaped child's CPU is in its parent's cutime; a live one's
-    is not, so there is no double count)."""
-    pid = pid or os.getpid()
-    me = _stat(pid)
-    total = int(me[13]) + int(me[14]) if me is not None else 0  # children it reaped itself (pip, ...)
-    todo = _children(pid)
-    while todo:
-        child = todo.pop()
-        f = _stat(child)
-        if f is not None:
-            total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
-            todo += _children(child)
-    return total / _TICK
+    return descendants(pid)[0]
+
+
+def descendants_own_cpu(pid: int | None = None) -> float:
+    return descendants(pid)[1]
 
 
 def _own_start() -> float:
@@ -96,9 +93,9 @@ class Timeline:
         self.event("start", t=_own_start(), cpu=0.0, kids=0.0)
 
     def event(self, ev: str, **fields) -> None:
-        record = {"ev": ev, "t": time.time(), "cpu": time.process_time(), "kids": descendants_cpu(), **fields}
-        self.fh.write(json.dumps(record) + "\n")
-        self.fh.flush()
+        kids, own = descendants()
+        record = {"ev": ev, "t": time.time(), "cpu": time.process_time(), "kids": kids, "own": own, **fields}
+        self.fh.write(json.dumps(record) + "\n")  # flushed at the end: a write per item costs (W1: 800 items)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session):
@@ -106,14 +103,16 @@ class Timeline:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        t0, cpu0, kids0 = time.time(), time.process_time(), descendants_cpu()
+        kids0, own0 = descendants()
+        t0, cpu0 = time.time(), time.process_time()
         yield
-        self.event("item", nodeid=item.nodeid, t0=t0, cpu0=cpu0, kids0=kids0)
+        self.event("item", nodeid=item.nodeid, t0=t0, cpu0=cpu0, kids0=kids0, own0=own0)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session):
         # tryfirst: before the plugin's own sessionfinish stops the zygote
-        self.event("finish", kids_own=descendants_own_cpu())
+        self.event("finish")
+        self.fh.flush()
 
     def pytest_unconfigure(self, config):
         self.fh.close()
@@ -160,13 +159,15 @@ def analyse(folder: Path) -> dict:
         row["wall"] = fin["t"] - start
         row["cpu_own"] = fin["cpu"]
         row["cpu_kids"] = fin["kids"]
-        if "kids_own" in fin:
-            row["cpu_kids_own"] = fin["kids_own"]
+        if "own" in fin:
+            row["cpu_kids_own"] = fin["own"]
         if items:
             row["collected_to_first_item"] = items[0]["t0"] - first["collected"]["t"] if "collected" in first else None
             row["busy"] = sum(e["t"] - e["t0"] for e in items)
             row["busy_cpu_own"] = sum(e["cpu"] - e["cpu0"] for e in items)
             row["busy_cpu_kids"] = sum(max(0.0, e["kids"] - e["kids0"]) for e in items)
+            if all("own" in e for e in items):  # the live descendants' own CPU: the zygote's, between jobs
+                row["busy_cpu_zygote"] = sum(max(0.0, e["own"] - e["own0"]) for e in items)
             row["idle_between"] = sum(b["t0"] - a["t"] for a, b in zip(items, items[1:]))
             row["after_last_item_until_slowest"] = last_item - items[-1]["t"]
             row["last_item_to_finish"] = fin["t"] - items[-1]["t"]
@@ -181,15 +182,17 @@ def format_analysis(result: dict) -> str:
     for name, row in result.items():
         wall = row["wall"] or 1.0
         parts = [f"{name}: wall {row['wall']:.2f} s, own CPU {row['cpu_own']:.2f} s, descendants' CPU {row['cpu_kids']:.2f} s"
-                 + (f" (of it, live descendants' own, e.g. the zygote's: {row['cpu_kids_own']:.2f} s)"
-                    if row.get("cpu_kids_own") is not None else "")]
+                 + (f" (of it, the live descendants' own at the end: {row['cpu_kids_own']:.2f} s)"
+                    if row.get("cpu_kids_own") else "")]
         for key in ("start_to_configure", "configure_to_collected", "collected_to_first_item", "busy", "idle_between",
                     "after_last_item_until_slowest", "last_item_to_finish"):
             if row.get(key) is not None:
                 parts.append(f"  {key:32s} {row[key]:8.2f} s  {100 * row[key] / wall:5.1f}% of its wall")
         if row.get("items"):
             parts.append(f"  items {row['items']}: own CPU {row['busy_cpu_own']:.2f} s, sandbox CPU "
-                         f"{row['busy_cpu_kids']:.2f} s, neither (waiting) {max(0.0, row['busy'] - row['busy_cpu_own'] - row['busy_cpu_kids']):.2f} s")
+                         f"{row['busy_cpu_kids']:.2f} s"
+                         + (f" (the zygote's own, about: {row['busy_cpu_zygote']:.2f} s)" if "busy_cpu_zygote" in row else "")
+                         + f", neither (waiting) {max(0.0, row['busy'] - row['busy_cpu_own'] - row['busy_cpu_kids']):.2f} s")
             parts.append("  longest items: " + ", ".join(f"{n} {s} s" for n, s in row["longest_items"]))
         lines.append("\n".join(parts))
     return "\n".join(lines)
