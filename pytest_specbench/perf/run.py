@@ -562,6 +562,8 @@ def main() -> None:
                     help="CIFE: the plugin's --cife-judge-retries (default its own, 2; 0 asks what upstream asks)")
     ap.add_argument("--cife-judge-name", default="smollm2")
     ap.add_argument("--no-naive", action="store_true", help="SPECEVAL/POSTCOND/CIFE: skip the naive baselines")
+    ap.add_argument("--w4-sets", default="humaneval,mbpp", help="W4 only: which greedy sets (humaneval, mbpp)")
+    ap.add_argument("--w4-modes", default="n2,n2-off", help="W4 only: the plugin's runs, of n2, n2-off, n0, n0-off")
     ap.add_argument("--w1-tasks", default=None,
                     help="W1 only: a number N (the first N of its 40 tasks) or comma-separated task ids "
                          "(a slice to profile; W2's parts per sample are W1's)")
@@ -602,10 +604,17 @@ def main() -> None:
     for name in wanted:
         t0 = time.perf_counter()
         if name == "W4":
-            functional_workload("W4-HumanEval", samples_dir / "humaneval-chatgpt-temp0.0.jsonl", "humaneval", data,
-                                work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts)
-            functional_workload("W4-MBPP", samples_dir / "mbpp-gpt-3.5-turbo-temp0.0.jsonl", "mbpp", data,
-                                work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts)
+            sets = {x.strip().lower() for x in args.w4_sets.split(",") if x.strip()}
+            if sets - {"humaneval", "mbpp"}:
+                sys.exit(f"run.py: --w4-sets takes humaneval, mbpp (got {args.w4_sets!r})")
+            if "humaneval" in sets:
+                functional_workload("W4-HumanEval", samples_dir / "humaneval-chatgpt-temp0.0.jsonl", "humaneval", data,
+                                    work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts,
+                                    modes=tuple(m.strip() for m in args.w4_modes.split(",")))
+            if "mbpp" in sets:
+                functional_workload("W4-MBPP", samples_dir / "mbpp-gpt-3.5-turbo-temp0.0.jsonl", "mbpp", data,
+                                    work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts,
+                                    modes=tuple(m.strip() for m in args.w4_modes.split(",")))
         elif name in ("W1", "W2"):
             chosen = humaneval_contract[:40] if name == "W1" else humaneval_contract
             if name == "W1" and args.w1_tasks:
