@@ -77,8 +77,7 @@ def _run_profiled(args: list[str], cwd: Path, out: Path) -> dict:
     from .families import measure as tree_measure
 
     shutil.rmtree(out.with_suffix(""), ignore_errors=True)
-    env = {**os.environ, timeline.ENV: str(out.with_suffix("")),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH")]))}
+    env = prof.env_with_checkout({timeline.ENV: str(out.with_suffix(""))})
     argv = prof.profiled([sys.executable, "-m", "pytest", "-p", "pytest_specbench.perf.timeline", "-q",
                           "-p", "no:cacheprovider", *args], out)
     m = tree_measure(argv, cwd, env, log=out.with_suffix(".log"))

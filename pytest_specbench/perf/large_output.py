@@ -109,6 +109,9 @@ def whole_task(task_id: str, data: Path, profile: Path | None = None, rate: int 
         rows.append((label, cpu, run))
         print(f"{label:38s} {cpu:7.2f} s CPU {run['wall_s']:7.2f} s wall  {cpu / plain_tree:5.2f}x the plain process "
               f"(CPU); {run['summary']}; peak MB by process: {run['roles_mb']}; {run['load']}")
+    if profile is not None:
+        print("--profile: the CPU and wall figures above include py-spy's own work and are not the figures of "
+              "record; read the shares and the timelines' /proc figures (the item's sandbox CPU)")
     (_, warm_cpu, warm), (_, none_cpu, none) = rows[1], rows[2]
     print(f"evaluation alone (cached run minus the empty run): {warm_cpu - none_cpu:.2f} s CPU, "
           f"{warm['wall_s'] - none['wall_s']:.2f} s wall; {(warm_cpu - none_cpu) / plain_tree:.2f}x the plain process's "

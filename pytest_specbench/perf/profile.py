@@ -185,6 +185,16 @@ def top_frames(path: Path, top: int = 15, role: str | None = None) -> list[tuple
     return leaf.most_common(top)
 
 
+def env_with_checkout(extra: dict | None = None) -> dict:
+    """This environment plus the folder holding ``pytest_specbench`` on PYTHONPATH, so
+    a profiled run's processes (and xdist's workers) import this checkout's
+    ``perf.timeline`` plugin."""
+    root = str(Path(__file__).resolve().parent.parent.parent)
+    env = {**os.environ, **(extra or {})}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    return env
+
+
 def py_spy() -> str | None:
     """The py-spy executable beside this interpreter or on PATH."""
     here = Path(sys.executable).with_name("py-spy")

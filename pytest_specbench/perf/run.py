@@ -176,9 +176,7 @@ def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | No
 
         folder = Path(folder).resolve()
         shutil.rmtree(folder / f"{profile_name}-timeline", ignore_errors=True)
-        env = {**os.environ, timeline.ENV: str(folder / f"{profile_name}-timeline"),
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
-                                                           os.environ.get("PYTHONPATH")]))}
+        env = prof.env_with_checkout({timeline.ENV: str(folder / f"{profile_name}-timeline")})
         argv = prof.profiled(argv[:3] + ["-p", "pytest_specbench.perf.timeline"] + argv[3:],
                              folder / f"{profile_name}.txt", PROFILE["rate"])
     start = time.perf_counter()
