@@ -185,12 +185,41 @@ def measure(argv: list[str], cwd: Path, env: dict | None = None, judge_pid: int 
         harness = min(harness, total_tree)
         toolchain = total_tree - harness
     text = log.read_text(errors="replace").strip().splitlines()
-    return {"wall_s": round(wall, 2), "cpu_s": round(toolchain + harness, 2), "toolchain_cpu_s": round(toolchain, 2),
+    by_command: dict[str, float] = {}
+    for key, p in tree.procs.items():
+        label = command_label(tree._cmd.get(key, ""), p["comm"])
+        by_command[label] = by_command.get(label, 0.0) + p["cpu"] / TICK
+    return {"cpu_by_command": {k: round(v, 2) for k, v in sorted(by_command.items(), key=lambda kv: -kv[1])},
+            "wall_s": round(wall, 2), "cpu_s": round(toolchain + harness, 2), "toolchain_cpu_s": round(toolchain, 2),
             "harness_cpu_s": round(harness, 2), "exit": proc.returncode,
             "peak_rss_mb": round(max(peaks.values(), default=0) / 1024),
             "peak_rss_by_role_mb": {k: round(v / 1024) for k, v in sorted(peaks.items())},
             "toolchain_seen": {k: round(v, 2) for k, v in sorted(seen.items(), key=lambda kv: -kv[1])},
             "loadavg_before": before, "loadavg_after": after, "summary": text[-1][:200] if text else ""}
+
+
+def command_label(cmd: str, comm: str) -> str:
+    """A short name for a process's command line: ``python -m pip``, ``python -m pytest
+    (repository venv)``, ``javac``...  (the role by command of :func:`measure`'s
+    ``cpu_by_command``, which sums the sampled CPU of each process seen, so a process
+    shorter than the sampling interval is missing from it)."""
+    argv = cmd.split()
+    if not argv:
+        return comm
+    label = os.path.basename(argv[0])
+    if label == "py-spy":
+        return "py-spy (the profiler, --profile)"
+    if "__pip-runner__" in cmd:
+        return label + " -m pip (pip's runner in the target interpreter)"
+    if "-m" in argv[:-1]:
+        label += " -m " + argv[argv.index("-m") + 1]
+        if argv[argv.index("-m") + 1] == "pytest":
+            label += " (the harness)" if any(a.startswith("--specbench") for a in argv) else " (repository venv)"
+    elif "-c" in argv[:-1]:
+        label += " -c (xdist worker)" if "exec(eval" in cmd else " -c"
+    if "_zygote" in cmd:
+        label += " (sandbox zygote or its job child)"
+    return label
 
 
 def make_row(workload: str, what: str, m: dict, units: int, unit: str) -> dict:

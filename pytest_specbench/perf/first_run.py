@@ -20,6 +20,10 @@ cache, the JDK's class data); the table says so instead of clearing the user's.
 CPU is user + system of the run's whole process tree as far as it was waited for
 (``RUSAGE_CHILDREN`` before and after); the 1-minute load average is printed beside
 every row, since the machine may be shared.
+
+``--profile DIR`` records each run with py-spy and prints where its time goes
+(perf/profile.py), the CPU by command line (pip, the repository's pytest, the
+harness: perf/families.py) and each pytest process's timeline (perf/timeline.py).
 """
 from __future__ import annotations
 
@@ -49,7 +53,9 @@ SELECTIONS: dict[str, tuple[list[str], str]] = {
 }
 
 
-def _run(args: list[str], cwd: Path) -> dict:
+def _run(args: list[str], cwd: Path, profile: Path | None = None) -> dict:
+    if profile is not None:
+        return _run_profiled(args, cwd, profile)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
@@ -62,15 +68,44 @@ def _run(args: list[str], cwd: Path) -> dict:
             "load": os.getloadavg()[0]}
 
 
-def measure(family: str, data: Path, repos: Path | None, work: Path, workers: str) -> dict:
+def _run_profiled(args: list[str], cwd: Path, out: Path) -> dict:
+    """The run under py-spy (perf/profile.py), timed per pytest process (perf/timeline.py),
+    its CPU by command line from /proc (families.measure: pip, the repository's pytest,
+    the harness's processes); prints the three.  The figures include py-spy's own work."""
+    from . import profile as prof
+    from . import timeline
+    from .families import measure as tree_measure
+
+    shutil.rmtree(out.with_suffix(""), ignore_errors=True)
+    env = prof.env_with_checkout({timeline.ENV: str(out.with_suffix(""))})
+    argv = prof.profiled([sys.executable, "-m", "pytest", "-p", "pytest_specbench.perf.timeline", "-q",
+                          "-p", "no:cacheprovider", *args], out)
+    m = tree_measure(argv, cwd, env, log=out.with_suffix(".log"))
+    lines = [f"{out.stem}: wall {m['wall_s']:.1f} s, CPU of the tree {m['cpu_s']:.1f} s (py-spy's included); "
+             f"load {m['loadavg_before']} -> {m['loadavg_after']}", "CPU by command (sampled every 0.1 s from /proc):"]
+    lines += [f"  {v:7.2f} s  {k}" for k, v in m["cpu_by_command"].items()]
+    lines.append(prof.report(out))
+    if out.with_suffix("").is_dir():
+        lines.append(timeline.format_analysis(timeline.analyse(out.with_suffix(""))))
+    text = "\n".join(lines)
+    out.with_suffix(".summary.txt").write_text(text + "\n")
+    print(text, file=sys.stderr, flush=True)
+    said = [line for line in out.with_suffix(".log").read_text(errors="replace").splitlines()
+            if line.strip() and not line.startswith("py-spy>")]
+    return {"wall": m["wall_s"], "cpu": m["cpu_s"], "exit": m["exit"], "summary": said[-1] if said else m["summary"],
+            "load": os.getloadavg()[0]}
+
+
+def measure(family: str, data: Path, repos: Path | None, work: Path, workers: str,
+            profile: Path | None = None) -> dict:
     extra, selection = SELECTIONS[family]
     state = work / family
     shutil.rmtree(state, ignore_errors=True)
     base = [f"--specbench={family}", "--model=reference", f"--specbench-dir={state}", "-n", workers, "-k", selection,
             *(a.format(data=data, repos=repos) for a in extra)]
-    rows = {"cold": _run(base, work)}
-    rows["warm"] = _run(base, work)
-    rows["recheck"] = _run(base + ["--specbench-result-cache=off"], work)
+    rows = {"cold": _run(base, work, profile and profile / f"{family}-cold.txt")}
+    rows["warm"] = _run(base, work, profile and profile / f"{family}-warm.txt")
+    rows["recheck"] = _run(base + ["--specbench-result-cache=off"], work, profile and profile / f"{family}-recheck.txt")
     return rows
 
 
@@ -82,6 +117,9 @@ def main() -> None:
                     help="PostcondBench's repository mirrors (the plugin's --postcond-repos); without it postcond's row is left out")
     ap.add_argument("--work", type=Path, default=None, help="a folder for the state folders (default: a new temporary one)")
     ap.add_argument("-n", dest="workers", default="2")
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="record each run with py-spy into this folder, with per-process timelines and CPU by "
+                         "command (perf/profile.py, perf/timeline.py); the figures then include py-spy's work")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="specbench-first-run-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -93,7 +131,8 @@ def main() -> None:
         if family == "postcond" and args.postcond_repos is None:
             print(f"| postcond | - | not measured: pass --postcond-repos=DIR (its tasks run in checkouts of their repositories) |")
             continue
-        r = measure(family, args.data, args.postcond_repos, work, args.workers)
+        r = measure(family, args.data, args.postcond_repos, work, args.workers,
+                    args.profile.resolve() if args.profile else None)
         cells = [f"{r[k]['wall']:.1f} s / {r[k]['cpu']:.1f} s (load {r[k]['load']:.1f})" for k in ("cold", "warm", "recheck")]
         print(f"| {family} | `{SELECTIONS[family][1]}` | {' | '.join(cells)} | {r['cold']['wall'] / r['warm']['wall']:.2f}x "
               f"| {r['cold']['wall'] / r['recheck']['wall']:.2f}x | {r['cold']['summary']} |", flush=True)

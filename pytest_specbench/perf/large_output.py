@@ -17,7 +17,10 @@ every input of the task in one process (no isolation), against the plugin
 with them cold, and a run that selects nothing (the plugin's start-up); CPU
 seconds of the whole process tree, wall seconds, peak RSS by role:
 
-    python -m pytest_specbench.perf.large_output --task Mbpp/255 [--data ../shared/datasets]
+    python -m pytest_specbench.perf.large_output --task Mbpp/255 [--data ../shared/datasets] [--profile DIR]
+
+``--profile DIR`` records each of those runs with py-spy (perf/profile.py) and
+prints where its time goes, as shares (docs/timing.md, "Where the time goes").
 """
 from __future__ import annotations
 
@@ -64,10 +67,17 @@ def _tree_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def whole_task(task_id: str, data: Path) -> None:
-    """The plain program on every input of ``task_id`` vs the plugin's evaluation of it."""
+def whole_task(task_id: str, data: Path, profile: Path | None = None, rate: int = 100) -> None:
+    """The plain program on every input of ``task_id`` vs the plugin's evaluation of it.
+
+    ``profile``: every run is recorded by py-spy into that folder (perf/profile.py;
+    the plain program as ``plain.txt``, the plugin runs as ``cold.txt``, ``cached.txt``
+    and ``none.txt``, with per-process timelines) and the shares are printed."""
     from ..benchmarks.contract.evalplus_data import canonical_program, load_evalplus
-    from .run import plugin_run
+    from . import profile as prof
+    from .run import PROFILE, plugin_run
+
+    PROFILE.update(dir=profile, rate=rate)
 
     data_file = next((data / "evalplus").glob("MbppPlus*" if task_id.startswith("Mbpp") else "HumanEvalPlus*"))
     task = load_evalplus(data_file)[task_id]
@@ -75,8 +85,11 @@ def whole_task(task_id: str, data: Path) -> None:
     spec = json.dumps({"program": canonical_program(task), "entry_point": task["entry_point"], "inputs": inputs})
     before = _tree_cpu()
     start = time.perf_counter()
-    plain = json.loads(subprocess.run([sys.executable, "-c", _PLAIN], input=spec, capture_output=True, text=True,
-                                      check=True).stdout)
+    argv = [sys.executable, "-c", _PLAIN]
+    if profile is not None:
+        argv = prof.profiled(argv, profile / "plain.txt", rate)
+    lines = subprocess.run(argv, input=spec, capture_output=True, text=True, check=True).stdout.splitlines()
+    plain = json.loads(next(line for line in reversed(lines) if line.startswith("{")))  # py-spy prints too
     plain_wall, plain_tree = time.perf_counter() - start, _tree_cpu() - before
     print(f"{task_id}: {len(inputs)} inputs; plain program (one process, no isolation): calls {plain['cpu']:.2f} s CPU, "
           f"{plain['wall']:.2f} s wall; whole process {plain_tree:.2f} s CPU, {plain_wall:.2f} s wall, "
@@ -85,14 +98,20 @@ def whole_task(task_id: str, data: Path) -> None:
     args = ["--specbench=evalplus", f"--specbench-data={data.resolve()}", "--model=reference",
             "--specbench-checks=functional", "--specbench-result-cache=off", "-p", "no:xdist"]
     rows = []
-    for label, select in (("plugin, expected outputs cold", task_id), ("plugin, expected outputs cached", task_id),
-                          ("plugin, a run that selects nothing", task_id + "-none")):
+    if profile is not None:
+        print(prof.report(profile / "plain.txt", rate), flush=True)
+    for label, select, name in (("plugin, expected outputs cold", task_id, "cold"),
+                                ("plugin, expected outputs cached", task_id, "cached"),
+                                ("plugin, a run that selects nothing", task_id + "-none", "none")):
         before = _tree_cpu()
-        run = plugin_run(args + ["-k", select], work, work / "report.json")
+        run = plugin_run(args + ["-k", select], work, work / "report.json", profile_name=name)
         cpu = _tree_cpu() - before
         rows.append((label, cpu, run))
         print(f"{label:38s} {cpu:7.2f} s CPU {run['wall_s']:7.2f} s wall  {cpu / plain_tree:5.2f}x the plain process "
               f"(CPU); {run['summary']}; peak MB by process: {run['roles_mb']}; {run['load']}")
+    if profile is not None:
+        print("--profile: the CPU and wall figures above include py-spy's own work and are not the figures of "
+              "record; read the shares and the timelines' /proc figures (the item's sandbox CPU)")
     (_, warm_cpu, warm), (_, none_cpu, none) = rows[1], rows[2]
     print(f"evaluation alone (cached run minus the empty run): {warm_cpu - none_cpu:.2f} s CPU, "
           f"{warm['wall_s'] - none['wall_s']:.2f} s wall; {(warm_cpu - none_cpu) / plain_tree:.2f}x the plain process's "
@@ -105,10 +124,13 @@ def main() -> None:
     ap.add_argument("--r", type=int, default=40, help="taken at a time (Mbpp/255 input #88: 77)")
     ap.add_argument("--task", help="time a whole task's evaluation instead (e.g. Mbpp/255)")
     ap.add_argument("--data", type=Path, default=Path("../shared/datasets"), help="the shared data root (--task)")
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="--task: record every run with py-spy into this folder and print the shares (perf/profile.py)")
+    ap.add_argument("--profile-rate", type=int, default=100, help="py-spy's samples per second")
     ap.add_argument("--old", action="store_true", help="also the encoding path (before #28 point 2; ~10x the program)")
     args = ap.parse_args()
     if args.task:
-        whole_task(args.task, args.data)
+        whole_task(args.task, args.data, args.profile.resolve() if args.profile else None, args.profile_rate)
         return
     colours = ["Red", "Green", "Blue", "A", "Bird", "Cat", "Dog"][:args.items]
 

@@ -38,6 +38,12 @@ What is measured, per workload as asked:
           the floor over distinct programs only (each program once, no isolation: the
           samples' own work, which bounds the plugin with dedupe)
 
+Profiles (issue #28, docs/timing.md "Where the time goes"): --profile DIR records each timed
+plugin run and the floor with py-spy (perf/profile.py: shares by process role and by what the
+stack is doing) and writes each pytest process's timeline (perf/timeline.py: start-up,
+collection, items, idle); a profiled run is slower, its figures are for shares.  --w1-tasks
+N|IDS and --w1-samples N run a slice of W1 (W2's parts per sample are W1's).
+
 Fairness: EvalPlus times its evaluation with its ground-truth cache built; the plugin
 is timed the same way (expected outputs already cached: a warm-up run builds them) but
 with its result cache off, so every sample really runs.  The floor is the same policy
@@ -146,21 +152,51 @@ class RoleMemory(threading.Thread):
             self._sample()
 
 
-def plugin_run(args: list[str], work: Path, report: Path) -> dict:
+# Set by --profile DIR (perf/profile.py): every plugin run is recorded by py-spy and
+# timed per process by perf/timeline.py; None: runs as they are.
+PROFILE: dict = {"dir": None, "rate": 100}
+
+
+def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | None = None) -> dict:
     """One pytest run under /usr/bin/time: wall time, exit code, peak RSS of its
-    largest process, and peak RSS by role (:class:`RoleMemory`)."""
+    largest process, and peak RSS by role (:class:`RoleMemory`).
+
+    With ``PROFILE["dir"]`` set (``--profile DIR``) and a ``profile_name``, the run is
+    recorded by py-spy into ``DIR/<name>.txt`` and each of its pytest processes writes
+    its timeline into ``DIR/<name>-timeline/`` (perf/timeline.py); both summaries are
+    printed.  A profiled run is slower (py-spy's sampling): its figures are for shares."""
     rss = work / "rss.txt"
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
+            f"--specbench-report={report}", f"--specbench-dir={work / 'state'}", *args]
+    env = None
+    folder = PROFILE["dir"]
+    if folder is not None and profile_name:
+        from pytest_specbench.perf import profile as prof
+        from pytest_specbench.perf import timeline
+
+        folder = Path(folder).resolve()
+        shutil.rmtree(folder / f"{profile_name}-timeline", ignore_errors=True)
+        env = prof.env_with_checkout({timeline.ENV: str(folder / f"{profile_name}-timeline")})
+        argv = prof.profiled(argv[:3] + ["-p", "pytest_specbench.perf.timeline"] + argv[3:],
+                             folder / f"{profile_name}.txt", PROFILE["rate"])
     start = time.perf_counter()
-    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss), sys.executable, "-m", "pytest", "-q",
-                             "-p", "no:cacheprovider", "-p", "no:benchmark", f"--specbench-report={report}",
-                             f"--specbench-dir={work / 'state'}", *args],
-                            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss), *argv],
+                            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     roles = RoleMemory(proc.pid)
     roles.start()
     out, err = proc.communicate()
     wall = time.perf_counter() - start
     roles.stop.set()
-    tail = out.strip().splitlines()[-1:] or [err.strip()[-300:]]
+    tail = [line for line in out.strip().splitlines() if not line.startswith("py-spy>")][-1:] or [err.strip()[-300:]]
+    if env is not None:
+        from pytest_specbench.perf import profile as prof
+        from pytest_specbench.perf import timeline
+
+        print(prof.report(folder / f"{profile_name}.txt", PROFILE["rate"]), file=sys.stderr)
+        if (folder / f"{profile_name}-timeline").is_dir():
+            text = timeline.format_analysis(timeline.analyse(folder / f"{profile_name}-timeline"))
+            (folder / f"{profile_name}-timeline.txt").write_text(text + "\n")
+            print(text, file=sys.stderr, flush=True)
     peak_kib = int(rss.read_text().split()[-1]) if rss.exists() else 0
     dedupe = re.search(r"specbench: dedupe: (\d+) programs evaluated, (\d+) copies took their verdict, (\d+) from", out)
     return {"wall_s": round(wall, 2), "exit": proc.returncode, "summary": tail[0], "peak_rss_mb": round(peak_kib / 1024),
@@ -252,7 +288,7 @@ def _floor_one(job) -> tuple[str, int, bool]:
     return task_id, index, True
 
 
-def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = False) -> dict:
+def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = False, profile_name: str | None = None) -> dict:
     """The floor: expected outputs and limits come from the plugin's own cache (as warm as the plugin).
 
     ``distinct``: run each distinct program of a task once (the plugin's normal
@@ -297,11 +333,17 @@ def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = Fa
     # process is free.  A floor in plain task order (chunks of 8) was slower than
     # the plugin on MBPP.
     jobs.sort(key=lambda job: -cost[job[0]])
-    start = time.perf_counter()
-    with multiprocessing.get_context("fork").Pool(2, initializer=_floor_init,
-                                                  initargs=(tasks, expected, limits), maxtasksperchild=200) as pool:
-        results = list(pool.imap_unordered(_floor_one, jobs, chunksize=1))
-    wall = time.perf_counter() - start
+    from pytest_specbench.perf import profile as prof
+
+    spy = Path(PROFILE["dir"]) / f"{profile_name}.txt" if PROFILE["dir"] is not None and profile_name else None
+    with prof.SpySelf(spy, PROFILE["rate"]):
+        start = time.perf_counter()
+        with multiprocessing.get_context("fork").Pool(2, initializer=_floor_init,
+                                                      initargs=(tasks, expected, limits), maxtasksperchild=200) as pool:
+            results = list(pool.imap_unordered(_floor_one, jobs, chunksize=1))
+        wall = time.perf_counter() - start
+    if spy is not None:
+        print(prof.report(spy, PROFILE["rate"]), file=sys.stderr, flush=True)
     results += [(task_id, copy, passed) for task_id, index, passed in list(results)
                 for copy in copies.get((task_id, index), ())]
     verdicts: dict[str, list[bool]] = {}
@@ -318,8 +360,13 @@ def compare(ours: dict[str, list], theirs: dict[str, list]) -> str:
 
 
 # --------------------------------------------------------------------- workloads
-def subset_samples(src: Path, task_ids: set[str], out: Path) -> Path:
-    rows = [r for r in read_jsonl(src) if r["task_id"] in task_ids]
+def subset_samples(src: Path, task_ids: set[str], out: Path, per_task: int = 0) -> Path:
+    """The samples of ``task_ids`` (``per_task``: only the first N of each task)."""
+    rows, seen = [], {}
+    for r in read_jsonl(src):
+        if r["task_id"] in task_ids and (not per_task or seen.get(r["task_id"], 0) < per_task):
+            seen[r["task_id"]] = seen.get(r["task_id"], 0) + 1
+            rows.append(r)
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return out
 
@@ -361,12 +408,13 @@ def remeasure_cost(report: Path, bench: str) -> str:
 
 
 def functional_workload(name, samples: Path, dataset: str, data: Path, work: Path, table: list, tasks_filter=None,
-                        modes=("n2", "n2-off"), evalplus=True, floor=True, plugin=True, floor_distinct=False) -> None:
+                        modes=("n2", "n2-off"), evalplus=True, floor=True, plugin=True, floor_distinct=False,
+                        per_task: int = 0) -> None:
     bench = "evalplus"
     data_file = next((data / "evalplus").glob("HumanEvalPlus*" if dataset == "humaneval" else "MbppPlus*"))
     tasks = load_evalplus(data_file)
     if tasks_filter is not None:
-        samples = subset_samples(samples, set(tasks_filter), work / f"{name}-samples.jsonl")
+        samples = subset_samples(samples, set(tasks_filter), work / f"{name}-samples.jsonl", per_task)
     base = ["--specbench=evalplus", f"--specbench-data={data}", f"--model=replay:{samples}",
             "--specbench-checks=functional", "--specbench-k=1,10,100"]
     saved = work / f"{name}-runs.json"  # the plugin rows, for --parts without "plugin"
@@ -386,7 +434,8 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
     runs = {}
     for mode in modes:
         extra, label = MODES[mode]
-        runs[mode] = plugin_run(base + extra + ["--specbench-result-cache=off"], work, work / f"{name}-{mode}.json")
+        runs[mode] = plugin_run(base + extra + ["--specbench-result-cache=off"], work, work / f"{name}-{mode}.json",
+                                profile_name=f"{name}-{mode}")
         roles = runs[mode]["roles_mb"]
         if runs[mode]["dedupe"] and not mode.endswith("-off") and not any(r[:2] == (name, "distinct programs / samples")
                                                                            for r in table):
@@ -429,7 +478,7 @@ def _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_f
             table.append((name, "EvalPlus / plugin, dedupe off", round(ev["wall_s"] / runs["n2-off"]["wall_s"], 2),
                           None, "speed-up"))
     if floor:
-        fl = floor_run(read_jsonl(samples), tasks, work / "state")
+        fl = floor_run(read_jsonl(samples), tasks, work / "state", profile_name=f"{name}-floor")
         table.append((name, "floor (no isolation, 2 processes)", fl["wall_s"], None,
                       f"every sample, not deduplicated; {fl['load']}; {compare(ours, fl['verdicts'])}"))
         table.append((name, "plugin / floor", round(runs["n2"]["wall_s"] / fl["wall_s"], 2), None, "dedupe on"))
@@ -511,6 +560,19 @@ def main() -> None:
                     help="CIFE: the plugin's --cife-judge-retries (default its own, 2; 0 asks what upstream asks)")
     ap.add_argument("--cife-judge-name", default="smollm2")
     ap.add_argument("--no-naive", action="store_true", help="SPECEVAL/POSTCOND/CIFE: skip the naive baselines")
+    ap.add_argument("--w4-sets", default="humaneval,mbpp", help="W4 only: which greedy sets (humaneval, mbpp)")
+    ap.add_argument("--w4-modes", default="n2,n2-off", help="W4 only: the plugin's runs, of n2, n2-off, n0, n0-off")
+    ap.add_argument("--w1-tasks", default=None,
+                    help="W1 only: a number N (the first N of its 40 tasks) or comma-separated task ids "
+                         "(a slice to profile; W2's parts per sample are W1's)")
+    ap.add_argument("--w1-samples", type=int, default=0,
+                    help="W1 only: the first N samples of each task (0: all 200); with --w1-tasks, a slice whose "
+                         "parts can be compared at two sample counts (what scales with samples)")
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="W1/W2/W4: record each timed plugin run (and the floor) with py-spy into DIR and write "
+                         "per-process timelines (perf/profile.py, perf/timeline.py); prints the shares. "
+                         "A profiled run is slower: its figures are for shares, not for the table")
+    ap.add_argument("--profile-rate", type=int, default=100, help="--profile: py-spy's samples per second")
     args = ap.parse_args()
     # Some sandboxes set PYTHONDONTWRITEBYTECODE=1.  Then every Python process
     # compiles every module it imports from source, and pytest re-does its
@@ -526,6 +588,9 @@ def main() -> None:
         sys.exit(f"run.py: no data root at {data} (pass --data)")
     work.mkdir(parents=True, exist_ok=True)
     wanted = [w.strip().upper() for w in args.workloads.split(",") if w.strip()]
+    if args.profile is not None:
+        PROFILE.update(dir=args.profile.resolve(), rate=args.profile_rate)
+        args.profile.mkdir(parents=True, exist_ok=True)
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     if parts - {"plugin", "evalplus", "floor"}:
         sys.exit(f"run.py: --parts takes plugin, evalplus, floor (got {args.parts!r})")
@@ -537,14 +602,24 @@ def main() -> None:
     for name in wanted:
         t0 = time.perf_counter()
         if name == "W4":
-            functional_workload("W4-HumanEval", samples_dir / "humaneval-chatgpt-temp0.0.jsonl", "humaneval", data,
-                                work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts)
-            functional_workload("W4-MBPP", samples_dir / "mbpp-gpt-3.5-turbo-temp0.0.jsonl", "mbpp", data,
-                                work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts)
+            sets = {x.strip().lower() for x in args.w4_sets.split(",") if x.strip()}
+            if sets - {"humaneval", "mbpp"}:
+                sys.exit(f"run.py: --w4-sets takes humaneval, mbpp (got {args.w4_sets!r})")
+            if "humaneval" in sets:
+                functional_workload("W4-HumanEval", samples_dir / "humaneval-chatgpt-temp0.0.jsonl", "humaneval", data,
+                                    work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts,
+                                    modes=tuple(m.strip() for m in args.w4_modes.split(",")))
+            if "mbpp" in sets:
+                functional_workload("W4-MBPP", samples_dir / "mbpp-gpt-3.5-turbo-temp0.0.jsonl", "mbpp", data,
+                                    work, table, evalplus=evalplus, floor="floor" in parts, plugin="plugin" in parts,
+                                    modes=tuple(m.strip() for m in args.w4_modes.split(",")))
         elif name in ("W1", "W2"):
             chosen = humaneval_contract[:40] if name == "W1" else humaneval_contract
+            if name == "W1" and args.w1_tasks:
+                chosen = (chosen[:int(args.w1_tasks)] if args.w1_tasks.isdigit()
+                          else [t.strip() for t in args.w1_tasks.split(",") if t.strip()])
             functional_workload(name, samples_dir / "humaneval-chatgpt-temp0.8-n200.jsonl.gz", "humaneval", data,
-                                work, table, tasks_filter=chosen,
+                                work, table, tasks_filter=chosen, per_task=args.w1_samples if name == "W1" else 0,
                                 modes=tuple(m.strip() for m in args.w1_modes.split(",")) if name == "W1" else ("n2",),
                                 evalplus=name == "W1" and evalplus, floor=name == "W1" and "floor" in parts,
                                 plugin="plugin" in parts,
