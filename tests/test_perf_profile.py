@@ -64,6 +64,11 @@ def test_py_spy_records_a_profile_of_a_child_process(tmp_path):
     """)
     proc = subprocess.run(profile.profiled([sys.executable, "-c", script], out, rate=200), capture_output=True,
                           text=True, timeout=120)
+    if proc.returncode != 0 and "ermission" in proc.stderr and not out.exists():
+        # py-spy reads the child's memory (ptrace): a container without that capability
+        # cannot profile at all, which is the machine's limit, not a fault of profile.py.
+        pytest.skip("py-spy may not trace processes here (ptrace denied): run as root or set "
+                    "kernel.yama.ptrace_scope=0 / add CAP_SYS_PTRACE")
     assert proc.returncode == 0, proc.stderr[-500:]
     assert out.exists(), proc.stderr[-500:]
     leaves = dict(profile.top_frames(out))
