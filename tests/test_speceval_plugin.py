@@ -336,18 +336,20 @@ ORACLE_REFUTED = {"CheckABeforeB", "ContainsDuplicate", "IsOneBitCharacter", "LC
 # (GCD), and a program whose ground truth fails its own tests (LCM).
 SLICE = ["BinarySearch", "GCD", "LCM", "ReverseString"]
 # The slice the default test run takes through the plugin with dynamic validation (its two
-# runs below; SPECBENCH_TESTS_FULL=1: all 116): one program whose ground truth holds, with
-# loops, loop invariants and quantifiers (BinarySearch), and one whose ground truth fails
-# its own tests (MySqrt: a loop invariant violated on its first test call).  Every kind and
-# every perturbation runs on each; the mechanisms the runs assert (validation, oracle
-# exclusion, the perturbation metrics) are the same on 2 programs as on 116.  GCD and
-# ReverseString doubled the runs' checks and showed nothing more (the JML checker on each
-# real program's constructs is test_jml_realdata.py's, the perturbations' structure on SLICE
-# and every eighth program test_real_perturbed_programs_compile_and_keep_methods_and_loops');
-# LCM's ground truth is refuted by call timeouts, each a fresh JVM after a 2 s call limit
-# (about 13 s of waiting): a ground truth refuted by a timeout is named in its skip reason
-# as test_a_ground_truth_refuted_by_a_timeout_is_named_with_its_call shows without a JVM.
-DYNAMIC_SLICE = ["BinarySearch", "MySqrt"]
+# runs below; SPECBENCH_TESTS_FULL=1: all 116): a loop over an array with loop invariants and
+# quantifiers whose judgement tasks show the ground truth (BinarySearch), arithmetic whose
+# judgement tasks show mutants, refuted or dropped (GCD), and a program whose ground truth
+# fails its own tests (MySqrt: a loop invariant violated on its first test call).  Every kind
+# and every perturbation runs on each; the mechanisms the runs assert (validation, oracle
+# exclusion, mutant refutation, the perturbation metrics, the always-correct judge's score
+# being the label balance of what is left) are the same on 3 programs as on 116.
+# ReverseString added checks and showed nothing more (the JML checker on each real program's
+# constructs is test_jml_realdata.py's, the perturbations' structure on SLICE and every
+# eighth program test_real_perturbed_programs_compile_and_keep_methods_and_loops'); LCM's
+# ground truth is refuted by call timeouts, each a fresh JVM after a 2 s call limit (about
+# 13 s of waiting): a ground truth refuted by a timeout is named in its skip reason as
+# test_a_ground_truth_refuted_by_a_timeout_is_named_with_its_call shows without a JVM.
+DYNAMIC_SLICE = ["BinarySearch", "GCD", "MySqrt"]
 
 
 @pytest.fixture(scope="module")
@@ -437,6 +439,7 @@ def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(py
     assert dropped or not FULL  # the whole benchmark has dropped tasks; a slice may have none
     labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks
               if t.data["program"] not in excluded and t.task_id not in dropped]
+    assert 0 < sum(labels) < len(labels), labels  # correct and incorrect specifications both scored
     assert metrics["judgement_acc/original"] == pytest.approx(sum(labels) / len(labels))
     assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
     if FULL:  # the label balance of the whole benchmark (docs/speceval.md)
