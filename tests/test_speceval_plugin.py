@@ -78,8 +78,20 @@ def test_dynamic_validation_on_the_bundled_suite(tmp_path, jvm):
     settings = _Settings(tmp_path, speceval_perturbation="all", speceval_task="infilling,generation")
     ctx = _Ctx(settings, jvm=jvm)
     ts = ADAPTER.load(None, settings)
+    # Every program's original, and every perturbation on PERTURBED (SPECBENCH_TESTS_FULL=1: on
+    # all four): MaxOfTwo takes all five (its if/else flipped), IsSorted four of them in and
+    # around a loop with its invariants (and is one that if-else-flip leaves unchanged: the
+    # memo below).  Each generation item is a javac and a JVM; CountAbove's and FindIndex's
+    # perturbations (8 more) showed the same, and the real-data run below takes every
+    # perturbation on BinarySearch and GCD with the checker deciding.
+    tasks = [t for t in ts.tasks if FULL or t.data["category"] == "original" or t.data["program"] in PERTURBED]
     results = {}
-    for t in ts.tasks:
+    from pytest_specbench.benchmarks.speceval import validation
+
+    checker = validation._checker(ctx)
+    checked = []
+    checker.check = lambda source, *a, real=checker.check, **k: checked.append(source) or real(source, *a, **k)
+    for t in tasks:
         (check,) = ADAPTER.checks_for(t)
         assert ADAPTER.skip_reason(check, t, ctx) is None
         r = ADAPTER.run_check(check, t, Completion(ADAPTER.reference(t, check)), ctx)
@@ -91,7 +103,12 @@ def test_dynamic_validation_on_the_bundled_suite(tmp_path, jvm):
             # beyond the paper: the branch coverage of the calls it was checked on, and the program's
             assert 0 < r.details["branch_coverage"] <= 1 and r.details["program_tests"]["branch_coverage"] > 0
         results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
-    m = ADAPTER.aggregate(results, {t.task_id: t for t in ts.tasks}, settings)
+    del checker.check
+    # a perturbation that leaves its program unchanged (nothing to swap or flip) checks the
+    # original's content again: no content is checked twice (validation._VERDICT_MEMO)
+    assert any(not ADAPTER.instance(t).data["applied"] for t in tasks if t.data["category"] != "original")
+    assert len(checked) == len(set(checked)) and len(results) == len(tasks) == (48 if FULL else 28), len(checked)
+    m = ADAPTER.aggregate(results, {t.task_id: t for t in tasks}, settings)
     assert set(m["test_branch_coverage_by_program"]) == {"CountAbove", "FindIndex", "IsSorted", "MaxOfTwo"}
     assert m["test_branch_coverage_mean"] == pytest.approx(
         sum(m["test_branch_coverage_by_program"].values()) / 4)
@@ -102,6 +119,9 @@ def test_dynamic_validation_on_the_bundled_suite(tmp_path, jvm):
     inf = next(t for t in ts.tasks if t.task_id.endswith("/infilling/original"))
     r = ADAPTER.run_check("infilling", inf, Completion("Answer: `zzz_not_a_name`"), ctx)
     assert not r.passed
+
+
+PERTURBED = ("MaxOfTwo", "IsSorted")  # the bundled programs the dynamic test perturbs by default
 
 
 def _suite_with_a_wrong_oracle(root: Path) -> Path:
@@ -157,6 +177,83 @@ def test_a_program_whose_ground_truth_fails_its_tests_is_skipped_with_its_clause
     assert ADAPTER.skip_reason("generation", gen, _Ctx(keep, jvm=jvm)) is None
     r = ADAPTER.run_check("generation", gen, Completion(ADAPTER.reference(gen, "generation")), _Ctx(keep, jvm=jvm))
     assert r.details["precision"] < 1.0  # kept: the reference is scored, and loses
+
+
+def test_a_ground_truth_refuted_by_a_timeout_is_named_with_its_call(tmp_path):
+    """A ground truth whose test call times out (LCM's on the real data, found by a 2 s call
+    limit in a fresh JVM per timeout) excludes its program like a violated clause, the
+    reason naming the call; the checker's report is given here, so no JVM waits for it."""
+    from pytest_specbench.benchmarks.speceval import validation
+    from pytest_specbench.jml.checker import CallVerdict, SpecReport
+
+    class Jvm:
+        def available(self):
+            return None
+
+    class TimingOutChecker:
+        call_seconds = 0.125  # a key of its own: no other test's ground truth verdict is met or left
+        calls = []
+
+        def check(self, source, driver):
+            self.calls.append(source)
+            return SpecReport("checked", calls=[CallVerdict(0, "new MaxOfTwo().max(1, 2)", "holds"),
+                                                CallVerdict(1, "new MaxOfTwo().max(114, 514)", "timeout",
+                                                            message="call time limit")])
+
+    jvm, checker = Jvm(), TimingOutChecker()
+    validation._CHECKERS[jvm] = checker
+    settings = _Settings(tmp_path, speceval_validation="dynamic", speceval_task="judgement,generation")
+    ctx = _Ctx(settings, jvm=jvm)
+    tasks = ADAPTER.load(None, settings).tasks
+    reasons = {t.task_id: ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, ctx) for t in tasks}
+    assert {k for k, v in reasons.items() if v} == {t.task_id for t in tasks}  # the fake times every program out
+    reason = reasons["MaxOfTwo/generation/original"]
+    assert reason.startswith("MaxOfTwo: the ground truth fails its own tests: timeout on call 1 "
+                             "new MaxOfTwo().max(114, 514)"), reason
+    assert "\n" not in reason and "--speceval-oracle-refuted=keep" in reason
+    assert len(checker.calls) == 4  # once per program
+
+
+def test_a_program_a_perturbation_left_unchanged_is_checked_once(tmp_path):
+    """The generation and judgement checks of a category whose perturbation did not apply
+    (CountAbove has nothing ``independent-swap`` swaps) check the original's program again:
+    the checker runs once per content (validation._VERDICT_MEMO), and each item still gets
+    its verdict; a changed program, or the same program with other tests, is checked anew."""
+    from pytest_specbench.benchmarks.speceval import validation
+    from pytest_specbench.jml.checker import CallVerdict, SpecReport
+
+    class Jvm:
+        def available(self):
+            return None
+
+    class HoldingChecker:
+        call_seconds = 0.25  # a key of its own (the ground truth's cache key holds it too)
+
+        def __init__(self):
+            self.sources = []
+
+        def check(self, source, driver):
+            self.sources.append(source)
+            return SpecReport("checked", calls=[CallVerdict(0, "call()", "holds")])
+
+    jvm, checker = Jvm(), HoldingChecker()
+    validation._CHECKERS[jvm] = checker
+    settings = _Settings(tmp_path, speceval_validation="dynamic", speceval_perturbation="all",
+                         speceval_task="generation")
+    ctx = _Ctx(settings, jvm=jvm)
+    tasks = {t.task_id: t for t in ADAPTER.load(None, settings).tasks}
+    same = ["CountAbove/generation/original", "CountAbove/generation/independent-swap"]
+    assert not ADAPTER.instance(tasks[same[1]]).data["applied"]
+    for tid in same + ["CountAbove/generation/if-else-flip"]:
+        r = ADAPTER.run_check("generation", tasks[tid], Completion(ADAPTER.reference(tasks[tid], "generation")), ctx)
+        assert r.passed and r.details["validation"] == "dynamic" and r.details["precision"] == 1.0, (tid, r.details)
+    assert len(checker.sources) == 1 + 2  # the ground truth; original and its unchanged copy once; if-else-flip
+    assert len(set(checker.sources)) == len(checker.sources)
+    program = checker.sources[1]
+    validation.clause_verdicts(program, "class Other {}", ctx)  # other tests: checked
+    validation.spec_holds(program, None, ctx)  # a whole-spec check of it: checked
+    validation.spec_holds(program, None, ctx)
+    assert len(checker.sources) == 5
 
 
 @pytest.mark.realdata
@@ -245,12 +342,25 @@ def checked_programs(programs) -> set:
 # The programs whose ground truth fails its own tests (docs/speceval.md, "Oracle-refuted tasks").
 ORACLE_REFUTED = {"CheckABeforeB", "ContainsDuplicate", "IsOneBitCharacter", "LCM", "MyPower", "MySqrt",
                   "NextGreaterElem"}
-# The slice the default test run takes through the plugin with dynamic validation
-# (SPECBENCH_TESTS_FULL=1: all 116 programs): a loop over an array (BinarySearch), a string
-# (ReverseString), arithmetic (GCD), and a program whose ground truth fails its own tests
-# (LCM).  Every kind and every perturbation runs on each; the mechanisms (validation,
-# oracle exclusion, the perturbation metrics) are the same on 4 programs as on 116.
+# The slice the syntactic real-data tests take besides every eighth program (SPECBENCH_TESTS_FULL=1:
+# all 116 programs): a loop over an array (BinarySearch), a string (ReverseString), arithmetic
+# (GCD), and a program whose ground truth fails its own tests (LCM).
 SLICE = ["BinarySearch", "GCD", "LCM", "ReverseString"]
+# The slice the default test run takes through the plugin with dynamic validation (its two
+# runs below; SPECBENCH_TESTS_FULL=1: all 116): a loop over an array with loop invariants and
+# quantifiers whose judgement tasks show the ground truth (BinarySearch), arithmetic whose
+# judgement tasks show mutants, refuted or dropped (GCD), and a program whose ground truth
+# fails its own tests (MySqrt: a loop invariant violated on its first test call).  Every kind
+# and every perturbation runs on each; the mechanisms the runs assert (validation, oracle
+# exclusion, mutant refutation, the perturbation metrics, the always-correct judge's score
+# being the label balance of what is left) are the same on 3 programs as on 116.
+# ReverseString added checks and showed nothing more (the JML checker on each real program's
+# constructs is test_jml_realdata.py's, the perturbations' structure on SLICE and every
+# eighth program test_real_perturbed_programs_compile_and_keep_methods_and_loops'); LCM's
+# ground truth is refuted by call timeouts, each a fresh JVM after a 2 s call limit (about
+# 13 s of waiting): a ground truth refuted by a timeout is named in its skip reason as
+# test_a_ground_truth_refuted_by_a_timeout_is_named_with_its_call shows without a JVM.
+DYNAMIC_SLICE = ["BinarySearch", "GCD", "MySqrt"]
 
 
 @pytest.fixture(scope="module")
@@ -279,12 +389,12 @@ def test_real_reference_scores_100_percent_with_dynamic_validation(pytester, spe
     result = pytester.runpytest_subprocess(
         "--specbench=speceval", "--model=reference", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
         "--speceval-perturbation=all", "--speceval-validation=dynamic", "-n", "0", "--specbench-report=r.json",
-        f"--specbench-dir={specgen_state}", *k_slice(SLICE))
+        f"--specbench-dir={specgen_state}", *k_slice(DYNAMIC_SLICE))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
     metrics = bench["metrics"]
-    refuted = ORACLE_REFUTED if FULL else ORACLE_REFUTED & set(SLICE)
-    kept = (116 if FULL else len(SLICE)) - len(refuted)
+    refuted = ORACLE_REFUTED if FULL else ORACLE_REFUTED & set(DYNAMIC_SLICE)
+    kept = (116 if FULL else len(DYNAMIC_SLICE)) - len(refuted)
     for cat in ALL_CATEGORIES:
         for name in ("judgement_acc", "selection_acc", "infilling_acc", "generation_avg_precision",
                      "generation_avg_recall", "pcs"):
@@ -327,19 +437,20 @@ def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(py
     result = pytester.runpytest_subprocess(
         "--specbench=speceval", "--model=replay:s.jsonl", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
         "--speceval-task=judgement", "--speceval-validation=dynamic", "-n", "0", "--specbench-report=r.json",
-        f"--specbench-dir={specgen_state}", *k_slice(SLICE))
+        f"--specbench-dir={specgen_state}", *k_slice(DYNAMIC_SLICE))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
     metrics = bench["metrics"]
     excluded = {reason.split(":", 1)[0] for reason in bench["skipped"]}
-    assert excluded == (ORACLE_REFUTED if FULL else ORACLE_REFUTED & set(SLICE))
+    assert excluded == (ORACLE_REFUTED if FULL else ORACLE_REFUTED & set(DYNAMIC_SLICE))
     if not FULL:
-        tasks = [t for t in tasks if t.data["program"] in SLICE]
+        tasks = [t for t in tasks if t.data["program"] in DYNAMIC_SLICE]
     dropped = {tid for tid, t in bench["tasks"].items() if t["samples"][0]["checks"]["judgement"].get("dropped")}
     assert len(dropped) == metrics["judgement_dropped/original"]
     assert dropped or not FULL  # the whole benchmark has dropped tasks; a slice may have none
     labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks
               if t.data["program"] not in excluded and t.task_id not in dropped]
+    assert 0 < sum(labels) < len(labels), labels  # correct and incorrect specifications both scored
     assert metrics["judgement_acc/original"] == pytest.approx(sum(labels) / len(labels))
     assert metrics["judgement_acc/original"] == metrics["judgement_label_correct/original"]
     if FULL:  # the label balance of the whole benchmark (docs/speceval.md)

@@ -110,8 +110,12 @@ def test_bad_inputs_are_reported_per_task_not_raised():
     broken_contract["contract"] = "    assert (n >\n"
     loops = make_task("T/2", contract_lines=("assert n > 0",), body="    while True: pass")
     unsupported = make_task("T/3", contract_lines=("assert n > 0", "assert helper(n)"))
-    recs = {t["task_id"]: pipeline.synthesize_task(t, pipeline.Options(call_timeout_s=0.2, max_models=1))
-            for t in (broken_contract, loops, unsupported)}
+    # search_rounds=0: the first enumeration only.  Every call of T/2's reference hangs until
+    # its 0.2 s limit, and each guided round (7 with no feasible CVT) asked for more of them
+    # (about 5 s of waiting); a hanging reference is reported the same after one enumeration,
+    # and the rounds have tests of their own (test_guided_rounds_*)
+    opts = pipeline.Options(call_timeout_s=0.2, max_models=1, search_rounds=0)
+    recs = {t["task_id"]: pipeline.synthesize_task(t, opts) for t in (broken_contract, loops, unsupported)}
     assert recs["T/1"]["status"] == "error"
     assert recs["T/1"]["problems"][0]["kind"] == "contract does not parse"
     assert any(p["kind"] == "no feasible CVT" for p in recs["T/2"]["problems"])

@@ -154,17 +154,18 @@ def f(x, k):
 
 
 def test_the_report_marks_borderline_items(pytester):
-    """Through pytest: the JSON report keeps the mark and the figures seen."""
+    """Through pytest: the JSON report keeps the mark and the figures seen (a run in this
+    process: the calls are timed in the sandbox's processes, whichever Python runs pytest)."""
     data = pytester.path / "data" / "evalplus"
     data.mkdir(parents=True)
     (data / "HumanEvalPlus-timing.jsonl").write_text(json.dumps(TASK) + "\n")
     answers = pytester.path / "answers.jsonl"
     answers.write_text(json.dumps({"task_id": TASK["task_id"], "solution": OVER}) + "\n")
     report = pytester.path / "r.json"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--specbench=evalplus",
-                                           f"--specbench-data={pytester.path / 'data'}", f"--model=replay:{answers}",
-                                           f"--specbench-call-cpu={LIMIT}", f"--specbench-report={report}",
-                                           f"--specbench-dir={pytester.path / '.sb'}")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--specbench=evalplus",
+                                          f"--specbench-data={pytester.path / 'data'}", f"--model=replay:{answers}",
+                                          f"--specbench-call-cpu={LIMIT}", f"--specbench-report={report}",
+                                          f"--specbench-dir={pytester.path / '.sb'}")
     result.stdout.fnmatch_lines(["*over its 0.05 s CPU limit (least CPU time of*"])
     sample = json.loads(report.read_text())["benchmarks"]["evalplus"]["tasks"][TASK["task_id"]]["samples"][0]
     functional = sample["checks"]["functional"]

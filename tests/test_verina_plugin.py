@@ -3,6 +3,9 @@
 Lean never runs here.  ``FakeLean`` answers with hand-written ``lean --json``
 messages (sentinels for every command, plus chosen errors), to test the path
 from an answer to a verdict; it says nothing about what real Lean would report.
+The plugin runs are in this process (``runpytest_inprocess``: nothing here depends on a
+Python of its own, and a subprocess each cost an interpreter start and the plugin's
+imports, most of each run), but the one under xdist.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ DATA = SHARED_DATA
 
 def test_reference_run_skips_every_lean_item_with_the_hint(pytester, monkeypatch):
     monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
-    result = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", "-rs", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("--specbench=verina", "--model=reference", "-rs", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # every item skipped: nothing evaluated (issue 26)
     result.assert_outcomes(skipped=4)  # four scored bundled tasks, codegen by default
     assert re.search(r"SKIPPED \[4\] .*(Lean 4 not found|no VERINA Lean project).*--verina-lean-project=DIR",
@@ -31,11 +34,11 @@ def test_reference_run_skips_every_lean_item_with_the_hint(pytester, monkeypatch
 
 def test_every_kind_skips_and_bad_option_is_one_line(pytester, monkeypatch):
     monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
-    result = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", "--verina-task=code_spec_proof",
+    result = pytester.runpytest_inprocess("--specbench=verina", "--model=reference", "--verina-task=code_spec_proof",
                                            "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # every item skipped: nothing evaluated (issue 26)
     result.assert_outcomes(skipped=4 * 6)
-    bad = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", "--verina-task=nope",
+    bad = pytester.runpytest_inprocess("--specbench=verina", "--model=reference", "--verina-task=nope",
                                         "-p", "no:cacheprovider")
     assert bad.ret != 0 and "--verina-task: expected one of" in bad.stderr.str() + bad.stdout.str()
 
@@ -45,7 +48,7 @@ def test_reference_on_real_data_skips_and_exits_5(pytester, monkeypatch):
     if not (DATA / "verina").is_dir():
         pytest.skip("VERINA data not found")
     monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
-    result = pytester.runpytest_subprocess("--specbench=verina", f"--specbench-data={DATA}", "--model=reference",
+    result = pytester.runpytest_inprocess("--specbench=verina", f"--specbench-data={DATA}", "--model=reference",
                                            "--verina-task=specgen", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # every item skipped: nothing evaluated (issue 26)
     result.assert_outcomes(skipped=187 * 4)
@@ -185,7 +188,7 @@ def test_malformed_upstream_task_is_one_line_naming_the_file(pytester, monkeypat
     monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
     data = _copy_bundled(pytester)
     breakage(data)
-    result = pytester.runpytest_subprocess("--specbench=verina", f"--specbench-data={data.parent}",
+    result = pytester.runpytest_inprocess("--specbench=verina", f"--specbench-data={data.parent}",
                                            "--model=reference", "-p", "no:cacheprovider")
     out = result.stdout.str() + result.stderr.str()
     assert result.ret != 0 and re.search(expected, out), out[-2000:]
@@ -195,7 +198,7 @@ def test_malformed_upstream_task_is_one_line_naming_the_file(pytester, monkeypat
 @pytest.mark.parametrize("flag,value", [("--verina-plausible-budget", "0"), ("--verina-heartbeats", "many"),
                                         ("--verina-upper-bound", "both")])
 def test_bad_option_value_is_one_line_naming_the_option(pytester, flag, value):
-    result = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", f"{flag}={value}",
+    result = pytester.runpytest_inprocess("--specbench=verina", "--model=reference", f"{flag}={value}",
                                            "-p", "no:cacheprovider")
     out = result.stdout.str() + result.stderr.str()
     assert result.ret != 0 and flag in out and "Traceback" not in out

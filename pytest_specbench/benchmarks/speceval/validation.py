@@ -88,6 +88,29 @@ def jvm_missing(ctx: Any) -> str | None:
         return f"the jvm executor is not available: {exc}"
 
 
+# The verdicts of the checks this process made, per checker, by content (what was checked, the
+# source, the tests, the admitted calls, the call limit): a program a perturbation left unchanged
+# (one that has no if/else to flip, no independent statements to swap) is the original's again, and
+# so is its mutant and, often, a model's answer on it; on SpecGenBench with every perturbation a
+# third of the reference's generation and mutant checks were such repeats, each a javac and a JVM.
+# The same content gets the same verdict, as for the ground truth (a verdict that a load spike
+# made a timeout is not re-drawn by a repeat either).
+_VERDICT_MEMO: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _memoized(what: str, checker: Any, source: str, tests_source: str | None, admitted, compute):
+    import hashlib
+
+    h = hashlib.sha256(f"{what}\0{getattr(checker, 'call_seconds', '')}\0".encode())
+    h.update(source.encode("utf-8") + b"\0" + (tests_source or "").encode("utf-8") + b"\0")
+    h.update(",".join(map(str, sorted(admitted or ()))).encode())
+    memo = _VERDICT_MEMO.setdefault(checker, {})
+    key = h.hexdigest()
+    if key not in memo:
+        memo[key] = compute()  # an InfrastructureError is raised, not remembered
+    return memo[key]
+
+
 def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any,
                     admitted: tuple | set | None = None) -> Verdicts:
     """Run the program's test calls (its ``daikon/`` driver, plus the checker's
@@ -104,11 +127,17 @@ def clause_verdicts(source_with_specs: str, tests_source: str | None, ctx: Any,
     :attr:`GroundTruth.domain`) refutes a ``requires`` that excludes it (the daikon mains
     also call outside the oracles' own domains on purpose: those prove nothing); when no
     call at all is in the domain, the clauses still standing are undecided (``vacuous``),
-    never held."""
+    never held.  Checked once per content in a process (``_VERDICT_MEMO``)."""
+    checker = _checker(ctx)
+    return _memoized("clauses", checker, source_with_specs, tests_source, admitted,
+                     lambda: _clause_verdicts(source_with_specs, tests_source, checker, admitted))
+
+
+def _clause_verdicts(source_with_specs: str, tests_source: str | None, checker: Any,
+                     admitted: tuple | set | None) -> Verdicts:
     from ...jml import TranslationError, driver_from_daikon, translate
     from .jmlspec import spec_blocks
 
-    checker = _checker(ctx)
     blocks = spec_blocks(source_with_specs)
     n = sum(len(b.clauses) for b in blocks)
     verdicts: list[bool | None] = [True] * n
@@ -178,7 +207,15 @@ class SpecCheck(NamedTuple):
 def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any,
                admitted: tuple | set | None = None) -> SpecCheck:
     """Whole-spec verdict on the program's tests; a spec excluding one of the ``admitted``
-    daikon calls (in the ground truth's domain) does not hold, nor does a vacuous one."""
+    daikon calls (in the ground truth's domain) does not hold, nor does a vacuous one.
+    Checked once per content in a process (``_VERDICT_MEMO``)."""
+    checker = _checker(ctx)
+    return _memoized("spec", checker, source_with_specs, tests_source, admitted,
+                     lambda: _spec_holds(source_with_specs, tests_source, checker, admitted))
+
+
+def _spec_holds(source_with_specs: str, tests_source: str | None, checker: Any,
+                admitted: tuple | set | None) -> SpecCheck:
     from ...jml import TranslationError, driver_from_daikon, translate
 
     try:
@@ -186,7 +223,7 @@ def spec_holds(source_with_specs: str, tests_source: str | None, ctx: Any,
     except TranslationError as exc:
         return SpecCheck(None, f"JML syntax error: {exc}", 0)
     driver = driver_from_daikon(tests_source or "class X {}", tr)
-    rep = _checker(ctx).check(source_with_specs, driver)
+    rep = checker.check(source_with_specs, driver)
     if rep.status != "checked":
         return SpecCheck(None, rep.summary(), 0)
     own = {c.index for c in driver.calls if not c.generated} & set(admitted or ())
