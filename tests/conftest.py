@@ -92,6 +92,19 @@ def module_runs(request, tmp_path_factory):
     return PytestRuns(tmp_path_factory.getbasetemp().parent / "module-runs" / name)
 
 
+@pytest.fixture(scope="session")
+def session_runs(request, tmp_path_factory):
+    """Whole pytest runs made once for the session and shared by tests of several modules
+    (``tests/module_runs.py``; e.g. the uninterrupted run that both test_resume.py and
+    test_distributed.py compare a resumed run with): under xdist, by the first worker
+    that needs each."""
+    from module_runs import PytestRuns
+
+    if getattr(request.config, "workerinput", None) is None:
+        return PytestRuns(tmp_path_factory.mktemp("session-runs"))
+    return PytestRuns(tmp_path_factory.getbasetemp().parent / "session-runs")
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The real upstream data beside the checkout; tests using it skip without it."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[1]
+SHUTDOWN_POLL = 0.02  # seconds: how often the serving thread checks whether stop() was called
 
 
 @dataclass
@@ -110,7 +111,10 @@ class StubOpenAIServer:
 
         self._httpd = _QuietDisconnects(("127.0.0.1", self.requested_port), Handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        # shutdown() waits until serve_forever next looks at its flag: every poll_interval
+        # (0.5 s by default, half a second of every test's teardown spent idle).
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL},
+                         daemon=True).start()
         return self
 
     def stop(self) -> None:

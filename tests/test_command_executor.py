@@ -133,7 +133,8 @@ def test_make_executor_builds_the_command_executor(tmp_path):
 
 @needs_root
 def test_fork_bomb_is_contained(executor):
-    result = sh(executor, "b() { b | b & }; b; sleep 5", wall_seconds=2.0)
+    # (it is stopped by its wall limit, then it and all it forked are killed: run() checks none is left)
+    result = sh(executor, "b() { b | b & }; b; sleep 5", wall_seconds=1.0)
     assert result.exit_code != 0 or result.timed_out
 
 
@@ -308,3 +309,25 @@ def test_interpreter_below_a_folder_closed_to_other_users_still_runs(tmp_path):
             ex.close()
     finally:
         shutil.rmtree(closed, ignore_errors=True)
+
+
+@needs_root
+def test_a_hidden_tmp_is_still_a_private_writable_tmp(tmp_path):
+    # A run whose rootdir is /tmp (a remote host's xdist worker started there) hides /tmp
+    # itself: the job must still get a fresh /tmp it can write (javac's warm server keeps
+    # its work folder there; it failed to start, and every compilation started a JVM of
+    # its own), and what was in the real /tmp stays hidden.
+    secret = tmp_path / "secret.txt"  # under the real /tmp (pytest's basetemp)
+    secret.write_text("tmp secret")
+    ex = CommandExecutor(SMALL, hide=["/tmp"])
+    try:
+        ex.ensure_started()
+        assert ex.isolation.get("filesystem")
+        result = ex.run(None, CommandJob(argv=("sh", "-c", f"mkdir /tmp/work && echo x > /tmp/work/f && cat /tmp/work/f;"
+                                                           f" cat {secret} 2>/dev/null || echo hidden")))
+        assert result.stdout == "x\nhidden\n", result
+        # emptied after the job, as every private /tmp is (but for the sandbox's own job folders)
+        again = ex.run(None, CommandJob(argv=("sh", "-c", "ls -A /tmp")))
+        assert again.exit_code == 0 and "work" not in again.stdout.split(), again
+    finally:
+        ex.close()

@@ -25,6 +25,7 @@ import pytest
 
 from private_host import REPO, PrivateHost, require_namespace, sshd_refusal, start_sshd
 from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: PostcondBench's Java classes, built once)
+from test_resume import uninterrupted  # noqa: F401  (a fixture: the slow samples' uninterrupted run, made once)
 
 REMOTE_DATA = "/tmp/data"  # the data root on the private host (copied in at its start)
 
@@ -171,16 +172,16 @@ def test_postcond_on_a_host_without_our_disk_equals_n0(pytester, host, postcond_
 
 
 @pytest.mark.slow
-def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path):
-    from test_resume import KILL_AFTER, comparable, journal_lines, write_slow_samples
+def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path, uninterrupted):
+    from test_resume import KILL_AFTER, comparable, journal_lines
 
     require_namespace()
     hosts = [PrivateHost.socket_server(tmp_path / "server.log")]
     try:
-        samples = pytester.path / "slow.jsonl"
-        n_items = write_slow_samples(samples)
+        # The samples (in /tmp: invisible on the host) and their uninterrupted -n 0 run are
+        # test_resume.py's, made once for the session.
+        samples, n_items, full = uninterrupted.samples, uninterrupted.n_items, uninterrupted.result
         args = ["--specbench=contract", f"--model=replay:{samples}", "--specbench-k=1"]
-        full = run_alone(pytester, "full", *args)
         state = pytester.path / "state-crash"
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--specbench-dir={state}",
                f"--specbench-report={pytester.path / 'crash.json'}", *args, *remote(hosts[0], workers=1)]
@@ -209,7 +210,7 @@ def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path):
             host.close()
     resumed.stdout.fnmatch_lines([f"*specbench: resuming run *: {len(before)} items already finished*"])
     assert outcomes(resumed) == outcomes(full)
-    assert comparable(pytester.path / "resumed.json") == comparable(pytester.path / "full.json")
+    assert comparable(pytester.path / "resumed.json") == comparable(uninterrupted.report)
     after = journal_lines(state)
     assert after[:len(before)] == before
     assert len({e["nodeid"] for e in after}) == len(after) == n_items - 1

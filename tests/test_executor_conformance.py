@@ -86,7 +86,9 @@ class CommandDriver:
         pass
 
     def job(self, probe, arg=""):
-        limits = {"cpu_seconds": 1.0, "wall_seconds": 2.0 if probe == "sleep" else 20.0, "memory_mb": 1024,
+        # The sleeper's wall limit is short (it is stopped the same way at any length); the CPU
+        # limit is whole seconds (RLIMIT_CPU), 1 s at least.
+        limits = {"cpu_seconds": 1.0, "wall_seconds": 0.5 if probe == "sleep" else 20.0, "memory_mb": 1024,
                   "output_bytes": OUTPUT_CAP}
         return CommandJob(argv=("sh", "-c", SHELL[probe].format(arg=arg)), **limits)
 
@@ -224,7 +226,9 @@ class JvmDriver:
     def run(self, ex, probe, arg=""):
         from pytest_specbench.execution.jvm import JavaJob
 
-        limits = {"cpu_seconds": 2.5, "wall_seconds": 3.0 if probe == "sleep" else 30.0,
+        # 2.5 s of CPU for the JVM's own start; the spinner and the sleeper are stopped the same
+        # way by smaller limits (RLIMIT_CPU of 1 s, 1.5 s of wall), started or not.
+        limits = {"cpu_seconds": 0.5 if probe == "spin" else 2.5, "wall_seconds": 1.5 if probe == "sleep" else 30.0,
                   "output_bytes": OUTPUT_CAP}
         if probe == "alloc":  # a heap as large as asked: the sandbox's address-space limit must stop it
             limits.update(memory_mb=1024, flags=("-Xmx6g",))
@@ -299,8 +303,9 @@ def subject(request, tmp_path_factory):
     state.mkdir()
     (state / "cache.txt").write_text("state secret")
     settings = SimpleNamespace(sandbox="process", state_dir=state, sample_python="",
-                               limits=Limits(call_cpu=1.0, startup_cpu=2.0, memory_mb=1024, processes=16,
-                                             tmp_mb=64, output_bytes=OUTPUT_CAP))
+                               # the python kind's: a spinner stopped at 0.5 s of CPU, a sleeper at 1.5 s
+                               limits=Limits(call_cpu=0.5, wall_factor=2.0, startup_cpu=2.0, memory_mb=1024,
+                                             processes=16, tmp_mb=64, output_bytes=OUTPUT_CAP))
     ex = make_executor(request.param, settings, [str(project), str(state)])
     reason = driver.skip_reason(ex)
     if reason:

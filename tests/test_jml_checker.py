@@ -165,7 +165,7 @@ HOSTILE = """public class H {
         return 2;
     }
     //@ ensures \\result == 1;
-    public static int flood(int x) { for (int i = 0; i < 2000000; i++) System.out.print("xxxxxxxxxx"); return 1; }
+    public static int flood(int x) { for (int i = 0; i < 200000; i++) System.out.print("xxxxxxxxxx"); return 1; }
     //@ ensures \\result == 1;
     public static int thread(int x) {
         new Thread(() -> { while (true) { } }).start();
@@ -200,6 +200,7 @@ def test_hostile_programs_cannot_change_their_verdicts(checker):
     assert (got["H.swallow(5)"].verdict, got["H.swallow(5)"].line) == ("violated", 14)
     assert got["H.fake(0)"].verdict == "violated"  # the printed fake record is program output
     assert "nonce" in got["H.fake(0)"].output
+    # 2 MB printed (a thousand times what is kept; 20 MB ran into the 2 s call limit on a loaded machine)
     assert got["H.flood(0)"].verdict == "holds" and len(got["H.flood(0)"].output) <= 2100
     assert got["H.reflect(5)"].verdict in ("crashed", "violated") and got["H.reflect(5)"].verdict != "holds"
     assert rep.jvm_starts == 2  # the infinite loop cost one JVM restart, nothing else did

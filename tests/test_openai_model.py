@@ -153,10 +153,10 @@ def test_slow_reply_times_out_as_an_error(tmp_path, server):
 
 
 def test_requests_run_concurrently(tmp_path):
-    with StubOpenAIServer(answer=lambda body: "x", delay=0.4) as server:
+    with StubOpenAIServer(answer=lambda body: "x", delay=0.2) as server:
         model = make_model(tmp_path, server, model_concurrency="4")
         model.generate(requests_for(9))
-        # 1 probing request alone, then 8 four at a time: while one is answered (0.4 s) others
+        # 1 probing request alone, then 8 four at a time: while one is answered (0.2 s) others
         # are sent, never more than 4 (counted by the server, not timed: a loaded machine
         # must not fail this)
         assert 2 <= server.max_in_flight <= 4
@@ -252,9 +252,10 @@ def test_server_answers_bundled_prompts_with_the_reference():
 def test_time_waiting_for_a_turn_does_not_count_against_a_request_s_timeout(tmp_path):
     """Issue #32, point 9: against a server that answers one request at a time, requests
     held back by --model-concurrency=1 are timed from when each is sent, so six answers of
-    0.5 s each all arrive under a 2 s timeout (3 s in all, had the wait counted)."""
-    with StubOpenAIServer(answer=lambda body: "x", delay=0.5, serial=True) as server:
-        model = make_model(tmp_path, server, model_concurrency="1", model_timeout="2", model_retries="0")
+    0.3 s each all arrive under a 1.2 s timeout (1.8 s in all, had the wait counted: the
+    fifth and sixth would time out).  Each answer has 0.9 s to spare for a loaded machine."""
+    with StubOpenAIServer(answer=lambda body: "x", delay=0.3, serial=True) as server:
+        model = make_model(tmp_path, server, model_concurrency="1", model_timeout="1.2", model_retries="0")
         reqs = requests_for(6)
         model.generate(reqs)
         assert server.chat_count == 6 and model.manifest()["generation"]["errors"] == 0

@@ -2,8 +2,9 @@
 ``-n 2``), resume it with ``--specbench-resume``, and get the report an
 uninterrupted run writes, without running finished items again.
 
-Items are made slow (each sample sleeps once per job) so that the kill lands
-mid-run.  Whether a finished item ran again is read from the items themselves:
+The second half of the items is made slow (each of their samples sleeps once per
+job) so that the kill, made once the first few items are journaled, lands mid-run;
+the first half, which the kill waits for, runs at full speed.  Whether a finished item ran again is read from the items themselves:
 a conftest records every item that evaluates (``SpecbenchItem._evaluate``), so
 an item taken from the journal is absent from that record (a mechanism, not a
 time: a loaded machine must not fail it).
@@ -23,13 +24,20 @@ import pytest
 
 from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 
-SLEEP = 0.3  # seconds each sample sleeps once per job
+SLEEP = 0.3  # seconds each sample of a slow task sleeps once per job
 KILL_AFTER = 6  # journaled results before the SIGKILL
+# The first FAST_TASKS tasks (in collection order, which a run follows: -n 0 in order, xdist's
+# load scheduling from the front) do not sleep: their 18 items reach KILL_AFTER quickly.  The
+# other 18 items sleep SLEEP each, so the run cannot end in the moment between the poll that
+# sees KILL_AFTER results and the SIGKILL (at least 18 * SLEEP / 2 s under -n 2).  Only that
+# moment needs slow items: sleeping in the first half too made every run (uninterrupted,
+# killed, resumed) sleep twice as long for nothing.
+FAST_TASKS = 6
 VOLATILE_BENCHMARK_KEYS = ("metrics_ci",)  # bootstrap intervals may be resampled; compared separately if stable
 
 
 def slow_solution(code: str, entry: str) -> str:
-    """``code`` with a one-time sleep at the start of ``entry``'s body (sanitizer-proof)."""
+    """``code`` with a one-time sleep of SLEEP s at the start of ``entry``'s body (sanitizer-proof)."""
     tree = ast.parse(code)
     fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == entry)
     first = fn.body[0]
@@ -46,16 +54,18 @@ def slow_solution(code: str, entry: str) -> str:
 
 def write_slow_samples(path) -> int:
     """Every bundled task: sample 0 the contract reference (passes), and for every
-    other task sample 1 a wrong answer (fails).  Returns the number of items."""
+    other task sample 1 a wrong answer (fails); the samples of all but the first
+    FAST_TASKS tasks sleep (:func:`slow_solution`).  Returns the number of items."""
     rows, items = [], 0
     for k, task in enumerate(CONTRACT.load(None, None).tasks):
         entry = task.data["entry_point"]
+        slow = (lambda code: slow_solution(code, entry)) if k >= FAST_TASKS else (lambda code: code)
         rows.append({"task_id": task.task_id, "sample_index": 0,
-                     "solution": slow_solution(CONTRACT.reference(task, "contract"), entry)})
+                     "solution": slow(CONTRACT.reference(task, "contract"))})
         items += 2
         if k % 2:
             wrong = f"def {entry}(*args, **kwargs):\n    return None\n"
-            rows.append({"task_id": task.task_id, "sample_index": 1, "solution": slow_solution(wrong, entry)})
+            rows.append({"task_id": task.task_id, "sample_index": 1, "solution": slow(wrong)})
             items += 2
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return items
@@ -138,15 +148,16 @@ def comparable(report_path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(module_runs, tmp_path_factory):
-    """The slow samples and their uninterrupted run (``-n 0``), made once for the module:
-    what both resumed runs must give (a ``-n 2`` run reports what ``-n 0`` does:
+def uninterrupted(session_runs, tmp_path_factory):
+    """The slow samples and their uninterrupted run (``-n 0``), made once for the session
+    (test_distributed.py's resume on remote workers compares with it too): what every
+    resumed run must give (a ``-n 2`` run reports what ``-n 0`` does:
     test_plugin_contract.py::test_xdist_report_equals_single_process_report)."""
     private = tmp_path_factory.mktemp("slow") / "slow.jsonl"
     n_items = write_slow_samples(private)
-    samples = module_runs.write_once("slow.jsonl", private.read_text())
-    report = module_runs.path / "full.json"
-    full = module_runs.once("full", *specbench_args(samples, module_runs.path / "state-full", report, 0))
+    samples = session_runs.write_once("slow.jsonl", private.read_text())
+    report = session_runs.path / "slow-full.json"
+    full = session_runs.once("slow-full", *specbench_args(samples, session_runs.path / "state-slow-full", report, 0))
     assert full.ret == 1  # the wrong samples fail
     return SimpleNamespace(samples=samples, n_items=n_items, result=full, report=report)
 
@@ -158,7 +169,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, wo
     samples, n_items = uninterrupted.samples, uninterrupted.n_items
     crash_state = pytester.path / "state-crash"
 
-    # 1. The uninterrupted run (the module's, -n 0).
+    # 1. The uninterrupted run (the session's, -n 0).
     full = uninterrupted.result
     full_outcomes = full.parseoutcomes()
 

@@ -168,7 +168,11 @@ def isolate(cfg: dict) -> dict:
                 _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=111,size=1m")
                 hidden.append(path)
         covered = list(hidden)
-        for path in world_writable_dirs(covered):
+        # A hidden folder that is itself one of the always-private ones (/tmp, when the run's
+        # rootdir is /tmp: a remote host's worker started there) still gets its fresh,
+        # writable tmpfs on top: hidden alone it would be unwritable, and a job that writes
+        # there (javac's warm server keeps its work folder in java.io.tmpdir) would fail.
+        for path in world_writable_dirs([c for c in covered if c not in _ALWAYS_PRIVATE]):
             # What was there (say, CI's venv in a temporary folder) can be bound back.
             fd = os.open(path, os.O_PATH | os.O_DIRECTORY)
             try:
@@ -179,7 +183,10 @@ def isolate(cfg: dict) -> dict:
                     raise
                 report["notes"].append(f"{path} not made private ({exc.strerror})")
                 continue
-            _HIDDEN_FDS.setdefault(path, fd)
+            if path in _HIDDEN_FDS:  # hidden above: its handle on what was there is kept
+                os.close(fd)
+            else:
+                _HIDDEN_FDS[path] = fd
             covered.append(path)
             _PRIVATE_DIRS.append(path)
         if root:
