@@ -122,7 +122,10 @@ def pytest_configure(config):
     folder = os.environ.get(ENV)
     if not folder or config.pluginmanager.has_plugin("specbench-timeline"):
         return
-    role = os.environ.get("PYTEST_XDIST_WORKER") or "controller"
+    # The config says whether this process is an xdist worker; the environment does not (a
+    # run started from inside another run's worker inherits its PYTEST_XDIST_WORKER).
+    workerinput = getattr(config, "workerinput", None)
+    role = workerinput["workerid"] if workerinput else "controller"
     timeline = Timeline(Path(folder), role)
     timeline.event("configure")
     config.pluginmanager.register(timeline, "specbench-timeline")
