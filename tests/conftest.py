@@ -128,7 +128,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(f"{fault.ljust(width)}  {seconds:6.2f} s  {verdict}")
 
 
-from shared_runs import NO_HYPOTHESIS_PLUGIN  # noqa: E402
+from shared_runs import UNUSED_PLUGINS  # noqa: E402
 
 
 @pytest.fixture
@@ -154,9 +154,9 @@ def pytester(pytester, monkeypatch, tmp_path_factory):
     monkeypatch.setattr(type(pytester), "_Pytester__take_sys_modules_snapshot",
                         lambda self: SysModulesSnapshot(preserve=installed))
     pytester._sys_modules_snapshot = SysModulesSnapshot(preserve=installed)  # restored at the test's end
-    # A subprocess run's controller would import all of hypothesis in its terminal summary
-    # (hypothesis' pytest plugin does, whatever the run): ~0.2 CPU s per run, and no run of
-    # ours has a hypothesis test.  Users' runs keep the plugin (tests/test_registry.py, the
-    # in-process runs and the wheel test run with it).
-    monkeypatch.setattr(pytester, "_getpytestargs", lambda: (sys.executable, "-mpytest", *NO_HYPOTHESIS_PLUGIN))
+    # A subprocess run leaves out the pytest plugins of our dependencies that none of its
+    # tests uses (shared_runs.UNUSED_PLUGINS: hypothesis' and anyio's, ~0.1-0.3 CPU s per
+    # process).  Users' runs keep them (tests/test_registry.py, the in-process runs and the
+    # wheel test run with them).
+    monkeypatch.setattr(pytester, "_getpytestargs", lambda: (sys.executable, "-mpytest", *UNUSED_PLUGINS))
     return pytester

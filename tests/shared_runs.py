@@ -22,9 +22,12 @@ import pytest
 
 # What an outer xdist worker sets: an inner run is a controller of its own, as under pytester.
 OUTER_RUN_VARIABLES = ("PYTEST_ADDOPTS", "TOX_ENV_DIR", "PYTEST_CURRENT_TEST")
-# Hypothesis' pytest plugin imports all of hypothesis in a run's terminal summary (~0.2 CPU s
-# per run); no whole run the tests start has a hypothesis test (tests/conftest.py's pytester).
-NO_HYPOTHESIS_PLUGIN = ("-p", "no:hypothesispytest")
+# Pytest plugins of our dependencies that no whole run the tests start uses (none has a
+# hypothesis or an anyio test), loaded by every pytest process such a run starts (its
+# controller and each xdist worker): hypothesis' imports all of hypothesis in the run's
+# terminal summary (~0.2 CPU s per run), anyio's imports anyio at start (~0.09 CPU s per
+# process).  Users' runs keep them (tests/conftest.py's pytester).
+UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio")
 
 
 def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None,
@@ -40,7 +43,7 @@ def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None,
         environment.pop(name, None)
     basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=folder)  # unique: xdist workers may share the folder
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "pytest", *NO_HYPOTHESIS_PLUGIN, f"--basetemp={basetemp}", *map(str, args)],
+    done = subprocess.run([sys.executable, "-m", "pytest", *UNUSED_PLUGINS, f"--basetemp={basetemp}", *map(str, args)],
                           cwd=folder, env=environment, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           errors="replace", timeout=timeout)
     try:

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import pytest
 
 from private_host import REPO, PrivateHost, require_namespace, sshd_refusal, start_sshd
-from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: PostcondBench's Java classes, built once)
+from shared_runs import UNUSED_PLUGINS, postcond_bundled_state  # noqa: F401  (a fixture: PostcondBench's Java classes, built once)
 from test_resume import uninterrupted  # noqa: F401  (a fixture: the slow samples' uninterrupted run, made once)
 
 REMOTE_DATA = "/tmp/data"  # the data root on the private host (copied in at its start)
@@ -183,7 +183,7 @@ def test_killed_controller_resumes_on_the_remote_workers(pytester, tmp_path, uni
         samples, n_items, full = uninterrupted.samples, uninterrupted.n_items, uninterrupted.result
         args = ["--specbench=contract", f"--model=replay:{samples}", "--specbench-k=1"]
         state = pytester.path / "state-crash"
-        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--specbench-dir={state}",
+        cmd = [sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:cacheprovider", f"--specbench-dir={state}",
                f"--specbench-report={pytester.path / 'crash.json'}", *args, *remote(hosts[0], workers=1)]
         proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from shared_data import FULL, REPO_MIRRORS, SHARED_DATA
-from shared_runs import postcond_bundled_state, postcond_real_state  # noqa: F401  (fixtures: state folders built once)
+from shared_runs import UNUSED_PLUGINS, postcond_bundled_state, postcond_real_state  # noqa: F401  (fixtures: state folders built once)
 
 from pytest_specbench.jml import junit
 from pytest_specbench.execution.jvm import JvmExecutor
@@ -21,7 +21,7 @@ MIRROR = REPO_MIRRORS
 
 def run_plugin(tmp_path, *args, name="run", state=None):
     report = tmp_path / f"{name}.json"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-q", "--specbench=postcond",
+    proc = subprocess.run([sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:randomly", "-q", "--specbench=postcond",
                            f"--specbench-report={report}", f"--specbench-dir={state or tmp_path / 'state'}",
                            "--specbench-result-cache=off", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)

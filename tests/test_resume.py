@@ -21,6 +21,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from shared_runs import UNUSED_PLUGINS
 
 from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 
@@ -174,7 +175,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, wo
     full_outcomes = full.parseoutcomes()
 
     # 2. The same run, SIGKILLed (with its xdist workers) once some results are journaled.
-    cmd = [sys.executable, "-m", "pytest",
+    cmd = [sys.executable, "-m", "pytest", *UNUSED_PLUGINS,
            *specbench_args(samples, crash_state, pytester.path / "crash.json", workers)]
     proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
