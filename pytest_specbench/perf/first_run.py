@@ -73,20 +73,14 @@ def _run_profiled(args: list[str], cwd: Path, out: Path) -> dict:
     its CPU by command line from /proc (families.measure: pip, the repository's pytest,
     the harness's processes); prints the three.  The figures include py-spy's own work."""
     from . import profile as prof
-    from . import timeline
     from .families import measure as tree_measure
 
-    shutil.rmtree(out.with_suffix(""), ignore_errors=True)
-    env = prof.env_with_checkout({timeline.ENV: str(out.with_suffix(""))})
-    argv = prof.profiled([sys.executable, "-m", "pytest", "-p", "pytest_specbench.perf.timeline", "-q",
-                          "-p", "no:cacheprovider", *args], out)
+    argv, env = prof.profiled_pytest([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], out)
     m = tree_measure(argv, cwd, env, log=out.with_suffix(".log"))
     lines = [f"{out.stem}: wall {m['wall_s']:.1f} s, CPU of the tree {m['cpu_s']:.1f} s (py-spy's included); "
              f"load {m['loadavg_before']} -> {m['loadavg_after']}", "CPU by command (sampled every 0.1 s from /proc):"]
     lines += [f"  {v:7.2f} s  {k}" for k, v in m["cpu_by_command"].items()]
-    lines.append(prof.report(out))
-    if out.with_suffix("").is_dir():
-        lines.append(timeline.format_analysis(timeline.analyse(out.with_suffix(""))))
+    lines.append(prof.pytest_report(out))
     text = "\n".join(lines)
     out.with_suffix(".summary.txt").write_text(text + "\n")
     print(text, file=sys.stderr, flush=True)

@@ -212,6 +212,32 @@ def profiled(argv: list[str], out: Path, rate: int = 100) -> list[str]:
             "--output", str(out), "--", *argv]
 
 
+def profiled_pytest(argv: list[str], out: Path, rate: int = 100) -> tuple[list[str], dict]:
+    """``argv`` (``python -m pytest ...``) recorded by py-spy into ``out``, each of its
+    pytest processes writing its timeline (perf/timeline.py) into ``<out>-timeline/``:
+    the command and its environment.  :func:`pytest_report` reads both back."""
+    from . import timeline
+
+    folder = out.with_name(out.stem + "-timeline")
+    shutil.rmtree(folder, ignore_errors=True)
+    env = env_with_checkout({timeline.ENV: str(folder)})
+    return profiled([*argv[:3], "-p", "pytest_specbench.perf.timeline", *argv[3:]], out, rate), env
+
+
+def pytest_report(out: Path, rate: int = 100) -> str:
+    """The shares of a run recorded by :func:`profiled_pytest` and its processes'
+    timelines (also saved as ``<out>-timeline.txt``)."""
+    from . import timeline
+
+    text = report(out, rate)
+    folder = out.with_name(out.stem + "-timeline")
+    if folder.is_dir():
+        analysis = timeline.format_analysis(timeline.analyse(folder))
+        folder.with_name(folder.name + ".txt").write_text(analysis + "\n")
+        text += "\n" + analysis
+    return text
+
+
 def report(out: Path, rate: int = 100, top: int = 15) -> str:
     """The summary of a profile written by :func:`profiled`, also saved beside it."""
     if not out.exists():

@@ -172,13 +172,9 @@ def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | No
     folder = PROFILE["dir"]
     if folder is not None and profile_name:
         from pytest_specbench.perf import profile as prof
-        from pytest_specbench.perf import timeline
 
         folder = Path(folder).resolve()
-        shutil.rmtree(folder / f"{profile_name}-timeline", ignore_errors=True)
-        env = prof.env_with_checkout({timeline.ENV: str(folder / f"{profile_name}-timeline")})
-        argv = prof.profiled(argv[:3] + ["-p", "pytest_specbench.perf.timeline"] + argv[3:],
-                             folder / f"{profile_name}.txt", PROFILE["rate"])
+        argv, env = prof.profiled_pytest(argv, folder / f"{profile_name}.txt", PROFILE["rate"])
     start = time.perf_counter()
     proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss), *argv],
                             cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -190,13 +186,8 @@ def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | No
     tail = [line for line in out.strip().splitlines() if not line.startswith("py-spy>")][-1:] or [err.strip()[-300:]]
     if env is not None:
         from pytest_specbench.perf import profile as prof
-        from pytest_specbench.perf import timeline
 
-        print(prof.report(folder / f"{profile_name}.txt", PROFILE["rate"]), file=sys.stderr)
-        if (folder / f"{profile_name}-timeline").is_dir():
-            text = timeline.format_analysis(timeline.analyse(folder / f"{profile_name}-timeline"))
-            (folder / f"{profile_name}-timeline.txt").write_text(text + "\n")
-            print(text, file=sys.stderr, flush=True)
+        print(prof.pytest_report(folder / f"{profile_name}.txt", PROFILE["rate"]), file=sys.stderr, flush=True)
     peak_kib = int(rss.read_text().split()[-1]) if rss.exists() else 0
     dedupe = re.search(r"specbench: dedupe: (\d+) programs evaluated, (\d+) copies took their verdict, (\d+) from", out)
     return {"wall_s": round(wall, 2), "exit": proc.returncode, "summary": tail[0], "peak_rss_mb": round(peak_kib / 1024),
