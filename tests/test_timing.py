@@ -171,3 +171,23 @@ def test_the_report_marks_borderline_items(pytester):
     functional = sample["checks"]["functional"]
     assert functional["passed"] is False and functional["borderline"][0]["input"] == 2
     assert len(functional["borderline"][0]["cpu"]) == 1 + REMEASURE_RUNS
+
+
+@pytest.mark.parametrize("wall_factor,loads", [(20.0, True), (1.0, False)])
+def test_the_wall_bound_on_defining_a_sample_scales_with_the_wall_factor(wall_factor, loads):
+    # A loaded machine is what --specbench-wall-factor is for; the definition of the
+    # sample (its module-level code) was held to 3x its CPU limit whatever the factor.
+    # Sleeping 1 s at definition: inside 0.2 s x 20, outside 0.2 s x 1.
+    from pytest_specbench.execution.python import CallsJob, PythonExecutor
+
+    limits = Limits(call_cpu=LIMIT, startup_cpu=0.2, memory_mb=1024, tmp_mb=16, wall_factor=wall_factor)
+    executor = PythonExecutor(limits)
+    try:
+        code = "import time\ntime.sleep(1.0)\ndef f(x):\n    return x + 1\n"
+        result = executor.run(None, CallsJob(code, "f", f"slow-definition-{wall_factor}", lambda: [((1,), {})], [0]))
+    finally:
+        executor.close()
+    if loads:
+        assert result.load_error is None and result.outcomes[0].status == "ok", result.failure_reason()
+    else:
+        assert result.load_error == "defining the sample took over 0.2 s", result.failure_reason()

@@ -55,7 +55,7 @@ _OPTION_PROVIDERS = (
 def _limit_options() -> list[tuple[str, str, str, str]]:
     docs = {"call_cpu": "CPU seconds per call (per input), at least",
             "reference_factor": "per-input limit as a multiple of the reference's cost, when that is higher", "startup_cpu": "CPU seconds to load a sample",
-            "wall_factor": "wall-clock limit per call as a multiple of its CPU limit",
+            "wall_factor": "wall-clock limit per call (and for loading a sample) as a multiple of its CPU limit",
             "memory_mb": "address-space limit per sandboxed child, MiB",
             "processes": "processes a sandboxed child may have", "output_bytes": "captured stdout+stderr per child",
             "file_bytes": "largest file a child may write", "result_bytes": "result data a child may send",
