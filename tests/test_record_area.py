@@ -66,7 +66,9 @@ def test_early_stop_sees_a_wrong_answer_while_the_child_still_runs(executor):
     result = executor.run(None, CallsJob(code, "f", "record-area-stop", lambda: calls, [0, 1, 2], call_cpu=[5.0] * 3),
                           on_outcome=lambda o: seen.append(o.index) and False)
     assert seen == [0]
-    assert result.wall < 2.0, result.wall  # killed on the harness's word, not after the 5 s timer
+    # Killed on the harness's word, not by the call's 5 CPU s timer.  CPU, not wall: the
+    # child's CPU only grows while it runs, so a loaded machine cannot fail this.
+    assert result.cpu is not None and result.cpu < 2.5, result.cpu
 
 
 def test_answers_written_before_a_hanging_call_arrive_without_a_wake_up(executor):
@@ -79,7 +81,7 @@ def test_answers_written_before_a_hanging_call_arrive_without_a_wake_up(executor
     result = executor.run(None, CallsJob(code, "f", "record-area-poll", lambda: calls, list(range(8)), call_cpu=[5.0] * 8),
                           on_outcome=lambda o: seen.append(o.index) or o.index < 3)
     assert seen == [0, 1, 2, 3]
-    assert result.wall < 2.0, result.wall
+    assert result.cpu is not None and result.cpu < 2.5, result.cpu  # not the 5 CPU s timer (see above)
 
 
 def test_more_records_than_the_area_holds_arrive_whole_and_in_order(executor):
