@@ -183,6 +183,8 @@ def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | No
     out, err = proc.communicate()
     wall = time.perf_counter() - start
     roles.stop.set()
+    # The run's own output beside its report (the summary line alone says "4 warnings", not which).
+    report.with_suffix(".log").write_text(out + ("\n--- stderr ---\n" + err if err else ""))
     tail = [line for line in out.strip().splitlines() if not line.startswith("py-spy>")][-1:] or [err.strip()[-300:]]
     if env is not None:
         from pytest_specbench.perf import profile as prof
