@@ -209,7 +209,7 @@ def has_no_code(text: str, program: str) -> bool:
     if "```" in text:
         return False
     try:
-        ast.parse(program)
+        quiet_parse(program)
     except (SyntaxError, MemoryError, ValueError, RecursionError):
         return True
     return False
