@@ -104,7 +104,8 @@ def test_reference_proof_file_is_the_task_file_itself(adapter_tasks):
                                        "code_spec_proof", "codegen_with_spec", "specgen_with_code"])
 def test_every_kind_prompts_and_assembles_on_all_tasks(adapter_tasks, kind_name):
     from pytest_specbench.benchmarks.verina import prompts
-    from pytest_specbench.benchmarks.verina.answers import parse_answer, screen
+    from pytest_specbench.benchmarks.verina.answers import parse_answer
+    from pytest_specbench.benchmarks.verina.screen import screen
     from pytest_specbench.benchmarks.verina.kinds import KINDS
     b, tasks = adapter_tasks
     kind = KINDS[kind_name]

@@ -16,7 +16,8 @@ import pytest
 from pytest_specbench.benchmarks.base import Task
 from pytest_specbench.benchmarks.verina import assembly, metrics, prompts
 from pytest_specbench.benchmarks.verina.adapter import ADAPTER, OPTIONS, VerinaBenchmark, task_axioms
-from pytest_specbench.benchmarks.verina.answers import AnswerError, parse_answer, screen
+from pytest_specbench.benchmarks.verina.answers import AnswerError, parse_answer
+from pytest_specbench.benchmarks.verina.screen import screen
 from pytest_specbench.benchmarks.verina.kinds import KINDS
 from pytest_specbench.benchmarks.verina.loader import load_tasks, parse_template, reassemble
 from pytest_specbench.benchmarks.verina.values import render

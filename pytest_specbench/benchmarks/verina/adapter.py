@@ -24,9 +24,10 @@ from ...errors import DataError, InfrastructureError, OptionError
 from ...execution.lean import LeanJob, project_problem
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from . import assembly, metrics, prompts
-from .answers import AnswerError, parse_answer, screen
+from .answers import AnswerError, parse_answer
 from .kinds import KINDS, SPEC_CHECKS, Kind
 from .options import OPTIONS
+from .screen import screen
 from .loader import VerinaTask, load_tasks
 from .verdicts import (STANDARD_AXIOMS, FileReport, attribute, axioms_of, guard_outcome, parse_messages,
                        plausible_outcome, relation_outcome, relation_score)
