@@ -29,8 +29,8 @@ from .kinds import KINDS, SPEC_CHECKS, Kind
 from .options import OPTIONS
 from .screen import screen
 from .loader import VerinaTask, load_tasks
-from .verdicts import (STANDARD_AXIOMS, FileReport, attribute, axioms_of, guard_outcome, parse_messages,
-                       plausible_outcome, relation_outcome, relation_score)
+from .verdicts import (STANDARD_AXIOMS, TO_PLAUSIBLE, FileReport, attribute, axioms_of, guard_outcome,
+                       parse_messages, plausible_outcome, relation_outcome, relation_score)
 
 
 def bundled_root() -> Path:
@@ -66,7 +66,7 @@ def _option(source: Any, name: str) -> Any:
 
 class VerinaBenchmark:
     name = "verina"
-    version = "1"
+    version = "2"  # 2: the screen of issue #43; a case the time limit stopped is unknown (§4.1)
     options: Sequence[Option] = OPTIONS
 
     def __init__(self) -> None:
@@ -165,7 +165,7 @@ class VerinaBenchmark:
             # A flood of #eval output: the diagnostics after the cap are lost, so
             # unfinished checks fail (the sample caused it) rather than pass.
             stopped = "Lean output exceeded the output limit (flooding #eval?)"
-        return attribute(file, parse_messages(result.stdout), stopped)
+        return attribute(file, parse_messages(result.stdout), stopped, timed_out=bool(result.timed_out))
 
     def code_file(self, vt: VerinaTask, kind: Kind, fields: dict[str, str], settings: Any) -> assembly.LeanFile:
         parts = assembly.merge(vt, fields, kind.writes, kind.given)
@@ -187,6 +187,8 @@ class VerinaBenchmark:
         outcomes = {}
         for i in range(len(vt.tests)):
             got, msg = guard_outcome(report, f"code:{i}")
+            if got == "timed_out":
+                got = "not_run"  # code tests have no unknown: a test the time limit stopped did not pass
             if got == "not_run" and upstream:
                 got = "passed"
             outcomes[i] = (got, msg)
@@ -217,7 +219,7 @@ class VerinaBenchmark:
                 key = f"{check}:{case}"
                 if decided is None:
                     fb.add(f"{key}:decide", f"#guard decide ({prop})")
-                elif decided.get(key) == "undecidable" or decided.get(key) == "error":
+                elif decided.get(key) in TO_PLAUSIBLE:
                     fb.add(f"{key}:plausible", assembly.plausible_tactic(vt, f"({prop})", budget, seed, unfold))
                     fb.add(f"{key}:plausible_neg", assembly.plausible_tactic(vt, f"¬ ({prop})", budget, seed, unfold))
         return fb.build()
@@ -231,13 +233,13 @@ class VerinaBenchmark:
                                        "pass_cases": 0}, f"does not compile: {report.compile_error}")
         decided = {c.key.rsplit(":", 1)[0]: guard_outcome(report, c.key)[0] for c in first.cases}
         second_report = None
-        if any(v in ("undecidable", "error") for v in decided.values()):
+        if any(v in TO_PLAUSIBLE for v in decided.values()):
             second_report = self._lean(ctx, self.spec_files(vt, kind, fields, settings, decided))
         outcomes: dict[str, str] = {}
         for case, _ in cases:
             key = f"{check}:{case}"
             d = decided[key]
-            if d in ("undecidable", "error") and second_report is not None:
+            if d in TO_PLAUSIBLE and second_report is not None:
                 outcomes[case] = relation_outcome("undecidable", plausible_outcome(second_report, f"{key}:plausible"),
                                                   plausible_outcome(second_report, f"{key}:plausible_neg"))
             else:
