@@ -24,6 +24,7 @@ from ...errors import DataError, InfrastructureError, OptionError
 from ...execution.lean import LeanJob, project_problem
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from . import assembly, metrics, prompts
+from .audit import add_audit, audit_problem
 from .answers import AnswerError, parse_answer
 from .kinds import KINDS, SPEC_CHECKS, Kind
 from .options import OPTIONS
@@ -174,15 +175,34 @@ class VerinaBenchmark:
         parts["precond"], parts["precond_aux"] = gt["precond"], gt["precond_aux"]
         header = assembly.check_program(vt, parts, "code")
         fb = assembly.FileBuilder(header, _option(settings, "verina_heartbeats"))
+        self._audit_cases(fb, fields, settings)
         for i, test in enumerate(vt.tests):
             fb.add(f"code:{i}", assembly.code_test(vt, i, test))
         return fb.build()
 
+    @staticmethod
+    def _audit_cases(fb: assembly.FileBuilder, fields: dict[str, str], settings: Any) -> None:
+        if _option(settings, "verina_audit") == "on":
+            add_audit(fb, fields)
+
+    @staticmethod
+    def _audited(vt: VerinaTask, file: assembly.LeanFile, report: FileReport, cases: int) -> CheckResult | None:
+        """A failed sample when the post-elaboration audit (:mod:`.audit`) found what
+        the answer added; None when it is clean or was not in the file."""
+        problem = audit_problem(report, [c.key for c in file.cases], task_axioms(vt))
+        if not problem:
+            return None
+        return CheckResult(False, {"score": "fail", "outcome": "audit", "cases": cases, "pass_cases": 0}, problem)
+
     def _code(self, vt, kind, fields, ctx, settings) -> CheckResult:
-        report = self._lean(ctx, self.code_file(vt, kind, fields, settings))
+        file = self.code_file(vt, kind, fields, settings)
+        report = self._lean(ctx, file)
         if not report.compiled:
             return CheckResult(False, {"score": "fail", "outcome": "cannot_compile", "cases": len(vt.tests),
                                        "pass_cases": 0}, f"does not compile: {report.compile_error}")
+        audited = self._audited(vt, file, report, len(vt.tests))
+        if audited:
+            return audited
         upstream = _option(settings, "verina_unfinished_tests") == "pass"
         outcomes = {}
         for i in range(len(vt.tests)):
@@ -212,6 +232,8 @@ class VerinaBenchmark:
         header = self.spec_header(vt, kind, fields)
         beats = _option(settings, "verina_heartbeats")
         fb = assembly.FileBuilder(header, beats)
+        if decided is None:
+            self._audit_cases(fb, fields, settings)
         budget, seed = _option(settings, "verina_plausible_budget"), _option(settings, "verina_plausible_seed")
         for check in SPEC_CHECKS:
             unfold = check.split("_")[0]
@@ -231,7 +253,11 @@ class VerinaBenchmark:
         if not report.compiled:
             return CheckResult(False, {"score": "fail", "outcome": "cannot_compile", "cases": len(cases),
                                        "pass_cases": 0}, f"does not compile: {report.compile_error}")
-        decided = {c.key.rsplit(":", 1)[0]: guard_outcome(report, c.key)[0] for c in first.cases}
+        audited = self._audited(vt, first, report, len(cases))
+        if audited:
+            return audited
+        decided = {c.key.rsplit(":", 1)[0]: guard_outcome(report, c.key)[0] for c in first.cases
+                   if not c.key.startswith("audit:")}
         second_report = None
         if any(v in TO_PLAUSIBLE for v in decided.values()):
             second_report = self._lean(ctx, self.spec_files(vt, kind, fields, settings, decided))
@@ -261,6 +287,7 @@ class VerinaBenchmark:
         parts = assembly.merge(vt, fields, writes, kind.given + (("precond", "postcond") if writes != kind.writes else ()))
         header = assembly.check_program(vt, parts, "proof")
         fb = assembly.FileBuilder(header, _option(settings, "verina_heartbeats"))
+        self._audit_cases(fb, fields, settings)
         fb.add("axioms", f"#print axioms {vt.signature['name']}_spec_satisfied")
         return fb.build()
 
@@ -275,6 +302,9 @@ class VerinaBenchmark:
         if not report.compiled:
             return CheckResult(False, {**base, "score": "fail", "outcome": "cannot_compile"},
                                f"does not compile: {report.compile_error}")
+        audited = self._audited(vt, file, report, 1)
+        if audited:
+            return audited
         if _option(settings, "verina_proof_check") == "substring":
             return CheckResult(True, {**base, "score": "pass", "pass_cases": 1, "outcome": "compiles"})
         axioms, why = axioms_of(report, "axioms", f"{vt.signature['name']}_spec_satisfied")
