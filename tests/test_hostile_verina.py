@@ -86,15 +86,6 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_hostile_answer_is_refused_with_one_line(name):
-    field, value, word = HOSTILE[name]
-    with pytest.raises(AnswerError) as info:
-        screen({field: value})
-    message = str(info.value)
-    assert word in message and "\n" not in message and field in message
-
-
 # Issue #43: each of these would run code, or change what a check means, while Lean
 # elaborates; each fooled the screen before it read the raw text as well.  Value:
 # (field, answer text, what the one-line refusal names).
@@ -203,9 +194,9 @@ HOSTILE_43 = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(HOSTILE_43))
-def test_issue_43_hostile_answer_is_refused_with_one_line(name):
-    field, value, word = HOSTILE_43[name]
+@pytest.mark.parametrize("name", sorted(HOSTILE) + [f"43:{n}" for n in sorted(HOSTILE_43)])
+def test_hostile_answer_is_refused_with_one_line(name):
+    field, value, word = HOSTILE_43[name[3:]] if name.startswith("43:") else HOSTILE[name]
     with pytest.raises(AnswerError) as info:
         screen({field: value})
     message = str(info.value)

@@ -83,26 +83,11 @@ def _interpolated(text: str, i: int) -> bool:
 def _lex(text: str, i: int, out: list[str], in_braces: bool) -> int:
     """Append ``text[i:]``'s lexed form to ``out`` up to the end, or (``in_braces``)
     up to the ``}`` closing an interpolation; return where it stopped."""
-    n, depth, braces = len(text), 0, 0
+    n, braces = len(text), 0
     while i < n:
         c = text[i]
-        if depth:
-            if text.startswith("/-", i):
-                depth, i = depth + 1, i + 2
-                out.append("  ")
-            elif text.startswith("-/", i):
-                depth, i = depth - 1, i + 2
-                out.append("  ")
-            else:
-                out.append("\n" if c == "\n" else " ")
-                i += 1
-        elif text.startswith("/-", i):
-            depth, i = 1, i + 2
-            out.append("  ")
-        elif text.startswith("--", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
+        end = _comment(text, i, out)
+        if end >= 0:
             i = end
         elif in_braces and c == "{":
             braces += 1
@@ -186,36 +171,36 @@ _COMMENT_OPEN = re.compile(r"/-|--")
 def comment_text(text: str) -> str:
     """``text`` with comments blanked and nothing else: quotes are not read as
     strings, so no string our lexer misreads can hide what follows it."""
-    if "--" not in text and "/-" not in text:
-        return text
     out: list[str] = []
-    i, n, depth = 0, len(text), 0
+    i, n = 0, len(text)
     while i < n:
-        if not depth and not text.startswith(("/-", "--"), i):
-            m = _COMMENT_OPEN.search(text, i)
-            j = m.start() if m else n
-            out.append(text[i:j])
-            i = j
-            continue
-        if depth or text.startswith("/-", i):
-            if text.startswith("/-", i):
-                depth, i = depth + 1, i + 2
-                out.append("  ")
-            elif text.startswith("-/", i):
-                depth, i = depth - 1, i + 2
-                out.append("  ")
-            else:
-                out.append("\n" if text[i] == "\n" else " ")
-                i += 1
-        elif text.startswith("--", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
-            i = end
-        else:
-            out.append(text[i])
-            i += 1
+        m = _COMMENT_OPEN.search(text, i)
+        j = m.start() if m else n
+        out.append(text[i:j])
+        i = _comment(text, j, out) if m else n
     return "".join(out)
+
+
+def _comment(text: str, i: int, out: list[str]) -> int:
+    """When a comment opens at ``i`` (``--`` to the end of the line; ``/- -/``
+    nested, doc comments alike): append it blanked (line breaks kept) and return
+    where it ends; else -1."""
+    if text.startswith("--", i):
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+    elif text.startswith("/-", i):
+        depth, end = 1, i + 2
+        while depth and end < len(text):
+            if text.startswith("/-", end):
+                depth, end = depth + 1, end + 2
+            elif text.startswith("-/", end):
+                depth, end = depth - 1, end + 2
+            else:
+                end += 1
+    else:
+        return -1
+    out.append("".join("\n" if ch == "\n" else " " for ch in text[i:end]))
+    return end
 
 
 # ---------------------------------------------------------------- what is refused
