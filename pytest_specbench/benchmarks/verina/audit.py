@@ -78,6 +78,8 @@ def declared_theorems(fields: dict[str, str]) -> list[str]:
     blanked first), in order."""
     names: list[str] = []
     for value in fields.values():
+        if "theorem" not in value and "lemma" not in value:
+            continue
         for name in _DECLARED.findall(code_text(value)):
             if name not in names:
                 names.append(name)

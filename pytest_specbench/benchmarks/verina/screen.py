@@ -38,6 +38,7 @@ of every task pass (``tests/test_hostile_verina.py``).
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -300,9 +301,16 @@ def screen(fields: dict[str, str]) -> None:
     for name, value in fields.items():
         if "-- !benchmark" in value:
             raise AnswerError(f"{name} contains a '-- !benchmark' marker")
-        found = _bad_character(value) or _first_forbidden(name, value)
+        found = _field_problem(name, value)
         if found:
             raise AnswerError(f"{name} {found}, which the harness does not accept")
+
+
+@functools.lru_cache(maxsize=4096)
+def _field_problem(name: str, value: str) -> str:
+    """What a field holds that it may not ("" if nothing); the checks of one sample
+    (and the task kinds of one reference answer) screen the same fields again."""
+    return _bad_character(value) or _first_forbidden(name, value)
 
 
 def _bad_character(value: str) -> str:
@@ -347,7 +355,14 @@ def _first_forbidden(field: str, value: str) -> str:
     return min(hits)[1] if hits else ""
 
 
+_TOKEN = re.compile(r"(?<![\w'!?.])[A-Za-z_][\w'!?]*%?\[?")
+
+
 def _command_hits(text: str, english: bool) -> list[tuple[int, str]]:
+    # one pass over the words first: most fields hold no keyword at all
+    words = {w.rstrip("[") if not w.startswith("scoped[") else w for w in _TOKEN.findall(text)}
+    if words.isdisjoint(KNOWN_COMMANDS):
+        return []
     m = _COMMAND_RE[english].search(text)
     return [(m.start(), f"uses '{m.group(1)}' ({KNOWN_COMMANDS[m.group(1)]})")] if m else []
 
