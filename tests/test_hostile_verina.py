@@ -179,6 +179,16 @@ HOSTILE_43 = {
     "interpolation_with_nested_string": ("code", 's!"{"}" ++ "x"} #eval"', "#eval"),
     "interpolation_hides_comment_end": ("code", 's!"{ "-/" }" /- x -/ ++ (unsafeIO 1)', "unsafeIO"),
     "escaped_quote_then_command": ("code_aux", 'def s := "a\\" -- "\n#eval 1', "#eval"),
+    # Python's \w and Lean's names disagreeing: Lean reads a token, then the keyword
+    "hash_command_after_name": ("code", "x#eval IO.println 1", "#eval"),
+    "hash_command_after_digit": ("code", "1#exit", "#exit"),
+    "keyword_after_lambda": ("code", "λmacro \"x\" : term => `(0)", "macro"),
+    "keyword_after_pi": ("code_aux", "def t := Πrun_cmd pure ()", "run_cmd"),
+    "keyword_after_latin1_letter": ("code_aux", "def é := 0\n\u00e9elab \"x\" : term => pure default", "elab"),
+    "keyword_after_cjk": ("code_aux", "\u4e2dsimproc s (f _) := fun _ => return .continue", "simproc"),
+    "keyword_after_number": ("code", "1run_tac pure ()", "run_tac"),
+    "io_after_number": ("code", "0IO.println \"x\"", "IO"),
+    "sorry_after_lambda": ("postcond", "λsorry", "sorry"),
     # characters Lean and Python split differently, and look-alikes
     "carriage_return": ("code_aux", "def f := 0\r#eval 1", "U+000D"),
     "line_separator": ("code_aux", "-- x\u2028#eval 1", "LINE SEPARATOR"),
@@ -214,7 +224,8 @@ def test_the_lexed_reading_alone_sees_what_follows_a_string(name):
 
 @pytest.mark.parametrize("field,value", [
     ("code", 's != "-- not a comment" && s.length > 2'),                # strings are not comments
-    ("code", "#[1, 2, 3].size"),                                       # array literals are not commands
+    ("code", "#[1, 2, 3].size + #v[1].size"),                          # array and vector literals are not commands
+    ("code", "let αmacro := 1\nlet x1run_cmd := αmacro\nx1run_cmd"),   # keywords inside Lean names are names
     ("code", "let x' := 1\nx' + 1"),                                   # a quote in a name is no char literal
     ("code", "let h₁' := 1\nlet x1' := h₁'\nx1' + 1"),                 # nor after a digit inside a name
     ("code", "xs.map (fun c => if c = '\"' then 'a' else c)"),          # char literals holding quotes

@@ -280,7 +280,10 @@ _WORD = r"(?<![\w'!?.])({})(?![\w'!?])"
 _COMMAND_RE = {english: re.compile(_WORD.format("|".join(
     re.escape(k) for k in sorted((k for k in KNOWN_COMMANDS if (k in ENGLISH_COMMANDS) == english),
                                  key=len, reverse=True)))) for english in (False, True)}
-_HASH_COMMAND = re.compile(r"(?<![\w'!?.])(#[A-Za-z_][\w!?]*)")  # #eval, #exit, #print ...; not #[..]
+# #eval, #exit, #print ...; not #[..] or #v[..].  No look-behind: `#` is never part of a
+# name, so Lean reads `x#eval` as `x` then the command (and resumes at a command
+# keyword after a parse error).
+_HASH_COMMAND = re.compile(r"(#[A-Za-z_][\w!?]*)(?![\w!?\[])")
 _DERIVING_INSTANCE = re.compile(r"\bderiving\s+instance\b")
 _SORRY = re.compile(_WORD.format("sorry|admit"))
 _SET_OPTION = re.compile(r"\bset_option\s+(\S+)")
@@ -334,9 +337,31 @@ def _bad_character(value: str) -> str:
     return ""
 
 
+# Characters Lean reads as part of a name besides ASCII letters, digits and _'!?
+# (Lean 4's `isLetterLike` and `isSubScriptAlnum`): Greek but λ, Π, Σ; Coptic;
+# polytonic Greek; the letterlike block; mathematical alphanumerics; subscripts.
+_NOT_NAME_CHAR = re.compile("[^\x00-\x7f\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9"
+                            "\u03ca-\u03fb\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f\u2080-\u2089"
+                            "\u2090-\u209c\u1d62-\u1d6a]")
+_LEADING_NUMBER = re.compile(r"(?<![\w'!?])\d+")
+
+
+def lean_words(text: str) -> str:
+    """``text`` with what cannot be part of a Lean name blanked, so that Python's
+    word boundaries fall where Lean's do: ``λmacro``, ``émacro`` and ``1macro`` are
+    a token (or a number) and then the keyword ``macro`` for Lean, one word for
+    Python's ``\\w``.  Lengths are kept."""
+    if not text.isascii():
+        text = _NOT_NAME_CHAR.sub(" ", text)
+    return _LEADING_NUMBER.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def _first_forbidden(field: str, value: str) -> str:
-    lexed, commented = code_text(value), comment_text(value)
-    raw = [value] + ([folded] if (folded := unicodedata.normalize("NFKC", value)) != value else [])
+    lexed, commented = lean_words(code_text(value)), lean_words(comment_text(value))
+    raw = [lean_words(value)]
+    folded = unicodedata.normalize("NFKC", value)
+    if folded != value:
+        raw.append(lean_words(folded))
     hits: list[tuple[int, str]] = []
     for text in (lexed, commented):
         hits += _command_hits(text, english=True) + _command_hits(text, english=False)
