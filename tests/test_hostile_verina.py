@@ -174,6 +174,7 @@ HOSTILE_43 = {
     "quote_after_digit": ("code_aux", "def c := 1'\"'\n#eval 1\ndef d := \"\"", "#eval"),
     "raw_string_backslash": ("code_aux", 'def s := r"a\\"\n#eval 1\ndef t := "x"', "#eval"),
     "raw_string_hash": ("code_aux", 'def s := r#"a"b"#\n#eval 1\ndef t := "x"', "#eval"),
+    "raw_string_after_lambda": ("code_aux", 'def f := λr#"a"b"#\n#eval 1\ndef t := "x"', "#eval"),
     "raw_string_two_hashes": ("code_aux", 'def s := r##"a"#b"##\nelab "x" : term => pure (Lean.mkNatLit 0)', "elab"),
     "quoted_name_with_quote": ("code_aux", 'def «"» := 1\n#eval 1\ndef «x"» := 2', "#eval"),
     "interpolation_with_nested_string": ("code", 's!"{"}" ++ "x"} #eval"', "#eval"),

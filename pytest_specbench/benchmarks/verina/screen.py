@@ -49,7 +49,11 @@ _IDENT_CHARS = "_'!?"
 
 
 def _is_ident_char(c: str) -> bool:
-    return c.isalnum() or c in _IDENT_CHARS
+    """Whether Lean reads ``c`` as part of a name (ASCII letters, digits, ``_'!?``,
+    and its letter-like characters: see :data:`_NOT_NAME_CHAR`)."""
+    if c.isascii():
+        return c.isalnum() or c in _IDENT_CHARS
+    return not _NOT_NAME_CHAR.match(c)
 
 
 def _token_start(text: str, end: int) -> int:
