@@ -154,6 +154,10 @@ HOSTILE_43 = {
     "alias": ("code_aux", "alias g := f", "alias"),
     "export_command": ("code_aux", "export Nat (add)", "export"),
     "compile_inductive": ("code_aux", "compile_inductive% Foo", "compile_inductive%"),
+    # the check file holds every #guard's expected output: read it, answer from it
+    "include_str_reads_the_check_file": ("code_aux", 'def leaked : String := include_str "check.lean"', "include_str"),
+    "unif_hint": ("code_aux", "unif_hint (n : Nat) where n =?= 0 ⊢ n + 0 =?= 0", "unif_hint"),
+    "proof_wanted": ("proof_aux", "proof_wanted t : False", "proof_wanted"),
     "run_cmd_after_open_in": ("code_aux", "open Nat in run_cmd pure ()", "run_cmd"),
     "eval_after_open_in": ("code_aux", "open Nat in\n#eval 1", "#eval"),
     "hash_after_semicolon": ("code", "0 #exit", "#exit"),
