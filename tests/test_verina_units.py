@@ -595,3 +595,21 @@ def test_a_relation_the_time_limit_stopped_is_unknown_as_the_paper_counts_it():
     assert relation_outcome("undecidable", "timed_out", "counterexample") == "proved"
     assert relation_outcome("undecidable", "counterexample", "timed_out") == "counterexample"
     assert relation_score(["proved", "not_run"]) == "fail"  # a crash or signal still fails the relation
+
+
+def test_a_refused_answer_counts_as_a_failure_under_either_empty_relation_rule():
+    """A screened-out answer fails the relation with the task's own case count: under
+    --verina-empty-relation=exclude it stays in the metric (it was left out, as if the
+    task had no reject inputs, before), and it never makes the task 'untested'."""
+    from fakes import fake_context
+
+    adapter = VerinaBenchmark()
+    task = next(t for t in adapter.load(None, FakeSettings(verina_task="specgen")).tasks if t.task_id == "bundled_div")
+    ctx = fake_context(executors={}, verina_task="specgen")
+    refused = adapter.run_check("precond_complete", task, "[[ ## precond ## ]]\n#eval 1\n[[ ## postcond ## ]]\nTrue", ctx)
+    assert not refused.passed and refused.details["cases"] == 2 and "#eval" in refused.message
+    passing = {"score": "pass", "cases": 2, "pass_cases": 2}
+    rows = {"bundled_div": [_row(0, precond_complete=refused.details), _row(1, precond_complete=passing)]}
+    for rule in ("vacuous", "exclude"):
+        got = metrics.aggregate(rows, ("precond_complete",), [1], empty_relation=rule)
+        assert got["precond_complete_pass@1"] == 0.5 and got["precond_complete_untested_tasks"] == 0, rule

@@ -142,8 +142,11 @@ class VerinaBenchmark:
             fields = parse_answer(text, kind.fields)
             screen(fields)
         except AnswerError as exc:
-            return CheckResult(False, {"score": "fail", "outcome": "unreadable", "cases": 0, "pass_cases": 0},
-                               f"unreadable answer: {exc}")
+            # `cases` is the check's own count on this task, as for any other failed
+            # sample: a refused answer on a task with reject inputs is a failure that
+            # --verina-empty-relation=exclude keeps, not an untested relation.
+            return CheckResult(False, {"score": "fail", "outcome": "unreadable", "cases": self._cases(check, vt),
+                                       "pass_cases": 0}, f"unreadable answer: {exc}")
         settings = ctx  # options come from ctx.option (declared, validated)
         if check == "code":
             return self._code(vt, kind, fields, ctx, settings)
@@ -152,6 +155,12 @@ class VerinaBenchmark:
         if check == "proof":
             return self._proof(vt, kind, fields, ctx, settings)
         raise InfrastructureError(f"unknown VERINA check {check!r}")
+
+    @staticmethod
+    def _cases(check: str, vt: VerinaTask) -> int:
+        if check in SPEC_CHECKS:
+            return len(assembly.spec_relations(vt, check))
+        return len(vt.tests) if check == "code" else 1
 
     def _lean(self, ctx: Any, file: assembly.LeanFile) -> FileReport:
         project = lean_project(ctx)  # None: skip_reason said so, and the executor refuses the job (E)
