@@ -18,6 +18,7 @@ present) passes the same screen, so the reference keeps its 100%.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -225,6 +226,15 @@ def test_the_lexed_reading_alone_sees_what_follows_a_string(name):
     after each string-ending trick is code in the lexed text, as it is for Lean."""
     _, value, word = HOSTILE_43[name]
     assert word in code_text(value)
+
+
+def test_command_keywords_are_either_allowed_or_refused_never_both():
+    from pytest_specbench.benchmarks.verina.screen import ALLOWED_COMMANDS, ENGLISH_COMMANDS, KNOWN_COMMANDS
+
+    assert not ALLOWED_COMMANDS & set(KNOWN_COMMANDS) and ENGLISH_COMMANDS <= set(KNOWN_COMMANDS)
+    for keyword in sorted(KNOWN_COMMANDS):
+        with pytest.raises(AnswerError, match=re.escape(keyword)):
+            screen({"code_aux": f"def f := 0\n{keyword} x"})
 
 
 @pytest.mark.parametrize("field,value", [
