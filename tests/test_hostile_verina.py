@@ -247,6 +247,7 @@ def test_command_keywords_are_either_allowed_or_refused_never_both():
     ("code", 's!"{n}: {"-".pushn \'x\' 2}"'),                          # interpolation with a nested string
     ("code", 'r#"a "quoted" b"#.length + "{".length'),                  # raw strings; a plain brace
     ("code_aux", "-- Helper: prefix[i] is the product of the prefix sums\ndef twice (n : Nat) : Nat := 2 * n"),
+    ("code_aux", "-- System of equations; Parser for the digits\ndef twice (n : Nat) : Nat := 2 * n"),
     ("code_aux", "@[simp, reducible] def twice (n : Nat) : Nat := 2 * n"),
     ("code_aux", "@[simp ←] theorem t : 1 + 1 = 2 := rfl"),
     ("code_aux", "structure P where\n  a : Nat\nderiving BEq, Repr"),  # deriving for a new type is fine

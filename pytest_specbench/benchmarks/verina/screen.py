@@ -297,6 +297,10 @@ _DERIVING_INSTANCE = re.compile(r"\bderiving\s+instance\b")
 _SORRY = re.compile(_WORD.format("sorry|admit"))
 _SET_OPTION = re.compile(r"\bset_option\s+(\S+)")
 _FORBIDDEN_NAME = re.compile(r"(?<![\w'!?])({})(?![\w'!?])".format("|".join(FORBIDDEN_NAMES)))
+# In the raw text (comments included) only the names that are no English word:
+# "System" or "Parser" may start a comment's sentence.
+_FORBIDDEN_RAW_NAME = re.compile(r"(?<![\w'!?])(IO|EIO|BaseIO|RealWorld|MetaM|CoreM|TermElabM|CommandElabM|TacticM"
+                                 r"|MacroM|(?<=Lean\.)(?:Elab|Meta|Parser|Compiler))(?![\w'!?])")
 _UNSAFE = re.compile(r"[Uu]nsafe")
 _BAD_CHARS = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -373,7 +377,7 @@ def _first_forbidden(field: str, value: str) -> str:
         raw.append(lean_words(folded))
     hits: list[tuple[int, str]] = []
     for text in (lexed, commented):
-        hits += _command_hits(text, english=True) + _command_hits(text, english=False)
+        hits += _command_hits(text, english=True) + _name_hits(text, _FORBIDDEN_NAME)
         m = _DERIVING_INSTANCE.search(text)
         if m:
             hits.append((m.start(), "uses 'deriving instance' (declares an instance)"))
@@ -383,7 +387,7 @@ def _first_forbidden(field: str, value: str) -> str:
                 hits.append((m.start(), f"uses '{m.group(1)}' outside a proof"))
     for text in [lexed, commented] + raw:
         hits += _command_hits(text, english=False) + _hash_hits(text) + _option_hits(text) \
-            + _attribute_hits(text) + _name_hits(text)
+            + _attribute_hits(text) + _name_hits(text, _FORBIDDEN_RAW_NAME)
         if hits:
             break
     return min(hits)[1] if hits else ""
@@ -460,9 +464,9 @@ def _attribute_hits(text: str) -> list[tuple[int, str]]:
     return []
 
 
-def _name_hits(text: str) -> list[tuple[int, str]]:
+def _name_hits(text: str, names: re.Pattern[str]) -> list[tuple[int, str]]:
     hits = []
-    m = _FORBIDDEN_NAME.search(text)
+    m = names.search(text)
     if m:
         hits.append((m.start(), f"mentions '{_name_at(text, m)}' ({FORBIDDEN_NAMES[m.group(1)]})"))
     m = _UNSAFE.search(text)
