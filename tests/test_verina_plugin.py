@@ -79,7 +79,15 @@ class FakeLean:
             key = m.group(2)
             if self.stop_after is not None and n > self.stop_after:
                 return CommandResult(exit_code=None, timed_out=True, killed="CPU time limit", stdout="\n".join(out))
-            n += 1
+            n += 0 if key.startswith("audit:") else 1  # the audit's cases come first in every file
+            if key == "audit:environment":  # the post-elaboration audit's one line (clean unless told)
+                out.append(json.dumps({"pos": {"line": i - 1}, "severity": "information",
+                                       "data": self.errors.get("@audit", "specbench-audit: ")}))
+            if key.startswith("audit:axioms:"):
+                name = key.split(":", 2)[2]
+                out.append(json.dumps({"pos": {"line": i - 1}, "severity": "information",
+                                       "data": self.errors.get("@audit_axioms", f"'{name}' depends on axioms: [propext]")
+                                       .replace("NAME", name)}))
             for pattern, text in self.errors.items():
                 if re.fullmatch(pattern, key):
                     out.append(json.dumps({"pos": {"line": i - 1}, "severity": "error" if "Unable" not in text
@@ -202,3 +210,57 @@ def test_bad_option_value_is_one_line_naming_the_option(pytester, flag, value):
                                            "-p", "no:cacheprovider")
     out = result.stdout.str() + result.stderr.str()
     assert result.ret != 0 and flag in out and "Traceback" not in out
+
+
+# ---------------------------------------------------------------- the post-elaboration audit (issue #43)
+# Lean's documented '#print axioms' forms, and the audit command's own line; the
+# messages are hand-written (Lean never runs here).
+def test_audit_is_in_every_answer_file_before_the_checks_and_names_the_answers_theorems():
+    from pytest_specbench.benchmarks.verina.audit import declared_theorems
+
+    fields = {"code_aux": "-- theorem inComment : True := trivial\ntheorem helper : 1 = 1 := rfl\n"
+                          "private lemma helper₂ (n : Nat) : n = n := rfl\ndef s := \"theorem inString\"",
+              "code": "xs.length"}
+    assert declared_theorems(fields) == ["helper", "helper₂"]
+    task = _task("codegen")
+    lean = FakeLean()
+    answer = "[[ ## code_aux ## ]]\n" + fields["code_aux"] + "\n[[ ## code ## ]]\na / b"
+    result = ADAPTER.run_check("code", task, answer, Ctx(lean, verina_task="codegen"))
+    assert result.passed, result.message
+    text = lean.files[0]
+    assert text.index("#print axioms helper\n") < text.index("#print axioms helper₂") < text.index(
+        "specbench-audit:") < text.index("#guard ")
+    off = FakeLean()
+    ADAPTER.run_check("code", task, answer, Ctx(off, verina_task="codegen", verina_audit="off"))
+    assert "specbench-audit" not in off.files[0] and "#print axioms" not in off.files[0]
+
+
+@pytest.mark.parametrize("kind,check", [("codegen", "code"), ("specgen", "precond_sound"), ("proofgen", "proof")])
+@pytest.mark.parametrize("errors,expected", [
+    ({"@audit": "specbench-audit: instance instBEqNat; extern cheat"}, "audit: the answer added instance instBEqNat"),
+    ({"@audit": "specbench-audit: f uses IO.Process.exit"}, "f uses IO.Process.exit"),
+    ({"@audit": "an unexpected line"}, "the environment audit did not report"),
+    ({r"audit:environment": "unknown identifier 'Lean.isExtern'"}, "environment audit failed (unknown identifier"),
+    ({"@audit_axioms": "'NAME' depends on axioms: [propext, sorryAx]"}, "'helper' depends on sorryAx"),
+    ({"@audit_axioms": "'NAME' depends on axioms:\n  [propext,\n   Classical.choice, cheat]"}, "depends on cheat"),
+])
+def test_audit_findings_fail_the_sample_with_one_line(kind, check, errors, expected):
+    task = _task(kind, "bundled_max")
+    aux = {"codegen": "code_aux", "specgen": "precond_aux", "proofgen": "proof_aux"}[kind]
+    fields = dict(__import__("pytest_specbench.benchmarks.verina.prompts", fromlist=["x"]).reference_fields(
+        ADAPTER.task(task), ADAPTER.kind(Ctx(None, verina_task=kind))))
+    fields[aux] = (fields.get(aux, "") + "\ntheorem helper : True := trivial").strip("\n")
+    from pytest_specbench.benchmarks.verina.prompts import answer_text
+    result = ADAPTER.run_check(check, task, answer_text(fields), Ctx(FakeLean(errors), verina_task=kind))
+    assert not result.passed and result.details["outcome"] == "audit", result
+    assert expected in result.message and "\n" not in result.message
+
+
+def test_clean_audit_forms_pass():
+    """'does not depend on any axioms', the standard three, and an empty findings line are clean."""
+    task = _task("codegen", "bundled_max")
+    answer = "[[ ## code_aux ## ]]\ntheorem helper : True := trivial\n[[ ## code ## ]]\nif a ≥ b then a else b"
+    for axioms in ("'NAME' does not depend on any axioms",
+                   "'NAME' depends on axioms: [propext, Classical.choice, Quot.sound]"):
+        result = ADAPTER.run_check("code", task, answer, Ctx(FakeLean({"@audit_axioms": axioms}), verina_task="codegen"))
+        assert result.passed, result.message

@@ -104,7 +104,8 @@ def test_reference_proof_file_is_the_task_file_itself(adapter_tasks):
                                        "code_spec_proof", "codegen_with_spec", "specgen_with_code"])
 def test_every_kind_prompts_and_assembles_on_all_tasks(adapter_tasks, kind_name):
     from pytest_specbench.benchmarks.verina import prompts
-    from pytest_specbench.benchmarks.verina.answers import parse_answer, screen
+    from pytest_specbench.benchmarks.verina.answers import parse_answer
+    from pytest_specbench.benchmarks.verina.screen import screen
     from pytest_specbench.benchmarks.verina.kinds import KINDS
     b, tasks = adapter_tasks
     kind = KINDS[kind_name]
@@ -116,10 +117,13 @@ def test_every_kind_prompts_and_assembles_on_all_tasks(adapter_tasks, kind_name)
         assert user.count("[[ ## task_template ## ]]") == 3
         fields = parse_answer(prompts.answer_text(prompts.reference_fields(vt, kind)), kind.fields)
         screen(fields)
+        # the check commands, without the post-elaboration audit's cases (#43)
+        checks = lambda file: [c for c in file.cases if not c.key.startswith("audit:")]  # noqa: E731
         if "code" in kind.checks:
-            assert len(b.code_file(vt, kind, fields, _Settings()).cases) == len(vt.tests)
+            assert len(checks(b.code_file(vt, kind, fields, _Settings()))) == len(vt.tests)
         if "precond_sound" in kind.checks:
             n = len(vt.tests) * 2 + len(vt.reject_inputs) + sum(len(t["unexpected"]) for t in vt.tests)
-            assert len(b.spec_files(vt, kind, fields, _Settings()).cases) == n
+            assert len(checks(b.spec_files(vt, kind, fields, _Settings()))) == n
         if "proof" in kind.checks:
-            assert b.proof_file(vt, kind, fields, _Settings()).text.count("#print axioms") == 1
+            proof = b.proof_file(vt, kind, fields, _Settings())
+            assert proof.text.count("#print axioms") >= 1 and len(proof.cases) - len(checks(proof)) >= 1

@@ -16,7 +16,8 @@ import pytest
 from pytest_specbench.benchmarks.base import Task
 from pytest_specbench.benchmarks.verina import assembly, metrics, prompts
 from pytest_specbench.benchmarks.verina.adapter import ADAPTER, OPTIONS, VerinaBenchmark, task_axioms
-from pytest_specbench.benchmarks.verina.answers import AnswerError, parse_answer, screen
+from pytest_specbench.benchmarks.verina.answers import AnswerError, parse_answer
+from pytest_specbench.benchmarks.verina.screen import screen
 from pytest_specbench.benchmarks.verina.kinds import KINDS
 from pytest_specbench.benchmarks.verina.loader import load_tasks, parse_template, reassemble
 from pytest_specbench.benchmarks.verina.values import render
@@ -32,7 +33,9 @@ class FakeSettings:
     ks = [1]
 
     def __init__(self, **options):
-        self.options = options
+        # The post-elaboration audit's cases are tested on their own (below); the
+        # file-layout tests here count check commands only.
+        self.options = {"verina_audit": "off", **options}
 
     def option(self, name):
         return self.options.get(name)
@@ -538,3 +541,75 @@ def test_heartbeat_timeout_sorry_warning_and_undecidable_from_documented_message
                                                 "diagnostic information may be available using the "
                                                 "`set_option diagnostics true` command.")])
     assert guard_outcome(attribute(spec, parse_messages(stdout)), case.key)[0] == "undecidable"
+
+
+# ---------------------------------------------------------------- #49 point 7: a timeout is unknown (§4.1)
+def _lean_answering(first_cases: int, timed_out: bool):
+    """A fake lean executor: each file prints its header sentinel and the sentinels
+    of its first ``first_cases`` check commands (no error: a decide/plausible
+    that ran passed), then ends, by the time limit when ``timed_out``."""
+    from pytest_specbench.execution.protocol import CommandResult
+
+    def respond(_prepared, job):
+        lines = job.text.split("\n")
+        printed = [(n + 1, ln.split('"')[1]) for n, ln in enumerate(lines) if ln.startswith('#print "specbench:')]
+        audit = [(n - 1, "specbench-audit: ") for n, text in printed if text.endswith(":audit:environment")]
+        checks = [p for p in printed if ":audit:" not in p[1]]
+        shown = printed[:len(printed) - len(checks) + 1 + first_cases] if timed_out else printed
+        stdout = "\n".join(_msg(n, "information", text) for n, text in audit + shown)
+        return CommandResult(exit_code=None if timed_out else 0, timed_out=timed_out,
+                             killed="CPU limit (180 s)" if timed_out else None, stdout=stdout)
+    return respond
+
+
+def test_a_relation_the_time_limit_stopped_is_unknown_as_the_paper_counts_it():
+    """§4.1: a relation whose testing is inconclusive is ``unknown``, counted as
+    not holding in the lower bound and as holding in the upper one (Pass% and
+    Pass% + Unknown%).  Hand-checked: one task, two SpecGen samples; sample A's
+    Lean runs stop at the time limit after the first decide case (which passed);
+    sample B's run to the end with every decide passing.  Every relation of A is
+    unknown (precond_sound's case 0 proved, the others never decided), B's pass:
+    pass@1 lower = 1/2, upper = 2/2 for each relation and for spec.  (The code
+    before #49 counted A's unreached cases as failures: upper 1/2.)"""
+    from fakes import FakeExecutor, fake_context
+
+    adapter = VerinaBenchmark()
+    task = next(t for t in adapter.load(None, FakeSettings(verina_task="specgen")).tasks if t.task_id == "bundled_div")
+    answer = prompts.answer_text({"imports": "", "precond_aux": "", "precond": "b ≠ 0", "postcond_aux": "",
+                                  "postcond": "result = a / b"})
+    rows = []
+    for index, respond in enumerate((_lean_answering(1, timed_out=True), _lean_answering(0, timed_out=False))):
+        lean = FakeExecutor(respond)
+        ctx = fake_context(executors={"lean": lean}, verina_task="specgen")
+        checks = {c: adapter.run_check(c, task, answer, ctx).details for c in SPEC}
+        rows.append({"index": index, "checks": checks, "lean_runs": len(lean.calls)})
+    got = metrics.aggregate({"bundled_div": rows}, SPEC, [1])
+    for metric in SPEC + ("precond", "postcond", "spec"):
+        assert (got[f"{metric}_pass@1"], got[f"{metric}_pass@1_upper"]) == (0.5, 1.0), metric
+    assert {c: rows[0]["checks"][c]["score"] for c in SPEC} == dict.fromkeys(SPEC, "unknown")
+    assert rows[0]["checks"]["precond_sound"]["outcomes"] == {"0": "proved", "1": "unknown", "2": "unknown"}
+    assert {c: rows[1]["checks"][c]["score"] for c in SPEC} == dict.fromkeys(SPEC, "pass")
+    assert [r["lean_runs"] for r in rows] == [8, 4]  # A: decide, then plausible on the cases left, per check
+    # A side the time limit stopped decides nothing; the other side still can.
+    assert relation_outcome("undecidable", "timed_out", "timed_out") == "unknown"
+    assert relation_outcome("undecidable", "timed_out", "counterexample") == "proved"
+    assert relation_outcome("undecidable", "counterexample", "timed_out") == "counterexample"
+    assert relation_score(["proved", "not_run"]) == "fail"  # a crash or signal still fails the relation
+
+
+def test_a_refused_answer_counts_as_a_failure_under_either_empty_relation_rule():
+    """A screened-out answer fails the relation with the task's own case count: under
+    --verina-empty-relation=exclude it stays in the metric (it was left out, as if the
+    task had no reject inputs, before), and it never makes the task 'untested'."""
+    from fakes import fake_context
+
+    adapter = VerinaBenchmark()
+    task = next(t for t in adapter.load(None, FakeSettings(verina_task="specgen")).tasks if t.task_id == "bundled_div")
+    ctx = fake_context(executors={}, verina_task="specgen")
+    refused = adapter.run_check("precond_complete", task, "[[ ## precond ## ]]\n#eval 1\n[[ ## postcond ## ]]\nTrue", ctx)
+    assert not refused.passed and refused.details["cases"] == 2 and "#eval" in refused.message
+    passing = {"score": "pass", "cases": 2, "pass_cases": 2}
+    rows = {"bundled_div": [_row(0, precond_complete=refused.details), _row(1, precond_complete=passing)]}
+    for rule in ("vacuous", "exclude"):
+        got = metrics.aggregate(rows, ("precond_complete",), [1], empty_relation=rule)
+        assert got["precond_complete_pass@1"] == 0.5 and got["precond_complete_untested_tasks"] == 0, rule

@@ -2,7 +2,9 @@
 
 The family's machinery: :mod:`.loader` (upstream task folders), :mod:`.values`
 (test values as Lean), :mod:`.prompts` (Appendix C.3, 2-shot), :mod:`.answers`
-(the answer's fields), :mod:`.assembly` (Lean files per check, Appendix C.5),
+(the answer's fields), :mod:`.screen` (what an answer may not bring, read three
+ways), :mod:`.audit` (what Lean says the answer added, after elaboration),
+:mod:`.assembly` (Lean files per check, Appendix C.5),
 :mod:`.verdicts` (Lean/Plausible diagnostics -> outcomes), :mod:`.metrics`
 (pass@k, lower/upper bounds, §4.1) and :mod:`.adapter`.
 """

@@ -24,12 +24,14 @@ from ...errors import DataError, InfrastructureError, OptionError
 from ...execution.lean import LeanJob, project_problem
 from ..base import CheckResult, Message, Option, Prompt, Task, TaskSet
 from . import assembly, metrics, prompts
-from .answers import AnswerError, parse_answer, screen
+from .audit import add_audit, audit_problem
+from .answers import AnswerError, parse_answer
 from .kinds import KINDS, SPEC_CHECKS, Kind
 from .options import OPTIONS
+from .screen import screen
 from .loader import VerinaTask, load_tasks
-from .verdicts import (STANDARD_AXIOMS, FileReport, attribute, axioms_of, guard_outcome, parse_messages,
-                       plausible_outcome, relation_outcome, relation_score)
+from .verdicts import (STANDARD_AXIOMS, TO_PLAUSIBLE, FileReport, attribute, axioms_of, guard_outcome,
+                       parse_messages, plausible_outcome, relation_outcome, relation_score)
 
 
 def bundled_root() -> Path:
@@ -65,7 +67,7 @@ def _option(source: Any, name: str) -> Any:
 
 class VerinaBenchmark:
     name = "verina"
-    version = "1"
+    version = "2"  # 2: the screen of issue #43; a case the time limit stopped is unknown (§4.1)
     options: Sequence[Option] = OPTIONS
 
     def __init__(self) -> None:
@@ -140,8 +142,11 @@ class VerinaBenchmark:
             fields = parse_answer(text, kind.fields)
             screen(fields)
         except AnswerError as exc:
-            return CheckResult(False, {"score": "fail", "outcome": "unreadable", "cases": 0, "pass_cases": 0},
-                               f"unreadable answer: {exc}")
+            # `cases` is the check's own count on this task, as for any other failed
+            # sample: a refused answer on a task with reject inputs is a failure that
+            # --verina-empty-relation=exclude keeps, not an untested relation.
+            return CheckResult(False, {"score": "fail", "outcome": "unreadable", "cases": self._cases(check, vt),
+                                       "pass_cases": 0}, f"unreadable answer: {exc}")
         settings = ctx  # options come from ctx.option (declared, validated)
         if check == "code":
             return self._code(vt, kind, fields, ctx, settings)
@@ -150,6 +155,12 @@ class VerinaBenchmark:
         if check == "proof":
             return self._proof(vt, kind, fields, ctx, settings)
         raise InfrastructureError(f"unknown VERINA check {check!r}")
+
+    @staticmethod
+    def _cases(check: str, vt: VerinaTask) -> int:
+        if check in SPEC_CHECKS:
+            return len(assembly.spec_relations(vt, check))
+        return len(vt.tests) if check == "code" else 1
 
     def _lean(self, ctx: Any, file: assembly.LeanFile) -> FileReport:
         project = lean_project(ctx)  # None: skip_reason said so, and the executor refuses the job (E)
@@ -164,7 +175,7 @@ class VerinaBenchmark:
             # A flood of #eval output: the diagnostics after the cap are lost, so
             # unfinished checks fail (the sample caused it) rather than pass.
             stopped = "Lean output exceeded the output limit (flooding #eval?)"
-        return attribute(file, parse_messages(result.stdout), stopped)
+        return attribute(file, parse_messages(result.stdout), stopped, timed_out=bool(result.timed_out))
 
     def code_file(self, vt: VerinaTask, kind: Kind, fields: dict[str, str], settings: Any) -> assembly.LeanFile:
         parts = assembly.merge(vt, fields, kind.writes, kind.given)
@@ -173,19 +184,40 @@ class VerinaBenchmark:
         parts["precond"], parts["precond_aux"] = gt["precond"], gt["precond_aux"]
         header = assembly.check_program(vt, parts, "code")
         fb = assembly.FileBuilder(header, _option(settings, "verina_heartbeats"))
+        self._audit_cases(fb, fields, settings)
         for i, test in enumerate(vt.tests):
             fb.add(f"code:{i}", assembly.code_test(vt, i, test))
         return fb.build()
 
+    @staticmethod
+    def _audit_cases(fb: assembly.FileBuilder, fields: dict[str, str], settings: Any) -> None:
+        if _option(settings, "verina_audit") == "on":
+            add_audit(fb, fields)
+
+    @staticmethod
+    def _audited(vt: VerinaTask, file: assembly.LeanFile, report: FileReport, cases: int) -> CheckResult | None:
+        """A failed sample when the post-elaboration audit (:mod:`.audit`) found what
+        the answer added; None when it is clean or was not in the file."""
+        problem = audit_problem(report, [c.key for c in file.cases], task_axioms(vt))
+        if not problem:
+            return None
+        return CheckResult(False, {"score": "fail", "outcome": "audit", "cases": cases, "pass_cases": 0}, problem)
+
     def _code(self, vt, kind, fields, ctx, settings) -> CheckResult:
-        report = self._lean(ctx, self.code_file(vt, kind, fields, settings))
+        file = self.code_file(vt, kind, fields, settings)
+        report = self._lean(ctx, file)
         if not report.compiled:
             return CheckResult(False, {"score": "fail", "outcome": "cannot_compile", "cases": len(vt.tests),
                                        "pass_cases": 0}, f"does not compile: {report.compile_error}")
+        audited = self._audited(vt, file, report, len(vt.tests))
+        if audited:
+            return audited
         upstream = _option(settings, "verina_unfinished_tests") == "pass"
         outcomes = {}
         for i in range(len(vt.tests)):
             got, msg = guard_outcome(report, f"code:{i}")
+            if got == "timed_out":
+                got = "not_run"  # code tests have no unknown: a test the time limit stopped did not pass
             if got == "not_run" and upstream:
                 got = "passed"
             outcomes[i] = (got, msg)
@@ -209,6 +241,8 @@ class VerinaBenchmark:
         header = self.spec_header(vt, kind, fields)
         beats = _option(settings, "verina_heartbeats")
         fb = assembly.FileBuilder(header, beats)
+        if decided is None:
+            self._audit_cases(fb, fields, settings)
         budget, seed = _option(settings, "verina_plausible_budget"), _option(settings, "verina_plausible_seed")
         for check in SPEC_CHECKS:
             unfold = check.split("_")[0]
@@ -216,7 +250,7 @@ class VerinaBenchmark:
                 key = f"{check}:{case}"
                 if decided is None:
                     fb.add(f"{key}:decide", f"#guard decide ({prop})")
-                elif decided.get(key) == "undecidable" or decided.get(key) == "error":
+                elif decided.get(key) in TO_PLAUSIBLE:
                     fb.add(f"{key}:plausible", assembly.plausible_tactic(vt, f"({prop})", budget, seed, unfold))
                     fb.add(f"{key}:plausible_neg", assembly.plausible_tactic(vt, f"¬ ({prop})", budget, seed, unfold))
         return fb.build()
@@ -228,15 +262,19 @@ class VerinaBenchmark:
         if not report.compiled:
             return CheckResult(False, {"score": "fail", "outcome": "cannot_compile", "cases": len(cases),
                                        "pass_cases": 0}, f"does not compile: {report.compile_error}")
-        decided = {c.key.rsplit(":", 1)[0]: guard_outcome(report, c.key)[0] for c in first.cases}
+        audited = self._audited(vt, first, report, len(cases))
+        if audited:
+            return audited
+        decided = {c.key.rsplit(":", 1)[0]: guard_outcome(report, c.key)[0] for c in first.cases
+                   if not c.key.startswith("audit:")}
         second_report = None
-        if any(v in ("undecidable", "error") for v in decided.values()):
+        if any(v in TO_PLAUSIBLE for v in decided.values()):
             second_report = self._lean(ctx, self.spec_files(vt, kind, fields, settings, decided))
         outcomes: dict[str, str] = {}
         for case, _ in cases:
             key = f"{check}:{case}"
             d = decided[key]
-            if d in ("undecidable", "error") and second_report is not None:
+            if d in TO_PLAUSIBLE and second_report is not None:
                 outcomes[case] = relation_outcome("undecidable", plausible_outcome(second_report, f"{key}:plausible"),
                                                   plausible_outcome(second_report, f"{key}:plausible_neg"))
             else:
@@ -258,6 +296,7 @@ class VerinaBenchmark:
         parts = assembly.merge(vt, fields, writes, kind.given + (("precond", "postcond") if writes != kind.writes else ()))
         header = assembly.check_program(vt, parts, "proof")
         fb = assembly.FileBuilder(header, _option(settings, "verina_heartbeats"))
+        self._audit_cases(fb, fields, settings)
         fb.add("axioms", f"#print axioms {vt.signature['name']}_spec_satisfied")
         return fb.build()
 
@@ -272,6 +311,9 @@ class VerinaBenchmark:
         if not report.compiled:
             return CheckResult(False, {**base, "score": "fail", "outcome": "cannot_compile"},
                                f"does not compile: {report.compile_error}")
+        audited = self._audited(vt, file, report, 1)
+        if audited:
+            return audited
         if _option(settings, "verina_proof_check") == "substring":
             return CheckResult(True, {**base, "score": "pass", "pass_cases": 1, "outcome": "compiles"})
         axioms, why = axioms_of(report, "axioms", f"{vt.signature['name']}_spec_satisfied")

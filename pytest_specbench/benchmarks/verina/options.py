@@ -48,6 +48,10 @@ OPTIONS = (
     Option("verina_empty_relation", "a relation with no test cases (112 tasks have no reject inputs): vacuous "
                                     "(holds) or exclude (task left out of that metric)",
            default="vacuous", choices=("vacuous", "exclude")),
+    Option("verina_audit", "post-elaboration audit in every Lean file (issue #43): on (#print axioms of the "
+                           "answer's theorems, and a listing of the unsafe/extern/instance/IO constants it added) or "
+                           "off (only if the audit command fails on a Lean version other than 4.18)",
+           default="on", choices=("on", "off")),
     Option("verina_e2e_proof_target", "end-to-end proof target: ground_truth spec (paper §4.2) or generated "
                                       "(upstream HEAD)", default="ground_truth", choices=("ground_truth", "generated")),
 )

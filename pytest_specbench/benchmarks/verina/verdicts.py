@@ -10,7 +10,10 @@ Outcomes of one relation case (the paper's categories):
 ``proved`` (``decide`` true, or ``simp`` closed the goal before ``plausible``),
 ``might_hold`` (``plausible`` found no counterexample), ``counterexample``
 (``decide`` false or ``plausible`` found one), ``unknown`` (neither side
-definitive), ``not_run`` (no sentinel: the file stopped before the case).
+definitive: §4.1, "cannot handle ... our evaluator returns unknown"; a case the
+Lean process's time limit stopped before it ran is such a case, ``timed_out``,
+as upstream's harness also leaves it unknown), ``not_run`` (no sentinel: the
+file stopped before the case for another reason, a crash or a signal).
 
 The message texts matched are Lean's and Plausible's: ``#guard`` failing reports
 "did not evaluate to `true`"; a missing ``Decidable`` instance "failed to
@@ -73,9 +76,10 @@ class FileReport:
     reached: set[str]  # case keys whose sentinel was printed
     by_case: dict[str, list[Message]]
     stopped: str  # why the file ended early ("" when it ran to the end)
+    timed_out: bool = False  # the CPU or wall-clock limit ended it
 
 
-def attribute(file: LeanFile, messages: Iterable[Message], stopped: str = "") -> FileReport:
+def attribute(file: LeanFile, messages: Iterable[Message], stopped: str = "", timed_out: bool = False) -> FileReport:
     messages = list(messages)
     header_errors = [m for m in messages if m.severity == "error" and 1 <= m.line <= file.header_lines]
     crash = [m for m in messages if m.severity == "error" and m.line == 0]
@@ -93,7 +97,7 @@ def attribute(file: LeanFile, messages: Iterable[Message], stopped: str = "") ->
         # Why the run ended (limit, signal, output flood) says more than its last output line.
         error = stopped or (crash[0].text if crash else "Lean stopped before the definitions were checked")
     return FileReport(compiled=not header_errors and header_ok, compile_error=_one_line(error),
-                      reached=reached, by_case=by_case, stopped=stopped)
+                      reached=reached, by_case=by_case, stopped=stopped, timed_out=timed_out)
 
 
 def _one_line(text: str) -> str:
@@ -106,9 +110,9 @@ def _errors(msgs: list[Message]) -> list[str]:
 
 def guard_outcome(report: FileReport, key: str) -> tuple[str, str]:
     """A ``#guard`` case (code test or ``decide``): passed | failed | undecidable |
-    error | not_run, with the first relevant message."""
+    error | timed_out | not_run, with the first relevant message."""
     if key not in report.reached:
-        return "not_run", report.stopped or "Lean stopped before this case"
+        return _unreached(report), report.stopped or "Lean stopped before this case"
     errors = _errors(report.by_case.get(key, []))
     if not errors:
         return "passed", ""
@@ -122,9 +126,9 @@ def guard_outcome(report: FileReport, key: str) -> tuple[str, str]:
 
 def plausible_outcome(report: FileReport, key: str) -> str:
     """One ``example : R := by ... plausible`` case: counterexample | no_counterexample |
-    closed (simp proved it) | gave_up | error | not_run."""
+    closed (simp proved it) | gave_up | error | timed_out | not_run."""
     if key not in report.reached:
-        return "not_run"
+        return _unreached(report)
     msgs = report.by_case.get(key, [])
     text = "\n".join(m.text for m in msgs)
     errors = _errors(msgs)
@@ -139,11 +143,22 @@ def plausible_outcome(report: FileReport, key: str) -> str:
     return "error"  # no message at all: neither side is definitive
 
 
+def _unreached(report: FileReport) -> str:
+    return "timed_out" if report.timed_out else "not_run"
+
+
+# decide outcomes that send a case on to plausible: the paper's "if not [decidable],
+# we proceed to property-based testing" (Appendix C.5); a decide pass the time limit
+# stopped decided nothing about the cases it did not reach.
+TO_PLAUSIBLE = ("undecidable", "error", "timed_out")
+
+
 def relation_outcome(decide: str, plausible: str | None, plausible_neg: str | None) -> str:
     """One case of a relation R (the paper's two steps, §4.1): ``decide`` when R is
     decidable; otherwise ``plausible`` on R and on ¬R, a definitive side wins
     (a counterexample to R: R fails; simp proves R or a counterexample to ¬R: R
-    holds); no counterexample to R only: might hold; else unknown."""
+    holds); no counterexample to R only: might hold; else unknown (a side the
+    time limit stopped is not definitive: unknown, unless the other side is)."""
     if decide == "passed":
         return "proved"
     if decide == "failed":
@@ -165,8 +180,9 @@ def relation_outcome(decide: str, plausible: str | None, plausible_neg: str | No
 
 def relation_score(case_outcomes: list[str]) -> str:
     """A relation over its cases: fail if any case fails (a counterexample or a case
-    that never ran), unknown if any is unknown, else pass (no cases: pass, as the
-    relation is vacuously true on the test suite; the adapter reports counts)."""
+    that never ran for a reason other than the time limit), unknown if any is
+    unknown, else pass (no cases: pass, as the relation is vacuously true on the
+    test suite; the adapter reports counts)."""
     if any(o in ("counterexample", "not_run") for o in case_outcomes):
         return "fail"
     if any(o == "unknown" for o in case_outcomes):
