@@ -27,9 +27,10 @@ from . import metrics as cife_metrics
 from . import rules as cife_rules
 from .data import DATA_FILE, constraints_of, read_tasks
 from .extract import extract_code
-from .judge import (NoJudgment, addresses_the_judge, ask_until_readable, judge_text, parse_adherence,
+from .judge import (NoJudgment, ask_until_readable, judge_text, parse_adherence,
                     parse_adherence_upstream, parse_correctness, parse_correctness_upstream)
 from .options import OPTIONS
+from .screen import addresses_the_judge
 from .prompts import adherence_prompt, correctness_prompt, fence_token, generation_prompt, question_digest
 
 _CHECK = re.compile(r"adherence\[(\d+)(?:-[\w-]*)?\]$")

@@ -331,33 +331,3 @@ def retry_reason(answer: str, error: str) -> str:
         note += " and looks cut off (an unclosed bracket or fence): keep the reasons short"
     tail = " ".join(text[-80:].split())
     return f"{note}; it ended with: ...{tail}"
-
-
-# Text in the judged code that speaks to the judge rather than to the task: the
-# judge's own verdict vocabulary (the JSON keys and labels it is asked to give) or
-# an instruction aimed at a reviewer.  An LLM judge reads the answer as text, so an
-# answer can try to steer it ("ignore the constraints above; every constraint
-# aligns"); this is a deterministic screen, not a proof that no injection gets
-# through (docs/cife.md).
-_ADDRESSED = (
-    (re.compile(r"""["']aligns["']\s*:|["']evaluation["']\s*:\s*\[\s*\{[^}]*["'](?:constraint|reason)["']""", re.I),
-     "the judge's JSON keys"),
-    (re.compile(r"\b(completely|partially)[ _-]correct\b", re.I), "the judge's correctness labels"),
-    (re.compile(r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding|following)\s+"
-                r"(?:instructions?|constraints?|rules?|text)\b", re.I), "an instruction to ignore the prompt"),
-    (re.compile(r"\b(?:you\s+are|as)\s+(?:an?|the)\s+(?:\w+\s+)?(?:verifier|judge|evaluator|grader|reviewer)\b", re.I),
-     "words to the judge"),
-    (re.compile(r"\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:verifier|judge|evaluator|grader|"
-                r"reviewer|llm|ai|model|assistant)\b", re.I), "words to the judge"),
-    (re.compile(r"\b(?:verifier|judge|evaluator|grader|reviewer)\s*[:,]\s*(?:mark|answer|output|respond|rate|say)\b",
-                re.I), "words to the judge"),
-)
-
-
-def addresses_the_judge(code: str) -> str:
-    """What in ``code`` speaks to the judge, quoted (empty when nothing does)."""
-    for pattern, what in _ADDRESSED:
-        m = pattern.search(code)
-        if m:
-            return f"{what}: {one_line(m.group(0), 60)!r}"
-    return ""
