@@ -101,6 +101,22 @@ def _walk(value: Any) -> Iterator[Any]:
             yield from _walk(v)
 
 
+def _own_verdict_keys(verdict: Any) -> int:
+    """The verdict keys where a verdict holds them: its own keys and those of the entries
+    of a list it holds (``{"Evaluation": [{"Aligns": ...}]}``, or a bare list of entries)."""
+    count = 0
+    for item in ([verdict] if isinstance(verdict, dict) else []) + (verdict if isinstance(verdict, list) else []):
+        if not isinstance(item, dict):
+            continue
+        count += sum(isinstance(k, str) and k.casefold() in VERDICT_KEYS for k in item)
+        if item is verdict:
+            for value in item.values():
+                for entry in value if isinstance(value, list) else ():
+                    if isinstance(entry, dict):
+                        count += sum(isinstance(k, str) and k.casefold() in VERDICT_KEYS for k in entry)
+    return count
+
+
 def _verdict_keys(value: Any) -> int:
     """How many verdict keys the dicts in ``value`` hold (nested ones included)."""
     return sum(sum(isinstance(k, str) and k.casefold() in VERDICT_KEYS for k in d)
@@ -143,7 +159,7 @@ def _the_verdict(answer: str, is_verdict: Callable[[Any], bool], token: str | No
     if len(verdicts) > 1:
         raise JudgeAnswerError(f"the answer holds {len(verdicts)} verdict objects; give exactly one JSON object")
     start, end, verdict = verdicts[0]
-    own = _verdict_keys(verdict)
+    own = _own_verdict_keys(verdict)
     if sum(_verdict_keys(v) for _, _, v in spans) != own:
         raise JudgeAnswerError("the answer holds a verdict key outside its one verdict object; give exactly one")
     mentions = len(_KEY_MENTION.findall(text))
