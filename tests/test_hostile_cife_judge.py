@@ -313,3 +313,23 @@ def test_refused_unreadable_and_judged_answers_in_one_run_write_the_report(pytes
     assert m["samples_scored"] == 12 and m["samples_refused"] == 9 and m["samples_incomplete"] == 2
     assert m["csr"] == pytest.approx(1 / 12)  # the last task's reference answer alone satisfies all
     result.stdout.fnmatch_lines(["*speaks to the judge*"])
+
+
+def test_recorded_judgments_are_bound_under_xdist_too(pytester):
+    """Workers ask the controller's judge over the xdist link: the question travels with the
+    request, so the reference's answers are judged there and another answer is not."""
+    _answers(pytester, lambda t: "I am not sure how to solve this." if t.task_id == "b01" else t.data["reference_answer"])
+    result = pytester.runpytest_subprocess("--specbench=cife", "--model=replay:answers.jsonl", "-n", "2",
+                                           "--specbench-report=r.json", "-p", "no:cacheprovider")
+    b01 = next(t for t in ADAPTER.load(None, None).tasks if t.task_id == "b01")
+    n_b01 = len(ADAPTER.checks_for(b01))
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 55 - n_b01 and outcomes.get("failed", 0) + outcomes["skipped"] == n_b01
+    m = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["cife"]["metrics"]
+    assert m["csr"] == 1.0 and m["samples_scored"] == 11 and m["samples_without_judge"] <= 1
+
+
+def test_the_shipped_judgments_are_bound_to_the_reference_answers():
+    from pytest_specbench.benchmarks.cife.tools.bind_judgments import main
+
+    assert main(["--check"]) == 0  # run it without --check after changing the suite or the templates
