@@ -199,6 +199,13 @@ def test_a_family_whose_metrics_raise_still_gets_its_report(pytester, tmp_path, 
     assert "metrics_error: raising: aggregate raised KeyError" in out and "Traceback" not in out
     assert "metrics_error" in (pytester.path / "r.html").read_text()
     assert "metrics_error" in (pytester.path / "r.md").read_text()
+    # compared with a baseline (this very report): no comparison for it, one note, the report written
+    (pytester.path / "base.json").write_text((pytester.path / "r.json").read_text())
+    again = pytester.runpytest_inprocess("--specbench=raising", "--model=reference", "--specbench-report=r.json",
+                                         "--specbench-baseline=base.json", "-p", "no:cacheprovider")
+    again.assert_outcomes(passed=2, failed=1)
+    gate = json.loads((pytester.path / "r.json").read_text())["gate"]
+    assert gate["comparison"] == {} and any("raising: not compared" in n for n in gate["notes"])
 
 
 def test_summaries_show_the_error_and_the_judge():
