@@ -260,6 +260,8 @@ def test_the_bundled_suite_without_a_judge_scores_nothing_for_another_model(pyte
     kinds = {d["outcome"] for t in section["tasks"].values() for s in t["samples"] for d in s["checks"].values()}
     assert kinds <= {"rule-decided"}
     assert all("no judge for this answer" in reason for reason in section["skipped"])
+    assert any("sample(s) had no judge for their questions" in w for w in section["warnings"])
+    assert "no judge answered" in section["metric_notes"]["csr"] and "n/a" in out
     assert "judgments.jsonl" in (pytester.path / "r.html").read_text()
 
 

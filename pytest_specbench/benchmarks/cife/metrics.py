@@ -332,6 +332,7 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str
         "rule_judge_agreement": (sum(a == b for a, b in pairs) / len(pairs)) if pairs else float("nan"),
         "rule_judge_kappa": cohen_kappa(pairs),
         "rule_decided": rule_decided,
+        "rule_judge_pairs": len(pairs),  # constraints both a rule and the judge decided
         "constraints_judged": judged,
         "samples_scored": counted,
         "samples_incomplete": incomplete,
@@ -389,10 +390,16 @@ def figures(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def warnings(metrics: Mapping[str, Any]) -> list[str]:
-    """One line when upstream's reading scored answers in which it found no verdict: its
-    CSR counts such an answer as fully satisfied (``all([]) == 1``), so a judge that
-    answers nothing usable scores 100% (issue #32).  The scoring stays upstream's."""
+    """One line when samples had no judge for their questions (issue #43), and one when
+    upstream's reading scored answers in which it found no verdict: its CSR counts such
+    an answer as fully satisfied (``all([]) == 1``), so a judge that answers nothing
+    usable scores 100% (issue #32).  The scoring stays upstream's."""
     lines = []
+    without = metrics.get("samples_without_judge") or 0
+    if without:
+        lines.append(f"{without} sample(s) had no judge for their questions (the recorded judgments answer only the "
+                     f"answers they were recorded for): their judged items were skipped and they are not in the "
+                     f"judge's metrics; give --judge-model=openai:NAME or --judge-model=replay:FILE.jsonl")
     none, labels = metrics.get("upstream_answers_without_verdict") or 0, metrics.get("upstream_answers_without_label") or 0
     if none or labels:
         lines.append(f"--cife-parse=upstream: {none} judge adherence answer(s) had no verdict (scored as all "
@@ -404,11 +411,19 @@ def warnings(metrics: Mapping[str, Any]) -> list[str]:
 def metric_notes(metrics: Mapping[str, Any]) -> dict[str, str]:
     """What the report says next to a metric that reads n/a (and as its tooltip)."""
     notes = {"rule_judge_kappa": "Cohen's kappa, rules vs judge on the rule-decided constraints (Appendix D)"}
+    if not metrics.get("samples_scored"):
+        why = ("no sample was judged: no judge answered these answers' questions (--judge-model)"
+               if metrics.get("samples_without_judge") else "no sample was judged")
+        for name in ("csr", "ssr", "c2a", "completely_correct", "partially_correct", "wrong"):
+            notes[name] = why
     kappa = metrics.get("rule_judge_kappa")
     if kappa is None or kappa != kappa:  # NaN: undefined
+        pairs = metrics.get("rule_judge_pairs", metrics.get("rule_decided"))
         if not metrics.get("rule_decided"):
             notes["rule_judge_kappa"] += ": undefined here, no constraint was decided by a rule"
+        elif not pairs:
+            notes["rule_judge_kappa"] += ": undefined here, no constraint was decided by both a rule and the judge"
         else:
             notes["rule_judge_kappa"] += (f": undefined here, both gave one same verdict on all "
-                                          f"{metrics['rule_decided']} (kappa is 0/0; see rule_judge_agreement)")
+                                          f"{pairs} (kappa is 0/0; see rule_judge_agreement)")
     return notes
