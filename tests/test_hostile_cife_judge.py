@@ -335,3 +335,21 @@ def test_the_shipped_judgments_are_bound_to_the_reference_answers():
     from pytest_specbench.benchmarks.cife.tools.bind_judgments import main
 
     assert main(["--check"]) == 0  # run it without --check after changing the suite or the templates
+
+
+class _NoAnswer:
+    def ask(self, request):
+        raise SampleMissing(f"no answer for task {request.task.task_id}")
+
+
+def test_a_users_replay_judge_without_the_question_is_an_error_not_a_skip():
+    from pytest_specbench.benchmarks.base import CheckSkipped
+    from pytest_specbench.errors import InfrastructureError
+
+    task = ADAPTER.load(None, None).tasks[0]
+    answer = "I am not sure how to solve this."
+    with pytest.raises(CheckSkipped, match="no judge for this answer"):  # the bundled suite's default
+        ADAPTER.run_check("correctness", task, answer, fake_context(models={"judge": _NoAnswer()}, cife_rules="off"))
+    with pytest.raises(InfrastructureError, match="no recorded correctness answer"):  # the user's own file
+        ADAPTER.run_check("correctness", task, answer, fake_context(models={"judge": _NoAnswer()}, cife_rules="off",
+                                                                   judge_model="replay:mine.jsonl"))
