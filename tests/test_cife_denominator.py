@@ -83,3 +83,17 @@ def test_the_option_is_declared_and_checked():
     assert option.default == "all" and option.choices == ("all", "scored") and option.flag == "--cife-n"
     with pytest.raises(ValueError):
         compute({}, "half")
+
+
+def test_a_sample_whose_items_all_errored_counts_under_its_own_task():
+    # T5: every item E (its sample is in the results with no record); the task says it has 2 constraints
+    from pytest_specbench.benchmarks.base import Task
+
+    results = {**_results(T1), "T5": [{"index": 0, "checks": {}}]}
+    tasks = {"T5": Task("T5", {"_constraints": (object(), object()), "source_dataset": "S",
+                               "instruction_difficulty": "easy"}, None)}
+    m = ADAPTER.aggregate(results, tasks, FakeSettings())
+    assert m["samples_scored"] == 2 and m["csr"] == 0.5 and m["csr_by_count/2"] == 0.5
+    assert not any(k.endswith("/0") for k in m)
+    m = ADAPTER.aggregate(results, {}, FakeSettings())  # no task data (a baseline report): no breakdown for it
+    assert m["samples_scored"] == 2 and m["csr"] == 0.5 and m["csr_by_count/2"] == 1.0

@@ -251,7 +251,7 @@ class CifeBenchmark:
 
     def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
                   settings: Any = None) -> dict[str, Any]:
-        return cife_metrics.compute(results, setting(settings, "cife_n", "all"))
+        return cife_metrics.compute(results, setting(settings, "cife_n", "all"), tasks)
 
     def figures(self, metrics: Mapping[str, Any], settings: Any = None) -> list[dict[str, Any]]:
         return cife_metrics.figures(metrics)

@@ -176,6 +176,15 @@ def read_correctness(details: Any) -> Correctness | None:
         return None
 
 
+def _task_info(task: Any) -> TaskInfo:
+    """A task's :class:`TaskInfo` from its data (``Task.data``), or an empty one."""
+    data = getattr(task, "data", None)
+    if not isinstance(data, Mapping):
+        return TaskInfo()
+    constraints = data.get("_constraints") or ()
+    return TaskInfo(str(data.get("source_dataset", "")), str(data.get("instruction_difficulty", "")), len(constraints))
+
+
 @dataclass
 class Sample:
     """One (task, sample): its records by constraint position, its correctness record."""
@@ -184,13 +193,14 @@ class Sample:
     constraints: dict[int, Adherence] = field(default_factory=dict)
     correctness: Correctness | None = None
     unreadable: int = 0  # items whose details held no record (counted as errored)
+    fallback: TaskInfo | None = None  # what the task says, for a sample without any record
 
     @property
     def info(self) -> TaskInfo:
         for r in (self.correctness, *self.constraints.values()):
             if r is not None:
                 return r.info
-        return TaskInfo()
+        return self.fallback or TaskInfo()
 
     @property
     def n(self) -> int:
@@ -243,8 +253,11 @@ def samples_of(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> Iterable[S
             yield sample
 
 
-def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str = "all") -> dict[str, Any]:
-    """The metrics of paper §4.4 and ours over the samples of ``denominator`` (module docstring)."""
+def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str = "all",
+            tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The metrics of paper §4.4 and ours over the samples of ``denominator`` (module
+    docstring).  ``tasks`` (by id, as ``aggregate`` gets them) tell what a sample whose
+    items all errored was about (its constraint count, source, difficulty)."""
     if denominator not in DENOMINATORS:
         raise ValueError(f"denominator must be one of {DENOMINATORS}, got {denominator!r}")
     csr: dict[str, list[float]] = defaultdict(list)
@@ -263,7 +276,10 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str
     rule_decided = judged = records = incomplete = refused = unreadable = without_judge = counted = 0
     no_verdict = no_label = upstream_answers = 0  # --cife-parse=upstream: answers its regex found nothing in
     for s in samples_of(results):
-        task_id, info, n = s.task_id, s.info, s.n
+        task_id, info = s.task_id, s.info
+        if not info.n_constraints and not s.constraints and s.correctness is None:
+            info = s.fallback = _task_info((tasks or {}).get(task_id))  # every item errored: no record
+        n = info.n_constraints
         unreadable += s.unreadable
         # rules and judge, constraint by constraint (ours): every record a rule decided
         records += len(s.constraints)
@@ -317,6 +333,8 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str
             up_csr[task_id].append(float(all(upstream)))
             up_ssr[task_id].append(sum(upstream) / len(upstream) if upstream else 0.0)
         for key, value in (("source", info.source_dataset), ("difficulty", info.difficulty), ("count", str(n))):
+            if not n:  # a sample whose task is not known: in the headline metrics, not in the breakdowns
+                break
             by[key][str(value)][task_id].append(strict)
             by[key][str(value) + "\0ssr"][task_id].append(soft)
     metrics: dict[str, Any] = {
