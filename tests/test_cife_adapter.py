@@ -9,7 +9,8 @@ import pytest
 from pytest_specbench.models.roles import ReplayRole
 
 from pytest_specbench.benchmarks.cife.adapter import ADAPTER, BUNDLED, BUNDLED_JUDGMENTS
-from pytest_specbench.benchmarks.cife.metrics import cohen_kappa, compute, figures
+from pytest_specbench.benchmarks.cife.metrics import (JUDGED, Adherence, Correctness, TaskInfo, adherence_details,
+                                                      cohen_kappa, compute, correctness_details, figures)
 from pytest_specbench.errors import InfrastructureError
 from pytest_specbench.execution.limits import Limits
 from pytest_specbench.execution.python import PythonExecutor
@@ -130,28 +131,38 @@ def test_real_data_has_no_reference_answers():
     assert ADAPTER.skip_reason("correctness", task, Ctx(None)) is None
 
 
-def test_metrics_exclude_incomplete_samples_and_label_breakdowns():
-    def d(i, judge, cat="A", rule=None):
-        return {"constraint": i, "category": cat, "judge": judge, "rule_verdict": rule,
-                "task": {"source_dataset": "S", "difficulty": "easy", "n_constraints": 2}}
+def _info(n, source="S", difficulty="easy"):
+    return TaskInfo(source, difficulty, n)
+
+
+def _adh(i, judge, n, cat="A", rule=None, kind=JUDGED):
+    return adherence_details(Adherence(kind, i, cat, judge, rule, _info(n)))
+
+
+def _cor(label, n, kind=JUDGED):
+    return correctness_details(Correctness(kind, label, _info(n)))
+
+
+def test_metrics_scored_denominator_excludes_incomplete_samples_and_label_breakdowns():
     results = {
-        "1": [{"index": 0, "checks": {"adherence[0]": d(0, True), "adherence[1]": d(1, False, "B", rule=True),
-                                      "correctness": {"label": "Completely Correct"}}}],
-        "2": [{"index": 0, "checks": {"adherence[0]": d(0, True)}}],  # adherence[1] errored: not scored
+        "1": [{"index": 0, "checks": {"adherence[0]": _adh(0, True, 2), "adherence[1]": _adh(1, False, 2, "B", rule=True),
+                                      "correctness": _cor("Completely Correct", 2)}}],
+        "2": [{"index": 0, "checks": {"adherence[0]": _adh(0, True, 2)}}],  # adherence[1], correctness errored
     }
-    m = compute(results)
+    m = compute(results, "scored")
     assert m["samples_scored"] == 1 and m["samples_incomplete"] == 1
     assert m["csr"] == 0.0 and m["ssr"] == 0.5 and m["hybrid_csr"] == 1.0
     assert m["category_micro/B"] == 0.0 and m["category_macro/A"] == 1.0
     assert m["csr_by_source/S"] == 0.0 and m["ssr_by_count/2"] == 0.5
+    # the paper's N (default): the incomplete sample counts, its lost verdicts not satisfied
+    m = compute(results)
+    assert m["samples_scored"] == 2 and m["samples_incomplete"] == 1
+    assert m["csr"] == 0.0 and m["ssr"] == 0.5 and m["completely_correct"] == 0.5 and m["c2a"] == 0.0
 
 
 def test_breakdowns_by_constraint_count_are_in_numeric_order():
     def sample(n):
-        task = {"source_dataset": "S", "difficulty": "easy", "n_constraints": n}
-        return [{"index": 0, "checks": {f"adherence[{i}]": {"constraint": i, "category": "A", "judge": True,
-                                                             "rule_verdict": None, "task": task}
-                                        for i in range(n)}}]
+        return [{"index": 0, "checks": {f"adherence[{i}]": _adh(i, True, n) for i in range(n)}}]
     m = compute({str(n): sample(n) for n in (10, 2, 1)})
     assert [k for k in m if k.startswith("csr_by_count/")] == ["csr_by_count/1", "csr_by_count/2", "csr_by_count/10"]
 
@@ -205,10 +216,9 @@ def test_manifest_names_prompts_hashes_and_parameters():
 
 
 def test_upstream_unreadable_correctness_label_counts_as_not_completely_correct():
-    info = {"n_constraints": 1}
-    results = {"1": [{"index": 0, "checks": {"adherence[0]": {"constraint": 0, "judge": True, "task": info},
-                                             "correctness": {"label": None, "task": info}}}],
-               "2": [{"index": 0, "checks": {"adherence[0]": {"constraint": 0, "judge": True, "task": info},
-                                             "correctness": {"label": "Completely Correct", "task": info}}}]}
-    m = compute(results)
-    assert m["completely_correct"] == 0.5 and m["c2a"] == 0.5 and m["csr"] == 1.0
+    results = {"1": [{"index": 0, "checks": {"adherence[0]": _adh(0, True, 1), "correctness": _cor(None, 1)}}],
+               "2": [{"index": 0, "checks": {"adherence[0]": _adh(0, True, 1),
+                                             "correctness": _cor("Completely Correct", 1)}}]}
+    for denominator in ("all", "scored"):
+        m = compute(results, denominator)
+        assert m["completely_correct"] == 0.5 and m["c2a"] == 0.5 and m["csr"] == 1.0

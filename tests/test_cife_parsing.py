@@ -90,7 +90,7 @@ def test_strict_adherence_reads_verdicts_by_index_not_position():
 @pytest.mark.parametrize("answer, problem", [
     ("", "empty"),
     ("I cannot evaluate this code.", "no valid JSON"),
-    (json.dumps({"verdicts": []}), 'no "Evaluation"'),
+    (json.dumps({"verdicts": []}), "no verdict JSON object"),
     (_evaluation({"Index": 1, "Aligns": True}), "has 1 entries; there are 2"),
     (_evaluation({"Index": 1, "Aligns": True}, {"Index": 1, "Aligns": False}), "appears twice"),
     (_evaluation({"Index": 1, "Aligns": True}, {"Index": 3, "Aligns": False}), "outside 1..2"),
@@ -193,18 +193,20 @@ _TWO_NO = '{"Evaluation": [{"Index": 1, "Aligns": true, "Reason": "ok"}, {"Index
     '[{"Aligns": true}] and then [{"Aligns": false}]',
 ])
 def test_disagreeing_verdicts_are_unreadable(answer):
-    with pytest.raises(JudgeAnswerError, match="different verdicts"):
+    with pytest.raises(JudgeAnswerError, match="verdict"):
         parse_adherence(answer, 2, indexed=True)
 
 
-def test_agreeing_copies_and_unrelated_json_still_read():
-    assert parse_adherence(f"```json\n{_TWO_NO}\n```\nAgain: {_TWO_NO}", 2, indexed=True)[1] == \
-        (False, "constraint 2 not met")
+def test_agreeing_copies_are_unreadable_and_unrelated_json_still_reads():
+    # issue #43: exactly one verdict object, even when a second copy agrees
+    with pytest.raises(JudgeAnswerError, match="2 verdict objects"):
+        parse_adherence(f"```json\n{_TWO_NO}\n```\nAgain: {_TWO_NO}", 2, indexed=True)
     # a dict literal quoted from the code is not a verdict
     assert parse_adherence('The code returns {"a": 1}.\n' + _ALL_YES, 2, indexed=True)[0][0] is True
-    with pytest.raises(JudgeAnswerError, match="different verdicts"):
+    with pytest.raises(JudgeAnswerError, match="2 verdict objects"):
         parse_correctness('{"correctness": "Completely Correct"} no: {"correctness": "Wrong", "reason": "x"}')
-    assert parse_correctness('{"correctness": "Wrong"} {"correctness": "Wrong"}')[0] == "Wrong"
+    with pytest.raises(JudgeAnswerError, match="2 verdict objects"):
+        parse_correctness('{"correctness": "Wrong"} {"correctness": "Wrong"}')
 
 
 @pytest.mark.parametrize("answer", [

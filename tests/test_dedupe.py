@@ -159,20 +159,24 @@ def test_bad_dedupe_value_is_one_line(pytester):
 
 
 def test_cife_opts_out_identical_answers_are_judged_each(pytester):
-    # Two identical answers per task; the bundled recorded judgments answer sample 0
-    # only.  Deduplicated, sample 1 would copy sample 0's verdicts; opted out, it
-    # asks the judge, which has no judgment for it (E), with dedupe on as off.
+    # Two identical answers per task.  Deduplicated, sample 1 would copy sample 0's
+    # verdicts; opted out, every item asks the judge (the bundled recorded judgments,
+    # bound to the question, answer both: the same answer is the same question, issue
+    # #43), with dedupe on as off: 30 items, 30 questions to the recorded judge.
     assert CIFE.program_key(CIFE.load(None, None).tasks[0], Completion("x"), "correctness") is None
     lines = [{"task_id": t.task_id, "sample_index": i, "solution": t.data["reference_answer"]}
              for t in CIFE.load(None, None).tasks[:3] for i in range(2)]
     (pytester.path / "answers.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
-    outcomes = {}
+    outcomes, asked = {}, {}
     for mode in ("on", "off"):
         result = pytester.runpytest_inprocess("--specbench=cife", "--model=replay:answers.jsonl",
                                               f"--specbench-dedupe={mode}", "--specbench-result-cache=off",
+                                              f"--specbench-report={mode}.json",
                                               f"--specbench-dir={pytester.path / mode}", "-p", "no:cacheprovider")
         # Without "warnings": an in-process run also counts ResourceWarnings of objects other
         # tests of this worker left to the garbage collector.
         outcomes[mode] = {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}
+        asked[mode] = json.loads((pytester.path / f"{mode}.json").read_text())["manifest"]["roles"]["judge"]["asked"]
         assert "specbench: dedupe:" not in result.stdout.str()
-    assert outcomes["on"] == outcomes["off"] == {"passed": 15, "errors": 15}
+    assert outcomes["on"] == outcomes["off"] == {"passed": 30}
+    assert asked["on"] == asked["off"] == 30

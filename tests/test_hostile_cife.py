@@ -13,7 +13,7 @@ import json
 import pytest
 
 from pytest_specbench.benchmarks.cife.adapter import ADAPTER
-from pytest_specbench.benchmarks.cife.judge import addresses_the_judge
+from pytest_specbench.benchmarks.cife.screen import addresses_the_judge
 
 FENCED = "```python\n{}\n```"
 INJECTIONS = {

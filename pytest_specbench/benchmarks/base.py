@@ -188,6 +188,16 @@ class RoleRequest:
     purpose: str
     prompt: Prompt
     attempt: int = 0
+    # What the question asks, by content (CIFE: ``prompts.question_digest``): a recorded
+    # answer bound to a question (``question_sha256`` in a replay file) answers it alone.
+    question: str = ""
+
+
+class CheckSkipped(Exception):
+    """Raised by ``run_check`` when an item cannot be decided on this sample for a
+    reason that is neither the sample's fault nor the harness's (CIFE: no judge for
+    this question): the item is skipped with ``str(exc)``, one line saying what to
+    give (a usage line), and it stays out of the metrics."""
 
 
 class RoleModel(Protocol):

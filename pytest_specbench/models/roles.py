@@ -7,7 +7,9 @@ recorded judgments).  Kinds:
 
 - ``replay:PATH`` -- recorded answers, one JSON object per line: ``task_id``,
   ``purpose``, ``answer`` and optionally ``benchmark``, ``sample_index`` (0),
-  ``attempt`` (0).  A question without a recorded answer raises
+  ``attempt`` (0), ``question_sha256``: an answer with it answers only the question
+  of that digest (``RoleRequest.question``: CIFE's recorded judgments answer the
+  answers they were recorded for, never another model's), whatever the sample index.  A question without a recorded answer raises
   :class:`~.base.SampleMissing` (the item is E: the replay file is incomplete,
   the sample is not at fault).
 - ``openai:NAME`` (and any kind whose model is a :class:`~.cache.CachingModel`)
@@ -55,15 +57,24 @@ class ReplayRole:
         if not self.path.is_file():
             raise OptionError(role_option(role), f"replay file not found: {self.path}")
         self.answers: dict[tuple[str | None, str, int, str, int], str] = {}
+        # Answers bound to one question ("question_sha256"): (benchmark, task, purpose, attempt,
+        # question) -> answer, whatever the sample index; they answer that question alone.
+        self.bound: dict[tuple[str | None, str, str, int, str], str] = {}
         for line, obj in read_jsonl(self.path, ("task_id", "purpose", "answer")):
             if not isinstance(obj["answer"], str):
                 raise DataError(self.path, line, "'answer' must be a string")
+            question = obj.get("question_sha256")
+            if question is not None and not isinstance(question, str):
+                raise DataError(self.path, line, "'question_sha256' must be a string")
             try:
                 key = (obj.get("benchmark"), str(obj["task_id"]), int(obj.get("sample_index", 0)),
                        str(obj["purpose"]), int(obj.get("attempt", 0)))
             except (TypeError, ValueError):
                 raise DataError(self.path, line, "'sample_index' and 'attempt' must be whole numbers") from None
-            self.answers[key] = obj["answer"]
+            if question:
+                self.bound[(key[0], key[1], key[3], key[4], question)] = obj["answer"]
+            else:
+                self.answers[key] = obj["answer"]
         self.digest = file_digest(self.path)
         self.asked = 0
 
@@ -76,6 +87,11 @@ class ReplayRole:
         for key in ((request.benchmark, *tail), (None, *tail)):
             if key in self.answers:
                 return self.answers[key]
+        if request.question:
+            bound = (request.task.task_id, request.purpose, request.attempt, request.question)
+            for key in ((request.benchmark, *bound), (None, *bound)):
+                if key in self.bound:
+                    return self.bound[key]
         raise SampleMissing(f"{self.path.name} has no {self.role} answer for task {tail[0]} sample {tail[1]} "
                             f"purpose {tail[2]} attempt {tail[3]}")
 
@@ -86,7 +102,8 @@ class ReplayRole:
         self.asked += int(counters.get("asked") or 0)
 
     def manifest(self) -> dict[str, Any]:
-        return {"role": self.role, "spec": self.spec, "sha256": self.digest, "answers": len(self.answers),
+        return {"role": self.role, "spec": self.spec, "sha256": self.digest,
+                "answers": len(self.answers) + len(self.bound),
                 "asked": self.asked}
 
 

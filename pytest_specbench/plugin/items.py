@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import pytest
 
+from ..benchmarks.base import CheckSkipped
 from ..engine.plan import ItemSpec, RunPlan
 from ..engine.verdicts import VerdictEngine
 from ..errors import InfrastructureError, SpecbenchError
@@ -78,7 +79,10 @@ class SpecbenchItem(pytest.Item):
         except SampleMissing as exc:
             raise InfrastructureError(str(exc)) from None
         completion.meta.setdefault("sample_index", self.sample)
-        evaluation = self.verdicts.evaluate(self.spec, completion)
+        try:
+            evaluation = self.verdicts.evaluate(self.spec, completion)
+        except CheckSkipped as exc:  # decided on the sample: e.g. no judge for this question
+            pytest.skip(" ".join(str(exc).split()))
         self.reached, self.from_result_cache = evaluation.reached, evaluation.from_result_cache
         return {"benchmark": self.adapter.name, "task_id": self.task.task_id, "sample": self.sample,
                 "check": self.check, **evaluation.verdict, "isolation": self.isolation()}

@@ -45,12 +45,14 @@ class Services:
             from ..models.roles import load_role, role_option
 
             option = role_option(role)
-            spec = str(self.settings.option(option.lstrip("-").replace("-", "_")) or "").strip()
-            spec = spec or self.role_defaults.get(role, "")
+            given = str(self.settings.option(option.lstrip("-").replace("-", "_")) or "").strip()
+            spec = given or self.role_defaults.get(role, "")
             if not spec:
                 raise OptionError(option, f"this benchmark needs a {role} model: {option}=openai:NAME "
                                           f"(with {option}-base-url=URL for a local server) or {option}=replay:FILE.jsonl")
             self._roles[role] = load_role(role, spec, self.settings)
+            if not given:  # what the summary says next to the spec (plugin/session.py)
+                self._roles[role].note = f"no {option} given: the benchmark's default"
         return self._roles[role]
 
     def loaded_roles(self) -> dict[str, Any]:

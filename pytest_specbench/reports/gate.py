@@ -42,6 +42,7 @@ import pytest
 
 from ..errors import DataError, OptionError
 from . import layout, stats
+from .report import metrics_error_line
 
 GATE_OPTIONS = ("specbench_fail_under", "specbench_baseline", "specbench_compare_fail")
 
@@ -466,11 +467,18 @@ def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thre
                           "ci": ci, "threshold": t.value, "passed": ok,
                           "why": f"{_pct(value)} {'>=' if ok else '<'} {_pct(t.value)}"})
     comparison: dict[str, Any] = {}
+    notes = list(notes or [])
     if baseline is not None:
         for b, section in benches.items():
             if b not in baseline["benchmarks"]:
                 continue
-            comparison[b] = compare_section(baseline["benchmarks"][b], section, adapters[b], alpha, settings)
+            if section.get("metrics_error"):  # its metrics raised: nothing to compare (the report says why)
+                notes.append(f"{b}: not compared with the baseline: its metrics were not computed (metrics_error)")
+                continue
+            try:
+                comparison[b] = compare_section(baseline["benchmarks"][b], section, adapters[b], alpha, settings)
+            except Exception as exc:  # noqa: BLE001 - a family's aggregate on the baseline: one line, the report written
+                notes.append(metrics_error_line(b, "the baseline comparison", exc) + " (not compared)")
         for tol in tolerances:
             targets = [tol.bench] if tol.bench else [b for b in comparison if tol.metric in benches[b]["metrics"]
                                                      or tol.metric in baseline["benchmarks"][b]["metrics"]]
@@ -480,7 +488,7 @@ def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thre
     passed = all(r["passed"] for r in rules)
     return {"active": active, "passed": passed, "alpha": alpha, "rules": rules, "comparison": comparison,
             "baseline": (baseline or {}).get("manifest", {}).get("model", {}).get("spec") if baseline else None,
-            "notes": list(notes or [])}
+            "notes": notes}
 
 
 def _tasks_of(results: Mapping[str, Any], tasks: Mapping[str, Any] | None) -> dict[str, Any]:

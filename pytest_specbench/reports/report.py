@@ -11,6 +11,8 @@ Report schema::
                            "figures": [{...}],                    # the adapter's plots, as data
                            "metrics_ci": {METRIC: [lo, hi]},      # 95% percentile bootstrap over tasks
                            "metrics_ci_method": {"level", "resamples", "seed", "unit"},
+                           "metrics_error": "one line",           # only when the family's metrics raised
+                           "roles": {ROLE: SPEC},                 # the models in roles (CIFE's judge)
                            "version": ..., "data_files": {FILE_NAME: sha256},
                            "tasks": {TASK_ID: {"samples": [{"index": i,
                                      "checks": {CHECK: {"passed": bool, ...details,
@@ -24,8 +26,9 @@ from __future__ import annotations
 
 import json
 import os
+import traceback
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from .layout import Breakdown, fmt, is_undefined, layout, public, shown_path, undefined_notes
 
@@ -98,6 +101,53 @@ class ResultStore:
         os.replace(tmp, path)
 
 
+def metrics_error_line(name: str, what: str, exc: BaseException) -> str:
+    """One line saying which part of a family's metrics raised what, and where."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = f" at {'/'.join(Path(last.filename).parts[-2:])}:{last.lineno}"
+    text = " ".join(str(exc).split())[:200]
+    return f"{name}: {what} raised {type(exc).__name__}{': ' + text if text else ''}{where}"
+
+
+def metric_sections(name: str, adapter: Any, results: Mapping[str, Any], tasks: Mapping[str, Any] | None,
+                    settings: Any, extras: Callable[[Mapping[str, Any]], Mapping[str, Any]]) -> dict[str, Any]:
+    """The metric parts of one benchmark's report section: ``metrics``, ``figures``,
+    ``warnings`` and ``extras(metrics)`` (bootstrap intervals, notes, version).
+
+    A report is always written: a family whose ``aggregate`` raises (a KeyError on an
+    outcome its metrics never met, say a refused answer's details) gets empty metrics
+    and ``metrics_error``, one line naming the family, the part and where it raised;
+    the items' verdicts (``tasks``), skips and errors are written as usual.  A part
+    after ``aggregate`` that raises (figures, warnings, the bootstrap) is left out
+    with its own line in ``metrics_error`` and the metrics kept.  For every family:
+    this is the shared report code, not any adapter's."""
+    errors: list[str] = []
+    try:
+        metrics = dict(adapter.aggregate(results, tasks, settings))
+    except Exception as exc:  # noqa: BLE001 - any family's bug or unforeseen outcome: one line, the report written
+        metrics = {}
+        errors.append(metrics_error_line(name, "aggregate", exc) + " (metrics not computed; verdicts below)")
+    out: dict[str, Any] = {"metrics": metrics}
+    for part in ("figures", "warnings"):  # optional adapter methods, built from the metrics
+        method = getattr(adapter, part, None)
+        if metrics and callable(method):
+            try:
+                out[part] = list(method(metrics, settings))
+            except Exception as exc:  # noqa: BLE001
+                errors.append(metrics_error_line(name, part, exc))
+    try:
+        out.update(extras(metrics))
+    except Exception as exc:  # noqa: BLE001 - without intervals, the metrics still stand
+        out.update(metrics_ci={}, metrics_ci_method={})
+        errors.append(metrics_error_line(name, "the bootstrap and notes", exc) + " (no confidence intervals)")
+    if errors:
+        out["metrics_error"] = "; ".join(errors)
+    return out
+
+
 def _fmt(value: Any, name: str | None = None) -> str:
     return fmt(value, name=name)
 
@@ -126,7 +176,11 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         lines.append(f"specbench {name} ({where}; {n_tasks} tasks evaluated; model "
                      f"{report['manifest']['model'].get('spec')})")
         skipped = bench.get("skipped") or {}
-        if not bench["metrics"] or not n_tasks:
+        if bench.get("metrics_error"):
+            lines.append(f"  metrics_error: {bench['metrics_error']}")
+        for role, spec in (bench.get("roles") or {}).items():
+            lines.append(f"  {role}: {spec}")
+        if (not bench["metrics"] and not bench.get("metrics_error")) or not n_tasks:
             lines.append("  no results" + (f": all {sum(skipped.values())} item(s) were skipped (below)"
                                            if skipped and not n_tasks else ""))
         shown, hidden = _shown_metrics(bench) if n_tasks else ([], 0)

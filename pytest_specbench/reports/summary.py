@@ -103,6 +103,7 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
         out += [f"### {name}", "", _counts_line(section) + "."
                 + (f" Compared with baseline `{gate.get('baseline')}` on {comp['tasks_compared']} paired tasks."
                    if comp else ""), ""]
+        out += _roles_and_error_lines(section)
         skips = _skip_lines(section)
         if skips:
             out += [f"- skipped {count} item(s): {reason}" + (f" (e.g. {', '.join(f'`{i}`' for i in ids)})" if ids else "")
@@ -293,6 +294,7 @@ def html_report(report: Mapping[str, Any]) -> str:
         parts.append(f"<h2>{_e(name)}</h2>")
         parts.append(f"<div class='meta'>{_e(_counts_line(section))}; checks: {_e(_checks_label(section.get('checks', [])))}"
                      + (f"; {comp['tasks_compared']} tasks paired with the baseline" if comp else "") + "</div>")
+        parts.append(_roles_and_error_html(section))
         parts.append(_skips_html(section))
         if not section["tasks"]:
             continue
@@ -317,6 +319,23 @@ def html_report(report: Mapping[str, Any]) -> str:
             f"<meta name='viewport' content='width=device-width,initial-scale=1'>"
             f"<title>specbench: {_e(', '.join(report['benchmarks']))} — {_e(model)}</title>"
             f"<style>{_CSS}</style></head><body>\n{body}\n<script>{_JS}</script></body></html>\n")
+
+
+def _roles_and_error_lines(section: Mapping[str, Any]) -> list[str]:
+    """Markdown: the models in roles (the judge in use) and the family's ``metrics_error``."""
+    out = [f"- {role}: `{spec}`" for role, spec in (section.get("roles") or {}).items()]
+    if section.get("metrics_error"):
+        out.append(f"- **metrics_error**: {section['metrics_error']}")
+    return out + [""] if out else []
+
+
+def _roles_and_error_html(section: Mapping[str, Any]) -> str:
+    """HTML: the models in roles (the judge in use) and the family's ``metrics_error``."""
+    html = "".join(f"<div class='meta role'>{_e(role)}: <code>{_e(spec)}</code></div>"
+                   for role, spec in (section.get("roles") or {}).items())
+    if section.get("metrics_error"):
+        html += f"<div class='banner bad metrics-error'>metrics_error: {_e(section['metrics_error'])}</div>"
+    return html
 
 
 def _rules_html(gate: Mapping[str, Any]) -> str:

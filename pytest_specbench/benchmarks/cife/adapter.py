@@ -22,15 +22,16 @@ from typing import Any, Mapping, Sequence
 
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
-from ..base import CheckResult, Prompt, Task, TaskSet
+from ..base import CheckResult, CheckSkipped, Prompt, Task, TaskSet
 from . import metrics as cife_metrics
 from . import rules as cife_rules
 from .data import DATA_FILE, constraints_of, read_tasks
 from .extract import extract_code
-from .judge import (addresses_the_judge, ask_until_readable, parse_adherence, parse_adherence_upstream, parse_correctness,
-                    parse_correctness_upstream, judge_text)
+from .judge import (NoJudgment, ask_until_readable, judge_text, parse_adherence,
+                    parse_adherence_upstream, parse_correctness, parse_correctness_upstream)
 from .options import OPTIONS
-from .prompts import adherence_prompt, correctness_prompt, generation_prompt
+from .screen import addresses_the_judge
+from .prompts import adherence_prompt, correctness_prompt, fence_token, generation_prompt, question_digest
 
 _CHECK = re.compile(r"adherence\[(\d+)(?:-[\w-]*)?\]$")
 
@@ -64,7 +65,9 @@ class CifeBenchmark:
     # the rule verdicts in each item's details are cached with it; 2: judge answers with
     # disagreeing verdicts or duplicate keys are unreadable, reasons one line
     # 3: answers that speak to the judge are refused before it is asked (--cife-injection)
-    version = f"3.rules{cife_rules.VERSION}"
+    # 4: typed records in every outcome's details; strict reading of judge replies (one verdict
+    #    object, exact keys); the answer fenced for the judge; recorded judgments bound to questions
+    version = f"4.rules{cife_rules.VERSION}"
     checks = ("adherence", "correctness")  # check kinds (pre-i19 plugin); the items come from checks_for
     options = OPTIONS
 
@@ -120,7 +123,17 @@ class CifeBenchmark:
         """The judge role (``--judge-model``; on the bundled suite, by default, its recorded judgments)."""
         return ctx.model("judge")
 
+    def _constraint(self, check: str, task: Task) -> tuple[int, Any]:
+        m = _CHECK.match(check)
+        constraints = constraints_of(task.data)
+        if not m or int(m.group(1)) >= len(constraints):
+            raise InfrastructureError(f"cife: unknown check {check!r} for task {task.task_id}")
+        return int(m.group(1)), constraints[int(m.group(1))]
+
     def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        """One item's verdict; every outcome writes its typed record (``metrics.Adherence``,
+        ``metrics.Correctness``): judged, refused, rule-decided.  A question no judge
+        answers is a skip with the usage line (a rule decides its constraint if one can)."""
         text = getattr(sample, "text", sample)
         meta = getattr(sample, "meta", {}) or {}
         index = int(meta.get("sample_index", 0))
@@ -131,58 +144,91 @@ class CifeBenchmark:
         code = extraction.code
         shown = judge_text(code)  # what the judge reads: encodable whatever the model wrote
         constraints = constraints_of(task.data)
-        info = {"source_dataset": task.data.get("source_dataset", ""),
-                "difficulty": task.data.get("instruction_difficulty", ""), "n_constraints": len(constraints)}
-        judge = self._judge(ctx, task)
+        info = cife_metrics.TaskInfo(str(task.data.get("source_dataset", "")),
+                                     str(task.data.get("instruction_difficulty", "")), len(constraints))
         instruction = task.data["instruction"]
+        where = {"extraction": extraction.how}
+        if check != "correctness":
+            i, constraint = self._constraint(check, task)
         steering = addresses_the_judge(code) if setting(ctx, "cife_injection", "refuse") == "refuse" else ""
         if steering:
             # Not asked: a verdict the answer tried to dictate is no verdict (and costs nothing).
-            return CheckResult(False, {"injection": steering, "extraction": extraction.how, "task": info},
-                               f"the answer speaks to the judge ({steering}): not judged")
-        if check == "correctness":
-            if parse_mode == "upstream":
-                asked = ask_until_readable(judge, self.name, task, index, "correctness",
-                                           lambda err: correctness_prompt(instruction, shown, style, err),
-                                           lambda a: (parse_correctness_upstream(a), ""), 0)
+            if check == "correctness":
+                details = cife_metrics.correctness_details(cife_metrics.Correctness(cife_metrics.REFUSED, None, info))
             else:
-                asked = ask_until_readable(judge, self.name, task, index, "correctness",
-                                           lambda err: correctness_prompt(instruction, shown, style, err),
-                                           parse_correctness, retries)
+                details = cife_metrics.adherence_details(cife_metrics.Adherence(
+                    cife_metrics.REFUSED, i, constraint.category, False, None, info))
+            return CheckResult(False, {**details, "injection": steering, **where},
+                               f"the answer speaks to the judge ({steering}): not judged")
+        judge = self._judge(ctx, task)
+        purpose = "correctness" if check == "correctness" else "adherence"
+        question = question_digest(purpose, style, instruction, constraints if purpose == "adherence" else (), shown)
+        token = fence_token(question, shown) if style == "paper" else None
+        if check == "correctness":
+            make = lambda err: correctness_prompt(instruction, shown, style, err, token)  # noqa: E731
+            try:
+                if parse_mode == "upstream":
+                    asked = ask_until_readable(judge, self.name, task, index, "correctness", make,
+                                               lambda a: (parse_correctness_upstream(a), ""), 0, question)
+                else:
+                    asked = ask_until_readable(judge, self.name, task, index, "correctness", make,
+                                               lambda a: parse_correctness(a, token), retries, question)
+            except NoJudgment as exc:
+                self._no_judge(ctx, exc)
             label, reason = asked.value
-            details = {"label": label, "reason": reason, "attempts": len(asked.answers),
-                       "extraction": extraction.how, "task": info}
+            details = {**cife_metrics.correctness_details(cife_metrics.Correctness(cife_metrics.JUDGED, label, info)),
+                       "reason": reason, "attempts": len(asked.answers), **where}
             passed = label == cife_metrics.COMPLETELY
             return CheckResult(passed, details, "" if passed else f"judge: {label or 'no label'}: {reason}"[:300])
-        m = _CHECK.match(check)
-        if not m or int(m.group(1)) >= len(constraints):
-            raise InfrastructureError(f"cife: unknown check {check!r} for task {task.task_id}")
-        i = int(m.group(1))
-        constraint = constraints[i]
-        make = lambda err: adherence_prompt(instruction, constraints, shown, style, err)  # noqa: E731
-        details: dict[str, Any] = {"constraint": i, "category": constraint.category, "extraction": extraction.how,
-                                   "task": info}
-        if parse_mode == "upstream":
-            asked = ask_until_readable(judge, self.name, task, index, "adherence", make, parse_adherence_upstream, 0)
-            vector = asked.value
-            details["upstream_vector"] = vector
-            verdict, reason = (vector[i], "") if i < len(vector) else (True, "no verdict at this position (upstream: not counted)")
-        else:
-            asked = ask_until_readable(judge, self.name, task, index, "adherence", make,
-                                       lambda a: parse_adherence(a, len(constraints), indexed=style == "paper",
-                                                                 list_ok=style == "upstream"), retries)
-            verdict, reason = asked.value[i]
-        details.update({"judge": verdict, "judge_reason": reason, "attempts": len(asked.answers)})
+        rule = None
         if setting(ctx, "cife_rules", "on") == "on":
-            rv = cife_rules.check(constraint.text, cife_rules.Code.parse(code), _runner(ctx), instruction)
-            details.update({"rule": rv.rule if rv else None, "rule_verdict": rv.verdict if rv else None,
-                            "rule_reason": rv.reason if rv else ""})
+            rule = cife_rules.check(constraint.text, cife_rules.Code.parse(code), _runner(ctx), instruction)
+        rule_shown = {"rule": rule.rule if rule else None, "rule_reason": rule.reason if rule else ""}
+        make = lambda err: adherence_prompt(instruction, constraints, shown, style, err, token)  # noqa: E731
+        vector = None
+        try:
+            if parse_mode == "upstream":
+                asked = ask_until_readable(judge, self.name, task, index, "adherence", make,
+                                           parse_adherence_upstream, 0, question)
+                vector = asked.value
+                verdict, reason = (vector[i], "") if i < len(vector) else (
+                    True, "no verdict at this position (upstream: not counted)")
+            else:
+                asked = ask_until_readable(judge, self.name, task, index, "adherence", make,
+                                           lambda a: parse_adherence(a, len(constraints), indexed=style == "paper",
+                                                                     list_ok=style == "upstream", token=token),
+                                           retries, question)
+                verdict, reason = asked.value[i]
+        except NoJudgment as exc:
+            if rule is None or rule.verdict is None:
+                self._no_judge(ctx, exc)
+            # No judge for this question, and a rule decides the constraint: the rule's verdict.
+            details = {**cife_metrics.adherence_details(cife_metrics.Adherence(
+                cife_metrics.RULE_DECIDED, i, constraint.category, None, rule.verdict, info)), **rule_shown, **where}
+            message = "" if rule.verdict else (f"constraint {i + 1} ({constraint.category}) not satisfied per rule "
+                                               f"{rule.rule} (no judge for this answer): {rule.reason}")
+            return CheckResult(bool(rule.verdict), details, message[:400])
+        details = {**cife_metrics.adherence_details(cife_metrics.Adherence(
+            cife_metrics.JUDGED, i, constraint.category, bool(verdict), rule.verdict if rule else None, info,
+            tuple(vector) if vector is not None else None)),
+            "judge_reason": reason, "attempts": len(asked.answers), **rule_shown, **where}
         message = ""
         if not verdict:
             message = f"constraint {i + 1} ({constraint.category}) not satisfied per judge: {reason}"
-            if details.get("rule_verdict") is not None:
+            if details["rule_verdict"] is not None:
                 message += f" [rule {details['rule']}: {'pass' if details['rule_verdict'] else 'fail'}]"
         return CheckResult(bool(verdict), details, message[:400])
+
+    @staticmethod
+    def _no_judge(ctx: Any, exc: NoJudgment) -> None:
+        """No judge answers this question: with the user's own judge (a ``replay:`` file
+        without it) the harness's fault, E; with none given (the bundled suite's recorded
+        judgments, made for its reference answers only) a skip with the usage line."""
+        if str(setting(ctx, "judge_model", "") or "").strip():
+            raise exc
+        raise CheckSkipped("no judge for this answer (the bundled suite's recorded judgments answer only the "
+                           "answers they were recorded for): give one with --judge-model=openai:NAME (with "
+                           "--judge-model-base-url=URL for a local server) or --judge-model=replay:FILE.jsonl")
 
     def manifest(self, settings: Any) -> dict[str, Any]:
         """Provenance for the report: prompt style and template hashes, parsing, retries, rules version."""
@@ -193,6 +239,7 @@ class CifeBenchmark:
                      "correctness": p.UPSTREAM_CORRECTNESS if style == "upstream" else p.PAPER_CORRECTNESS}
         return {"prompts": style, "parse": setting(settings, "cife_parse", "strict"),
                 "judge_retries": setting(settings, "cife_judge_retries", 2), "rules": setting(settings, "cife_rules", "on"),
+                "denominator": setting(settings, "cife_n", "all"), "answer_fenced": style == "paper",
                 "rules_version": cife_rules.VERSION,
                 "prompt_sha256": {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in templates.items()},
                 "generation_parameters": dict(p.GENERATION_PARAMETERS[style]),
@@ -204,7 +251,7 @@ class CifeBenchmark:
 
     def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
                   settings: Any = None) -> dict[str, Any]:
-        return cife_metrics.compute(results)
+        return cife_metrics.compute(results, setting(settings, "cife_n", "all"), tasks)
 
     def figures(self, metrics: Mapping[str, Any], settings: Any = None) -> list[dict[str, Any]]:
         return cife_metrics.figures(metrics)

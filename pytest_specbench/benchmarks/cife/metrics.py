@@ -1,21 +1,46 @@
-"""CIFE metrics (paper §5) and our additions (rule agreement, hybrid CSR).
+"""CIFE metrics (paper §4.4, "Evaluation Metrics") and our additions (rule agreement, hybrid CSR).
 
-Input: one record per (task, sample) with the details of each adherence item
-(``constraint``, ``category``, ``judge`` verdict, ``rule`` verdict or None) and
-of the ``correctness`` item.  A sample enters CSR/SSR only when every one of its
-constraints has a verdict (an errored adherence item, E, removes the sample:
-strict adherence cannot be computed from part of the vector).  With several
-samples per task a task's value is the mean over its samples; every metric is
-then a mean over tasks (the paper's ``1/N sum_i`` with one sample per task).
+Input: the report's ``{task_id: [{"index", "checks": {check: details}}]}``.  Every
+CIFE item, whatever its outcome, fills the same typed record (:class:`Adherence`,
+:class:`Correctness`; the adapter writes them with :func:`adherence_details` and
+:func:`correctness_details`), and the metrics read only those records
+(:func:`samples_of`), never optional keys of a details dict.  Outcome kinds:
+
+* ``judged``: the judge's verdict (adherence) or label (correctness);
+* ``refused``: the answer spoke to the judge (``--cife-injection=refuse``): every
+  constraint not satisfied, the label none of the three (the sample's fault);
+* ``rule-decided``: no judge answered this question (the bundled suite without
+  ``--judge-model``, a question the recorded judgments were not made for) and a rule
+  decided the constraint: it counts in the ``rule_*``/``hybrid_*`` metrics, not in
+  the judge's;
+* errored (E, the harness's fault): no record (the report leaves errored items out);
+  a record that does not read as one of the above is counted the same way
+  (``records_unreadable``).
+
+The denominator (``--cife-n``, one per report, issue #49): ``all`` (default, the
+paper's §4.4: "N is the total number of tasks") counts every sample the judge was
+asked about; a sample with an errored item counts its missing verdicts as not
+satisfied and a missing label as not *Completely Correct*.  ``scored`` (the
+plugin's earlier rule, kept as the variant) counts only samples whose adherence
+vector and label are both complete.  Every judge metric of one report (CSR, SSR,
+C2A, the three labels, the breakdowns) uses the same samples.  With several samples
+per task a task's value is the mean over its samples; every metric is then a mean
+over tasks (the paper's ``1/N sum_i`` with one sample per task).
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from dataclasses import dataclass, field
 from functools import lru_cache
 from statistics import mean
 from typing import Any, Iterable, Mapping, Sequence
 
 COMPLETELY = "Completely Correct"
+LABELS = (COMPLETELY, "Partially Correct", "Wrong")
+JUDGED, REFUSED, RULE_DECIDED = "judged", "refused", "rule-decided"
+DENOMINATORS = ("all", "scored")
+_ADHERENCE_CHECK = re.compile(r"adherence\[(\d+)(?:-[\w-]*)?\]$")
 
 
 def _task_mean(values: Mapping[str, list[float]]) -> float:
@@ -49,30 +74,196 @@ def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float:
     return (observed - expected) / (1 - expected)
 
 
-def samples_of(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> Iterable[tuple[str, dict[str, Any]]]:
-    """``(task_id, sample record)``: constraints (index -> details), correctness details, task info."""
+# --- the typed records -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """What the breakdowns group by (paper Fig. 7, Fig. 22)."""
+
+    source_dataset: str = "?"
+    difficulty: str = "?"
+    n_constraints: int = 0
+
+    def as_details(self) -> dict[str, Any]:
+        return {"source_dataset": self.source_dataset, "difficulty": self.difficulty,
+                "n_constraints": self.n_constraints}
+
+    @classmethod
+    def read(cls, raw: Any) -> "TaskInfo | None":
+        if not isinstance(raw, Mapping):
+            return None
+        n = raw.get("n_constraints")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            return None
+        return cls(str(raw.get("source_dataset", "?")), str(raw.get("difficulty", "?")), n)
+
+
+@dataclass(frozen=True)
+class Adherence:
+    """One adherence item's outcome: every kind fills every field."""
+
+    kind: str                 # judged | refused | rule-decided
+    constraint: int           # 0-based position (the check name says it too)
+    category: str
+    judge: bool | None        # judged: the judge's verdict; refused: False; rule-decided: None
+    rule: bool | None         # a rule's verdict where one decides (None: no rule decides)
+    info: TaskInfo
+    upstream_vector: tuple[bool, ...] | None = None  # --cife-parse=upstream: the positional vector
+
+    def __post_init__(self) -> None:
+        if self.kind not in (JUDGED, REFUSED, RULE_DECIDED):
+            raise ValueError(f"unknown adherence outcome {self.kind!r}")
+        if (self.kind == RULE_DECIDED) != (self.judge is None) or (self.kind == REFUSED and self.judge):
+            raise ValueError(f"a {self.kind} outcome with judge verdict {self.judge!r}")
+
+
+@dataclass(frozen=True)
+class Correctness:
+    """The correctness item's outcome."""
+
+    kind: str                 # judged | refused
+    label: str | None         # judged: one of LABELS (None: upstream's reading found none); refused: None
+    info: TaskInfo
+
+    def __post_init__(self) -> None:
+        if self.kind not in (JUDGED, REFUSED) or (self.label is not None and self.label not in LABELS):
+            raise ValueError(f"unknown correctness outcome {self.kind!r} / {self.label!r}")
+
+
+def adherence_details(record: Adherence) -> dict[str, Any]:
+    """The record as an item's details (JSON); :func:`read_adherence` reads it back."""
+    return {"outcome": record.kind, "constraint": record.constraint, "category": record.category,
+            "judge": record.judge, "rule_verdict": record.rule, "task": record.info.as_details(),
+            **({"upstream_vector": list(record.upstream_vector)} if record.upstream_vector is not None else {})}
+
+
+def correctness_details(record: Correctness) -> dict[str, Any]:
+    return {"outcome": record.kind, "label": record.label, "task": record.info.as_details()}
+
+
+def _opt_bool(value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise ValueError("not a boolean")
+
+
+def read_adherence(check: str, details: Any) -> Adherence | None:
+    """The record of an adherence item (its position from the check name), or None
+    when the details do not hold one (counted as an errored item)."""
+    m = _ADHERENCE_CHECK.match(check)
+    info = TaskInfo.read(details.get("task")) if isinstance(details, Mapping) else None
+    if m is None or info is None:
+        return None
+    try:
+        vector = details.get("upstream_vector")
+        if vector is not None and not (isinstance(vector, list) and all(isinstance(v, bool) for v in vector)):
+            return None
+        return Adherence(str(details.get("outcome")), int(m.group(1)), str(details.get("category", "?")),
+                         _opt_bool(details.get("judge")), _opt_bool(details.get("rule_verdict")), info,
+                         tuple(vector) if vector is not None else None)
+    except (ValueError, TypeError):
+        return None
+
+
+def read_correctness(details: Any) -> Correctness | None:
+    info = TaskInfo.read(details.get("task")) if isinstance(details, Mapping) else None
+    label = details.get("label") if info is not None else None
+    if info is None or not (label is None or isinstance(label, str)):
+        return None
+    try:
+        return Correctness(str(details.get("outcome")), label, info)
+    except ValueError:
+        return None
+
+
+def _task_info(task: Any) -> TaskInfo:
+    """A task's :class:`TaskInfo` from its data (``Task.data``), or an empty one."""
+    data = getattr(task, "data", None)
+    if not isinstance(data, Mapping):
+        return TaskInfo()
+    constraints = data.get("_constraints") or ()
+    return TaskInfo(str(data.get("source_dataset", "")), str(data.get("instruction_difficulty", "")), len(constraints))
+
+
+@dataclass
+class Sample:
+    """One (task, sample): its records by constraint position, its correctness record."""
+
+    task_id: str
+    constraints: dict[int, Adherence] = field(default_factory=dict)
+    correctness: Correctness | None = None
+    unreadable: int = 0  # items whose details held no record (counted as errored)
+    fallback: TaskInfo | None = None  # what the task says, for a sample without any record
+
+    @property
+    def info(self) -> TaskInfo:
+        for r in (self.correctness, *self.constraints.values()):
+            if r is not None:
+                return r.info
+        return self.fallback or TaskInfo()
+
+    @property
+    def n(self) -> int:
+        return self.info.n_constraints
+
+    @property
+    def judge_asked(self) -> bool:
+        """Whether a judge (or the refusal standing for it) was meant to decide this sample:
+        a sample whose items were all decided by rules alone (no judge for its questions)
+        or all skipped is not in the judge metrics' N.  A sample whose items all errored
+        (no record at all) is: the judge was asked, the harness failed."""
+        kinds = {r.kind for r in self.constraints.values()} | ({self.correctness.kind} if self.correctness else set())
+        return not kinds or bool(kinds & {JUDGED, REFUSED})
+
+    def vector(self) -> list[bool | None]:
+        """The judge's adherence vector (refused: False; errored or rule-only: None)."""
+        out: list[bool | None] = []
+        for i in range(self.n):
+            r = self.constraints.get(i)
+            out.append(None if r is None else r.judge)
+        return out
+
+    def label(self) -> str | None:
+        return self.correctness.label if self.correctness is not None else None
+
+    def complete(self) -> bool:
+        return self.n > 0 and None not in self.vector() and self.correctness is not None
+
+
+def samples_of(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> Iterable[Sample]:
+    """Every (task, sample) of the results as a :class:`Sample`; never raises on what
+    an item's details hold (an unreadable record is an errored item)."""
     for task_id, samples in results.items():
-        for sample in samples:
-            constraints: dict[int, Mapping[str, Any]] = {}
-            correctness = None
-            info: Mapping[str, Any] = {}
-            for check, details in sample.get("checks", {}).items():
-                if not isinstance(details, Mapping):
-                    continue
-                if check.startswith("adherence"):
-                    constraints[int(details["constraint"])] = details
-                    info = details.get("task", info)
+        for raw in samples if isinstance(samples, Sequence) else ():
+            sample = Sample(str(task_id))
+            checks = raw.get("checks") if isinstance(raw, Mapping) else None
+            for check, details in (checks.items() if isinstance(checks, Mapping) else ()):
+                if str(check).startswith("adherence"):
+                    record = read_adherence(str(check), details)
+                    if record is None:
+                        sample.unreadable += 1
+                    else:
+                        sample.constraints[record.constraint] = record
                 elif check == "correctness":
-                    correctness = details
-                    info = details.get("task", info) or info
-            yield task_id, {"constraints": constraints, "correctness": correctness, "info": info}
+                    record_c = read_correctness(details)
+                    if record_c is None:
+                        sample.unreadable += 1
+                    else:
+                        sample.correctness = record_c
+            yield sample
 
 
-def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str = "all",
+            tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The metrics of paper §4.4 and ours over the samples of ``denominator`` (module
+    docstring).  ``tasks`` (by id, as ``aggregate`` gets them) tell what a sample whose
+    items all errored was about (its constraint count, source, difficulty)."""
+    if denominator not in DENOMINATORS:
+        raise ValueError(f"denominator must be one of {DENOMINATORS}, got {denominator!r}")
     csr: dict[str, list[float]] = defaultdict(list)
     ssr: dict[str, list[float]] = defaultdict(list)
     c2a: dict[str, list[float]] = defaultdict(list)
-    labels: dict[str, dict[str, list[float]]] = {l: defaultdict(list) for l in (COMPLETELY, "Partially Correct", "Wrong")}
+    labels: dict[str, dict[str, list[float]]] = {l: defaultdict(list) for l in LABELS}
     hybrid_csr: dict[str, list[float]] = defaultdict(list)
     hybrid_ssr: dict[str, list[float]] = defaultdict(list)
     up_csr: dict[str, list[float]] = defaultdict(list)
@@ -82,49 +273,68 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
     by: dict[str, dict[str, dict[str, list[float]]]] = {k: defaultdict(lambda: defaultdict(list))
                                                          for k in ("source", "difficulty", "count")}
     pairs: list[tuple[bool, bool]] = []
-    rule_decided = judged = incomplete = 0
+    rule_decided = judged = records = incomplete = refused = unreadable = without_judge = counted = 0
     no_verdict = no_label = upstream_answers = 0  # --cife-parse=upstream: answers its regex found nothing in
-    for task_id, s in samples_of(results):
-        info, cons = s["info"], s["constraints"]
-        n = int(info.get("n_constraints", len(cons)) or len(cons))
-        label = (s["correctness"] or {}).get("label")
-        vector = next((d.get("upstream_vector") for d in cons.values() if d.get("upstream_vector") is not None), None)
-        if vector is not None:
-            upstream_answers += 1
-            no_verdict += not vector
-            no_label += s["correctness"] is not None and label is None
-        if s["correctness"] is not None:  # an unreadable label (upstream reading: None) counts as none of the three
-            for l, store in labels.items():
-                store[task_id].append(float(label == l))
-        verdicts = [cons[i].get("judge") for i in range(n) if i in cons]
-        if n == 0 or len(verdicts) < n or any(v is None for v in verdicts):  # n == 0: adherence not run
-            incomplete += 1
+    for s in samples_of(results):
+        task_id, info = s.task_id, s.info
+        if not info.n_constraints and not s.constraints and s.correctness is None:
+            info = s.fallback = _task_info((tasks or {}).get(task_id))  # every item errored: no record
+        n = info.n_constraints
+        unreadable += s.unreadable
+        # rules and judge, constraint by constraint (ours): every record a rule decided
+        records += len(s.constraints)
+        for r in s.constraints.values():
+            if r.rule is not None:
+                rule_decided += 1
+                if r.judge is not None and r.kind == JUDGED:
+                    pairs.append((r.judge, r.rule))
+        if not s.judge_asked:
+            without_judge += 1
+            rules_only = [s.constraints.get(i) for i in range(n)]
+            if n and all(r is not None and r.rule is not None for r in rules_only):
+                hybrid_csr[task_id].append(float(all(r.rule for r in rules_only)))  # type: ignore[union-attr]
+                hybrid_ssr[task_id].append(sum(bool(r.rule) for r in rules_only) / n)  # type: ignore[union-attr]
             continue
-        strict = float(all(verdicts))
-        soft = sum(verdicts) / n
+        refused += any(r.kind == REFUSED for r in s.constraints.values()) or (
+            s.correctness is not None and s.correctness.kind == REFUSED)
+        complete = s.complete()
+        incomplete += not complete
+        if not complete and denominator == "scored":
+            continue
+        counted += 1
+        vector = s.vector()
+        label = s.label()
+        upstream = next((r.upstream_vector for r in s.constraints.values() if r.upstream_vector is not None), None)
+        if upstream is not None:
+            upstream_answers += 1
+            no_verdict += not upstream
+            no_label += s.correctness is not None and s.correctness.kind == JUDGED and label is None
+        for l, store in labels.items():  # a missing or unreadable label counts as none of the three
+            store[task_id].append(float(label == l))
+        strict = float(n > 0 and all(v is True for v in vector))
+        soft = sum(v is True for v in vector) / n if n else 0.0
         csr[task_id].append(strict)
         ssr[task_id].append(soft)
-        if s["correctness"] is not None:
-            c2a[task_id].append(float(strict == 1.0 and label == COMPLETELY))
+        c2a[task_id].append(float(strict == 1.0 and label == COMPLETELY))
         hybrid = []
         for i in range(n):
-            d = cons[i]
-            judged += 1
-            rule = d.get("rule_verdict")
-            if rule is not None:
-                rule_decided += 1
-                pairs.append((bool(d["judge"]), bool(rule)))
-            hybrid.append(bool(rule) if rule is not None else bool(d["judge"]))
-            cat = d.get("category", "?")
-            cat_micro[cat].append(int(bool(d["judge"])))
-            cat_macro[cat][task_id].append(float(bool(d["judge"])))
-        hybrid_csr[task_id].append(float(all(hybrid)))
-        hybrid_ssr[task_id].append(sum(hybrid) / n)
-        if vector is not None:  # IBM/CIFE compute_metrics: all([]) == 1, SSR over the vector's own length
-            up_csr[task_id].append(float(all(vector)))
-            up_ssr[task_id].append(sum(vector) / len(vector) if vector else 0.0)
-        for key, value in (("source", info.get("source_dataset", "?")), ("difficulty", info.get("difficulty", "?")),
-                           ("count", str(n))):
+            r = s.constraints.get(i)
+            if r is None:
+                hybrid.append(False)
+                continue
+            judged += r.kind == JUDGED
+            hybrid.append(bool(r.rule) if r.rule is not None else bool(r.judge))
+            if r.judge is not None:
+                cat_micro[r.category].append(int(r.judge))
+                cat_macro[r.category][task_id].append(float(r.judge))
+        hybrid_csr[task_id].append(float(bool(hybrid) and all(hybrid)))
+        hybrid_ssr[task_id].append(sum(hybrid) / n if n else 0.0)
+        if upstream is not None:  # IBM/CIFE compute_metrics: all([]) == 1, SSR over the vector's own length
+            up_csr[task_id].append(float(all(upstream)))
+            up_ssr[task_id].append(sum(upstream) / len(upstream) if upstream else 0.0)
+        for key, value in (("source", info.source_dataset), ("difficulty", info.difficulty), ("count", str(n))):
+            if not n:  # a sample whose task is not known: in the headline metrics, not in the breakdowns
+                break
             by[key][str(value)][task_id].append(strict)
             by[key][str(value) + "\0ssr"][task_id].append(soft)
     metrics: dict[str, Any] = {
@@ -136,13 +346,17 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any
         "wrong": _task_mean(labels["Wrong"]),
         "hybrid_csr": _task_mean(hybrid_csr),
         "hybrid_ssr": _task_mean(hybrid_ssr),
-        "rule_decided_share": rule_decided / judged if judged else float("nan"),
+        "rule_decided_share": rule_decided / records if records else float("nan"),
         "rule_judge_agreement": (sum(a == b for a, b in pairs) / len(pairs)) if pairs else float("nan"),
         "rule_judge_kappa": cohen_kappa(pairs),
         "rule_decided": rule_decided,
+        "rule_judge_pairs": len(pairs),  # constraints both a rule and the judge decided
         "constraints_judged": judged,
-        "samples_scored": sum(len(v) for v in csr.values()),
+        "samples_scored": counted,
         "samples_incomplete": incomplete,
+        "samples_refused": refused,
+        "samples_without_judge": without_judge,
+        "records_unreadable": unreadable,
     }
     if up_csr:
         metrics["csr_upstream_reading"] = _task_mean(up_csr)
@@ -194,10 +408,16 @@ def figures(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def warnings(metrics: Mapping[str, Any]) -> list[str]:
-    """One line when upstream's reading scored answers in which it found no verdict: its
-    CSR counts such an answer as fully satisfied (``all([]) == 1``), so a judge that
-    answers nothing usable scores 100% (issue #32).  The scoring stays upstream's."""
+    """One line when samples had no judge for their questions (issue #43), and one when
+    upstream's reading scored answers in which it found no verdict: its CSR counts such
+    an answer as fully satisfied (``all([]) == 1``), so a judge that answers nothing
+    usable scores 100% (issue #32).  The scoring stays upstream's."""
     lines = []
+    without = metrics.get("samples_without_judge") or 0
+    if without:
+        lines.append(f"{without} sample(s) had no judge for their questions (the recorded judgments answer only the "
+                     f"answers they were recorded for): their judged items were skipped and they are not in the "
+                     f"judge's metrics; give --judge-model=openai:NAME or --judge-model=replay:FILE.jsonl")
     none, labels = metrics.get("upstream_answers_without_verdict") or 0, metrics.get("upstream_answers_without_label") or 0
     if none or labels:
         lines.append(f"--cife-parse=upstream: {none} judge adherence answer(s) had no verdict (scored as all "
@@ -209,11 +429,19 @@ def warnings(metrics: Mapping[str, Any]) -> list[str]:
 def metric_notes(metrics: Mapping[str, Any]) -> dict[str, str]:
     """What the report says next to a metric that reads n/a (and as its tooltip)."""
     notes = {"rule_judge_kappa": "Cohen's kappa, rules vs judge on the rule-decided constraints (Appendix D)"}
+    if not metrics.get("samples_scored"):
+        why = ("no sample was judged: no judge answered these answers' questions (--judge-model)"
+               if metrics.get("samples_without_judge") else "no sample was judged")
+        for name in ("csr", "ssr", "c2a", "completely_correct", "partially_correct", "wrong"):
+            notes[name] = why
     kappa = metrics.get("rule_judge_kappa")
     if kappa is None or kappa != kappa:  # NaN: undefined
+        pairs = metrics.get("rule_judge_pairs", metrics.get("rule_decided"))
         if not metrics.get("rule_decided"):
             notes["rule_judge_kappa"] += ": undefined here, no constraint was decided by a rule"
+        elif not pairs:
+            notes["rule_judge_kappa"] += ": undefined here, no constraint was decided by both a rule and the judge"
         else:
             notes["rule_judge_kappa"] += (f": undefined here, both gave one same verdict on all "
-                                          f"{metrics['rule_decided']} (kappa is 0/0; see rule_judge_agreement)")
+                                          f"{pairs} (kappa is 0/0; see rule_judge_agreement)")
     return notes

@@ -30,4 +30,7 @@ OPTIONS = (
            "(as upstream and the paper: the judge reads whatever the answer says)",
            default="refuse", choices=("refuse", "judge")),
     Option("cife_rules", "deterministic rule checks beside the judge: on or off", default="on", choices=("on", "off")),
+    Option("cife_n", "the samples CSR, SSR, C2A and the labels are means over (one denominator per report): all "
+           "(the paper's N, every task; a verdict lost to a harness error counts as not satisfied) or scored "
+           "(only samples with every verdict and the label)", default="all", choices=("all", "scored")),
 )
