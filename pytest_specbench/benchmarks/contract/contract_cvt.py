@@ -47,8 +47,10 @@ compares outcomes itself.
 
 Per item (one task, one sample, check ``violations``): it passes iff the
 answer parses and every proposed input is rejected.  Metrics over all
-samples: ``avc`` (pooled over proposed inputs), ``ts`` (``exact`` reading),
-``ts_upstream`` (upstream's per-(input, intended assert) reading),
+samples: ``avc`` (pooled over proposed inputs), ``ts`` (the paper's §3.4
+formula: mean Jaccard of fired and intended asserts over the inputs that fire
+one), ``ts_exact`` (share of all inputs whose firing set is exactly the
+intended one), ``ts_upstream`` (upstream's per-(input, intended assert) reading),
 ``assert_coverage``, ``all_rejected`` (share of samples whose every input is
 rejected, averaged over tasks), ``answers_parsed`` and counts.
 
@@ -134,7 +136,7 @@ class ContractCvtBenchmark:
 
     def metric_names(self, settings) -> list[str]:
         # Display order: the paper's two metrics first (ContractEval §3.4), then counts.
-        return ["avc", "ts", "ts_upstream", "all_rejected", "answers_parsed", "cvts_proposed", "samples"]
+        return ["avc", "ts", "ts_exact", "ts_upstream", "all_rejected", "answers_parsed", "cvts_proposed", "samples"]
 
     # ------------------------------------------------------------------ data
     def load(self, data_root: Path | None, settings) -> TaskSet:
