@@ -265,6 +265,20 @@ DATA = SHARED_DATA / "postcondbench"
 
 
 @pytest.mark.realdata
+def test_shared_tasks_dependency_labels():
+    """docs/postcond.md's table: the labels of the shared keon/algorithms tasks (§5.4)."""
+    folder = DATA / "gpt-5--v2-all"
+    if not folder.is_dir():
+        pytest.skip(f"shared data absent: {folder}")
+    from pytest_specbench.benchmarks.postcond.adapter import _dependency_group
+
+    groups = {t.data["name"]: _dependency_group(t.task_id, t) for t in load_tasks(folder)[0]}
+    assert groups == {"contains_cycle": "Dep", "push": "Dep", "count": "Solo", "decode_rle": "Solo",
+                      "get_factors_iterative1": "Solo", "hailstone": "Solo", "search_insert": "Solo",
+                      "search_rotate": "Solo"}
+
+
+@pytest.mark.realdata
 def test_export_answers_and_prompts_match_upstream():
     folder = DATA / "gpt-5--v2-all"
     if not folder.is_dir():

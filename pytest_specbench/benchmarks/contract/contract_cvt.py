@@ -6,8 +6,9 @@ scored with AVC and TS (§3.4, :mod:`pytest_specbench.benchmarks.contract.cvt_me
 ``contract`` (the bundled suite, or ``DATA/contracteval/contracteval_rebuilt.jsonl``;
 EvalPlus files are not needed: nothing here checks functional behaviour).
 
-Prompt.  The paper's §6.2 text could not be read (only the abstract of
-arXiv:2510.12047 v2/v3 was reachable).  What is followed is upstream's
+Prompt.  The paper's §6.2 compares a direct o4-mini generator (Table 4: AVC
+97.58%, TS 72.69%) with its pipeline but does not give the prompt's text.
+What is followed is upstream's
 LLM-only CVT prompt (suhanmen/PACT, ``code/utils/Instruction.py``,
 ``ASSERT_SPECIFICATION`` + ``OUTPUT_INSTRUCTION_ASSERTIONS``): the model gets
 the method name, the problem description and the contract list
