@@ -35,8 +35,8 @@ def is_standalone(file_text: str, name: str | None = None, start_line: int | Non
 def dependency_level(file_text: str, name: str | None = None, start_line: int | None = None) -> str:
     """CoderEval's runnable level of the method ``name`` defined at ``start_line`` (its
     ``def`` line, 1-based) of ``file_text``, from the names its body, decorators and
-    defaults reach: ``"class"`` (its first parameter, ``self``/``cls``, or its class's
-    name), ``"file"`` (a function, class or variable of the file's module level, or a
+    defaults reach: ``"class"`` (its first parameter, ``self``/``cls``, its class's
+    name, or ``super``), ``"file"`` (a function, class or variable of the file's module level, or a
     name the file imports relatively), ``"third-party"`` (a module outside
     ``sys.stdlib_module_names``, imported by the file or in the method), ``"stdlib"``
     or ``"builtin"``.  The most dependent level found wins; a name bound nowhere
@@ -97,7 +97,7 @@ def dependency_level(file_text: str, name: str | None = None, start_line: int | 
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             n = node.id
-            if n == instance or (owner is not None and n == owner.name):
+            if n == instance or (owner is not None and n in (owner.name, "super")):
                 levels.append("class")
             elif n in local or (owner is None and n == method.name):  # a function's own name: recursion
                 continue
