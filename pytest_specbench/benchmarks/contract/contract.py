@@ -72,8 +72,8 @@ class ContractBenchmark:
 
     def metric_notes(self, metrics: Mapping[str, Any], settings) -> dict[str, str]:
         rule = settings.option("contract_rejection")
-        return {"csr": f"§3.4; a CVT is rejected by {'AssertionError' if rule == 'assert' else 'AssertionError or a raised ValueError/TypeError'} "
-                       f"(--contract-rejection={rule}; docs/contract.md)",
+        rejects = "AssertionError" if rule == "assert" else "AssertionError or a raised ValueError/TypeError"
+        return {"csr": f"§3.4; a CVT is rejected by {rejects} (--contract-rejection={rule}; docs/contract.md)",
                 "csr_conditional": "E[c | f = 1], Table 11's CSR (§5 calls the 51-59% range 'mean CSR')",
                 "csr_perfect_conditional": "Pr(c = 1 | f = 1), Appendix J's name for the 51-59% range",
                 "csr_by_threshold": "Appendix J's curve over thresholds t of the functional pass rate f; "
