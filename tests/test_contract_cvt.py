@@ -86,7 +86,7 @@ def test_reference_answers_score_avc_100_on_the_bundled_suite(reference_runs):
     from pytest_specbench.benchmarks.contract.evalplus import bundled_folder
 
     rows = [row for _, row in read_jsonl(bundled_folder("contract") / "contracteval" / "contracteval_rebuilt.jsonl")]
-    for key, mode in (("ts", "exact"), ("ts_upstream", "upstream")):
+    for key, mode in (("ts", "jaccard"), ("ts_exact", "exact"), ("ts_upstream", "upstream")):
         assert section["metrics"][key] == pytest.approx(set_metrics(rows, mode)[1]["ts"])
     assert section["metrics"]["cvts_proposed"] == sum(len(r["cvts"]) for r in rows)
 
@@ -98,7 +98,7 @@ def test_good_cvts_from_a_model(pytester):
     prompt = server.chat_requests()[0]["body"]["messages"][-1]["content"]
     assert "assert_2: assert all((a[k] < a[k + 1] for k in range(len(a) - 1)))" in prompt
     m = metrics(pytester)["metrics"]
-    assert (m["avc"], m["ts"], m["ts_upstream"], m["cvts_proposed"]) == (1.0, 1.0, 1.0, 6)
+    assert (m["avc"], m["ts"], m["ts_exact"], m["ts_upstream"], m["cvts_proposed"]) == (1.0, 1.0, 1.0, 1.0, 6)
 
 
 def test_inputs_that_do_not_violate_lower_avc_exactly(pytester):
@@ -108,7 +108,11 @@ def test_inputs_that_do_not_violate_lower_avc_exactly(pytester):
             "first: merge_unique_sorted([1], [2]) passes the contract") in result.stdout.str()
     m = metrics(pytester)["metrics"]
     assert m["avc"] == pytest.approx(4 / 6)          # [1],[2] and [1,2,3],[4] are valid inputs
-    assert m["ts"] == pytest.approx(3 / 6)           # exact: also [1,1.5],[2,2] fires assert_1
+    # The paper's TS (§3.4) averages the Jaccard of fired and intended asserts over the 4 inputs
+    # that fire one (the two valid inputs lower AVC, not TS): 1 + 1 + 1/2 ([1,1.5],[2,2] also
+    # fires assert_1) + 1 ([7],[2,2] fires both of its intended asserts).
+    assert m["ts"] == pytest.approx(3.5 / 4)
+    assert m["ts_exact"] == pytest.approx(3 / 6)     # exact, over all 6 inputs
     assert m["ts_upstream"] == pytest.approx(5 / 7)  # 5 of 7 (input, intended assert) pairs fire
     assert m["all_rejected"] == 0.0
 

@@ -28,7 +28,21 @@ def test_avc_counts_cvts_rejected_with_assertion_error():
     assert m.avc == pytest.approx(3 / 4)
 
 
+def test_ts_is_the_papers_mean_jaccard_over_tests_that_fire():
+    """ContractEval §3.4: TS = mean over T_neg = {t : |F_t| > 0} of |F_t & V_t| / |F_t | V_t|.
+    By hand: CVT 1 is 1/1, CVT 2 1/2 (one of two intended fires), CVT 3 1/2 (an unintended one
+    fires too), CVT 4 fires nothing and is not in T_neg: (1 + 1/2 + 1/2) / 3."""
+    assert task_metrics("T", CVTS, CONTRACTS).ts == pytest.approx(2 / 3)
+    _, agg = set_metrics([{"task_id": "A", "contracts": CONTRACTS, "cvts": CVTS},
+                          {"task_id": "B", "contracts": CONTRACTS, "cvts": [cvt(["assert_0"], ["assert_0", "assert_1",
+                                                                                                "assert_2"])]}])
+    assert agg["ts"] == pytest.approx((1 + 1 / 2 + 1 / 2 + 1 / 3) / 4)  # pooled over the tests of T_neg
+    # A set whose inputs fire nothing has no TS (T_neg is empty), not a TS of 0.
+    assert task_metrics("T", [cvt(["assert_0"], [])], CONTRACTS).ts is None
+
+
 def test_ts_modes():
+    assert task_metrics("T", CVTS, CONTRACTS, "jaccard").ts == pytest.approx(2 / 3)
     assert task_metrics("T", CVTS, CONTRACTS, "exact").ts == pytest.approx(1 / 4)
     # upstream: pairs (CVT, intended assert): 1 + 1 + 1 + 0 of 1 + 2 + 1 + 1
     assert task_metrics("T", CVTS, CONTRACTS, "upstream").ts == pytest.approx(3 / 5)

@@ -148,6 +148,72 @@ def test_java_prompts_follow_the_three_settings():
     assert "{ ... }" in n2p and "Pushes a value unless" in n2p  # N2P keeps the target's Javadoc (its header)
 
 
+JAVA_DEPENDENCY_FILE = """\
+package demo;
+
+import java.util.List;
+import com.google.common.base.Strings;
+
+public class Account {
+    private long balance;
+
+    /** Doc. */
+    public static int clamp(int x, int lo, int hi) {
+        return Math.max(lo, Math.min(x, hi));
+    }
+
+    public boolean withdraw(long amount) {
+        if (amount > balance) { return false; }
+        balance -= amount;
+        return true;
+    }
+
+    public long twice() { return this.total() * 2; }
+
+    public long total() { return total(3); }
+
+    public long total(int n) { return n <= 0 ? 0 : total(n - 1) + 1; }
+
+    public static int sum(List<Integer> xs) {
+        int s = 0;
+        for (int x : xs) { s += x; }
+        return s;
+    }
+
+    public static String pad(String s) { return Strings.padStart(s, 3, ' '); }
+
+    public static Helper make() { return new Helper(); }
+
+    public static <T> T first(T[] xs) { return xs[0]; }
+}
+"""
+
+JAVA_EXPECTED = {"clamp": "builtin", "withdraw": "class", "twice": "class", "sum": "stdlib", "pad": "third-party",
+                 "make": "file", "first": "builtin"}
+
+
+def test_java_dependency_level_is_what_the_method_reaches():
+    """§5.4 after Yu et al., at the method's level: the file imports Guava, yet clamp, sum and first
+    reach only java.lang / java.util (Solo); withdraw and twice use their class, make a type of the
+    file's package (Helper, not imported), pad a third-party name (Dep)."""
+    from pytest_specbench.benchmarks.postcond.dependency import is_standalone_java, java_dependency_level
+
+    lines = JAVA_DEPENDENCY_FILE.splitlines()
+    at = {name: next(i + 1 for i, line in enumerate(lines) if f" {name}(" in line and "public" in line)
+          for name in JAVA_EXPECTED}
+    at["clamp"] -= 1  # the task's span starts at its Javadoc
+    assert {n: java_dependency_level(JAVA_DEPENDENCY_FILE, n, at[n]) for n in JAVA_EXPECTED} == JAVA_EXPECTED
+    assert not is_standalone_java(JAVA_DEPENDENCY_FILE)  # the file's imports alone: Guava makes it Dep
+    assert {n for n in JAVA_EXPECTED if is_standalone_java(JAVA_DEPENDENCY_FILE, n, at[n])} == {"clamp", "sum", "first"}
+
+
+def test_bundled_tasks_are_labelled_by_what_their_method_reaches():
+    from pytest_specbench.benchmarks.postcond.adapter import _dependency_group
+
+    groups = {t.task_id: _dependency_group(t.task_id, t) for t in load_tasks(BUNDLED)[0]}
+    assert {t for t, g in groups.items() if g == "Dep"} == {"javalib--push", "javalib--withdraw", "minilib--push"}
+
+
 def test_java_metrics_group_by_language_and_dependency():
     results = {"javalib--clamp": [{"checks": {"correct": {"verdict": "passed"}, "complete": {"complete": False}}}],
                "minilib--gcd": [{"checks": {"correct": {"verdict": "passed"}, "complete": {"complete": True}}}]}

@@ -38,3 +38,19 @@ def test_real_chatgpt_samples_get_evalplus_verdicts(pytester, shared_data):
     # /32 fail (this sample's root is wrong; EvalPlus would fail /32 for any sample).
     assert verdicts == {"HumanEval/0": True, "HumanEval/1": True, "HumanEval/10": False, "HumanEval/32": False}
     assert result.ret == 1
+
+
+def test_appendix_j_curve_from_every_input_of_real_samples(pytester, shared_data):
+    """ContractEval Appendix J: with --specbench-details a failing sample's functional pass rate f
+    is known (inputs_passed), so the curve has its thresholds below 1; HumanEval/0 passes (f = 1),
+    HumanEval/32 fails on some inputs only (0 < f < 1)."""
+    samples = shared_data / "samples" / "humaneval-chatgpt-temp0.0.jsonl"
+    pytester.runpytest_inprocess(
+        "--specbench=contract", f"--specbench-data={shared_data}", f"--model=replay:{samples}",
+        "--specbench-details", "-k", "HumanEval/0[ or HumanEval/32[", "--specbench-report=r.json",
+        "-p", "no:cacheprovider")
+    bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["contract"]
+    f32 = bench["tasks"]["HumanEval/32"]["samples"][0]["checks"]["functional"]
+    assert 0 < f32["inputs_passed"] < f32["inputs"], f32
+    curve = bench["metrics"]["csr_by_threshold"]
+    assert curve["0.00"]["samples"] == 2 and curve["1.00"]["samples"] == 1

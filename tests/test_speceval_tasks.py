@@ -164,6 +164,24 @@ def test_jaccard_and_average_variance():
     assert M.average_variance([(0.5, 1.0), (0.0, 0.0), (1.0, 0.0)]) == pytest.approx(0.75)
 
 
+def test_judgement_accuracy_with_and_without_dropped_mutants():
+    """§3.2.1 averages over every candidate: a dropped (unrefuted) mutant counts in
+    judgement_acc_all, scored against its label as built; judgement_acc leaves it out."""
+    def judged(program, label, answer, dropped=False):
+        d = {"index": 0, "label": label, "answer": answer}
+        d.update({"dropped": True, "passed": None} if dropped else {"passed": answer == label})
+        return (program, "judgement", "original"), [d]
+
+    entries = dict([judged("A", True, True), judged("B", False, True), judged("C", False, False),
+                    judged("D", False, True, dropped=True),    # "correct" for a mutant: wrong
+                    judged("E", False, False, dropped=True),   # "incorrect" for a mutant: right
+                    judged("F", False, None, dropped=True)])   # no verdict: wrong
+    m = M.compute(entries, ["original"], ["judgement"])
+    assert m["judgement_acc/original"] == pytest.approx(2 / 3)       # A, C of A, B, C
+    assert m["judgement_acc_all/original"] == pytest.approx(3 / 6)   # A, C, E of all six
+    assert m["judgement_dropped/original"] == 3
+
+
 def test_options_parse_and_reject_bad_values():
     assert parse_tasks("all") == TASKS
     assert parse_perturbations("name-random")[0] == "original"

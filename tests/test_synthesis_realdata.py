@@ -29,6 +29,17 @@ def test_upstream_set_metrics_are_computable():
     assert agg["tasks"] == 475 and agg["tasks_with_cvt"] == 463
 
 
+def test_upstream_set_target_specificity_readings():
+    """TS of the shared rebuilt set from its own labels (docs/contract.md): the paper's §3.4 formula
+    (the default), then the exact and upstream readings."""
+    from pytest_specbench.benchmarks.contract.cvt_metrics import set_metrics
+
+    rows = _rows()
+    ts = {mode: set_metrics(rows, *mode)[1]["ts"] for mode in [(), ("exact",), ("upstream",)]}
+    assert ts == {(): pytest.approx(0.7811, abs=5e-5), ("exact",): pytest.approx(0.5935, abs=5e-5),
+                  ("upstream",): pytest.approx(0.7428, abs=5e-5)}
+
+
 def test_translation_coverage_on_a_sample():
     from pytest_specbench.benchmarks.contract.synthesis.pipeline import function_params
     from pytest_specbench.benchmarks.contract.synthesis.translate import translate_contract

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from ...errors import OptionError, SpecbenchError
+from .cvt_metrics import TS_MODES
 
 DEFAULT_DATA_ROOT = Path("..") / "shared" / "datasets"
 REBUILT = Path("contracteval") / "contracteval_rebuilt.jsonl"
@@ -69,8 +70,9 @@ def register(sub) -> None:
 
     met = csub.add_parser("cvt-metrics", help="AVC / TS / coverage of a CVT set (ContractEval §3.4)")
     met.add_argument("file", type=Path, help="a file in the contracteval_rebuilt.jsonl schema (or a synthesis work file)")
-    met.add_argument("--ts-mode", choices=("exact", "upstream", "all-intended"), default="exact",
-                     help="TS reading (see pytest_specbench.benchmarks.contract.cvt_metrics; default exact)")
+    met.add_argument("--ts-mode", choices=TS_MODES, default="jaccard",
+                     help="TS reading (see pytest_specbench.benchmarks.contract.cvt_metrics): jaccard (the paper's "
+                          "§3.4 formula, default), exact, upstream, all-intended")
     met.add_argument("--candidates", action="store_true",
                      help="for a synthesis work file: score the solver candidates before the feasibility filter")
     met.add_argument("--per-task", action="store_true", help="also print one line per task")
@@ -172,6 +174,11 @@ def _pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.2f}%"
 
 
+def _ts_line(by_mode: dict) -> str:
+    return (f"TS {_pct(by_mode['jaccard']['ts'])} (paper, Jaccard) / {_pct(by_mode['exact']['ts'])} (exact) / "
+            f"{_pct(by_mode['upstream']['ts'])} (upstream)")
+
+
 def _print_summary(result, out: Path, work: Path) -> dict:
     from .cvt_metrics import aggregate, task_metrics
     from .synthesis.pipeline import summarize
@@ -180,7 +187,7 @@ def _print_summary(result, out: Path, work: Path) -> dict:
     s = summarize(records)
     final = {}
     cand = {}
-    for mode in ("exact", "upstream"):
+    for mode in ("jaccard", "exact", "upstream"):
         final[mode] = aggregate(task_metrics(r["task_id"], r.get("cvts", []), r.get("asserts", []), mode)
                                 for r in records)
         cand[mode] = aggregate(task_metrics(r["task_id"], r.get("candidates", []), r.get("asserts", []), mode)
@@ -194,10 +201,8 @@ def _print_summary(result, out: Path, work: Path) -> dict:
     print(f"violation subsets: {s['subsets']} (sat {s['sat_subsets']}, unsat {s['unsat_subsets']}, "
           f"solver timeout {s['unknown_subsets']})")
     print(f"candidates (before the feasibility filter): {s['candidates']}; "
-          f"AVC {_pct(cand['exact']['avc'])}, TS {_pct(cand['exact']['ts'])} (exact) / "
-          f"{_pct(cand['upstream']['ts'])} (upstream)")
-    print(f"CVTs kept: {s['cvts']}; AVC {_pct(final['exact']['avc'])}, TS {_pct(final['exact']['ts'])} (exact) / "
-          f"{_pct(final['upstream']['ts'])} (upstream); tasks with a CVT {s['tasks_with_cvt']}/{s['tasks']} "
+          f"AVC {_pct(cand['exact']['avc'])}, {_ts_line(cand)}")
+    print(f"CVTs kept: {s['cvts']}; AVC {_pct(final['exact']['avc'])}, {_ts_line(final)}; tasks with a CVT {s['tasks_with_cvt']}/{s['tasks']} "
           f"({_pct(final['exact']['task_coverage'])}); asserts covered {final['exact']['asserts_covered']}/"
           f"{final['exact']['asserts']}")
     cov = s["coverage"]

@@ -52,10 +52,32 @@ class ContractBenchmark:
         return self.checks
 
     def metric_names(self, settings) -> list[str]:
-        return sorted(self.aggregate({"probe": [{"index": i, "checks": {c: {"passed": True, "base_passed": True,
-                                                                             "rejected": 1, "total": 1}
-                                                                         for c in self.checks}}
-                                                for i in range(max(settings.ks))]}, {}, settings))
+        probe = self.aggregate({"probe": [{"index": i, "checks": {c: {"passed": True, "base_passed": True,
+                                                                       "rejected": 1, "total": 1}
+                                                                   for c in self.checks}}
+                                          for i in range(max(settings.ks))]}, {}, settings)
+        return sorted(k for k, v in probe.items() if not isinstance(v, Mapping))  # the curve is a table
+
+    def figures(self, metrics: Mapping[str, Any], settings) -> list[dict]:
+        """Appendix J, Figure 10: E[c | f >= t] and Pr(c = 1 | f >= t) by functionality threshold t."""
+        curve = metrics.get("csr_by_threshold") or {}
+        if not curve:
+            return []
+        ts = sorted(curve)
+        return [{"title": "ContractEval: contract satisfaction c given functional pass rate f >= t (Appendix J)",
+                 "kind": "bar", "percent": True, "x": ts,
+                 "series": {"E[c | f >= t]": [curve[t]["csr"] for t in ts],
+                            "Pr(c = 1 | f >= t)": [curve[t]["csr_perfect"] for t in ts]},
+                 "xlabel": "t (only t = 1.00 without --specbench-details)", "ylabel": "contract satisfaction"}]
+
+    def metric_notes(self, metrics: Mapping[str, Any], settings) -> dict[str, str]:
+        rule = settings.option("contract_rejection")
+        rejects = "AssertionError" if rule == "assert" else "AssertionError or a raised ValueError/TypeError"
+        return {"csr": f"§3.4; a CVT is rejected by {rejects} (--contract-rejection={rule}; docs/contract.md)",
+                "csr_conditional": "E[c | f = 1], Table 11's CSR (§5 calls the 51-59% range 'mean CSR')",
+                "csr_perfect_conditional": "Pr(c = 1 | f = 1), Appendix J's name for the 51-59% range",
+                "csr_by_threshold": "Appendix J's curve over thresholds t of the functional pass rate f; "
+                                    "t < 1 needs --specbench-details (f of a failing sample)"}
 
     def __init__(self) -> None:
         self._evalplus_folder: dict[Path, Path] = {}

@@ -6,8 +6,9 @@ scored with AVC and TS (§3.4, :mod:`pytest_specbench.benchmarks.contract.cvt_me
 ``contract`` (the bundled suite, or ``DATA/contracteval/contracteval_rebuilt.jsonl``;
 EvalPlus files are not needed: nothing here checks functional behaviour).
 
-Prompt.  The paper's §6.2 text could not be read (only the abstract of
-arXiv:2510.12047 v2/v3 was reachable).  What is followed is upstream's
+Prompt.  The paper's §6.2 compares a direct o4-mini generator (Table 4: AVC
+97.58%, TS 72.69%) with its pipeline but does not give the prompt's text.
+What is followed is upstream's
 LLM-only CVT prompt (suhanmen/PACT, ``code/utils/Instruction.py``,
 ``ASSERT_SPECIFICATION`` + ``OUTPUT_INSTRUCTION_ASSERTIONS``): the model gets
 the method name, the problem description and the contract list
@@ -47,8 +48,10 @@ compares outcomes itself.
 
 Per item (one task, one sample, check ``violations``): it passes iff the
 answer parses and every proposed input is rejected.  Metrics over all
-samples: ``avc`` (pooled over proposed inputs), ``ts`` (``exact`` reading),
-``ts_upstream`` (upstream's per-(input, intended assert) reading),
+samples: ``avc`` (pooled over proposed inputs), ``ts`` (the paper's §3.4
+formula: mean Jaccard of fired and intended asserts over the inputs that fire
+one), ``ts_exact`` (share of all inputs whose firing set is exactly the
+intended one), ``ts_upstream`` (upstream's per-(input, intended assert) reading),
 ``assert_coverage``, ``all_rejected`` (share of samples whose every input is
 rejected, averaged over tasks), ``answers_parsed`` and counts.
 
@@ -134,7 +137,7 @@ class ContractCvtBenchmark:
 
     def metric_names(self, settings) -> list[str]:
         # Display order: the paper's two metrics first (ContractEval §3.4), then counts.
-        return ["avc", "ts", "ts_upstream", "all_rejected", "answers_parsed", "cvts_proposed", "samples"]
+        return ["avc", "ts", "ts_exact", "ts_upstream", "all_rejected", "answers_parsed", "cvts_proposed", "samples"]
 
     # ------------------------------------------------------------------ data
     def load(self, data_root: Path | None, settings) -> TaskSet:

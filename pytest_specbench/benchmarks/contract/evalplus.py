@@ -627,6 +627,10 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
         details.update(failed_input=i, reason=message[:300])
         if details_mode:
             details["failed_inputs"] = sorted(i for i, _ in failures)
+            # Every input ran (or never answered): the functional pass rate f of ContractEval's
+            # Appendix J (contract/metrics.py); an input without an outcome did not pass.
+            failed = {i for i, _ in failures}
+            details["inputs_passed"] = sum(1 for i in result.outcomes if i not in failed)
     return CheckResult(passed, details, message)
 
 

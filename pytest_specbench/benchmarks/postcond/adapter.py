@@ -196,7 +196,7 @@ def _dependency_group(task_id: str, task: Task) -> str:
     """Table 3 / §5.4: ``Solo`` for a standalone method, else ``Dep`` (a task's own
     ``standalone`` field wins over the label its side derives from the file)."""
     d = task.data
-    solo = d["standalone"] if "standalone" in d else side_of(task).is_standalone(_file_text_from_prompt(d))
+    solo = d["standalone"] if "standalone" in d else side_of(task).is_standalone(_file_text_from_prompt(d), d)
     return "Solo" if solo else "Dep"
 
 

@@ -8,8 +8,11 @@ over methods with at least one correct set.
 """
 from __future__ import annotations
 
+import statistics
 from math import comb
 from typing import Any, Mapping, Sequence
+
+from .dependency import dependency_level, is_standalone, is_standalone_java  # noqa: F401 (Table 3's labels)
 
 KS = (1, 3, 5)
 
@@ -20,44 +23,6 @@ def at_k(n: int, c: int, k: int) -> float | None:
     if n - c < k:
         return 1.0
     return 1.0 - comb(n - c, k) / comb(n, k)
-
-
-def is_standalone(file_text: str) -> bool:
-    """Table 3 / §5.4 "Dependency Complexity": a method is *standalone* (Solo.)
-    if it runs with only built-in types and the standard library, otherwise
-    non-standalone (Dep.).  Upstream's released task files carry no such label,
-    so it is derived here from the method's module: standalone iff every import
-    is a standard-library module (``sys.stdlib_module_names``) and none is
-    relative.  A task's own ``standalone`` field, when present, wins."""
-    import ast
-    import sys
-
-    try:
-        tree = ast.parse(file_text)
-    except SyntaxError:
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                return False
-            names = [node.module or ""]
-        else:
-            continue
-        if any(n.split(".")[0] not in sys.stdlib_module_names for n in names):
-            return False
-    return True
-
-
-def is_standalone_java(file_text: str) -> bool:
-    """Table 3's *standalone* for a Java method, from its file: every import is of
-    the JDK (``java.*``, ``javax.*``).  An approximation: classes of the file's own
-    package need no import and are not seen."""
-    import re
-
-    imports = re.findall(r"^\s*import\s+(?:static\s+)?([\w.]+)", file_text, re.M)
-    return all(name.startswith(("java.", "javax.")) for name in imports)
 
 
 LANGUAGES = {"python": "Python", "java": "Java"}
@@ -92,8 +57,9 @@ def _gap(rows: Sequence[tuple[bool, bool]]) -> float | None:
     return sum(c for c, _ in rows) / len(rows) - sum(c and m for c, m in rows) / len(rows)
 
 
-def _upper_median(gaps: list[float]) -> float | None:
-    return sorted(gaps)[len(gaps) // 2] if gaps else None
+def _median(gaps: list[float]) -> float | None:
+    """Figure 3's median gap (for an even count the mean of the two middle values)."""
+    return statistics.median(gaps) if gaps else None
 
 
 def declared(dependency_group, language, ks: Sequence[int] = KS):
@@ -119,7 +85,7 @@ def declared(dependency_group, language, ks: Sequence[int] = KS):
     return Declared(item=method_rows, reducers=(
         *per_k,
         Count("methods"),
-        Summary("gap_median", _gap, _upper_median),
+        Summary("gap_median", _gap, _median),
         Grouped(at_1, dependency_group, {"Dep": "Dep", "Solo": "Solo"}, keep_empty=True),
         Grouped(at_1, language, LANGUAGES),
         PerItem("gap_by_method", _gap),  # a per-item breakdown in the reports

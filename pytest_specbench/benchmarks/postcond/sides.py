@@ -43,8 +43,9 @@ class Side:
         """``{"verdict", "reason", ...}`` of one program (original or mutant) with the spec."""
         raise NotImplementedError
 
-    def is_standalone(self, file_text: str) -> bool:
-        """Table 3's Solo: the method needs nothing else of its file."""
+    def is_standalone(self, file_text: str, d: Mapping[str, Any]) -> bool:
+        """Table 3's Solo (§5.4): the method ``d`` (``name``, ``start_line``) of ``file_text``
+        runs with built-ins and the standard library only."""
         raise NotImplementedError
 
 
@@ -67,8 +68,8 @@ class PythonSide(Side):
         return execute.run_program(ex, prepared, dict(task.data), checkout, program, spec,
                                    ctx.option("postcond_injection") or "fixed", timeout)
 
-    def is_standalone(self, file_text: str) -> bool:
-        return metrics.is_standalone(file_text)
+    def is_standalone(self, file_text: str, d: Mapping[str, Any]) -> bool:
+        return metrics.is_standalone(file_text, d.get("name"), d.get("start_line"))
 
 
 class JavaSide(Side):
@@ -95,8 +96,8 @@ class JavaSide(Side):
         return java_execute.run_program(ctx.executor("jvm"), dict(task.data), checkout, program.file_text, spec,
                                         timeout, program.label)
 
-    def is_standalone(self, file_text: str) -> bool:
-        return metrics.is_standalone_java(file_text)
+    def is_standalone(self, file_text: str, d: Mapping[str, Any]) -> bool:
+        return metrics.is_standalone_java(file_text, d.get("name"), d.get("start_line"))
 
 
 SIDES: dict[str, Side] = {s.language: s for s in (PythonSide(), JavaSide())}

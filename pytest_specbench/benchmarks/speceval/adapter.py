@@ -57,7 +57,9 @@ def _instance(source: str, plan_json: str, category: str, seed: int) -> Instance
 
 class SpecEval:
     name = "speceval"
-    version = "3"  # 2: branch coverage in the details; 3: issue 25 (JML checker v4, vacuity, one-expression fills)
+    # 2: branch coverage in the details; 3: issue 25 (JML checker v4, vacuity, one-expression fills);
+    # 4: a dropped judgement keeps the model's answer (judgement_acc_all, issue 49)
+    version = "4"
     options = OPTIONS
 
 
@@ -170,6 +172,8 @@ class SpecEval:
         kind = task.data["kind"]
         if kind == "judgement":
             details = {**base, "label": d["label"], "validation": "syntactic"}
+            verdict = prompts.parse_judgement(text)
+            details["answer"] = verdict
             if dynamic and not d["label"]:
                 # §3.2.1 / issue: a mutant counts as incorrect only if the tests refute it
                 refuted, check = self._mutant_refuted(task, inst, ctx)
@@ -177,10 +181,10 @@ class SpecEval:
                                 "checker": check.summary, **_test_strength(check.tests, check.branch_coverage)})
                 # a mutant the checker cannot run (unsupported construct) stays incorrect, as built
                 if refuted is False:
+                    # dropped from judgement_acc; judgement_acc_all (the paper's every candidate,
+                    # metrics.py) scores the answer against the label as built
                     return CheckResult(True, {**details, "dropped": True, "passed": None},
                                        "mutant not refuted by the tests: dropped from the metrics")
-            verdict = prompts.parse_judgement(text)
-            details["answer"] = verdict
             if verdict is None:
                 return CheckResult(False, {**details, "passed": False}, "no 'correct'/'incorrect' verdict in the answer")
             ok = verdict == d["label"]
@@ -287,11 +291,14 @@ class SpecEval:
     def metric_names(self, settings: Any) -> Sequence[str]:
         cats = _option(settings, "speceval_perturbation")
         kinds = _option(settings, "speceval_task")
+        dynamic = validation.mode(_option(settings, "speceval_validation")) == "dynamic"
         names = []
         for cat in cats:
             for k in ("judgement", "selection", "infilling"):
                 if k in kinds:
                     names.append(f"{k}_acc/{cat}")
+            if "judgement" in kinds and dynamic:  # only dynamic validation drops mutants
+                names.append(f"judgement_acc_all/{cat}")
             if "infilling" in kinds:
                 names.append(f"infilling_pass/{cat}")
             if "generation" in kinds:
@@ -303,7 +310,7 @@ class SpecEval:
                 names += [f"jaccard_{k}/{cat}" for k in ("judgement", "selection", "infilling") if k in kinds]
                 if "generation" in kinds:
                     names += [f"variance_precision/{cat}", f"variance_recall/{cat}"]
-        if validation.mode(_option(settings, "speceval_validation")) == "dynamic":
+        if dynamic:
             names += ["test_branch_coverage_mean", "weak_test_programs"]
         return names
 
@@ -356,6 +363,10 @@ class SpecEval:
                       "handled in one of them at least" for k in ("judgement", "selection", "infilling")})
         notes.update({f"variance_{k}": f"v (§3.3.2) needs generation pairs (original, perturbed) with a non-zero {k}"
                       for k in ("precision", "recall")})
+        notes["judgement_acc"] = ("Judgement accuracy (§3.2.1) without the mutants the tests do not refute "
+                                  "(judgement_dropped); " + notes["judgement_acc"])
+        notes["judgement_acc_all"] = ("Judgement accuracy over every candidate, as §3.2.1 averages; a dropped "
+                                      "mutant scores against its label as built (incorrect)")
         notes["test_branch_coverage_mean"] = "needs --speceval-validation=dynamic and a program's tests"
         return notes
 

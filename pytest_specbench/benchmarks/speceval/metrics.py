@@ -21,6 +21,18 @@ def accuracy(flags: Sequence[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
 
+def judged_right(details: Mapping[str, Any]) -> bool:
+    """A Judgement answer scored against the candidate's label as built (§3.2.1: a mutant is
+    incorrect): a dropped mutant (not refuted by our tests) answered "correct" is wrong.
+    §3.2.1 averages over every candidate, and §4.1 gave a false spec the tests did not refute
+    more tests, not removal: ``judgement_acc_all`` is that denominator; ``judgement_acc``
+    leaves dropped mutants out, since our tests cannot add cases and an unrefuted mutant may be
+    a correct specification."""
+    if details.get("dropped"):
+        return details.get("answer") is not None and details.get("answer") == details.get("label")
+    return bool(details.get("passed"))
+
+
 def jaccard_distance(original: set[str], perturbed: set[str]) -> float | None:
     """J = 1 - |P ∩ P'| / |P ∪ P'| over the programs handled (§3.3.2); None when
     neither version of any program was handled."""
@@ -79,6 +91,8 @@ def compute(entries: Mapping[tuple[str, str, str], Sequence[Mapping[str, Any]]],
                 out[f"infilling_pass/{cat}"] = _per_index_mean(by_index, lambda m: sum(
                     1 for (p, t, c), d in m.items() if t == task and c == cat and d.get("passed")))
         if "judgement" in tasks:
+            every = [d for (p, t, c), dd in entries.items() if t == "judgement" and c == cat for d in dd]
+            out[f"judgement_acc_all/{cat}"] = accuracy([judged_right(d) for d in every])
             ds = samples_of("judgement", cat)
             labels = [d.get("label") for d in ds if d.get("label") is not None]
             out[f"judgement_label_correct/{cat}"] = accuracy([bool(x) for x in labels])
