@@ -27,7 +27,7 @@ def write_samples(pytester, rows, name="samples.jsonl"):
 
 
 def run(pytester, *args):
-    return pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", *args)
+    return pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference", *args)
 
 
 def load_report(path):

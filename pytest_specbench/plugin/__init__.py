@@ -42,7 +42,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(SpecbenchRun(config, settings), "specbench-run")
         if not hasattr(config, "workerinput"):
             if settings.model_origin:
-                config.get_terminal_writer().line(f"specbench: --model not given: using {settings.model_spec}, "
+                from ..models.endpoints import redact_url
+
+                url = settings.option("model_base_url")
+                where = f" at {redact_url(str(url))}" if url else ""
+                config.get_terminal_writer().line(f"specbench: --model not given: using {settings.model_spec}{where}, "
                                                   "the last run's model", yellow=True)
             remember_model(config, settings.model_spec)
     except SpecbenchError as exc:
