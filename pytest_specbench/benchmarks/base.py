@@ -188,6 +188,9 @@ class RoleRequest:
     purpose: str
     prompt: Prompt
     attempt: int = 0
+    # The JSON schema of a readable answer: sent as structured output by a role whose
+    # endpoint takes it (--judge-model-structured=on); None: the prompt alone.
+    schema: Mapping[str, Any] | None = None
 
 
 class RoleModel(Protocol):

@@ -207,7 +207,8 @@ class ControllerLink:
         prompt = Prompt(tuple(Message(r, c) for r, c in args["messages"]), args.get("completion_prefix", ""),
                         dict(args.get("parameters") or {}))
         request = RoleRequest(args["benchmark"], self._task(args["benchmark"], args["task_id"]),
-                              int(args["sample_index"]), args["purpose"], prompt, int(args.get("attempt", 0)))
+                              int(args["sample_index"]), args["purpose"], prompt, int(args.get("attempt", 0)),
+                              args.get("schema"))
         return self._role_model(args["role"]).ask(request)
 
     # -- start-up checks
@@ -405,7 +406,8 @@ class RemoteRole:
             "role": self.role, "benchmark": request.benchmark, "task_id": request.task.task_id,
             "sample_index": request.sample_index, "purpose": request.purpose, "attempt": request.attempt,
             "messages": [[m.role, m.content] for m in prompt.messages],
-            "completion_prefix": prompt.completion_prefix, "parameters": dict(prompt.parameters)})
+            "completion_prefix": prompt.completion_prefix, "parameters": dict(prompt.parameters),
+            "schema": None if request.schema is None else json.loads(json.dumps(request.schema))})
 
     def manifest(self) -> dict[str, Any]:
         return {"role": self.role, "spec": self.spec, "asked": "by the xdist controller"}

@@ -27,8 +27,8 @@ from . import metrics as cife_metrics
 from . import rules as cife_rules
 from .data import DATA_FILE, constraints_of, read_tasks
 from .extract import extract_code
-from .judge import (addresses_the_judge, ask_until_readable, parse_adherence, parse_adherence_upstream, parse_correctness,
-                    parse_correctness_upstream, judge_text)
+from .judge import (addresses_the_judge, adherence_schema, ask_until_readable, correctness_schema, parse_adherence,
+                    parse_adherence_upstream, parse_correctness, parse_correctness_upstream, judge_text)
 from .options import OPTIONS
 from .prompts import adherence_prompt, correctness_prompt, generation_prompt
 
@@ -148,7 +148,7 @@ class CifeBenchmark:
             else:
                 asked = ask_until_readable(judge, self.name, task, index, "correctness",
                                            lambda err: correctness_prompt(instruction, shown, style, err),
-                                           parse_correctness, retries)
+                                           parse_correctness, retries, correctness_schema())
             label, reason = asked.value
             details = {"label": label, "reason": reason, "attempts": len(asked.answers),
                        "extraction": extraction.how, "task": info}
@@ -170,7 +170,8 @@ class CifeBenchmark:
         else:
             asked = ask_until_readable(judge, self.name, task, index, "adherence", make,
                                        lambda a: parse_adherence(a, len(constraints), indexed=style == "paper",
-                                                                 list_ok=style == "upstream"), retries)
+                                                                 list_ok=style == "upstream"), retries,
+                                       adherence_schema(len(constraints), indexed=style == "paper"))
             verdict, reason = asked.value[i]
         details.update({"judge": verdict, "judge_reason": reason, "attempts": len(asked.answers)})
         if setting(ctx, "cife_rules", "on") == "on":
