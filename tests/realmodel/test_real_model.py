@@ -164,6 +164,11 @@ def test_cife_with_the_same_model_as_judge(pytester, real_model):
     generations = [b for b in sent if b["max_tokens"] == int(MAX_TOKENS)]
     judged = [b for b in sent if b not in generations]
     assert len(generations) == 1
+    # The first question tries json_schema, which the server refuses (HTTP 500): once, not retried;
+    # every later question is sent as json_object with the verdict's schema.
+    probes = [b for b in judged if b["response_format"]["type"] == "json_schema"]
+    judged = [b for b in judged if b not in probes]
+    assert len(probes) == 1 and {b["response_format"]["type"] for b in judged} == {"json_object"}
     # Two questions for the sample (adherence vector, correctness), each asked at most 1 + retries times,
     # with the judge's own parameters: --model-max-tokens does not cap it (issue #32, point 3).
     assert 2 <= len(judged) <= 2 * (retries + 1)
@@ -172,6 +177,7 @@ def test_cife_with_the_same_model_as_judge(pytester, real_model):
     questions = rep["manifest"]["roles"]["judge"]["questions"]
     # Each of the 5 items (4 constraints, correctness) asks its attempts; repeats come from the role's cache.
     assert questions["called"] == len(judged) and questions["asked"] == questions["called"] + questions["cache_hits"]
+    assert questions["http_requests"] == len(judged) + len(probes)
     # Items: pass or F (the judge's verdict), or E only when the judge stayed unreadable,
     # journaled with the judge's one-line reason.
     journal = Path(rep["manifest"]["journal"])
