@@ -18,7 +18,7 @@ import pytest
 
 from openai_server import StubOpenAIServer
 
-BASE = ["-p", "no:cacheprovider", "-p", "no:randomly"]
+BASE = ["-p", "no:cacheprovider", "-p", "no:randomly", "--model=reference"]  # a later --model wins
 
 
 def _closed_port() -> int:

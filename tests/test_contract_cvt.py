@@ -44,7 +44,7 @@ def answering(table):
 def run(pytester, *args):
     # In this process: the stub server's answers and the report are what these runs show, not
     # a Python of their own (the module's reference runs below are in one each).
-    return pytester.runpytest_inprocess("--specbench=contract-cvt", "-p", "no:cacheprovider", *args)
+    return pytester.runpytest_inprocess("--specbench=contract-cvt", "-p", "no:cacheprovider", "--model=reference", *args)
 
 
 def metrics(pytester, name="r.json"):

@@ -197,7 +197,8 @@ def test_a_file_no_upstream_publishes_is_one_line_without_a_mirror(tmp_path, mon
         fetch.fetch_file(tmp_path, entry, None, tmp_path / "staging")
 
 
-def test_the_plugin_reads_the_downloaded_root_by_default_and_says_so(mirror, tmp_path, pytester, monkeypatch):
+def test_the_plugin_reads_the_downloaded_root_by_default_and_refuses_it_once_edited(mirror, tmp_path, pytester,
+                                                                                      monkeypatch, capsys):
     root = tmp_path / "cache"
     assert _download(CONTRACT, root)[0] == 0
     monkeypatch.setenv("SPECBENCH_DATA", str(root))
@@ -209,6 +210,31 @@ def test_the_plugin_reads_the_downloaded_root_by_default_and_says_so(mirror, tmp
     assert result.ret == 0, out[-3000:]
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors"), outcomes
+
+    # #44: a downloaded file edited afterwards was used silently.  The run compares the
+    # hashes it takes for the manifest with the pins, and refuses in one line.
+    edited = root / "contracteval" / "contracteval_rebuilt.jsonl"
+    edited.write_text("\n".join(edited.read_text().splitlines()[:-1]) + "\n")
+    refused = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--specbench=contract", "--model=reference",
+                                           f"--specbench-dir={pytester.path / 'state'}", "--collect-only", "-q")
+    errors = [line for line in refused.stderr.lines if line.strip()]
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR and len(errors) == 1, errors
+    assert str(edited) in errors[0] and "run `specbench data download contracteval` to repair it" in errors[0], errors
+    from pytest_specbench.data.cli import _path
+
+    capsys.readouterr()
+    assert _path(None) == 1  # `specbench data path` no longer calls it verified
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0] == f"{root} (evalplus)" and "altered since it was downloaded" in listed[1], listed
+    assert "specbench data download contracteval" in listed[1]
+    # A folder of the user's own (no download marker) is taken as it is.
+    own = tmp_path / "own"
+    shutil.copytree(root / "contracteval", own / "contracteval", ignore=shutil.ignore_patterns(fetch.MARKER))
+    shutil.copytree(root / "evalplus", own / "evalplus", ignore=shutil.ignore_patterns(fetch.MARKER))
+    mine = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--specbench=contract", "--model=reference",
+                                        f"--specbench-data={own}", f"--specbench-dir={pytester.path / 'state'}",
+                                        "--collect-only", "-q")
+    assert mine.ret == 0, mine.stderr.str()[-1000:]
 
 
 def test_registries_pin_every_file_with_a_sha256():
@@ -324,3 +350,28 @@ def test_a_terminal_gets_a_progress_bar_per_file_and_the_download_still_verifies
     rc, lines = _download(["evalplus"], tmp_path / "cache")
     assert rc == 0, lines  # pooch asks the bar for its truth before it knows the size: no TypeError
     assert fetch._progress("x") and not isinstance(fetch._progress("x"), bool)
+
+
+def test_without_network_each_folder_is_one_line_with_the_ways_out(tmp_path, monkeypatch):
+    """#44: offline, `specbench data download evalplus` printed three ConnectionError lines cut
+    mid-text and `all` 38 lines.  A proxy nobody listens on stands for "no network" (requests
+    honours it for every upstream URL), a closed port for a mirror that is down."""
+    dead = "http://127.0.0.1:9"  # the discard port: nothing listens there
+    monkeypatch.delenv("SPECBENCH_DATA_MIRROR", raising=False)
+    monkeypatch.delenv("SPECBENCH_OFFLINE", raising=False)
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, dead)
+    folders = sources.folders_for(["all"])
+    rc, lines = _download(folders, tmp_path / "cache")
+    assert rc == 1
+    assert [line.split(":", 1)[0] for line in lines] == folders, lines  # one line per folder, nothing else
+    for line in lines:
+        assert "cannot reach" in line and "nothing fetched" in line, line
+        assert "SPECBENCH_DATA_MIRROR=URL" in line and "by hand" in line and "run the command again" not in line, line
+    assert "github" in lines[0]  # names the host it could not reach
+
+    monkeypatch.setenv("SPECBENCH_DATA_MIRROR", dead)
+    rc, lines = _download(["evalplus"], tmp_path / "cache")
+    assert rc == 1 and len(lines) == 1 and "cannot reach the mirror 127.0.0.1:9 (SPECBENCH_DATA_MIRROR)" in lines[0], lines

@@ -56,7 +56,7 @@ def distinct_programs(rows) -> int:
     return len(keys)
 
 
-ARGS = ("--specbench=contract", "--specbench-result-cache=off")
+ARGS = ("--specbench=contract", "--specbench-result-cache=off", "--model=reference")  # a later --model wins
 
 
 def run_args(folder, samples, name, *extra) -> tuple[str, ...]:
@@ -152,7 +152,8 @@ def test_last_failed_and_k_select_copies_without_their_representative(dups, modu
 
 
 def test_bad_dedupe_value_is_one_line(pytester):
-    result = pytester.runpytest_inprocess("--specbench=contract", "--specbench-dedupe=maybe", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("--specbench=contract", "--specbench-dedupe=maybe", "-p", "no:cacheprovider",
+                                          "--model=reference")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--specbench-dedupe: expected on or off, got 'maybe'*"])
     assert "Traceback" not in result.stderr.str()

@@ -148,7 +148,7 @@ def _replay(path: Path, failing: set[str]) -> Path:
 def _run(pytester, *args):
     # In this process: most of these runs stop at a usage error or read the results of the
     # run before from the state folder, and a Python of their own was most of their cost.
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "--specbench=contract",
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "--specbench=contract", "--model=reference",
                                         f"--specbench-dir={pytester.path / '.sb'}", *args)
 
 

@@ -60,3 +60,37 @@ def test_long_category_labels_get_horizontal_bars():
     assert _adapter_figure(Figure, long).axes[0].patches[0].get_height() < 1  # barh: bars are thin rows
     assert [p.get_width() for p in _adapter_figure(Figure, long).axes[0].patches] == [1.0, 0.5]
     assert [p.get_height() for p in _adapter_figure(Figure, short).axes[0].patches] == [0.5, 1.0]
+
+
+def test_a_cvt_count_says_rejected_and_a_run_of_errors_says_0_evaluated():
+    """#44: "fail 0/13" read as "0 failures" where it meant "0 of 13 CVTs rejected"; a run
+    whose every item errored said "12 tasks evaluated"."""
+    from pytest_specbench.reports.report import render_summary
+    from pytest_specbench.reports.summary import markdown_summary
+
+    cvt = {"index": 0, "checks": {"contract": {"passed": False, "rejected": 0, "total": 13,
+                                               "message": "accepted the CVT f(-1)"}}}
+    page = html_report(_report(["contract"], [cvt]))
+    assert "<td class='fail'>fail (0/13 rejected)</td>" in page
+
+    errored = _report(["correctness"], [{"index": 0, "checks": {"correctness": {"error": "generation failed"}}}])
+    errored["benchmarks"]["cife"]["errors"] = 1
+    for text in (html_report(errored), markdown_summary(errored), "\n".join(render_summary(errored))):
+        assert "0 of 1 tasks evaluated (1 with harness errors only)" in text
+        assert "1 tasks evaluated" not in text.replace("0 of 1 tasks evaluated", "")
+
+
+def test_the_markdown_summary_gives_each_failure_its_reason():
+    from pytest_specbench.reports.summary import MD_FAILURES, markdown_summary
+
+    samples = [{"index": 0, "checks": {"adherence[0-a]": {"passed": False, "reason": "no | docstring"},
+                                       "correctness": {"error": "judge unreadable"}}}]
+    text = markdown_summary(_report(["adherence[0-a]", "correctness"], samples))
+    assert "- F `t1::0::adherence[0-a]`: no \\| docstring" in text  # a | would end the table cell
+    assert "- E `t1::0::correctness`: judge unreadable" in text
+    many = [{"index": i, "checks": {"correctness": {"passed": False, "message": f"wrong {i}"}}}
+            for i in range(MD_FAILURES + 5)]
+    text = markdown_summary(_report(["correctness"], many))
+    assert f"({MD_FAILURES + 5} items; the first {MD_FAILURES} here, all in the HTML and JSON reports)" in text
+    ends = [line.rsplit(": ", 1)[-1] for line in text.splitlines()]
+    assert f"wrong {MD_FAILURES - 1}" in ends and f"wrong {MD_FAILURES}" not in ends

@@ -182,3 +182,67 @@ def test_upstream_reading_keeps_its_scoring_and_warns_once_about_answers_without
     warnings = [line for line in result.stdout.lines if "warning: --cife-parse=upstream" in line]
     assert len(warnings) == 1
     assert "12 judge adherence answer(s) had no verdict" in warnings[0] and "12 correctness answer(s) had no label" in warnings[0]
+
+
+def _verdict(body: dict):
+    """A server that takes response_format as the test's "kind" of server does (see below)."""
+    from openai_server import Reply
+
+    kind = body["model"]
+    form = (body.get("response_format") or {}).get("type")
+    if form == "json_schema" and kind != "openai-like":  # llama-cpp-python's server: HTTP 500
+        return Reply(status=500, body={"error": {"message": "unsupported response_format"}})
+    if form == "json_object" and kind == "plain":
+        return Reply(status=400, body={"error": {"message": "unknown response_format"}})
+    return '{"Evaluation": [{"Index": 1, "Reason": "a loop", "Aligns": true}]}'
+
+
+@pytest.mark.parametrize("kind, forms, found", [
+    ("openai-like", [["json_schema"], ["json_schema"]], "json_schema"),
+    ("llama-like", [["json_schema", "json_object"], ["json_object"]], "json_object"),
+    ("plain", [["json_schema", "json_object", None], [None]], "none"),
+])
+def test_structured_judge_output_takes_the_form_the_endpoint_accepts(tmp_path, kind, forms, found):
+    """#44, point 7: --judge-model-structured=on sends the verdict's JSON schema as
+    response_format: json_schema (OpenAI, vLLM), else json_object with the schema
+    (llama-cpp-python's server, which answers the first form with HTTP 500), else none.
+    The form is found once, by the first question, without retrying a refused form."""
+    from pytest_specbench.benchmarks.cife.judge import adherence_schema
+
+    schema = adherence_schema(1, indexed=True)
+    with StubOpenAIServer(answer=_verdict, known_models=(kind,)) as server:
+        settings = FakeSettings(tmp_path / kind, judge_model_base_url=server.url, judge_model_structured="on",
+                                model_retries="3")
+        role = load_role("judge", f"openai:{kind}", settings)
+        sent = []
+        for attempt in range(2):
+            before = len(server.chat_requests())
+            request = _request({}, attempt=attempt)
+            answer = role.ask(RoleRequest(request.benchmark, request.task, 0, "adherence", request.prompt,
+                                          attempt, schema))
+            assert parse_adherence(answer, 1, indexed=True) == [(True, "a loop")]
+            sent.append([r["body"].get("response_format") for r in server.chat_requests()[before:]])
+        assert [[f and f["type"] for f in one] for one in sent] == forms
+        formats = [f for one in sent for f in one if f]
+        if formats[0]["type"] == "json_schema":  # OpenAI's strict subset: no length bounds
+            assert formats[0]["json_schema"]["strict"] is True
+            assert "minItems" not in json.dumps(formats[0]["json_schema"]["schema"])
+        if kind == "llama-like":  # the whole schema: the server's grammar bounds the list too
+            assert formats[1] == {"type": "json_object", "schema": schema}
+        assert role.manifest()["structured"] == {"option": "on", "form": found}
+        off = load_role("judge", f"openai:{kind}", FakeSettings(tmp_path / "off", judge_model_base_url=server.url))
+        assert off.identity() != role.identity()  # the answers differ: so do the cache and result keys
+        before = len(server.chat_requests())
+        off.ask(RoleRequest(request.benchmark, request.task, 0, "adherence", request.prompt, 0, schema))
+        assert "response_format" not in server.chat_requests()[before]["body"]  # off (the default): the prompt alone
+        assert off.manifest()["structured"] == {"option": "off"}
+
+
+def test_bad_structured_values_are_one_line_errors(tmp_path):
+    with pytest.raises(OptionError, match="--judge-model-structured: expected on or off, got 'maybe'"):
+        load_role("judge", "openai:judge", FakeSettings(tmp_path, judge_model_base_url="http://127.0.0.1:9/v1",
+                                                        judge_model_structured="maybe"))
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text("")
+    with pytest.raises(OptionError, match="--judge-model-structured: on needs an openai: judge"):
+        load_role("judge", "python:json:loads", FakeSettings(tmp_path, judge_model_structured="on"))

@@ -56,7 +56,7 @@ def test_pyproject_lists_every_subpackage_and_maps_the_suites():
 def _settings(pytester, *args):
     from pytest_specbench.plugin.options import Settings
 
-    return Settings.from_config(pytester.parseconfig(*args))
+    return Settings.from_config(pytester.parseconfig("--model=reference", *args))
 
 
 def test_specbench_dir_from_the_environment(pytester, monkeypatch, tmp_path):

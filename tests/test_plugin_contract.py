@@ -27,7 +27,7 @@ def write_samples(pytester, rows, name="samples.jsonl"):
 
 
 def run(pytester, *args):
-    return pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", *args)
+    return pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference", *args)
 
 
 def load_report(path):
@@ -117,10 +117,10 @@ def test_xdist_report_equals_single_process_report(pytester):
     (("--specbench=nosuch",), "*specbench: --specbench: unknown benchmark 'nosuch'; known: *contract*"),
     (("--specbench=contract", "--model=gpt9"), "*--model: unknown model 'gpt9'; known kinds: *replay*"),
     (("--specbench=contract", "--model=replay:missing.jsonl"), "*--model: replay file or directory not found*"),
-    (("--specbench=contract", "--specbench-data=nowhere"), "*--specbench-data: data root not found*"),
-    (("--specbench=contract", "--specbench-checks=speed"), "*--specbench-checks: unknown check 'speed'*"),
-    (("--specbench=contract", "--specbench-call-cpu=-1"), "*--specbench-call-cpu: must be a positive number*"),
-    (("--specbench=contract", "--specbench-k=0"), "*--specbench-k: expected positive whole numbers*"),
+    (("--specbench=contract", "--model=reference", "--specbench-data=nowhere"), "*--specbench-data: data root not found*"),
+    (("--specbench=contract", "--model=reference", "--specbench-checks=speed"), "*--specbench-checks: unknown check 'speed'*"),
+    (("--specbench=contract", "--model=reference", "--specbench-call-cpu=-1"), "*--specbench-call-cpu: must be a positive number*"),
+    (("--specbench=contract", "--model=reference", "--specbench-k=0"), "*--specbench-k: expected positive whole numbers*"),
 ])
 def test_bad_options_are_one_line_errors(pytester, args, message):
     result = pytester.runpytest_inprocess(*args)

@@ -22,6 +22,7 @@ MIRROR = REPO_MIRRORS
 def run_plugin(tmp_path, *args, name="run", state=None):
     report = tmp_path / f"{name}.json"
     proc = subprocess.run([sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:randomly", "-q", "--specbench=postcond",
+                           "--model=reference",
                            f"--specbench-report={report}", f"--specbench-dir={state or tmp_path / 'state'}",
                            "--specbench-result-cache=off", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
@@ -116,7 +117,7 @@ def run_plugin_inprocess(pytester, tmp_path, *args):
     """A run of the plugin in this process (pytester): for runs that end before any
     check runs, where a Python of its own, the plugin's import, were most of the cost.
     An exception escaping the run is printed with its traceback into the captured output."""
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--specbench=postcond",
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--specbench=postcond", "--model=reference",
                                         f"--specbench-dir={tmp_path / 'state'}", "--specbench-result-cache=off", *args)
 
 

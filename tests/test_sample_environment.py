@@ -67,7 +67,8 @@ def test_sample_python_option_reaches_the_manifest(pytester, bare_venv):
 
 
 def test_bad_sample_python_is_one_line(pytester):
-    result = pytester.runpytest_subprocess("--specbench=contract", "--specbench-sample-python=/no/such/python")
+    result = pytester.runpytest_subprocess("--specbench=contract", "--model=reference",
+                                           "--specbench-sample-python=/no/such/python")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--specbench-sample-python: no Python interpreter at /no/such/python*"])
     assert "Traceback" not in result.stderr.str()

@@ -191,6 +191,9 @@ class RoleRequest:
     # What the question asks, by content (CIFE: ``prompts.question_digest``): a recorded
     # answer bound to a question (``question_sha256`` in a replay file) answers it alone.
     question: str = ""
+    # The JSON schema of a readable answer: sent as structured output by a role whose
+    # endpoint takes it (--judge-model-structured=on); None: the prompt alone.
+    schema: Mapping[str, Any] | None = None
 
 
 class CheckSkipped(Exception):

@@ -36,6 +36,12 @@ def _path(args: argparse.Namespace) -> int:
     from . import fetch, sources
 
     root = fetch.default_root()
-    held = [f for f in sources.FOLDERS if fetch.is_complete(root, f)]
+    held, altered = [], []
+    for folder in sources.FOLDERS:
+        if fetch.is_complete(root, folder):  # downloaded whole once: are its files still the pinned ones?
+            (altered if fetch.verify_folder(root, folder) else held).append(folder)
     print(f"{root} ({', '.join(held) if held else 'no verified folders'})")
-    return 0
+    for folder in altered:
+        print(f"{root / folder}: altered since it was downloaded (files missing or not the pinned ones); "
+              f"not used: run `specbench data download {folder}` to repair it")
+    return 1 if altered else 0

@@ -52,7 +52,12 @@ class Entry:
 
 
 class DownloadError(Exception):
-    """A file could not be had; the message is one line."""
+    """A file could not be had; the message is one line.  ``unreachable``: the host
+    (``host``) could not be reached at all (no network, DNS, refused), not a bad file."""
+
+    def __init__(self, message: str, unreachable: bool = False, host: str = ""):
+        super().__init__(message)
+        self.unreachable, self.host = unreachable, host
 
 
 def default_root() -> Path:
@@ -129,6 +134,36 @@ def verify_folder(root: Path, folder: str) -> list[str]:
     return problems
 
 
+def altered_files(root: Path, digests: dict[str, str]) -> list[tuple[Path, str, str, str]]:
+    """``(path, folder, actual, pinned)`` of each file a run read (``digests``: its raw
+    sha256 by path, as the run hashes its data for the manifest) that lies in a folder
+    ``specbench data download`` verified (its marker) and no longer has its pinned hash.
+    A folder without the marker is a user's own and is not compared."""
+    root = Path(root).resolve()
+    pins: dict[str, dict[str, str] | None] = {}
+    out = []
+    for name, digest in digests.items():
+        path = Path(name).resolve()
+        try:
+            rel = path.relative_to(root)
+        except ValueError:
+            continue
+        folder = rel.parts[0] if rel.parts else ""
+        if folder not in pins:
+            pins[folder] = ({e.rel: e.sha256 for e in entries(folder)}
+                            if folder in S.FOLDERS and is_complete(root, folder) else None)
+        pinned = (pins[folder] or {}).get(rel.as_posix())
+        if pinned is None:
+            continue
+        try:  # the pin is of the content: a file kept compressed is hashed decompressed
+            actual = content_sha256(path) if path.name.endswith(".gz") else digest
+        except (OSError, EOFError):
+            actual = "unreadable"
+        if actual != pinned:
+            out.append((path, folder, actual, pinned))
+    return out
+
+
 def holds(root: Path, benchmarks: list[str]) -> bool:
     """Whether ``root`` holds, verified, every data folder these benchmarks need."""
     try:
@@ -165,6 +200,11 @@ def _fetch(url: str, staging: Path, name: str) -> Path:
     except requests.exceptions.HTTPError as exc:
         code = exc.response.status_code if exc.response is not None else "?"
         raise DownloadError(f"{url}: HTTP {code}") from None
+    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+        from urllib.parse import urlsplit
+
+        raise DownloadError(f"{url}: {type(exc).__name__}", unreachable=True,
+                            host=urlsplit(url).netloc) from None
     except Exception as exc:  # noqa: BLE001 - whatever the transfer raised is one line, never a traceback
         raise DownloadError(f"{url}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}") from None
 
@@ -173,7 +213,8 @@ def fetch_file(root: Path, e: Entry, base: str | None, staging: Path) -> None:
     """Fetch one pinned file into ``root``; never leaves an unverified file there."""
     url = f"{base}/{e.rel}" if base else e.url
     if url is None:
-        raise DownloadError(f"{e.rel}: not published upstream; only a mirror (SPECBENCH_DATA_MIRROR) can serve it")
+        raise DownloadError(f"{e.rel}: not published upstream; only a mirror (SPECBENCH_DATA_MIRROR) can serve it",
+                            host="")
     target = root / e.rel
     staged = _fetch(url, staging / Path(e.rel).parent, Path(url).name if url.endswith(".gz") else target.name)
     try:
@@ -226,9 +267,10 @@ def download(folders: list[str], root: Path | None = None, *, out: TextIO = sys.
         staging.mkdir()
         try:
             missing_offline: list[str] = []
+            unreachable: set[str] = set()  # hosts that could not be reached: not asked again
             for folder in folders:
-                ok = _download_folder(root, folder, base, is_offline, staging, out, missing_offline)
-                if folder == "postcondbench" and not is_offline:
+                ok = _download_folder(root, folder, base, is_offline, staging, out, missing_offline, unreachable)
+                if folder == "postcondbench" and not is_offline and not unreachable:
                     _download_repos(root, base, staging, out)
                 failed |= not ok
             if missing_offline:
@@ -241,7 +283,7 @@ def download(folders: list[str], root: Path | None = None, *, out: TextIO = sys.
 
 
 def _download_folder(root: Path, folder: str, base: str | None, is_offline: bool, staging: Path,
-                     out: TextIO, missing_offline: list[str]) -> bool:
+                     out: TextIO, missing_offline: list[str], unreachable: set[str] | None = None) -> bool:
     info = S.FOLDERS[folder]
     todo: list[Entry] = []
     pinned = entries(folder)
@@ -266,30 +308,47 @@ def _download_folder(root: Path, folder: str, base: str | None, is_offline: bool
             _say(out, f"{folder}: {len(pinned)} files verified (offline, nothing fetched)")
         return not todo
 
-    said: list[str] = []
+    said: list[DownloadError] = []
     fetched: list[str] = []
+    unreachable = set() if unreachable is None else unreachable
 
     def one(e: Entry) -> bool:
         if len(said) >= GIVE_UP and not fetched:  # nothing gets through (no network?): stop asking
-            said.append(f"{e.rel}: not tried")
+            said.append(DownloadError(f"{e.rel}: not tried", unreachable=said[-1].unreachable, host=said[-1].host))
+            return False
+        url_host = (base or e.url or "").split("/")[2] if "://" in (base or e.url or "") else ""
+        if url_host and url_host in unreachable:  # an earlier folder found the host unreachable
+            said.append(DownloadError(f"{e.rel}: not tried", unreachable=True, host=url_host))
             return False
         try:
             fetch_file(root, e, base, staging)
             fetched.append(e.rel)
             return True
         except DownloadError as exc:
-            said.append(str(exc))
-            if len(said) <= SHOWN_ERRORS:  # one line per file, up to a few (an unreachable host fails them all)
-                _say(out, f"specbench data: {exc}")
+            said.append(exc)
             return False
 
     # A few files at a time: most folders are many small files (VERINA: 1,217).
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
         errors = sum(not ok for ok in pool.map(one, todo))
-    if len(said) > SHOWN_ERRORS:
-        _say(out, f"specbench data: ... and {len(said) - SHOWN_ERRORS} more file(s) of {folder} not fetched")
     have = len(pinned) - errors
     source = base or info.upstream
+    # (a file no upstream publishes fails without a host either way: it does not hide an outage)
+    if errors and not fetched and any(exc.unreachable for exc in said) and all(
+            exc.unreachable or "not published upstream" in str(exc) for exc in said):
+        # No network (or a mirror that is down): one line, with the ways out, not a line per file.
+        hosts = sorted({exc.host for exc in said if exc.host})
+        unreachable.update(hosts)
+        where = (f"the mirror {', '.join(hosts) or base} (SPECBENCH_DATA_MIRROR)" if base
+                 else ", ".join(hosts) or source)
+        _say(out, f"{folder}: cannot reach {where}: {have}/{len(pinned)} files here, nothing fetched; "
+                  f"on a machine without network set SPECBENCH_DATA_MIRROR=URL (a server laid out like a data "
+                  f"root) or copy a data root's {folder}/ folder into {root} by hand")
+        return False
+    for exc in said[:SHOWN_ERRORS]:  # one line per file, up to a few
+        _say(out, f"specbench data: {exc}")
+    if len(said) > SHOWN_ERRORS:
+        _say(out, f"specbench data: ... and {len(said) - SHOWN_ERRORS} more file(s) of {folder} not fetched")
     if errors:
         _say(out, f"{folder}: {have}/{len(pinned)} files verified, {errors} missing (from {source}); "
                   "run the command again to retry")
@@ -299,8 +358,8 @@ def _download_folder(root: Path, folder: str, base: str | None, is_offline: bool
     _mark(root, folder)
     license_note = (f"license: {folder}/{info.license}" if info.license
                     else "no license file: upstream states none (check its terms before redistributing)")
-    fetched = f"{len(todo)} fetched from {source}" if todo else "already here, nothing fetched"
-    _say(out, f"{folder}: {len(pinned)} files verified ({fetched}); {license_note}")
+    fetched_text = f"{len(todo)} fetched from {source}" if todo else "already here, nothing fetched"
+    _say(out, f"{folder}: {len(pinned)} files verified ({fetched_text}); {license_note}")
     return True
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from filelock import FileLock
 
-from ..errors import InfrastructureError, OptionError
+from ..errors import InfrastructureError, OptionError, SpecbenchError
 from .base import Completion, GenerationRequest, SampleMissing
 from .options import generation_options
 
@@ -152,6 +152,42 @@ class FatalModelError(Exception):
     """A problem no other request would avoid (bad key, unknown model, unreachable server)."""
 
 
+# Consecutive requests failing with the same error, while nothing was answered, after which
+# generation stops (pytest's -x spirit, #44): a model that always raises is one line, not an
+# E per item.  Small enough to stop early, large enough that a transient error does not.
+GIVE_UP_AFTER = 5
+
+
+class ModelGaveUp(SpecbenchError):
+    """Generation stopped: the model failed ``GIVE_UP_AFTER`` times in a row, identically,
+    and answered nothing.  ``str()`` is the one line; ``unasked`` the requests never sent."""
+
+    def __init__(self, option: str, spec: str, failures: int, error: str, unasked: int):
+        super().__init__(f"{option}: {spec} failed {failures} requests in a row with the same error and answered "
+                         f"none, so generation stopped: {error}")
+        self.unasked = unasked
+
+
+class _Streak:
+    """Consecutive identical failures of one ``generate`` call while nothing was answered."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.error: str | None = None
+        self.count = 0
+        self.answered = False
+        self.stopped = False
+
+    def note(self, error: str | None) -> None:
+        with self.lock:
+            if error is None:
+                self.answered = True
+            elif not self.answered:
+                self.count = self.count + 1 if error == self.error else 1
+                self.error = error
+                self.stopped = self.stopped or self.count >= GIVE_UP_AFTER
+
+
 class CachingModel:
     """Base of models that pay per request.
 
@@ -239,14 +275,17 @@ class CachingModel:
         if progress:
             progress(hits, total)
         pending = list(todo.items())
+        streak = _Streak()
+        streak.answered = hits > 0  # answers from the cache: the model did answer before
         if pending:
             self.before_first_call()
             # The first request alone: a bad key or model is one clear error, not N.
-            self._generate_one(*pending[0], first=True)
+            self._generate_one(*pending[0], first=True, streak=streak)
             finished()
             pool = ThreadPoolExecutor(max_workers=self.options.concurrency, thread_name_prefix="specbench-gen")
             try:
-                futures = [pool.submit(self._generate_one, key, request) for key, request in pending[1:]]
+                futures = [pool.submit(self._generate_one, key, request, streak=streak)
+                           for key, request in pending[1:]]
                 for future in futures:
                     future.add_done_callback(lambda _f: finished())
                 for future in as_completed(futures):
@@ -257,8 +296,14 @@ class CachingModel:
                 raise
             pool.shutdown()
         self.stats.seconds += time.monotonic() - started
+        if streak.stopped:
+            unasked = sum(1 for key, _ in pending if key not in self._answers and key not in self._failures)
+            raise ModelGaveUp(self.option, self.spec, streak.count, streak.error or "", unasked)
 
-    def _generate_one(self, key: str, request: GenerationRequest, first: bool = False) -> None:
+    def _generate_one(self, key: str, request: GenerationRequest, first: bool = False,
+                      streak: _Streak | None = None) -> None:
+        if streak is not None and streak.stopped:
+            return  # never sent: generation gave up (ModelGaveUp)
         writes = self.options.cache_mode == "readwrite"
         lock = self.cache.lock(key) if writes else None
         if lock is not None:
@@ -269,6 +314,8 @@ class CachingModel:
                 with self.stats.lock:
                     self.stats.cache_hits += 1
                 self._answers[key] = entry
+                if streak is not None:
+                    streak.note(None)
                 return
             parameters = self.parameters(request)
             try:
@@ -276,10 +323,10 @@ class CachingModel:
             except FatalModelError as exc:
                 if first:
                     raise OptionError(self.option, str(exc)) from None
-                self._fail(key, str(exc))
+                self._fail(key, str(exc), streak)
                 return
             except Exception as exc:  # noqa: BLE001 - any failure of one request is that sample's error
-                self._fail(key, self.describe_error(exc))
+                self._fail(key, self.describe_error(exc), streak)
                 return
             entry = {"format": ENTRY_FORMAT, "model": self.identity(), "parameters": parameters,
                      "benchmark": request.benchmark, "task_id": request.task.task_id,
@@ -287,6 +334,8 @@ class CachingModel:
             self._answers[key] = entry  # kept before any write: a failed write never loses a paid answer
             if writes:
                 self.cache.put(key, entry)
+            if streak is not None:
+                streak.note(None)
             with self.stats.lock:
                 self.stats.generated += 1
                 for field in USAGE_FIELDS:
@@ -295,8 +344,10 @@ class CachingModel:
             if lock is not None:
                 lock.release()
 
-    def _fail(self, key: str, message: str) -> None:
+    def _fail(self, key: str, message: str, streak: _Streak | None = None) -> None:
         self._failures[key] = message
+        if streak is not None:
+            streak.note(message)
         with self.stats.lock:
             self.stats.errors += 1
 

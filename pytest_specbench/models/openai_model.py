@@ -21,6 +21,13 @@ from .cache import CachingModel, FatalModelError
 from .endpoints import redact_url
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Structured output (--judge-model-structured=on), in the order they are tried: OpenAI's and
+# vLLM's json_schema; llama-cpp-python's server, which answers that form with HTTP 500, takes
+# json_object with a schema and enforces it with a grammar.  "none": the endpoint took neither.
+STRUCTURED_FORMS = ("json_schema", "json_object")
+# Answers meaning "not this response_format" (bad request, unprocessable, a server error,
+# not implemented): the next form is tried.
+_FORM_REFUSED = (400, 422, 500, 501)
 
 
 class OpenAIModel(CachingModel):
@@ -35,6 +42,8 @@ class OpenAIModel(CachingModel):
         self.base_url = redact_url(self._client_url)
         self._client = None
         self._client_lock = threading.Lock()
+        self.structured_form: str | None = None  # found by the first structured request (STRUCTURED_FORMS)
+        self._form_lock = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
         return {"model": self.name, "endpoint": self.base_url}
@@ -120,15 +129,21 @@ class OpenAIModel(CachingModel):
                     http_client=openai.DefaultHttpxClient(event_hooks={"request": [count_request]}))
             return self._client
 
-    def call(self, request: GenerationRequest, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    def call(self, request: GenerationRequest, parameters: Mapping[str, Any],
+             schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Ask the model; with ``schema``, as structured output in the first form of
+        :data:`STRUCTURED_FORMS` the endpoint takes (found once, then kept)."""
         import openai
 
         extra = {} if parameters.get("seed") is None else {"seed": parameters["seed"]}
+        messages = [{"role": m.role, "content": m.content} for m in request.prompt.messages]
         try:
-            response = self.client().chat.completions.create(
-                model=self.name,
-                messages=[{"role": m.role, "content": m.content} for m in request.prompt.messages],
-                temperature=parameters["temperature"], max_tokens=parameters["max_tokens"], **extra)
+            if schema is None:
+                response = self.client().chat.completions.create(
+                    model=self.name, messages=messages,
+                    temperature=parameters["temperature"], max_tokens=parameters["max_tokens"], **extra)
+            else:
+                response = self._structured(messages, parameters, extra, schema)
         except openai.AuthenticationError as exc:
             raise FatalModelError(f"authentication failed at {self.base_url} (HTTP 401): {_message(exc)}") from None
         except openai.PermissionDeniedError as exc:
@@ -152,6 +167,33 @@ class OpenAIModel(CachingModel):
             if usage is not None else {},
         }
 
+    def _structured(self, messages: list, parameters: Mapping[str, Any], extra: dict, schema: Mapping[str, Any]):
+        import openai
+
+        def create(form: str, client: Any):
+            fmt = response_format(form, schema)
+            return client.chat.completions.create(
+                model=self.name, messages=messages, temperature=parameters["temperature"],
+                max_tokens=parameters["max_tokens"], **extra, **({"response_format": fmt} if fmt else {}))
+
+        if self.structured_form is not None:
+            return create(self.structured_form, self.client())
+        with self._form_lock:  # the first structured request finds the form; the others wait for it
+            if self.structured_form is not None:
+                return create(self.structured_form, self.client())
+            probe = self.client().with_options(max_retries=0)  # a refused form is answered at once, not retried
+            for form in STRUCTURED_FORMS:
+                try:
+                    response = create(form, probe)
+                except openai.APIStatusError as exc:
+                    if exc.status_code in _FORM_REFUSED:
+                        continue
+                    response = create(form, self.client())  # busy, say: this form, with the usual retries
+                self.structured_form = form
+                return response
+            self.structured_form = "none"
+        return create("none", self.client())
+
     def describe_error(self, exc: BaseException) -> str:
         import openai
 
@@ -162,6 +204,26 @@ class OpenAIModel(CachingModel):
         if isinstance(exc, openai.APITimeoutError):
             return f"no answer within {self.options.timeout:g} s (after {self.options.retries} retries)"
         return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def response_format(form: str, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` of a structured request in one of :data:`STRUCTURED_FORMS`."""
+    if form == "json_schema":
+        # OpenAI's strict mode takes a subset of JSON Schema: no length bounds (the reader
+        # checks counts anyway); every property required, no others (the schemas say so).
+        return {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True,
+                                                       "schema": _strict_subset(schema)}}
+    if form == "json_object":
+        return {"type": "json_object", "schema": dict(schema)}
+    return None
+
+
+def _strict_subset(schema: Any) -> Any:
+    if isinstance(schema, Mapping):
+        return {k: _strict_subset(v) for k, v in schema.items() if k not in ("minItems", "maxItems")}
+    if isinstance(schema, list):
+        return [_strict_subset(v) for v in schema]
+    return schema
 
 
 def _message(exc: Any) -> str:

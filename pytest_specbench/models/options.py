@@ -44,6 +44,13 @@ MODEL_OPTIONS = [
      "most tokens one judge answer may have (default: the benchmark's, else 2048 as in the CIFE paper)", ""),
     ("--judge-model-seed", "judge_model_seed",
      "seed sent with each judge request (a retry after an unreadable answer sends seed+attempt); default: none", ""),
+    # Structured output for the judge (#44): the answer's JSON schema goes with each question
+    # (response_format), where the endpoint accepts it.  Off by default: the CIFE paper's judge
+    # (GPT-4o-mini, §6) was asked with the prompt alone.
+    ("--judge-model-structured", "judge_model_structured",
+     "on: send the judge the JSON schema of a readable verdict as response_format (json_schema, as OpenAI "
+     "and vLLM take it; else json_object with the schema, as llama-cpp-python's server takes it; else none), "
+     "off (default, as in the CIFE paper): the prompt alone", "off"),
     ("--specbench-cache", "specbench_cache",
      "generation cache: readwrite (default), read (use cached answers, store nothing new) or off", "readwrite"),
     ("--specbench-cache-dir", "specbench_cache_dir",
@@ -76,6 +83,7 @@ class GenerationOptions:
     # Generation parameters the user set (command line or ini) rather than left to defaults:
     # a role's benchmark-given parameters (Prompt.parameters) yield to these only.
     explicit: frozenset[str] = frozenset()
+    structured: bool = False  # the judge: --judge-model-structured=on
 
 
 def _text(settings: Any, dest: str) -> str:
@@ -124,6 +132,9 @@ def generation_options(settings: Any, option: str = "--model") -> GenerationOpti
         raise OptionError("--specbench-cache", f"expected one of {', '.join(CACHE_MODES)}, got {cache_mode!r}")
     cache_dir = _text(settings, "specbench_cache_dir")
     save = _text(settings, "specbench_save_samples")
+    structured = (_text(settings, "judge_model_structured") or "off").lower()
+    if structured not in ("on", "off"):
+        raise OptionError("--judge-model-structured", f"expected on or off, got {structured!r}")
     return GenerationOptions(
         base_url=_text(settings, f"{prefix}_base_url") or None,
         temperature=temperature,
@@ -136,4 +147,5 @@ def generation_options(settings: Any, option: str = "--model") -> GenerationOpti
         cache_dir=_path(settings, cache_dir) if cache_dir else Path(settings.state_dir) / "cache" / "generations",
         save_samples=_path(settings, save) if save and not judge else None,
         explicit=explicit,
+        structured=judge and structured == "on",
     )

@@ -120,8 +120,15 @@ class CachedRole:
         # (or, from the cache, had been sent with): what the manifest reports.
         self.used: dict[str, set[str]] = {}
 
+    @property
+    def structured(self) -> bool:
+        """--judge-model-structured=on (only an ``openai:`` role takes it, load_role checks)."""
+        return bool(self.model.options.structured)
+
     def identity(self) -> dict[str, Any]:
-        return {"kind": type(self.model).__name__, **self.model.identity(), "role": self.role}
+        # Structured output changes the answers: it enters the cache keys and the result key.
+        return {"kind": type(self.model).__name__, **self.model.identity(), "role": self.role,
+                **({"structured": "on"} if self.structured else {})}
 
     def check_reachable(self) -> None:
         """A wrong endpoint, key or model name: one usage error now (see OpenAIModel)."""
@@ -176,7 +183,10 @@ class CachedRole:
             generation = GenerationRequest(request.benchmark, request.task, request.sample_index, request.prompt,
                                            reference=lambda: "")
             try:
-                answer = self.model.call(generation, parameters)
+                if self.structured and request.schema is not None:
+                    answer = self.model.call(generation, parameters, schema=request.schema)
+                else:
+                    answer = self.model.call(generation, parameters)
             except FatalModelError as exc:
                 with self._lock:
                     self.stats["errors"] += 1
@@ -227,7 +237,10 @@ class CachedRole:
                 "parameter_defaults": {"temperature": opts.temperature, "max_tokens": opts.max_tokens,
                                        "seed": opts.seed, "set_by_user": sorted(opts.explicit)},
                 "cache": {"mode": opts.cache_mode, "dir": str(opts.cache_dir) if self.model.cache else None},
-                "questions": counters["questions"]}
+                "questions": counters["questions"],
+                # on: the form this process's endpoint took (None: no structured question asked here)
+                "structured": ({"option": "on", "form": getattr(self.model, "structured_form", None)}
+                               if self.structured else {"option": "off"})}
 
 
 class ScriptedRole:
@@ -256,6 +269,11 @@ def load_role(role: str, spec: str, settings: Any) -> Any:
     """The :class:`~pytest_specbench.benchmarks.base.RoleModel` for ``spec``, or a one-line error."""
     option = role_option(role)
     kind, _, arg = spec.partition(":")
+    if kind != "openai":
+        from .options import generation_options
+
+        if generation_options(settings, option).structured:
+            raise OptionError("--judge-model-structured", f"on needs an openai: judge (the judge is {spec})")
     if kind == "replay":
         if not arg:
             raise OptionError(option, "replay needs a path: replay:judgments.jsonl")

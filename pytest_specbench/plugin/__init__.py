@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ..errors import SpecbenchError
-from .options import Settings, addoption, take_node_ids
+from .options import Settings, addoption, remember_model, take_node_ids
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,6 +40,15 @@ def pytest_configure(config: pytest.Config) -> None:
         from .session import SpecbenchRun
 
         config.pluginmanager.register(SpecbenchRun(config, settings), "specbench-run")
+        if not hasattr(config, "workerinput"):
+            if settings.model_origin:
+                from ..models.endpoints import redact_url
+
+                url = settings.option("model_base_url")
+                where = f" at {redact_url(str(url))}" if url else ""
+                config.get_terminal_writer().line(f"specbench: --model not given: using {settings.model_spec}{where}, "
+                                                  "the last run's model", yellow=True)
+            remember_model(config, settings.model_spec)
     except SpecbenchError as exc:
         channel = (getattr(config, "workerinput", None) or {}).get("specbench_link")
         if channel is not None:

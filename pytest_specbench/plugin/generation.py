@@ -18,9 +18,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pytest
 
-from ..engine.plan import RunPlan, Selected, parse_node_id
+from ..engine.plan import RunPlan, Selected, item_nodeid, parse_node_id
 from ..errors import SpecbenchError
 from ..models.base import GenerationRequest
+from ..models.cache import ModelGaveUp
 from ..models.options import generation_options
 
 
@@ -76,6 +77,12 @@ class GenerationPhase:
         try:
             self.model.generate(requests, progress)
             save_to = generation_options(self.plan.settings).save_samples
+        except ModelGaveUp as exc:
+            progress.close()
+            # The run stops here, as under -x: no item runs, and the line says how many.
+            not_run = sum(1 for s in selected if self.finished(item_nodeid(*s)) is None)
+            raise pytest.UsageError(f"specbench: {exc}; {exc.unasked} of {len(requests)} requests never sent, "
+                                    f"{not_run} items not run") from None
         except SpecbenchError as exc:
             progress.close()
             raise pytest.UsageError(f"specbench: {exc}") from None

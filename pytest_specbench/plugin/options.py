@@ -23,7 +23,8 @@ from ..execution.limits import Limits
 # (option, ini key, help, default)
 _OPTIONS = [
     ("--specbench", "specbench", "benchmarks to run, comma-separated, or all (known: {known})", ""),
-    ("--model", "specbench_model", "model to evaluate: reference (the default: the benchmark's own answers) | replay:PATH | openai:MODEL | python:module:callable", "reference"),
+    ("--model", "specbench_model", "model to evaluate: reference (the benchmark's own answers) | replay:PATH | "
+     "openai:MODEL | python:module:callable; default: the last run's model (pytest's cache), printed", ""),
     ("--specbench-data", "specbench_data", "data root laid out like the upstream data (contracteval/, evalplus/, ...), "
      "or 'bundled'; default: $SPECBENCH_DATA (specbench data download) when it holds the selected benchmarks' data, "
      "else the bundled sample suites", ""),
@@ -182,6 +183,70 @@ def _value(config: pytest.Config, key: str) -> Any:
     return config.getini(key) if value is None else value
 
 
+LAST_MODEL_KEY = "specbench/last_model"  # config.cache: the model the last run evaluated
+WORKER_MODEL_KEY = "specbench_model"  # workerinput: the controller's model, for a worker on any host
+# The options that, with the spec, decide which model answers and how: a run that takes the
+# last run's model takes those of them the last run set and this one does not.
+MODEL_IDENTITY_OPTIONS = ("model_base_url", "model_temperature", "model_max_tokens", "model_seed")
+
+
+def _model_spec(config: pytest.Config) -> tuple[str, str]:
+    """The model to evaluate and where it came from ("" named, "last run").
+
+    A run never picks a model the user did not name (#44): without ``--model``
+    (or the ``specbench_model`` ini key) it takes the model the last run in this
+    rootdir evaluated, recorded in pytest's cache with its endpoint and
+    generation parameters (so a FAILED id copied from a run, or ``--lf``, runs
+    against the same model), and says so; with no last run it is one usage line.
+    An xdist worker takes the controller's, which may be on another host without
+    this cache."""
+    workerinput = getattr(config, "workerinput", None) or {}
+    model = workerinput.get(WORKER_MODEL_KEY) or None
+    origin = ""
+    if model is None:
+        given = str(_value(config, "specbench_model") or "").strip()
+        if given:
+            return given, ""
+        cache = getattr(config, "cache", None)
+        model = cache.get(LAST_MODEL_KEY, None) if cache is not None else None
+        if not isinstance(model, dict) or not str(model.get("spec") or "").strip():
+            raise OptionError("--model", "not given, and no earlier run here to take it from: name the model "
+                                         "to evaluate, e.g. --model=reference for the benchmarks' own answers "
+                                         "(or replay:PATH, openai:NAME, python:module:callable)")
+        if model.get("credentials"):
+            raise OptionError("--model", f"not given; the last run's model ({model['spec']} at "
+                                         f"{model.get('options', {}).get('model_base_url', '?')}) had credentials "
+                                         "in its --model-base-url, which are never written down: name it again")
+        origin = "last run"
+    for dest, value in (model.get("options") or {}).items():
+        if dest in MODEL_IDENTITY_OPTIONS and getattr(config.option, dest, None) is None:
+            setattr(config.option, dest, value)
+    return str(model["spec"]).strip(), origin
+
+
+def model_record(config: pytest.Config, model_spec: str) -> dict[str, Any]:
+    """The run's model as :func:`_model_spec` takes it back: the spec and the identity options
+    given on the command line (an ini file's apply by themselves).  A base URL carrying
+    credentials is kept redacted, and marked, so it is never written to disk."""
+    from ..models.endpoints import redact_url
+
+    options = {dest: str(value) for dest in MODEL_IDENTITY_OPTIONS
+               if (value := config.getoption(dest, default=None)) not in (None, "")}
+    record: dict[str, Any] = {"spec": model_spec, "options": options}
+    url = options.get("model_base_url")
+    if url is not None and redact_url(url) != url:
+        options["model_base_url"] = redact_url(url)
+        record["credentials"] = True
+    return record
+
+
+def remember_model(config: pytest.Config, model_spec: str) -> None:
+    """Controller: record the run's model as the one a later run without ``--model`` uses."""
+    cache = getattr(config, "cache", None)
+    if cache is not None and not hasattr(config, "workerinput"):
+        cache.set(LAST_MODEL_KEY, model_record(config, model_spec))
+
+
 def _int_list(text: str, option: str) -> list[int]:
     try:
         values = [int(v) for v in str(text).split(",") if v.strip()]
@@ -216,6 +281,8 @@ class Settings:
     tasks: frozenset[str] | None = None  # --specbench-tasks: exact task ids (None: every task)
     # Item ids given as arguments (specbench::BENCH[::TASK[::SAMPLE[::CHECK]]]): only those items run.
     selection: tuple[str, ...] = ()
+    # "last run": --model was not given and the last run's model (pytest's cache) is used; "" when named.
+    model_origin: str = ""
 
     def selected(self, nodeid: str) -> bool:
         """Whether an item is among the ids given as arguments (all are, when none were)."""
@@ -274,6 +341,7 @@ class Settings:
                  or str(config.rootpath / ".specbench"))
         if workerinput.get("specbench_remote"):  # its own caches on its own disk, never the controller's path
             state = os.environ.get("SPECBENCH_DIR") or str(Path.home() / ".specbench")
+        model_spec, model_origin = _model_spec(config)
         sample_python = str(_value(config, "specbench_sample_python") or "")
         if sample_python:
             from ..execution.environments import resolve_python
@@ -290,7 +358,7 @@ class Settings:
                     raise OptionError(opt, f"expected a number, got {raw!r}") from None
         settings = cls(
             benchmarks=names,
-            model_spec=str(_value(config, "specbench_model") or "reference"),
+            model_spec=model_spec,
             data_root=data_root,
             data_origin=data_origin,
             report=Path(report) if report else None,
@@ -310,6 +378,7 @@ class Settings:
         tasks = str(_value(config, "specbench_tasks") or "")
         settings.tasks = frozenset(t.strip() for t in tasks.split(",") if t.strip()) or None
         settings.selection = selection
+        settings.model_origin = model_origin
         for wanted in selection:
             bench = wanted.split("::")[1] if wanted.count("::") >= 1 else ""
             if bench not in names:

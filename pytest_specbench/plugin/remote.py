@@ -208,7 +208,7 @@ class ControllerLink:
                         dict(args.get("parameters") or {}))
         request = RoleRequest(args["benchmark"], self._task(args["benchmark"], args["task_id"]),
                               int(args["sample_index"]), args["purpose"], prompt, int(args.get("attempt", 0)),
-                              str(args.get("question") or ""))
+                              str(args.get("question") or ""), args.get("schema"))
         return self._role_model(args["role"]).ask(request)
 
     # -- start-up checks
@@ -407,7 +407,8 @@ class RemoteRole:
             "sample_index": request.sample_index, "purpose": request.purpose, "attempt": request.attempt,
             "question": getattr(request, "question", ""),  # what a recorded answer is bound to
             "messages": [[m.role, m.content] for m in prompt.messages],
-            "completion_prefix": prompt.completion_prefix, "parameters": dict(prompt.parameters)})
+            "completion_prefix": prompt.completion_prefix, "parameters": dict(prompt.parameters),
+            "schema": None if request.schema is None else json.loads(json.dumps(request.schema))})
 
     def manifest(self) -> dict[str, Any]:
         return {"role": self.role, "spec": self.spec, "asked": "by the xdist controller"}

@@ -31,7 +31,7 @@ from ..benchmarks import get_benchmark
 from ..engine import dedupe as _dedupe
 from ..engine.plan import RunPlan
 from ..engine.verdicts import ResultCache, VerdictEngine
-from ..errors import InfrastructureError, OptionError
+from ..errors import DataError, InfrastructureError, OptionError
 from ..models import load_model
 from ..reports.gate import section_extras
 from ..reports.journal import Journal, max_errors
@@ -41,13 +41,30 @@ from . import remote as _remote
 from .exit_status import ExitStatus
 from .generation import GenerationPhase, stop_workers
 from .items import _OWN_PROPERTIES, CACHED_PROPERTY, DEDUPE_PROPERTY, PROPERTY, BenchmarkNode, SpecbenchItem
-from .options import Settings
+from .options import WORKER_MODEL_KEY, Settings, model_record
 from .services import Services
 from ..data.bundled import suites_root
 
 
 def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+def _check_pinned(settings: Settings, digests: dict[str, str]) -> None:
+    """The run's data files that ``specbench data download`` verified must still have
+    their pinned sha256 (#44: an edited file was used silently).  A folder of the user's
+    own (no download marker) is taken as it is."""
+    if settings.data_root is None:
+        return
+    from ..data.fetch import MARKER, altered_files
+
+    altered = altered_files(settings.data_root, digests)
+    if altered:
+        path, folder, actual, pinned = altered[0]
+        more = f" (and {len(altered) - 1} more file(s))" if len(altered) > 1 else ""
+        raise DataError(path, None, f"altered since `specbench data download` (sha256 {actual[:12]}…, pinned "
+                                    f"{pinned[:12]}…){more}: run `specbench data download {folder}` to repair it "
+                                    f"(a folder of your own: remove its {MARKER} file)")
 
 
 class SpecbenchRun:
@@ -84,6 +101,8 @@ class SpecbenchRun:
         dedupe_on = _dedupe.mode(settings) == "on"  # a bad --specbench-dedupe too
         for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
             self.plan.taskset(name)
+        if not is_worker(config):  # a downloaded file edited since: one line, before anything runs
+            _check_pinned(settings, self.plan.data_digests)
         self.plan.check_checks()  # checks are per task (checks_for): known once the tasks are loaded
         self.plan.check_selection()
         self._load_roles()  # a missing or bad --judge-model is a usage error, now
@@ -300,6 +319,8 @@ class SpecbenchRun:
     def pytest_configure_node(self, node) -> None:
         # xdist: each worker gets a channel of its own to this process (plugin/remote.py).
         self.link.configure_node(node)
+        # The controller's model (maybe the last run's, from a cache a remote host does not have).
+        node.workerinput[WORKER_MODEL_KEY] = model_record(self.config, self.settings.model_spec)
         data = self.config.getoption("specbench_remote_data", None)
         if data and node.workerinput[_remote.REMOTE_KEY]:
             node.workerinput["specbench_data"] = str(data)

@@ -224,6 +224,21 @@ def undefined_notes(keys: Sequence[str], notes: Mapping[str, str]) -> list[str]:
     return out
 
 
+def evaluated_tasks(section: Mapping[str, Any]) -> int:
+    """Tasks of a benchmark's report section with at least one verdict (pass or F): a task
+    whose every item was a harness error (E) is in the section, but nothing was evaluated."""
+    return sum(1 for task in section.get("tasks", {}).values()
+               if any("error" not in v for s in task.get("samples", []) for v in s.get("checks", {}).values()))
+
+
+def tasks_line(section: Mapping[str, Any]) -> str:
+    """``12 tasks evaluated``, or ``0 of 12 tasks evaluated (12 with harness errors only)``."""
+    n_tasks, evaluated = len(section.get("tasks", {})), evaluated_tasks(section)
+    if evaluated == n_tasks:
+        return f"{n_tasks} tasks evaluated"
+    return f"{evaluated} of {n_tasks} tasks evaluated ({n_tasks - evaluated} with harness errors only)"
+
+
 def shown_path(path: Any) -> str:
     """A data path as the reports print it: normalised (``p/../shared/datasets`` -> ``shared/datasets``)."""
     return os.path.normpath(str(path)) if path not in (None, "", "bundled") else str(path)

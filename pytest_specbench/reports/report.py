@@ -30,7 +30,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from .layout import Breakdown, fmt, is_undefined, layout, public, shown_path, undefined_notes
+from .layout import Breakdown, fmt, is_undefined, layout, public, shown_path, tasks_line, undefined_notes
 
 
 class ResultStore:
@@ -173,7 +173,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
     for name, bench in report["benchmarks"].items():
         where = "bundled sample suite" if bench["data"] == "bundled" else shown_path(bench["data"])
         n_tasks = len(bench["tasks"])
-        lines.append(f"specbench {name} ({where}; {n_tasks} tasks evaluated; model "
+        lines.append(f"specbench {name} ({where}; {tasks_line(bench)}; model "
                      f"{report['manifest']['model'].get('spec')})")
         skipped = bench.get("skipped") or {}
         if bench.get("metrics_error"):

@@ -12,10 +12,11 @@ import re
 from typing import Any, Mapping, Sequence
 
 from .layout import (Breakdown, Layout, PerItem, cut, fmt, is_coefficient, is_undefined, layout, note_for,
-                     shown_path, undefined_notes)
+                     shown_path, tasks_line, undefined_notes)
 from .stats import is_number
 
 TOP_FLIPS = 10
+MD_FAILURES = 30  # failing items listed with their reason in the Markdown summary (all: JSON, HTML)
 SKIP_EXAMPLES = 3  # item ids shown per skip reason (all of them are in the JSON report)
 
 
@@ -42,7 +43,7 @@ def _skip_lines(section: Mapping[str, Any]) -> list[tuple[int, str, list[str]]]:
 def _counts_line(section: Mapping[str, Any]) -> str:
     n_tasks = len(section["tasks"])
     skipped = sum((section.get("skipped") or {}).values())
-    line = f"{n_tasks} tasks evaluated on {_where(section)}; {section.get('errors', 0)} harness errors"
+    line = f"{tasks_line(section)} on {_where(section)}; {section.get('errors', 0)} harness errors"
     if skipped:
         line += f"; {skipped} item(s) skipped" + (" (every item: nothing was evaluated)" if not n_tasks else "")
     return line
@@ -119,6 +120,7 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
             out += _md_breakdown(section, comp, b) + [""]
         for p in grid.per_item:
             out += [f"- `{n}`: {p.summary(n)} (each value in the JSON report)" for n in p.names] + [""]
+        out += _md_failures(section)
         if comp:
             for check, f in comp["flips"].items():
                 nf, np_ = f["newly_failing"], f["newly_passing"]
@@ -149,6 +151,31 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
             out.append(f"- note: {note}")
         out.append("")
     return "\n".join(out)
+
+
+def failures(section: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """``(TASK::SAMPLE::CHECK, "F" or "E", its one-line reason)`` of each failed or errored item."""
+    out = []
+    for task_id, task in section.get("tasks", {}).items():
+        for s in task.get("samples", []):
+            for check, v in s.get("checks", {}).items():
+                item = f"{task_id}::{s.get('index', '')}::{check}"
+                if "error" in v:
+                    out.append((item, "E", str(v["error"])))
+                elif not v.get("passed"):
+                    out.append((item, "F", str(v.get("message") or v.get("reason") or "")))
+    return out
+
+
+def _md_failures(section: Mapping[str, Any]) -> list[str]:
+    """Each failure's one-line reason (the first MD_FAILURES; the HTML and JSON reports have all)."""
+    found = failures(section)
+    if not found:
+        return []
+    shown = found[:MD_FAILURES]
+    more = f"; the first {len(shown)} here, all in the HTML and JSON reports" if len(found) > len(shown) else ""
+    return ([f"**Failures and errors** ({len(found)} items{more}):", ""]
+            + [f"- {kind} `{item}`: {_md_cell(reason) or '(no reason given)'}" for item, kind, reason in shown] + [""])
 
 
 def _shown_keys(grid: Layout) -> list[str]:
@@ -260,15 +287,17 @@ details.per-item{margin:8px 0}details.per-item summary{cursor:pointer}td.skip{co
 """
 
 _JS = """
-function sbFilter(){
-  var q=document.getElementById('sb-q').value.toLowerCase().trim();
-  var s=document.getElementById('sb-s').value;var n=0,t=0;
-  document.querySelectorAll('#sb-tasks tbody tr').forEach(function(r){
+function sbFilter(el){
+  var box=el.closest('.sb-per-task');
+  var q=box.querySelector('.sb-q').value.toLowerCase().trim();
+  var s=box.querySelector('.sb-s').value;var n=0,t=0;
+  box.querySelectorAll('table.sb-tasks tbody tr').forEach(function(r){
     t++;var ok=(!q||r.textContent.toLowerCase().indexOf(q)>=0)&&(s==='all'||(' '+r.dataset.tags+' ').indexOf(' '+s+' ')>=0);
     r.style.display=ok?'':'none';if(ok)n++;});
-  document.getElementById('sb-n').textContent=n+' of '+t+' rows';
+  box.querySelector('.sb-n').textContent=n+' of '+t+' rows';
 }
-document.addEventListener('DOMContentLoaded',sbFilter);
+document.addEventListener('DOMContentLoaded',function(){
+  document.querySelectorAll('.sb-per-task .sb-q').forEach(sbFilter);});
 """
 
 
@@ -509,7 +538,8 @@ def _tasks_html(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] |
                         messages.append(f"{c}: {v.get('message') or v['reason']}")
                 if len(members) == 1 and not errors:
                     v = present[0][1]
-                    extra = f" {v['rejected']}/{v['total']}" if "total" in v and "rejected" in v else ""
+                    # A CVT check's count is of inputs rejected, not of failures ("fail 0/13" read as none).
+                    extra = f" ({v['rejected']}/{v['total']} rejected)" if "total" in v and "rejected" in v else ""
                     word = "fail" if failed else "pass"
                     cells.append(f"<td class='{word}'>{word}{_e(extra)}</td>")
                 elif errors:
@@ -535,11 +565,13 @@ def _tasks_html(name: str, section: Mapping[str, Any], comp: Mapping[str, Any] |
     if comp:
         options += [("flip", "flips"), ("newly-failing", "newly failing"), ("newly-passing", "newly passing")]
     select = "".join(f"<option value='{v}'>{label}</option>" for v, label in options)
-    # Only the first benchmark's table gets the filter ids (one filter box per page).
-    return (f"<h3>Per-task results</h3><div class='controls'><input id='sb-q' type='search' "
-            f"placeholder='filter: task id, message…' oninput='sbFilter()'>"
-            f"<select id='sb-s' onchange='sbFilter()'>{select}</select><span id='sb-n' class='meta'></span></div>"
-            f"<table id='sb-tasks'><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>")
+    # Each benchmark's box filters its own table (classes, not ids: a page has one box per benchmark).
+    return (f"<section class='sb-per-task' data-benchmark='{_e(name)}'><h3>Per-task results</h3>"
+            f"<div class='controls'><input class='sb-q' type='search' aria-label='filter {_e(name)} rows' "
+            f"placeholder='filter: task id, message…' oninput='sbFilter(this)'>"
+            f"<select class='sb-s' aria-label='show {_e(name)} rows' onchange='sbFilter(this)'>{select}</select>"
+            f"<span class='sb-n meta'></span></div>"
+            f"<table class='sb-tasks'><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></section>")
 
 
 # ------------------------------------------------------------------- plots

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,6 +27,10 @@ pytestmark = pytest.mark.realmodel
 CONTRACT_TASKS = ("HumanEval-S/0", "HumanEval-S/2", "Mbpp-S/3")
 CONTRACT_K = " or ".join(CONTRACT_TASKS)
 MAX_TOKENS = "128"  # ~3-4 s an answer on two cores; most answers are cut off, which is tested too
+# What a ContractEval F says (its one-line reason), by class: no code, code that does not
+# parse or define the function, a crash, a wrong or slow answer, a contract not kept.
+FAILURE_CLASSES = re.compile(r"no code|not defined|syntax|SyntaxError|IndentationError|Error|wrong|expected|"
+                             r"time|limit|contract|accepted|reject|raised|exit", re.I)
 
 
 def generation_args(real_model) -> list[str]:
@@ -55,8 +60,18 @@ def test_contract_items_are_f_or_pass_with_one_request_per_task_and_a_rerun_asks
     assert len(sent) == len(CONTRACT_TASKS)  # one request per task (both checks read the same answer)
     counts = outcomes(first)
     assert "errors" not in counts and "error" not in counts, first.stdout.str()[-3000:]
-    assert counts.get("passed", 0) + counts.get("failed", 0) + counts.get("skipped", 0) == 2 * len(CONTRACT_TASKS)
+    # Every item has a verdict: nothing of ContractEval needs a toolchain, so a skip is wrong too.
+    assert counts.get("passed", 0) + counts.get("failed", 0) == 2 * len(CONTRACT_TASKS) and "skipped" not in counts
     rep = report(pytester.path / "r.json")
+    samples = {json.loads(line)["task_id"]: json.loads(line)["solution"]
+               for line in (pytester.path / "samples.jsonl").read_text().splitlines()}
+    for task_id, (checks,) in verdicts(rep, "contract").items():
+        for check, verdict in checks.items():
+            if verdict["passed"]:  # a pass must come from code that defines the task's function
+                assert "def " in samples[task_id], (task_id, check, samples[task_id][:300])
+            else:  # each F says why in one line, of a reason class the checks give
+                message = verdict.get("message", "")
+                assert message and "\n" not in message and FAILURE_CLASSES.search(message), (task_id, check, message)
     generation = rep["manifest"]["model"]["generation"]
     assert generation["generated"] == len(CONTRACT_TASKS) and generation["completion_tokens"] > 0  # real usage
     assert rep["benchmarks"]["contract"]["errors"] == 0
@@ -68,12 +83,21 @@ def test_contract_items_are_f_or_pass_with_one_request_per_task_and_a_rerun_asks
     assert outcomes(again) == counts
 
 
+def journaled(runs: Path) -> int | None:
+    """Items journaled so far by the one run under ``runs`` (None: no journal yet)."""
+    journals = list(runs.glob("*/journal.jsonl"))
+    if len(journals) != 1:
+        return None
+    return max(0, len([line for line in journals[0].read_text().splitlines() if line.strip()]) - 1)  # the header
+
+
 def test_a_sigkilled_contract_run_resumes_without_asking_again(pytester, real_model):
     args = ["--specbench=contract", *generation_args(real_model), "-k", CONTRACT_K]
     before = len(real_model.chats())
     cache = pytester.path / ".specbench" / "cache" / "generations"
     process = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=pytester.path, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journaled_at_kill = running_at_kill = None
     try:
         deadline = time.monotonic() + 600
         # Kill as soon as the first answer is in the cache: the run is mid-generation (or later).
@@ -83,11 +107,16 @@ def test_a_sigkilled_contract_run_resumes_without_asking_again(pytester, real_mo
                 break
             time.sleep(0.05)
     finally:
-        if process.poll() is None:
+        running_at_kill = process.poll() is None
+        journaled_at_kill = journaled(pytester.path / ".specbench" / "runs")
+        if running_at_kill:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
     killed = len(real_model.chats()) - before
-    assert killed >= 1
+    # Really mid-run: still running when killed, with fewer verdicts journaled than items (a
+    # changed cache layout would make the loop above wait for the run's end and fail here).
+    assert running_at_kill and killed >= 1
+    assert journaled_at_kill is not None and journaled_at_kill < 2 * len(CONTRACT_TASKS), journaled_at_kill
 
     resumed = pytester.runpytest_subprocess(*args, "--specbench-resume", "--specbench-report=r.json")
     counts = outcomes(resumed)
@@ -130,11 +159,16 @@ def test_cife_with_the_same_model_as_judge(pytester, real_model):
         "--specbench=cife", *generation_args(real_model), "-k", "b01",
         f"--judge-model=openai:{real_model.name}", f"--judge-model-base-url={real_model.url}",
         "--judge-model-max-tokens=384", f"--cife-judge-retries={retries}", "--specbench-max-errors=100",
-        "--specbench-report=r.json")
+        "--judge-model-structured=on", "--specbench-report=r.json")
     sent = real_model.chats()[before:]
     generations = [b for b in sent if b["max_tokens"] == int(MAX_TOKENS)]
     judged = [b for b in sent if b not in generations]
     assert len(generations) == 1
+    # The first question tries json_schema, which the server refuses (HTTP 500): once, not retried;
+    # every later question is sent as json_object with the verdict's schema.
+    probes = [b for b in judged if b["response_format"]["type"] == "json_schema"]
+    judged = [b for b in judged if b not in probes]
+    assert len(probes) == 1 and {b["response_format"]["type"] for b in judged} == {"json_object"}
     # Two questions for the sample (adherence vector, correctness), each asked at most 1 + retries times,
     # with the judge's own parameters: --model-max-tokens does not cap it (issue #32, point 3).
     assert 2 <= len(judged) <= 2 * (retries + 1)
@@ -143,6 +177,7 @@ def test_cife_with_the_same_model_as_judge(pytester, real_model):
     questions = rep["manifest"]["roles"]["judge"]["questions"]
     # Each of the 5 items (4 constraints, correctness) asks its attempts; repeats come from the role's cache.
     assert questions["called"] == len(judged) and questions["asked"] == questions["called"] + questions["cache_hits"]
+    assert questions["http_requests"] == len(judged) + len(probes)
     # Items: pass or F (the judge's verdict), or E only when the judge stayed unreadable,
     # journaled with the judge's one-line reason.
     journal = Path(rep["manifest"]["journal"])
@@ -151,6 +186,26 @@ def test_cife_with_the_same_model_as_judge(pytester, real_model):
     assert counts.get("errors", counts.get("error", 0)) == len(errors) == rep["benchmarks"]["cife"]["errors"]
     for entry in errors:
         assert "judge" in entry["error"] and "\n" not in entry["error"], entry
+    # Structured output (#44): llama-cpp-python's server takes the verdict's schema as json_object
+    # and enforces it, so the small model's verdicts parse: every item has a readable verdict
+    # (no E), each F says the judge's reason in one line, and CSR is a number, not NaN.
+    assert rep["manifest"]["roles"]["judge"]["structured"] == {"option": "on", "form": "json_object"}
+    assert not errors and counts.get("passed", 0) + counts.get("failed", 0) == 5, counts
+    section = rep["benchmarks"]["cife"]
+    for task in section["tasks"].values():
+        for sample in task["samples"]:
+            for check, verdict in sample["checks"].items():
+                assert "error" not in verdict, (check, verdict)
+                if "injection" in verdict:  # an answer that speaks to the judge is F without a question
+                    pass
+                elif check.startswith("adherence"):
+                    assert isinstance(verdict.get("judge"), bool), (check, verdict)
+                else:
+                    assert verdict.get("label") in ("Completely Correct", "Partially Correct", "Wrong"), verdict
+                if not verdict["passed"]:
+                    message = verdict.get("message", "")
+                    assert message and "\n" not in message and re.search(r"judge|rule", message), (check, message)
+    assert isinstance(section["metrics"]["csr"], float) and section["metrics"]["csr"] == section["metrics"]["csr"]
 
 
 @pytest.mark.parametrize("benchmark, select", [("postcond", "minilib--gcd"), ("speceval", "MaxOfTwo/generation")])

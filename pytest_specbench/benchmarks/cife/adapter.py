@@ -27,8 +27,8 @@ from . import metrics as cife_metrics
 from . import rules as cife_rules
 from .data import DATA_FILE, constraints_of, read_tasks
 from .extract import extract_code
-from .judge import (NoJudgment, ask_until_readable, judge_text, parse_adherence,
-                    parse_adherence_upstream, parse_correctness, parse_correctness_upstream)
+from .judge import (NoJudgment, adherence_schema, ask_until_readable, correctness_schema, judge_text,
+                    parse_adherence, parse_adherence_upstream, parse_correctness, parse_correctness_upstream)
 from .options import OPTIONS
 from .screen import addresses_the_judge
 from .prompts import adherence_prompt, correctness_prompt, fence_token, generation_prompt, question_digest
@@ -172,7 +172,8 @@ class CifeBenchmark:
                                                lambda a: (parse_correctness_upstream(a), ""), 0, question)
                 else:
                     asked = ask_until_readable(judge, self.name, task, index, "correctness", make,
-                                               lambda a: parse_correctness(a, token), retries, question)
+                                               lambda a: parse_correctness(a, token), retries, question,
+                                               correctness_schema())
             except NoJudgment as exc:
                 self._no_judge(ctx, exc)
             label, reason = asked.value
@@ -197,7 +198,7 @@ class CifeBenchmark:
                 asked = ask_until_readable(judge, self.name, task, index, "adherence", make,
                                            lambda a: parse_adherence(a, len(constraints), indexed=style == "paper",
                                                                      list_ok=style == "upstream", token=token),
-                                           retries, question)
+                                           retries, question, adherence_schema(len(constraints), indexed=style == "paper"))
                 verdict, reason = asked.value[i]
         except NoJudgment as exc:
             if rule is None or rule.verdict is None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ...errors import InfrastructureError
 from ..base import Prompt, RoleRequest, Task
@@ -300,9 +300,28 @@ class Asked:
     errors: list[str] = field(default_factory=list)
 
 
+def adherence_schema(n: int, indexed: bool) -> dict[str, Any]:
+    """The JSON schema of a readable adherence verdict (what :func:`parse_adherence` reads):
+    sent as structured output with ``--judge-model-structured=on``.  "Reason" comes before
+    "Aligns", so a model constrained to it gives its reason first, as the prompts ask."""
+    fields = {**({"Index": {"type": "integer"}} if indexed else {}),
+              "Reason": {"type": "string"}, "Aligns": {"type": "boolean"}}
+    entry = {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
+    return {"type": "object", "additionalProperties": False, "required": ["Evaluation"],
+            "properties": {"Evaluation": {"type": "array", "items": entry, "minItems": n, "maxItems": n}}}
+
+
+def correctness_schema() -> dict[str, Any]:
+    """The JSON schema of a readable correctness verdict (:func:`parse_correctness`)."""
+    from .prompts import CORRECTNESS_LABELS
+
+    return {"type": "object", "additionalProperties": False, "required": ["reason", "correctness"],
+            "properties": {"reason": {"type": "string"}, "correctness": {"enum": list(CORRECTNESS_LABELS)}}}
+
+
 def ask_until_readable(judge: Any, benchmark: str, task: Task, sample_index: int, purpose: str,
                        make_prompt: Callable[[str | None], Prompt], parse: Callable[[str], Any],
-                       retries: int, question: str = "") -> Asked:
+                       retries: int, question: str = "", schema: Mapping[str, Any] | None = None) -> Asked:
     """Ask; on an unreadable answer ask again with the error shown, ``retries`` times.
 
     The role caches each (prompt, attempt): a resumed run or another item of the
@@ -316,7 +335,7 @@ def ask_until_readable(judge: Any, benchmark: str, task: Task, sample_index: int
     asked = Asked(None)
     error: str | None = None
     for attempt in range(retries + 1):
-        request = RoleRequest(benchmark, task, sample_index, purpose, make_prompt(error), attempt, question)
+        request = RoleRequest(benchmark, task, sample_index, purpose, make_prompt(error), attempt, question, schema)
         try:
             answer = judge.ask(request)
         except SampleMissing as exc:
