@@ -219,7 +219,7 @@ def test_structured_judge_output_takes_the_form_the_endpoint_accepts(tmp_path, k
             before = len(server.chat_requests())
             request = _request({}, attempt=attempt)
             answer = role.ask(RoleRequest(request.benchmark, request.task, 0, "adherence", request.prompt,
-                                          attempt, schema))
+                                          attempt, schema=schema))
             assert parse_adherence(answer, 1, indexed=True) == [(True, "a loop")]
             sent.append([r["body"].get("response_format") for r in server.chat_requests()[before:]])
         assert [[f and f["type"] for f in one] for one in sent] == forms
@@ -233,7 +233,7 @@ def test_structured_judge_output_takes_the_form_the_endpoint_accepts(tmp_path, k
         off = load_role("judge", f"openai:{kind}", FakeSettings(tmp_path / "off", judge_model_base_url=server.url))
         assert off.identity() != role.identity()  # the answers differ: so do the cache and result keys
         before = len(server.chat_requests())
-        off.ask(RoleRequest(request.benchmark, request.task, 0, "adherence", request.prompt, 0, schema))
+        off.ask(RoleRequest(request.benchmark, request.task, 0, "adherence", request.prompt, 0, schema=schema))
         assert "response_format" not in server.chat_requests()[before]["body"]  # off (the default): the prompt alone
         assert off.manifest()["structured"] == {"option": "off"}
 
