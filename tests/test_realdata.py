@@ -38,3 +38,28 @@ def test_real_chatgpt_samples_get_evalplus_verdicts(pytester, shared_data):
     # /32 fail (this sample's root is wrong; EvalPlus would fail /32 for any sample).
     assert verdicts == {"HumanEval/0": True, "HumanEval/1": True, "HumanEval/10": False, "HumanEval/32": False}
     assert result.ret == 1
+
+
+def test_four_shards_of_a_real_contracteval_slice_merge_to_the_report_of_one_run(pytester, shared_data, monkeypatch):
+    """Each shard runs whole tasks of its own (the split is by predicted cost over the
+    selected tasks), and their journals merge into the one run's report."""
+    from test_shards import comparable
+
+    from pytest_specbench.cli import main as specbench_main
+
+    monkeypatch.setenv("SPECBENCH_DIR", str(pytester.path / "state"))
+    tasks = "HumanEval/0,HumanEval/2,HumanEval/32,Mbpp/63,Mbpp/4,HumanEval/12"
+    base = ["-p", "no:cacheprovider", "--specbench=contract", f"--specbench-data={shared_data}", "--model=reference",
+            f"--specbench-tasks={tasks}"]
+    journals, ran = [], []
+    for index in range(4):
+        result = pytester.runpytest_inprocess(*base, f"--specbench-shard={index}/4")
+        journals.append(next(line.split("run journal ")[1] for line in result.outlines if "run journal " in line))
+        ran.append(result.parseoutcomes().get("passed", 0))
+    assert sum(ran) == 12 and sum(1 for n in ran if n) >= 3  # 6 tasks x 2 checks, spread over the shards
+    assert specbench_main(["merge", "--report", "merged.json", *journals]) == 0
+    assert pytester.runpytest_inprocess(*base, "--specbench-report=one.json").ret == 0
+    merged = json.loads((pytester.path / "merged.json").read_text())
+    one = json.loads((pytester.path / "one.json").read_text())
+    assert len(one["benchmarks"]["contract"]["tasks"]) == 6
+    assert comparable(merged) == comparable(one)

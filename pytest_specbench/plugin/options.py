@@ -6,6 +6,7 @@ ini key of the same name (dashes become underscores; ``--model`` is
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import re
@@ -17,6 +18,7 @@ import pytest
 
 from ..benchmarks import declared_options as registered_options, get_benchmark, known_benchmarks
 from ..benchmarks.base import Option
+from ..engine.shards import parse_shard
 from ..errors import OptionError
 from ..execution.limits import Limits
 
@@ -93,6 +95,11 @@ def addoption(parser: pytest.Parser) -> None:
     group.addoption("--specbench-details", dest="specbench_details", action="store_true", default=None,
                     help="run every input of a failing sample (default: stop at its first failure)")
     parser.addini("specbench_details", "run every input of a failing sample", type="bool", default=False)
+    group.addoption("--specbench-shard", dest="specbench_shard", default=None, metavar="I/N",
+                    help="run shard I of N (0 <= I < N): whole tasks, split by predicted cost, the same on every "
+                         "host; 'specbench merge' joins the shards' journals into one report (docs/distributed.md)")
+    # Set by `specbench merge` (plugin/merge.py): every outcome from this joined journal, no item run.
+    group.addoption("--specbench-merge", dest="specbench_merge", default=None, help=argparse.SUPPRESS)
 
     def addini(name: str, text: str, default: Any = None, type: str | None = None) -> None:  # noqa: A002
         parser.addini(name, text, default=default, type=type)
@@ -216,6 +223,8 @@ class Settings:
     tasks: frozenset[str] | None = None  # --specbench-tasks: exact task ids (None: every task)
     # Item ids given as arguments (specbench::BENCH[::TASK[::SAMPLE[::CHECK]]]): only those items run.
     selection: tuple[str, ...] = ()
+    shard: tuple[int, int] | None = None  # --specbench-shard=I/N: (I, N)
+    merge: Path | None = None  # specbench merge: the joined journal whose outcomes make the report
 
     def selected(self, nodeid: str) -> bool:
         """Whether an item is among the ids given as arguments (all are, when none were)."""
@@ -310,6 +319,9 @@ class Settings:
         tasks = str(_value(config, "specbench_tasks") or "")
         settings.tasks = frozenset(t.strip() for t in tasks.split(",") if t.strip()) or None
         settings.selection = selection
+        settings.shard = parse_shard(config.getoption("specbench_shard", None))
+        merge = config.getoption("specbench_merge", None)
+        settings.merge = Path(merge) if merge else None
         for wanted in selection:
             bench = wanted.split("::")[1] if wanted.count("::") >= 1 else ""
             if bench not in names:

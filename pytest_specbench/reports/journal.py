@@ -12,7 +12,12 @@ benchmarks, data file hashes, model, checks, samples, limits, sandbox, benchmark
 options).  A run is only resumed with the same header, so that a resumed run's
 report is the report the uninterrupted run would have written.  Result lines
 are ``{"nodeid": ..., <the item's outcome>}``; an item that errored (harness
-trouble, E) has an ``"error"`` line instead and is run again on resume.
+trouble, E) has an ``"error"`` line instead and is run again on resume; a
+skipped item has a ``"skipped"`` line (its reason), which a resume decides
+again and ``specbench merge`` reports as the run that skipped it did.  The
+header also carries the run's ``shard`` (``[I, N]``, ``--specbench-shard``) and
+its ``invocation`` (arguments and folder, which ``specbench merge`` runs again
+without the items); neither is part of the run key.
 """
 from __future__ import annotations
 
@@ -35,8 +40,10 @@ FSYNC_INTERVAL = 1.0  # seconds between fsyncs of the journal (every line is flu
 _HEADER_LABELS = {
     "specbench_version": "specbench version", "benchmarks": "benchmark list", "data_files": "data files",
     "model": "model", "checks": "checks", "samples": "samples per task", "limits": "sandbox limits",
-    "sandbox": "sandbox mode", "options": "benchmark options",
+    "sandbox": "sandbox mode", "options": "benchmark options", "shard": "shard (--specbench-shard)",
 }
+# What may differ between the journals ``specbench merge`` joins: the rest is the run key.
+MERGE_FREE = ("shard",)
 
 
 def addoption(group, addini) -> None:
@@ -156,6 +163,8 @@ class Journal:
                     nodeid = entry.pop("nodeid", None)
                     if not isinstance(nodeid, str):
                         continue
+                    if "skipped" in entry:
+                        continue  # decided again on resume
                     if "error" in entry:
                         finished.pop(nodeid, None)
                     else:
@@ -163,6 +172,32 @@ class Journal:
         except OSError as exc:
             raise InfrastructureError(f"cannot read the run journal {path}: {exc.strerror}") from None
         return header, finished
+
+    @staticmethod
+    def read_entries(path: Path) -> tuple[dict[str, Any] | None, dict[str, dict]]:
+        """``(header, {nodeid: last line})`` with every kind of line (result, ``error``,
+        ``skipped``): what ``specbench merge`` joins.  A line cut short by a crash is ignored."""
+        header, entries = None, {}
+        try:
+            with open(path, encoding="utf-8") as fh:
+                for lineno, line in enumerate(fh):
+                    if not line.endswith("\n"):
+                        break
+                    try:
+                        entry = json.loads(line)
+                    except ValueError:
+                        continue
+                    if not isinstance(entry, dict):
+                        continue
+                    if lineno == 0 and HEADER_KEY in entry:
+                        header = entry
+                    elif isinstance(entry.get("nodeid"), str):
+                        entries[entry.pop("nodeid")] = entry  # a resumed run's later line wins
+        except OSError as exc:
+            raise InfrastructureError(f"cannot read the run journal {path}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise InfrastructureError(f"{path} is not a run journal (not UTF-8 text)") from None
+        return header, entries
 
     # ------------------------------------------------------------ writing
     def append(self, nodeid: str, outcome: dict[str, Any]) -> None:
@@ -216,9 +251,14 @@ def _has_results(path: Path) -> bool:
         return False
 
 
-def header_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
-    """One phrase saying how two journal headers differ ('' if they do not)."""
+def header_difference(old: dict[str, Any], new: dict[str, Any], ignore: tuple[str, ...] = ()) -> str:
+    """One phrase saying how two journal headers differ ('' if they do not); keys in
+    ``ignore`` are not compared.  Both are compared as JSON has them (a header read
+    back has lists where the run's own has tuples: a declared option's default)."""
+    old, new = json.loads(json.dumps(old)), json.loads(json.dumps(new))
     for key, label in _HEADER_LABELS.items():
+        if key in ignore:
+            continue
         before, now = old.get(key), new.get(key)
         if before == now:
             continue
