@@ -139,7 +139,12 @@ def test_two_shards_of_the_bundled_suites_merged_are_the_report_of_one_run(pytes
     assert whole.ret == 0
     merged = json.loads((pytester.path / "merged.json").read_text())
     one = json.loads((pytester.path / "one.json").read_text())
-    assert merged["manifest"]["merged"]["shards"] == 2 and merged["manifest"]["fingerprint"]
+    assert merged["manifest"]["merged"]["shards"] == 2
+    fingerprint = one["manifest"]["fingerprint"]  # the run fingerprint, once per run, the shards' in the merge
+    assert {"java", "javac", "lean", "lake"} <= set(fingerprint["toolchains"])
+    assert fingerprint["packages"]["pytest-specbench"] and fingerprint["sandbox"]["mode"] == "process"
+    assert fingerprint["data_files"]["contract"]["contracteval_rebuilt.jsonl"] == \
+        one["benchmarks"]["contract"]["data_files"]["contracteval_rebuilt.jsonl"]
     for name, section in one["benchmarks"].items():
         assert section["tasks"] or section["skipped"], name  # nothing vacuous: every family has outcomes
     assert comparable(merged) == comparable(one)
