@@ -63,7 +63,8 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory(prefix="specbench-merge-") as folder:
         merged = Path(folder) / "journal.jsonl"
         with open(merged, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({**joined.header, "merged": {"journals": joined.sources, "shards": joined.shards}})
+            fh.write(json.dumps({**joined.header, "merged": {"journals": joined.sources, "shards": joined.shards,
+                                                           "fingerprint_differences": joined.fingerprint_differences}})
                      + "\n")
             for nodeid, entry in joined.entries.items():
                 fh.write(json.dumps({"nodeid": nodeid, **entry}) + "\n")

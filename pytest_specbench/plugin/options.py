@@ -6,7 +6,6 @@ ini key of the same name (dashes become underscores; ``--model`` is
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import re
@@ -98,8 +97,8 @@ def addoption(parser: pytest.Parser) -> None:
     group.addoption("--specbench-shard", dest="specbench_shard", default=None, metavar="I/N",
                     help="run shard I of N (0 <= I < N): whole tasks, split by predicted cost, the same on every "
                          "host; 'specbench merge' joins the shards' journals into one report (docs/distributed.md)")
-    # Set by `specbench merge` (plugin/merge.py): every outcome from this joined journal, no item run.
-    group.addoption("--specbench-merge", dest="specbench_merge", default=None, help=argparse.SUPPRESS)
+    group.addoption("--specbench-merge", dest="specbench_merge", default=None, metavar="JOURNAL",
+                    help="set by 'specbench merge': every outcome from this joined journal of the shards, no item run")
 
     def addini(name: str, text: str, default: Any = None, type: str | None = None) -> None:  # noqa: A002
         parser.addini(name, text, default=default, type=type)

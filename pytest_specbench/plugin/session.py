@@ -288,12 +288,12 @@ class SpecbenchRun:
                 "sandbox": self.settings.sandbox, "options": self._benchmark_options(),
                 **({"shard": list(self.settings.shard)} if self.settings.shard else {}),
                 "invocation": {"args": list(self.config.invocation_params.args),
-                               "dir": str(self.config.invocation_params.dir)},
-                "fingerprint": self.fingerprint}
+                               "dir": str(self.config.invocation_params.dir)}}
 
     @functools.cached_property
     def fingerprint(self) -> dict[str, Any]:
-        """The run fingerprint (``reports/fingerprint.py``), once per run."""
+        """The run fingerprint (``reports/fingerprint.py``), once per run, asked at its end
+        (the executors it used are loaded by then) by the report and the journal."""
         from dataclasses import asdict
 
         from ..execution import executor_versions
@@ -301,7 +301,7 @@ class SpecbenchRun:
 
         return fingerprint.build(sandbox=self.settings.sandbox, limits=asdict(self.settings.limits),
                                  data_files={name: self.plan.file_digests(name) for name in self.adapters},
-                                 executors=executor_versions(), sample_environment=_sample_environment(self.settings),
+                                 executors=executor_versions(loaded_only=True), sample_environment=_sample_environment(self.settings),
                                  toolchains=_remote.toolchain_versions())
 
     def host_facts(self) -> dict[str, Any]:
@@ -500,6 +500,12 @@ class SpecbenchRun:
             self.journal_error = str(exc)
             self.config.get_terminal_writer().line(f"specbench: ERROR: {exc}", red=True)
 
+    def _journal_append_fingerprint(self) -> None:
+        try:
+            self.journal.append_fingerprint(self.fingerprint)
+        except InfrastructureError as exc:
+            self.journal_error = self.journal_error or str(exc)
+
     def harness_errors(self) -> int:
         return sum(self.store.error_count(name) for name in self.adapters) + (1 if self.journal_error else 0)
 
@@ -551,6 +557,8 @@ class SpecbenchRun:
             self.services.close()
             return
         if self.journal is not None:
+            if self.evaluated() or self.settings.shard:  # for specbench merge: the shard's fingerprint
+                self._journal_append_fingerprint()
             self.journal.close()
             if (self.evaluated() in (0, None) and not self.finished and not self.journal_error
                     and not (self.settings.shard and self.evaluated() == 0)):  # a shard's journal is merged

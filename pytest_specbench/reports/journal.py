@@ -14,7 +14,8 @@ report is the report the uninterrupted run would have written.  Result lines
 are ``{"nodeid": ..., <the item's outcome>}``; an item that errored (harness
 trouble, E) has an ``"error"`` line instead and is run again on resume; a
 skipped item has a ``"skipped"`` line (its reason), which a resume decides
-again and ``specbench merge`` reports as the run that skipped it did.  The
+again and ``specbench merge`` reports as the run that skipped it did; a run
+that ends writes a ``{"fingerprint": ...}`` line (``reports/fingerprint.py``).  The
 header also carries the run's ``shard`` (``[I, N]``, ``--specbench-shard``) and
 its ``invocation`` (arguments and folder, which ``specbench merge`` runs again
 without the items); neither is part of the run key.
@@ -34,6 +35,7 @@ JOURNAL_NAME = "journal.jsonl"
 HEADER_KEY = "specbench_journal"  # the header line carries this key (value: format version)
 FORMAT = 1
 LATEST = "latest"
+FINGERPRINT_KEY = "fingerprint"  # a line written at the end of a run: its fingerprint (reports/fingerprint.py)
 FSYNC_INTERVAL = 1.0  # seconds between fsyncs of the journal (every line is flushed at once)
 
 # header key -> how to name it in a refusal
@@ -191,6 +193,8 @@ class Journal:
                         continue
                     if lineno == 0 and HEADER_KEY in entry:
                         header = entry
+                    elif FINGERPRINT_KEY in entry and header is not None:
+                        header = {**header, FINGERPRINT_KEY: entry[FINGERPRINT_KEY]}  # the last run's
                     elif isinstance(entry.get("nodeid"), str):
                         entries[entry.pop("nodeid")] = entry  # a resumed run's later line wins
         except OSError as exc:
@@ -202,6 +206,10 @@ class Journal:
     # ------------------------------------------------------------ writing
     def append(self, nodeid: str, outcome: dict[str, Any]) -> None:
         self._write_line({"nodeid": nodeid, **outcome})
+
+    def append_fingerprint(self, fingerprint: dict[str, Any]) -> None:
+        """The run fingerprint, at the end of a run (a resumed run adds its own)."""
+        self._write_line({FINGERPRINT_KEY: fingerprint})
 
     def _write_line(self, obj: dict[str, Any]) -> None:
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InfrastructureError, SpecbenchError
+from . import fingerprint
 from .journal import HEADER_KEY, JOURNAL_NAME, MERGE_FREE, Journal, header_difference
 
 # Journal header keys that are no part of the run key and differ from shard to shard.
@@ -29,6 +30,7 @@ class Joined:
     shards: int | None  # N of the shards, or None for journals of unsharded runs
     sources: list[str]  # the journals, as named
     invocation: dict[str, Any]  # the first journal's: {"args": [...], "dir": ...}
+    fingerprint_differences: list[str]  # how the other journals' fingerprints differ from the first's
 
 
 def journal_path(name: str | Path) -> Path:
@@ -42,7 +44,7 @@ def join(names: Iterable[str | Path]) -> Joined:
     names = [str(n) for n in names]
     if not names:
         raise SpecbenchError("merge: name the journals to merge (SPECBENCH_DIR/runs/RUN_ID or its journal.jsonl)")
-    first_name, first, entries, shards = None, None, {}, {}
+    first_name, first, entries, shards, differences = None, None, {}, {}, []
     for name in names:
         path = journal_path(name)
         if not path.is_file():
@@ -63,6 +65,9 @@ def join(names: Iterable[str | Path]) -> Joined:
             if difference:
                 raise SpecbenchError(f"merge: {name} is not of the same run as {first_name}: {difference}")
         shards[name] = _shard(header.get("shard"), name)
+        if header is not first:  # hosts of one run may still differ (a JDK, a kernel): said, not refused
+            differences += [f"{name}: {line}" for line in fingerprint.differences(first.get("fingerprint"),
+                                                                                  header.get("fingerprint"))]
         for nodeid, entry in lines.items():
             before = entries.get(nodeid)
             if before is None or _RANK[_verdict(entry)] > _RANK[_verdict(before)]:
@@ -72,7 +77,7 @@ def join(names: Iterable[str | Path]) -> Joined:
                                      f"journal, {_verdict(entry)} in {name}); merge each item's journal once")
     count = _check_shards(shards)
     header = {k: v for k, v in first.items() if k not in _PER_JOURNAL}
-    return Joined(header, entries, count, names, dict(first.get("invocation") or {}))
+    return Joined(header, entries, count, names, dict(first.get("invocation") or {}), differences)
 
 
 def _shard(value: Any, name: str) -> tuple[int, int] | None:
