@@ -40,7 +40,8 @@ def test_real_chatgpt_samples_get_evalplus_verdicts(pytester, shared_data):
     assert result.ret == 1
 
 
-def test_four_shards_of_a_real_contracteval_slice_merge_to_the_report_of_one_run(pytester, shared_data, monkeypatch):
+def test_four_shards_of_a_real_contracteval_slice_merge_to_the_report_of_one_run(pytester, shared_data, monkeypatch,
+                                                                                 capfd):
     """Each shard runs whole tasks of its own (the split is by predicted cost over the
     selected tasks), and their journals merge into the one run's report."""
     from test_shards import comparable
@@ -63,3 +64,11 @@ def test_four_shards_of_a_real_contracteval_slice_merge_to_the_report_of_one_run
     one = json.loads((pytester.path / "one.json").read_text())
     assert len(one["benchmarks"]["contract"]["tasks"]) == 6
     assert comparable(merged) == comparable(one)
+    # The merge's own run key is checked against the shards': other limits here are one line.
+    capfd.readouterr()
+    assert specbench_main(["merge", "--report", "other.json", "--pytest-args=--specbench-call-cpu=3", *journals]) \
+        == pytest.ExitCode.USAGE_ERROR
+    refusal = [line for line in capfd.readouterr().err.splitlines() if "specbench" in line]
+    assert refusal == ["ERROR: specbench: merge: the journals are not of this run: its sandbox limits differ: "
+                       "call_cpu was 1.0, now 3.0"], refusal
+    assert not (pytester.path / "other.json").exists()

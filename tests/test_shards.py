@@ -67,14 +67,15 @@ def test_merge_reruns_the_shard_command_without_what_spreads_or_places_work():
 
 
 # ------------------------------------------------------------------ joining
-def _journal(folder: Path, name: str, shard, lines, **header) -> Path:
+def _journal(folder: Path, name: str, shard, lines, end=True, java="java 17", **header) -> Path:
     path = folder / name / "journal.jsonl"
     path.parent.mkdir(parents=True)
     head = {"specbench_journal": 1, "run_id": name, "specbench_version": "0.1.0", "benchmarks": ["contract"],
             "data_files": {"d.jsonl": "ab"}, "model": {"spec": "reference"}, "checks": None, "samples": None,
             "limits": {"call_cpu": 1.0}, "sandbox": "process", "options": {}, "invocation": {"args": [name]},
             **({"shard": shard} if shard else {}), **header}
-    path.write_text("\n".join(json.dumps(x) for x in [head, *lines]) + "\n", encoding="utf-8")
+    ends = [{"fingerprint": {"toolchains": {"java": java}}, "complete": end}] if end is not None else []
+    path.write_text("\n".join(json.dumps(x) for x in [head, *lines, *ends]) + "\n", encoding="utf-8")
     return path
 
 
@@ -85,9 +86,12 @@ def _ok(nodeid: str, passed: bool = True) -> dict:
 
 def test_join_takes_every_line_of_every_shard_and_refuses_what_is_not_one_run(tmp_path):
     a = _journal(tmp_path, "a", [0, 2], [_ok("x"), {"nodeid": "s", "skipped": "no java"}])
-    b = _journal(tmp_path, "b", [1, 2], [{"nodeid": "y", "error": "E", "benchmark": "contract"}, _ok("z", False)])
+    b = _journal(tmp_path, "b", [1, 2], [{"nodeid": "y", "error": "E", "benchmark": "contract"}, _ok("z", False)],
+                 java="java 21")
     joined = join([a, b.parent])  # a journal or its run folder
     assert joined.shards == 2 and set(joined.entries) == {"x", "s", "y", "z"}
+    assert joined.header["fingerprint"] == {"toolchains": {"java": "java 17"}}  # the first's; the others' differences:
+    assert joined.fingerprint_differences == [f"{b.parent}: toolchains.java: java 17 -> java 21"]
     assert joined.invocation == {"args": ["a"]} and "shard" not in joined.header and "run_id" not in joined.header
 
     other_model = _journal(tmp_path, "c", [1, 2], [], model={"spec": "replay:x.jsonl"})
@@ -96,6 +100,8 @@ def test_join_takes_every_line_of_every_shard_and_refuses_what_is_not_one_run(tm
     again = _journal(tmp_path, "f", [0, 2], [])
     plain = _journal(tmp_path, "g", None, [])
     flipped = _journal(tmp_path, "h", [1, 2], [_ok("x", False)])
+    killed = _journal(tmp_path, "i", [1, 2], [_ok("y")], end=None)  # no end line: killed
+    stopped = _journal(tmp_path, "j", [1, 2], [_ok("y")], end=False)  # -x, Ctrl-C
     refusals = {
         (a, other_model): "is not of the same run as .*: its model differ: spec was \"reference\", now \"replay:x.jsonl\"",
         (a, other_data): "data file d.jsonl changed",
@@ -104,12 +110,26 @@ def test_join_takes_every_line_of_every_shard_and_refuses_what_is_not_one_run(tm
         (a,): "shard 1/2 missing",
         (a, plain): "is not a shard's journal",
         (a, flipped): "item x has two verdicts",
+        (a, killed): "i/journal.jsonl: its run did not finish .*resume it",
+        (a, stopped): "j/journal.jsonl: its run did not finish",
         (tmp_path / "nowhere",): "no such journal",
     }
     for journals, message in refusals.items():
         with pytest.raises(SpecbenchError, match=message) as caught:
             join(journals)
         assert "\n" not in str(caught.value)
+
+
+def test_headers_compare_as_json_has_them():
+    """A header read back has lists where the run's own has tuples (a declared option's
+    default, SpecEval's perturbations): not a difference (a resume or merge of such a
+    run was refused)."""
+    from pytest_specbench.reports.journal import header_difference
+
+    run = {"options": {"speceval": {"options": {"speceval_perturbation": ("original",)}}}}
+    assert header_difference(json.loads(json.dumps(run)), run) == ""
+    assert header_difference({"shard": [0, 2]}, {"shard": [1, 2]}).startswith("its shard")
+    assert header_difference({"shard": [0, 2]}, {"shard": [1, 2]}, ignore=("shard",)) == ""
 
 
 def test_merge_command_refuses_a_journal_of_another_run_key_in_one_line(tmp_path, capsys):

@@ -243,8 +243,8 @@ class SpecbenchRun:
     def _take_merged(self, header: dict[str, Any]) -> None:
         """``specbench merge`` (``plugin/merge.py``): the shards' joined journal gives every
         item's outcome (a verdict, an error, a skip) in plan order, as the items would
-        have; refused in one line when this run's key is not the shards' or an item is
-        in none of them."""
+        have (an item in none of them was deselected, ``-k``: ``specbench merge`` took
+        finished runs only); refused in one line when this run's key is not the shards'."""
         from ..reports.journal import MERGE_FREE, Journal, header_difference
 
         joined, entries = Journal.read_entries(self.settings.merge)
@@ -252,12 +252,11 @@ class SpecbenchRun:
         if difference:
             raise OptionError("merge", f"the journals are not of this run: {difference}")
         self._merged = {**(joined or {}).get("merged", {}), "fingerprint": (joined or {}).get("fingerprint")}
-        missing = []
         for spec in self.plan.all_specs():
             entry = entries.get(spec.nodeid)
             if entry is None:
-                missing.append(spec.nodeid)
-            elif "skipped" in entry:
+                continue
+            if "skipped" in entry:
                 self.store.add_skip(spec.benchmark, str(entry["skipped"]), spec.nodeid)
             elif "error" in entry:
                 self.store.add_error(entry)
@@ -266,10 +265,6 @@ class SpecbenchRun:
                 self.store.add(entry)
                 self.verdicts += 1
                 self._failures += not entry.get("passed")
-        if missing:
-            raise OptionError("merge", f"{len(missing)} items of the run are in none of the journals "
-                                                 f"(first: {missing[0]}): a shard did not finish; resume it "
-                                                 "(--specbench-resume) and merge again")
 
     def journal_header(self) -> dict[str, Any]:
         """What results depend on: a run is resumed only when all of this is unchanged
@@ -500,9 +495,12 @@ class SpecbenchRun:
             self.journal_error = str(exc)
             self.config.get_terminal_writer().line(f"specbench: ERROR: {exc}", red=True)
 
-    def _journal_append_fingerprint(self) -> None:
+    def _journal_append_end(self, session: pytest.Session) -> None:
+        complete = (session.exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR,
+                                               pytest.ExitCode.USAGE_ERROR)
+                    and not session.shouldstop and not session.shouldfail)
         try:
-            self.journal.append_fingerprint(self.fingerprint)
+            self.journal.append_end(self.fingerprint, complete)
         except InfrastructureError as exc:
             self.journal_error = self.journal_error or str(exc)
 
@@ -557,8 +555,8 @@ class SpecbenchRun:
             self.services.close()
             return
         if self.journal is not None:
-            if self.evaluated() or self.settings.shard:  # for specbench merge: the shard's fingerprint
-                self._journal_append_fingerprint()
+            if self.evaluated() or self.settings.shard:  # for specbench merge: the shard's end
+                self._journal_append_end(session)
             self.journal.close()
             if (self.evaluated() in (0, None) and not self.finished and not self.journal_error
                     and not (self.settings.shard and self.evaluated() == 0)):  # a shard's journal is merged

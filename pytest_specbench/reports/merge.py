@@ -4,7 +4,9 @@ Each shard (``--specbench-shard=I/N``) journals its own items.  Joining checks
 what makes them one run: the same run key (the journal header without the
 shard: versions, benchmarks, data hashes, model, checks, samples, limits,
 sandbox, options; the first difference is named in one line), the shards
-``0..N-1`` each once, and no item with two different outcomes.  The report is
+``0..N-1`` each once, each run finished (its journal's last run wrote its end
+line: an item missing from a finished shard was deselected there, by ``-k``
+say), and no item with two different verdicts.  The report is
 then built by ``plugin/merge.py`` from the joined lines, by the same code a
 single run ends with.
 """
@@ -17,10 +19,10 @@ from typing import Any, Iterable
 
 from ..errors import InfrastructureError, SpecbenchError
 from . import fingerprint
-from .journal import HEADER_KEY, JOURNAL_NAME, MERGE_FREE, Journal, header_difference
+from .journal import COMPLETE_KEY, HEADER_KEY, JOURNAL_NAME, MERGE_FREE, Journal, header_difference
 
 # Journal header keys that are no part of the run key and differ from shard to shard.
-_PER_JOURNAL = ("run_id", "invocation", *MERGE_FREE)
+_PER_JOURNAL = ("run_id", "invocation", COMPLETE_KEY, *MERGE_FREE)
 
 
 @dataclass
@@ -64,6 +66,9 @@ def join(names: Iterable[str | Path]) -> Joined:
             difference = header_difference(first, header, ignore=MERGE_FREE)
             if difference:
                 raise SpecbenchError(f"merge: {name} is not of the same run as {first_name}: {difference}")
+        if not header.get(COMPLETE_KEY):
+            raise SpecbenchError(f"merge: {name}: its run did not finish (killed, interrupted, or stopped early by "
+                                 "-x/--maxfail): resume it (--specbench-resume=RUN_ID) and merge again")
         shards[name] = _shard(header.get("shard"), name)
         if header is not first:  # hosts of one run may still differ (a JDK, a kernel): said, not refused
             differences += [f"{name}: {line}" for line in fingerprint.differences(first.get("fingerprint"),
