@@ -15,7 +15,7 @@ import pytest
 from pytest_specbench.cli import main as specbench_main
 from pytest_specbench.engine.shards import assign, parse_shard, unit_costs
 from pytest_specbench.errors import OptionError, SpecbenchError
-from pytest_specbench.plugin.merge import rerun_arguments
+from pytest_specbench.plugin.merge import recorded_arguments, rerun_arguments
 from pytest_specbench.reports.merge import join
 
 # What describes the process that wrote a report, not the run's results.
@@ -64,6 +64,11 @@ def test_merge_reruns_the_shard_command_without_what_spreads_or_places_work():
             "--specbench-resume", "tests/test_x.py", "specbench::contract::HumanEval/0", "-n2", "-x", "-q"]
     assert rerun_arguments(args) == ["-p", "no:cacheprovider", "--specbench=all", "--model=reference", "-k",
                                      "HumanEval", "specbench::contract::HumanEval/0", "-q"]
+    # The journal keeps no credential a URL carried (the endpoint's identity stays)
+    assert recorded_arguments(["--model-base-url=http://me:s3cret@host:8000/v1?api-key=k&x=1", "--judge-model-base-url",
+                               "https://u:p@judge/v1", "-o", "specbench_model_base_url=http://a:b@h/v1", "-q"]) == [
+        "--model-base-url=http://host:8000/v1?api-key=REDACTED&x=1", "--judge-model-base-url", "https://judge/v1",
+        "-o", "specbench_model_base_url=http://h/v1", "-q"]
 
 
 # ------------------------------------------------------------------ joining

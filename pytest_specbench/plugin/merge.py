@@ -75,6 +75,24 @@ def run(args) -> int:
         return int(pytest.main(argv))
 
 
+def recorded_arguments(args: list[str]) -> list[str]:
+    """A run's arguments as its journal header keeps them: a URL (``--model-base-url``,
+    ``-o ...=URL``) without the credentials it may carry (``models/endpoints.py``).  The
+    merge never calls the model, and the run key has the redacted endpoint too."""
+    from ..models.endpoints import redact_url
+
+    out = []
+    for arg in map(str, args):
+        name, sep, value = arg.partition("=")
+        if sep and "://" in value and "://" not in name:
+            out.append(f"{name}={redact_url(value)}")
+        elif "://" in arg:
+            out.append(redact_url(arg))
+        else:
+            out.append(arg)
+    return out
+
+
 def rerun_arguments(args: list[str]) -> list[str]:
     """A shard's pytest arguments without what places or spreads its work, names its
     outputs, or names test files (the merge runs no tests)."""

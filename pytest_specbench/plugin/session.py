@@ -273,6 +273,7 @@ class SpecbenchRun:
         from dataclasses import asdict
 
         from .. import __version__
+        from .merge import recorded_arguments
 
         manifest = self.model.manifest()
         # The model's identity, not its counters (a generating model's counts change as it works).
@@ -282,7 +283,7 @@ class SpecbenchRun:
                 "samples": self.settings.samples, "limits": asdict(self.settings.limits),
                 "sandbox": self.settings.sandbox, "options": self._benchmark_options(),
                 **({"shard": list(self.settings.shard)} if self.settings.shard else {}),
-                "invocation": {"args": list(self.config.invocation_params.args),
+                "invocation": {"args": recorded_arguments(self.config.invocation_params.args),
                                "dir": str(self.config.invocation_params.dir)}}
 
     @functools.cached_property
