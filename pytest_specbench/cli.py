@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="specbench", description="Specification benchmarks for code LLMs.")
     sub = p.add_subparsers(dest="group", required=True, parser_class=_Parser)
-    for module in ("pytest_specbench.data.cli", *family_cli_modules()):
+    for module in ("pytest_specbench.data.cli", "pytest_specbench.plugin.merge", *family_cli_modules()):
         importlib.import_module(module).register(sub)
     return p
 

@@ -256,6 +256,38 @@ def test_benchmark_names_map_to_data_folders():
         sources.folders_for(["nope"])
 
 
+def test_each_family_declares_its_data_folders_and_a_family_without_any_keeps_the_download_cache(tmp_path, monkeypatch):
+    """No central table: a family folder's DATA names what each of its adapters reads, an
+    entry-point family its ``data_folders`` (none here).  Such a family beside the others
+    (``--specbench=all`` with a family from another package) used to make the download
+    cache look incomplete (an unknown name), so the run silently took the bundled suites."""
+    import importlib
+    import sys
+
+    from fakes import install_family
+    from test_house_toy_family import TOY_FAMILY
+
+    from pytest_specbench import benchmarks
+
+    for package in benchmarks.family_packages():
+        family = importlib.import_module(package)
+        assert set(getattr(family, "ADAPTERS", {})) <= set(getattr(family, "DATA", {})), package
+        assert all(set(f) <= set(sources.FOLDERS) for f in family.DATA.values()), package
+    monkeypatch.syspath_prepend(str(install_family(tmp_path / "site", "toyfamily", TOY_FAMILY, "toy")))
+    try:
+        assert "toy" in benchmarks.known_benchmarks() and benchmarks.data_folders("toy") == ()
+        everything = benchmarks.known_benchmarks()
+        assert sources.folders_for(everything) == ["cife", "contracteval", "evalplus", "postcondbench",
+                                                   "specgenbench", "verina"]
+        assert sources.folders_for(["postcond", "toy"]) == ["postcondbench"]
+        seen = []
+        monkeypatch.setattr(fetch, "is_complete", lambda root, folder: seen.append(folder) or True)
+        assert fetch.holds(tmp_path, everything) and sorted(seen) == sorted(sources.FOLDERS)
+        assert not fetch.holds(tmp_path, ["toy"])  # it reads nothing from the cache: bundled, its own data
+    finally:
+        sys.modules.pop("toyfamily", None)
+
+
 # The folders of many small files (VERINA 1,217, SpecGenBench 537): each file is one HTTP
 # request, which was most of this test's cost.  By default they are checked without the
 # network (every pin against the shared copy, below) and the download itself is shown on

@@ -86,7 +86,7 @@ def dups(module_runs, tmp_path_factory):
 def journal(folder, name) -> dict[str, dict]:
     (path,) = (folder / f"state-{name}" / "runs").glob("*/journal.jsonl")
     entries = [json.loads(line) for line in path.read_text().splitlines()[1:]]
-    return {e["nodeid"]: {k: v for k, v in e.items() if k != "isolation"} for e in entries}
+    return {e["nodeid"]: {k: v for k, v in e.items() if k != "isolation"} for e in entries if "nodeid" in e}
 
 
 def dedupe_line(result) -> tuple[int, int]:

@@ -1,290 +1,26 @@
 """One contract for every executor, run over every registered one.
 
-As Inspect AI's sandbox ``self_check`` runs one list of checks over each
-sandbox provider, this file runs the same probes through each executor of
-:data:`pytest_specbench.execution.EXECUTORS` (``python``, ``command``, ``jvm``,
-``lean``): a *driver* per kind says how to write a probe in that executor's
-language and how to read its result; the assertions are the same for all:
-
-* a job's CPU, wall-clock, memory and output limits are enforced, and a job
-  stopped by one is a result, not an exception;
-* no network (a listening socket on 127.0.0.1 is out of reach);
-* the project (any hidden path) and ``$HOME`` are out of reach;
-* what a job writes (its working directory, ``/tmp``) is gone for the next job;
-* a crash (a signal) is a result, and the executor runs the next job;
-* a setup fault (an environment it cannot build) is ``InfrastructureError``.
-
-A new executor registered without a driver fails
-:func:`test_every_registered_executor_has_a_driver`.  Where a toolchain is
-missing (javac/java; Lean's lake and a built project named by
+The contract, its probes and the drivers of the registered kinds ship in
+:mod:`pytest_specbench.testing.executor` (so an executor from another package
+proves itself the same way: ``check_executor``); here each clause is one test
+over each kind of :data:`pytest_specbench.execution.EXECUTORS` (``python``,
+``command``, ``jvm``, ``lean``).  A new executor registered without a driver
+fails :func:`test_every_registered_executor_has_a_driver`.  Where a toolchain
+is missing (javac/java; Lean's lake and a built project named by
 ``SPECBENCH_LEAN_PROJECT``) its cases skip with one line saying what to install.
-The Lean driver has never run on this project's machines (Lean is not
-installable there): its probes go through a shell started by ``#eval``
-(``IO.Process.output``), the way a hostile Lean file would.
 """
 from __future__ import annotations
 
-import os
-import re
-import socket
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from pytest_specbench.errors import InfrastructureError
 from pytest_specbench.execution import EXECUTORS, make_executor
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.protocol import CommandJob, Environment
+from pytest_specbench.testing import executor as contract
+from pytest_specbench.testing.executor import DRIVERS, OUTPUT_CAP, ROOT, Subject
 
-ROOT = os.geteuid() == 0
-OUTPUT_CAP = 1 << 16  # bytes of a stream the probes' jobs may keep
-FLOOD = 8 << 20  # bytes a flooding probe writes (far over the cap)
-HOME = os.path.realpath(os.path.expanduser("~"))
-
-
-@dataclass
-class Outcome:
-    """A probe's result in the driver-independent terms the contract speaks."""
-
-    text: str  # what the probe printed or returned
-    stopped: bool = False  # a CPU or wall limit ended it
-    signal: int | None = None  # the signal that ended it
-    output_len: int = 0  # bytes of output the executor kept
-    truncated: bool = False  # the executor said it cut the output
-
-
-# ------------------------------------------------------------------ drivers
-# Probes: echo, spin (CPU), sleep (wall), alloc (4 GiB), flood (FLOOD bytes to
-# stdout), net PORT, read PATH, write NAME (in its working directory and /tmp),
-# look NAME (which of those it sees), crash (a segfault).
-
-SHELL = {
-    "echo": "echo hello",
-    "spin": "while :; do :; done",
-    "sleep": "sleep 3600",
-    "alloc": "/usr/bin/python3 -c 'x = bytearray(4 << 30); print(\"ALLOCATED\")'",
-    "flood": f"head -c {FLOOD} /dev/zero | tr '\\0' x; echo",
-    "net": "/usr/bin/python3 -c 'import socket, sys\ntry:\n socket.create_connection((\"127.0.0.1\", int(sys.argv[1])),"
-           " timeout=2); print(\"OPEN\")\nexcept OSError as e: print(\"DENIED\", type(e).__name__)' {arg}",
-    "read": "cat {arg} 2>/dev/null && echo READ || echo DENIED",
-    "write": "echo x > {arg}; echo x > /tmp/{arg}; for p in {arg} /tmp/{arg}; do [ -e $p ] && echo SEEN $p; done;"
-             " echo wrote",
-    "look": "for p in {arg} /tmp/{arg}; do [ -e $p ] && echo SEEN $p; done; echo looked",
-    "crash": "kill -SEGV $$",
-}
-
-
-class CommandDriver:
-    kind = "command"
-
-    def skip_reason(self, ex):
-        return ex.available()
-
-    def setup(self, ex, tmp):
-        pass
-
-    def job(self, probe, arg=""):
-        # The sleeper's wall limit is short (it is stopped the same way at any length); the CPU
-        # limit is whole seconds (RLIMIT_CPU), 1 s at least.
-        limits = {"cpu_seconds": 1.0, "wall_seconds": 0.5 if probe == "sleep" else 20.0, "memory_mb": 1024,
-                  "output_bytes": OUTPUT_CAP}
-        return CommandJob(argv=("sh", "-c", SHELL[probe].format(arg=arg)), **limits)
-
-    def run(self, ex, probe, arg=""):
-        return self.read(ex.run(None, self.job(probe, arg)))
-
-    @staticmethod
-    def read(result):
-        return Outcome(text=result.stdout + result.stderr, stopped=result.timed_out, signal=result.signal,
-                       output_len=max(len(result.stdout), len(result.stderr)), truncated=result.output_truncated)
-
-    def broken_environment(self, tmp):
-        return Environment(kind="interpreter", key="missing", spec={"python": str(tmp / "no-such-python")})
-
-
-PYTHON_PROBE = """
-import os, signal, socket, sys, time
-
-def f(probe, arg):
-    if probe == "echo":
-        return "hello"
-    if probe == "spin":
-        while True:
-            pass
-    if probe == "sleep":
-        time.sleep(3600)
-    if probe == "alloc":
-        x = bytearray(4 << 30)
-        return "ALLOCATED"
-    if probe == "flood":
-        chunk = "x" * 65536
-        for _ in range(%d // 65536):
-            sys.stdout.write(chunk)
-        sys.stdout.flush()
-        return "flooded"
-    if probe == "net":
-        try:
-            socket.create_connection(("127.0.0.1", int(arg)), timeout=2)
-            return "OPEN"
-        except OSError as exc:
-            return "DENIED " + type(exc).__name__
-    if probe == "read":
-        try:
-            with open(arg) as fh:
-                return fh.read() + " READ"
-        except OSError as exc:
-            return "DENIED " + type(exc).__name__
-    if probe in ("write", "look"):
-        if probe == "write":
-            for folder in (".", "/tmp"):
-                with open(os.path.join(folder, arg), "w") as fh:
-                    fh.write("x")
-        seen = " ".join("SEEN " + p for p in (arg, "/tmp/" + arg) if os.path.exists(p))
-        return seen + (" wrote" if probe == "write" else " looked")
-    if probe == "crash":
-        os.kill(os.getpid(), signal.SIGSEGV)
-""" % FLOOD
-
-
-class PythonDriver:
-    kind = "python"
-
-    def skip_reason(self, ex):
-        return ex.available()
-
-    def setup(self, ex, tmp):
-        pass
-
-    def run(self, ex, probe, arg=""):
-        from pytest_specbench.execution.python import CallsJob
-
-        calls = [((probe, str(arg)), {})]
-        result = ex.run(None, CallsJob(PYTHON_PROBE, "f", f"conformance:{probe}:{arg}", lambda: calls, [0]))
-        outcome = result.outcomes.get(0)
-        if outcome is None:
-            text = result.failure_reason()
-        elif outcome.status == "ok":
-            text = str(outcome.value)
-        else:
-            text = f"{outcome.status} {outcome.exc_type}"
-        return Outcome(text=text, stopped=outcome is not None and outcome.status == "timeout", signal=result.signal,
-                       output_len=len(result.output), truncated=False)
-
-    def broken_environment(self, tmp):
-        return Environment(kind="interpreter", key="missing", spec={"python": str(tmp / "no-such-python")})
-
-
-JAVA_PROBE = """import java.nio.file.*;
-public class Probe {
-    public static void main(String[] a) throws Exception {
-        String arg = a.length > 1 ? a[1] : "";
-        switch (a[0]) {
-            case "echo": System.out.println("hello"); break;
-            case "spin": while (true) { }
-            case "sleep": Thread.sleep(3_600_000L); break;
-            case "alloc": { byte[][] keep = new byte[64][];
-                            for (int i = 0; i < 64; i++) keep[i] = new byte[64 << 20];
-                            System.out.println("ALLOCATED " + keep.length); break; }
-            case "flood": { StringBuilder b = new StringBuilder(); for (int i = 0; i < 65536; i++) b.append('x');
-                            String s = b.toString(); for (int i = 0; i < %d / 65536; i++) System.out.print(s);
-                            System.out.flush(); break; }
-            case "net": try (java.net.Socket s = new java.net.Socket()) {
-                            s.connect(new java.net.InetSocketAddress("127.0.0.1", Integer.parseInt(arg)), 2000);
-                            System.out.println("OPEN");
-                        } catch (Exception e) { System.out.println("DENIED " + e.getClass().getSimpleName()); }
-                        break;
-            case "read": try { System.out.println(Files.readString(Paths.get(arg)) + " READ"); }
-                         catch (Exception e) { System.out.println("DENIED " + e.getClass().getSimpleName()); }
-                         break;
-            case "write": Files.writeString(Paths.get(arg), "x"); Files.writeString(Paths.get("/tmp", arg), "x");
-            case "look": for (Path p : new Path[] {Paths.get(arg), Paths.get("/tmp", arg)})
-                             if (Files.exists(p)) System.out.println("SEEN " + p);
-                         System.out.println(a[0].equals("write") ? "wrote" : "looked"); break;
-            case "crash": { java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
-                            f.setAccessible(true);
-                            ((sun.misc.Unsafe) f.get(null)).putAddress(0L, 0L); break; }
-            default: System.out.println("unknown probe " + a[0]);
-        }
-    }
-}""" % FLOOD
-
-
-class JvmDriver:
-    kind = "jvm"
-    classes = None
-
-    def skip_reason(self, ex):
-        return ex.available()
-
-    def setup(self, ex, tmp):
-        compiled = ex.compile({"Probe.java": JAVA_PROBE})
-        assert compiled.ok, compiled.diagnostics
-        self.classes = compiled.classes
-
-    def run(self, ex, probe, arg=""):
-        from pytest_specbench.execution.jvm import JavaJob
-
-        # 2.5 s of CPU for the JVM's own start; the spinner and the sleeper are stopped the same
-        # way by smaller limits (RLIMIT_CPU of 1 s, 1.5 s of wall), started or not.
-        limits = {"cpu_seconds": 0.5 if probe == "spin" else 2.5, "wall_seconds": 1.5 if probe == "sleep" else 30.0,
-                  "output_bytes": OUTPUT_CAP}
-        if probe == "alloc":  # a heap as large as asked: the sandbox's address-space limit must stop it
-            limits.update(memory_mb=1024, flags=("-Xmx6g",))
-        job = JavaJob(main="Probe", args=(probe, str(arg)), classpath=(self.classes,), **limits)
-        return CommandDriver.read(ex.run(None, job))
-
-    def broken_environment(self, tmp):
-        return Environment(kind="classpath", key="broken", spec={"sources": {"B.java": "class B { x }"}})
-
-
-LEAN_NATIVE = {  # probes that must stop Lean itself, not a child of it
-    "spin": "partial def spin (n : Nat) : Nat := spin (n + 1)\n#eval spin 0\n",
-    "sleep": "#eval IO.sleep 3600000\n",
-}
-
-
-class LeanDriver:
-    """The limits' probes are Lean's own (:data:`LEAN_NATIVE`); the others are the
-    shell probes of :class:`CommandDriver`, started by ``#eval`` (the allocation
-    asks for more than Lean's 16 GiB address space, which Mathlib needs)."""
-
-    kind = "lean"
-    project = os.environ.get("SPECBENCH_LEAN_PROJECT", "")
-
-    def skip_reason(self, ex):
-        from pytest_specbench.execution.lean import project_problem
-
-        return ex.available() or project_problem(Path(self.project) if self.project else None, ("mathlib",))
-
-    def setup(self, ex, tmp):
-        pass
-
-    def run(self, ex, probe, arg=""):
-        from pytest_specbench.execution.lean import LeanJob
-
-        script = SHELL[probe].format(arg=arg).replace("4 << 30", "64 << 30")
-        script = script.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        text = LEAN_NATIVE.get(probe) or (
-            "def main : IO Unit := do\n"
-            f"  let out ← IO.Process.output {{ cmd := \"sh\", args := #[\"-c\", \"{script}\"] }}\n"
-            "  IO.print out.stdout\n  IO.print out.stderr\n#eval main\n")
-        if probe == "crash":  # the shell kills Lean, its parent
-            text = text.replace("kill -SEGV $$", "kill -SEGV $PPID")
-        self.jobs = getattr(self, "jobs", 0) + 1  # a comment of its own: the executor caches files by content
-        job = LeanJob(f"{text}-- job {self.jobs}\n", project=self.project, base_cpu_seconds=3.0,
-                      cpu_seconds_per_command=1.0)
-        return CommandDriver.read(ex.run(None, job))
-
-    def broken_environment(self, tmp):
-        return Environment(kind="lean-project", key="broken", spec={"project": str(tmp)})
-
-
-DRIVERS = {d.kind: d for d in (CommandDriver(), PythonDriver(), JvmDriver(), LeanDriver())}
-
-
-# ------------------------------------------------------------------ fixtures
 
 def test_every_registered_executor_has_a_driver():
     assert set(EXECUTORS) == set(DRIVERS)
@@ -292,102 +28,91 @@ def test_every_registered_executor_has_a_driver():
 
 @pytest.fixture(scope="module", params=sorted(EXECUTORS))
 def subject(request, tmp_path_factory):
-    """(driver, executor, layout) for one registered kind, made through the
-    registry; the executor hides a project and a state folder, each with a secret in it."""
+    """One registered kind, made through the registry, hiding a project and a state
+    folder with a secret in each (``Subject.hiding``)."""
     driver = DRIVERS[request.param]
     base = tmp_path_factory.mktemp(f"conformance-{request.param}")
-    project = base / "project"
-    project.mkdir()
-    (project / "secret.txt").write_text("project secret")
-    state = base / "state"
-    state.mkdir()
-    (state / "cache.txt").write_text("state secret")
-    settings = SimpleNamespace(sandbox="process", state_dir=state, sample_python="",
-                               # the python kind's: a spinner stopped at 0.5 s of CPU, a sleeper at 1.5 s
-                               limits=Limits(call_cpu=0.5, wall_factor=2.0, startup_cpu=2.0, memory_mb=1024,
-                                             processes=16, tmp_mb=64, output_bytes=OUTPUT_CAP))
-    ex = make_executor(request.param, settings, [str(project), str(state)])
-    reason = driver.skip_reason(ex)
+
+    def make(hidden):
+        settings = SimpleNamespace(sandbox="process", state_dir=base / "state", sample_python="",
+                                   # the python kind's: a spinner stopped at 0.5 s of CPU, a sleeper at 1.5 s
+                                   limits=Limits(call_cpu=0.5, wall_factor=2.0, startup_cpu=2.0, memory_mb=1024,
+                                                 processes=16, tmp_mb=64, output_bytes=OUTPUT_CAP))
+        return make_executor(request.param, settings, hidden)
+
+    subject = Subject.hiding(base, driver, make)
+    reason = driver.skip_reason(subject.executor)
     if reason:
-        ex.close()
+        subject.executor.close()
         pytest.skip(f"{request.param} executor: {reason}")
-    driver.setup(ex, base)
-    yield driver, ex, SimpleNamespace(project=project, state=state, base=base)
-    ex.close()
+    driver.setup(subject.executor, base)
+    yield subject
+    subject.executor.close()
 
-
-def probe(subject, name, arg=""):
-    """Run one probe and then check that the executor still runs the next job."""
-    driver, ex, _ = subject
-    outcome = driver.run(ex, name, arg)
-    healthy = driver.run(ex, "echo")
-    assert "hello" in healthy.text, f"the job after {name!r} did not run: {healthy.text!r}"
-    return outcome
-
-
-# ------------------------------------------------------------------ the contract
 
 def test_a_job_runs_and_answers(subject):
-    outcome = subject[0].run(subject[1], "echo")
-    assert "hello" in outcome.text and not outcome.stopped and outcome.signal is None
+    contract.check_runs(subject)
 
 
 def test_cpu_limit_stops_a_busy_loop(subject):
-    assert probe(subject, "spin").stopped
+    contract.check_cpu_limit(subject)
 
 
 def test_wall_limit_stops_a_sleeper(subject):
-    assert probe(subject, "sleep").stopped
+    contract.check_wall_limit(subject)
 
 
 def test_memory_limit_refuses_four_gib(subject):
-    outcome = probe(subject, "alloc")
-    assert "ALLOCATED" not in outcome.text
-    assert re.search(r"MemoryError|OutOfMemoryError|reserve enough space", outcome.text), outcome.text
+    contract.check_memory_limit(subject)
 
 
 def test_output_is_capped(subject):
-    outcome = probe(subject, "flood")
-    assert 0 < outcome.output_len <= OUTPUT_CAP < FLOOD
+    contract.check_output_cap(subject)
 
 
 @pytest.mark.skipif(not ROOT, reason="needs root: a network namespace of its own per sandbox")
 def test_no_network(subject):
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    try:
-        outcome = probe(subject, "net", server.getsockname()[1])
-    finally:
-        server.close()
-    assert "DENIED" in outcome.text and "OPEN" not in outcome.text
+    contract.check_no_network(subject)
 
 
 def test_project_state_and_home_are_hidden(subject):
-    for secret in (subject[2].project / "secret.txt", subject[2].state / "cache.txt"):
-        outcome = probe(subject, "read", secret)
-        assert "secret" not in outcome.text and "READ" not in outcome.text and "DENIED" in outcome.text
-    home_file = next((Path(HOME) / n for n in (".bashrc", ".profile") if (Path(HOME) / n).is_file()), None)
-    if home_file is not None:
-        assert "READ" not in probe(subject, "read", home_file).text
+    contract.check_hidden_paths(subject)
 
 
 def test_a_jobs_files_are_gone_for_the_next_job(subject):
-    wrote = probe(subject, "write", "left-behind.txt")
-    assert "wrote" in wrote.text and wrote.text.count("SEEN") == 2  # a job sees its own files
-    seen = probe(subject, "look", "left-behind.txt")
-    assert "looked" in seen.text and "SEEN" not in seen.text
+    contract.check_files_are_gone(subject)
 
 
 def test_a_crash_is_a_result(subject):
-    outcome = probe(subject, "crash")
-    assert outcome.signal is not None and "hello" not in outcome.text
+    contract.check_crash_is_a_result(subject)
 
 
 def test_a_setup_fault_is_an_infrastructure_error(subject):
-    driver, ex, layout = subject
-    with pytest.raises(InfrastructureError):
-        ex.prepare(Environment(kind="no-such-kind", key="x"))
-    with pytest.raises(InfrastructureError):
-        ex.prepare(driver.broken_environment(layout.base))
-    assert "hello" in driver.run(ex, "echo").text
+    contract.check_setup_fault(subject)
+
+
+def test_the_shipped_contract_fails_an_executor_that_keeps_a_jobs_files(tmp_path):
+    """``check_executor`` on an executor from elsewhere: plain subprocesses in one shared
+    folder (no sandbox) keep what a job wrote for the next one, and the contract says so."""
+    import subprocess
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+
+    class SharedFolderExecutor:
+        def available(self):
+            return None
+
+        def run(self, env, job):
+            done = subprocess.run(job.argv, cwd=shared, capture_output=True, text=True, timeout=60)
+            return SimpleNamespace(stdout=done.stdout, stderr=done.stderr, timed_out=False, signal=None,
+                                   output_truncated=False)
+
+    subject = Subject.hiding(tmp_path, contract.CommandDriver(), lambda hidden: SharedFolderExecutor())
+    leftover = Path("/tmp/left-behind.txt")
+    try:
+        contract.check_runs(subject)  # it runs jobs...
+        with pytest.raises(AssertionError, match="SEEN"):
+            contract.check_files_are_gone(subject)  # ...and the next one sees the last one's files
+    finally:
+        leftover.unlink(missing_ok=True)

@@ -1,5 +1,6 @@
 """Family conformance: what every registered family (folders and entry points alike)
-promises the plugin, checked in-process on its bundled suite.
+promises the plugin, checked in-process on its bundled suite by the shipped
+``pytest_specbench.testing.check_family`` (which a family from another package runs the same way).
 
 For each family: a version is set; its bundled suite loads; the reference answer of
 every check passes (a check the family skips, such as VERINA's without Lean, is left
@@ -16,17 +17,12 @@ from other packages are covered too.
 """
 from __future__ import annotations
 
-import json
-import math
-
 import pytest
 
 from fakes import install_family
 
 from pytest_specbench import benchmarks
-from pytest_specbench.models.base import Completion
-from pytest_specbench.plugin.options import Settings
-from pytest_specbench.plugin.services import Services
+from pytest_specbench.testing import check_family
 from shared_data import FULL
 from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: PostcondBench's Java classes, built once)
 from test_house_toy_family import TOY_FAMILY
@@ -86,108 +82,16 @@ def toy_entry_point(tmp_path, monkeypatch):
     sys.modules.pop("toyfamily", None)
 
 
-class _Item:
-    """One (task, sample): the real :class:`CheckContext` of the process's real
-    services, with ``result_of`` computed on demand, once, as the plugin does."""
-
-    def __init__(self, services: Services, adapter, task, completion):
-        self._adapter, self._task, self._completion = adapter, task, completion
-        self.results: dict = {}
-        self.context = services.context().for_item(self.result_of)
-
-    def result_of(self, check):
-        if check not in self._adapter.checks_for(self._task):
-            return None
-        if check not in self.results:
-            self.results[check] = self._adapter.run_check(check, self._task, self._completion, self.context)
-        return self.results[check]
-
-
-def _spread(tasks, adapter):
-    """Every kind of task of the family first, then an even spread, ``SPREAD`` tasks at most."""
-    spread = SPREAD_OF.get(adapter.name, SPREAD)
-    if FULL or len(tasks) <= spread:
-        return list(tasks)
-    chosen, kinds = [], set()
-    kind_of = KIND_OF.get(adapter.name, lambda t: None)
-    for t in tasks:
-        kind = (tuple(adapter.checks_for(t)), kind_of(t))
-        if kind not in kinds:
-            kinds.add(kind)
-            chosen.append(t)
-    step = max(1, len(tasks) // spread)
-    for t in tasks[::step]:
-        if len(chosen) >= spread:
-            break
-        if t not in chosen:
-            chosen.append(t)
-    return chosen
-
-
-def _json_round_trip(value):
-    return json.loads(json.dumps(value, allow_nan=True))
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-def _conforms(pytester, tmp_path, name, state=None):
+def _conforms(tmp_path, name, state=None):
+    """The shipped contract (``pytest_specbench.testing.check_family``) on a registered family."""
     adapter = benchmarks.get_benchmark(name)
-    assert isinstance(getattr(adapter, "version", None), str) and adapter.version.strip(), \
-        f"{name}: no version (it enters the result key)"
     assert adapter.name == name
-    # one sample per task: pass@k is asked for k = 1 only (metric names follow the ks asked for)
-    config = pytester.parseconfig(f"--specbench={name}", "--model=reference", "--specbench-k=1",
-                                  f"--specbench-dir={state or tmp_path / 'state'}",
-                                  *EXTRA_ARGS.get(name, ()))
-    settings = Settings.from_config(config)
-    taskset = adapter.load(settings.data_root, settings)
-    assert taskset.tasks, f"{name}: the bundled suite has no tasks"
-    services = Services(settings, [])
-    defaults = getattr(adapter, "default_roles", None)
-    if callable(defaults):
-        services.role_defaults.update(defaults(taskset))
-    results, ran, skipped = {}, 0, []
-    extra = FAMILY_CHECKS.get(name, lambda task, check, result: None)
-    try:
-        for task in _spread(list(taskset.tasks), adapter):
-            checks = {}
-            item = None
-            for check in adapter.checks_for(task):
-                completion = Completion(adapter.reference(task, check))
-                if item is None or item._completion.text != completion.text:
-                    item = _Item(services, adapter, task, completion)
-                why = adapter.skip_reason(check, task, item.context)
-                if why:
-                    assert "\n" not in why, (name, task.task_id, check, why)
-                    skipped.append(why)
-                    continue
-                result = item.result_of(check)
-                assert result.passed, f"{name} {task.task_id} {check}: the reference fails: {result.message}"
-                assert _same(result.details, _json_round_trip(result.details)), \
-                    f"{name} {task.task_id} {check}: details change through JSON: {result.details!r}"
-                extra(task, check, result)
-                checks[check] = result.details
-                ran += 1
-            if checks:  # the reference answers alike every time: SAMPLES equal samples
-                results[task.task_id] = [{"index": i, "checks": checks} for i in range(SAMPLES)]
-    finally:
-        services.close()
-    if not ran:
-        pytest.skip(f"{name}: every check skipped here ({skipped[0]})")
-    metrics = adapter.aggregate(results, {t.task_id: t for t in taskset.tasks}, settings)
-    names = set(adapter.metric_names(settings))
-    assert names, f"{name}: metric_names is empty"
-    missing = names - set(metrics)
-    assert missing == KNOWN_ABSENT.get(name, set()), f"{name}: metric_names not returned by aggregate: {sorted(missing)}"
-    return ran, skipped
+    checked = check_family(adapter, *EXTRA_ARGS.get(name, ()), state_dir=state or tmp_path / "state",
+                           spread=None if FULL else SPREAD_OF.get(name, SPREAD), kind_of=KIND_OF.get(name),
+                           also=FAMILY_CHECKS.get(name), known_absent=KNOWN_ABSENT.get(name, ()))
+    if not checked.ran:
+        pytest.skip(f"{name}: every check skipped here ({checked.skipped[0]})")
+    return checked.ran, checked.skipped
 
 
 # A family whose checks compile trusted code first runs in the session's state folder that
@@ -197,13 +101,13 @@ STATE_FIXTURE = {"postcond": "postcond_bundled_state"}
 
 
 @pytest.mark.parametrize("name", benchmarks.known_benchmarks())
-def test_registered_family_conforms(pytester, tmp_path, request, name):
+def test_registered_family_conforms(tmp_path, request, name):
     state = request.getfixturevalue(STATE_FIXTURE[name]) if name in STATE_FIXTURE else None
-    _conforms(pytester, tmp_path, name, state)
+    _conforms(tmp_path, name, state)
 
 
 @pytest.mark.parametrize("name", ENTRY_POINT_FAMILIES)
-def test_entry_point_family_conforms(pytester, tmp_path, toy_entry_point, name):
+def test_entry_point_family_conforms(tmp_path, toy_entry_point, name):
     assert name in benchmarks.known_benchmarks()  # found through its entry point, nothing in the package edited
-    ran, _ = _conforms(pytester, tmp_path, name)
+    ran, _ = _conforms(tmp_path, name)
     assert ran == 2 * 3  # both checks of its three tasks

@@ -54,3 +54,37 @@ def test_appendix_j_curve_from_every_input_of_real_samples(pytester, shared_data
     assert 0 < f32["inputs_passed"] < f32["inputs"], f32
     curve = bench["metrics"]["csr_by_threshold"]
     assert curve["0.00"]["samples"] == 2 and curve["1.00"]["samples"] == 1
+
+
+def test_four_shards_of_a_real_contracteval_slice_merge_to_the_report_of_one_run(pytester, shared_data, monkeypatch,
+                                                                                 capfd):
+    """Each shard runs whole tasks of its own (the split is by predicted cost over the
+    selected tasks), and their journals merge into the one run's report."""
+    from test_shards import comparable
+
+    from pytest_specbench.cli import main as specbench_main
+
+    monkeypatch.setenv("SPECBENCH_DIR", str(pytester.path / "state"))
+    tasks = "HumanEval/0,HumanEval/2,HumanEval/32,Mbpp/63,Mbpp/4,HumanEval/12"
+    base = ["-p", "no:cacheprovider", "--specbench=contract", f"--specbench-data={shared_data}", "--model=reference",
+            f"--specbench-tasks={tasks}"]
+    journals, ran = [], []
+    for index in range(4):
+        result = pytester.runpytest_inprocess(*base, f"--specbench-shard={index}/4")
+        journals.append(next(line.split("run journal ")[1] for line in result.outlines if "run journal " in line))
+        ran.append(result.parseoutcomes().get("passed", 0))
+    assert sum(ran) == 12 and sum(1 for n in ran if n) >= 3  # 6 tasks x 2 checks, spread over the shards
+    assert specbench_main(["merge", "--report", "merged.json", *journals]) == 0
+    assert pytester.runpytest_inprocess(*base, "--specbench-report=one.json").ret == 0
+    merged = json.loads((pytester.path / "merged.json").read_text())
+    one = json.loads((pytester.path / "one.json").read_text())
+    assert len(one["benchmarks"]["contract"]["tasks"]) == 6
+    assert comparable(merged) == comparable(one)
+    # The merge's own run key is checked against the shards': other limits here are one line.
+    capfd.readouterr()
+    assert specbench_main(["merge", "--report", "other.json", "--pytest-args=--specbench-call-cpu=3", *journals]) \
+        == pytest.ExitCode.USAGE_ERROR
+    refusal = [line for line in capfd.readouterr().err.splitlines() if "specbench" in line]
+    assert refusal == ["ERROR: specbench: merge: the journals are not of this run: its sandbox limits differ: "
+                       "call_cpu was 1.0, now 3.0"], refusal
+    assert not (pytester.path / "other.json").exists()

@@ -89,7 +89,9 @@ def journal_lines(state) -> list[dict]:
                 lines.append(json.loads(line))
             except ValueError:
                 pass
-    return lines[1:]  # after the header
+    # Item lines after the header: results and errors (not a skip's line, decided again on resume,
+    # nor the fingerprint a run writes at its end)
+    return [e for e in lines[1:] if "nodeid" in e and "skipped" not in e]
 
 
 def descendants(root: int) -> list[tuple[int, str]]:

@@ -6,7 +6,8 @@ found here by listing the folders and imported only when asked for.  Other
 packages add theirs under the ``specbench.benchmarks`` entry-point group.  No
 file outside a family's folder names it.
 
-A folder also names its declared options (the union over its adapters) as
+A folder also declares the data folders its adapters read (``DATA``, see
+:func:`data_folders`) and names its declared options (the union over its adapters) as
 ``OPTIONS = "module:attribute"``, a module that imports nothing but
 :mod:`.base`: every pytest start (``pytest --help``, a run of another family,
 a run without ``--specbench``) lists every family's options from those alone,
@@ -83,6 +84,23 @@ def get_benchmark(name: str) -> Benchmark:
     except Exception as exc:  # noqa: BLE001 - one line naming the family, not an import traceback
         _record_failure(name, exc)
         raise OptionError("--specbench", f"benchmark {name!r} failed to load: {LOAD_FAILURES[name]}") from None
+
+
+def data_folders(name: str) -> tuple[str, ...]:
+    """The data folders (``specbench data download``'s names) benchmark ``name`` reads
+    from a data root: its family folder's ``DATA = {"name": ("folder", ...)}``, or an
+    entry-point adapter's ``data_folders`` attribute; () for a family that reads none
+    (its own data, its bundled suite).  Raises KeyError for an unknown benchmark."""
+    for package in family_packages():
+        try:
+            declared = getattr(importlib.import_module(package), "DATA", {})
+        except Exception:  # noqa: BLE001 - a broken family is reported where it is loaded
+            continue
+        if name in declared:
+            return tuple(declared[name])
+    if name not in _registry():
+        raise KeyError(name)
+    return tuple(getattr(get_benchmark(name), "data_folders", ()) or ())
 
 
 def _resolve(target: str) -> Any:

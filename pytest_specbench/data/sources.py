@@ -46,17 +46,6 @@ FOLDERS = {
                             note="the tasks run in keon/algorithms at the tasks' commit (fetched into repos/)"),
 }
 
-# What each benchmark (``--specbench=NAME``) reads from a data root.
-NEEDS = {
-    "contract": ("contracteval", "evalplus"),
-    "contract-cvt": ("contracteval", "evalplus"),
-    "evalplus": ("evalplus",),
-    "postcond": ("postcondbench",),
-    "verina": ("verina",),
-    "speceval": ("specgenbench",),
-    "cife": ("cife",),
-}
-
 # Repositories PostcondBench tasks run in: fetched as source archives at the
 # commit, every file checked against ``registry/repos/<owner>--<name>@<commit>.txt``.
 POSTCOND_REPOS = {
@@ -72,10 +61,13 @@ def folders_for(names: list[str]) -> list[str]:
             wanted = list(FOLDERS)
         elif name in FOLDERS:
             wanted = [name]
-        elif name in NEEDS:
-            wanted = list(NEEDS[name])
-        else:
-            known = ", ".join(sorted({*FOLDERS, *NEEDS}))
-            raise KeyError(f"unknown family {name!r}; known: all, {known}")
+        else:  # a benchmark: the folders its family declares (benchmarks.data_folders)
+            from ..benchmarks import data_folders, known_benchmarks
+
+            try:
+                wanted = list(data_folders(name))
+            except KeyError:
+                known = ", ".join(sorted({*FOLDERS, *known_benchmarks()}))
+                raise KeyError(f"unknown family {name!r}; known: all, {known}") from None
         out += [w for w in wanted if w not in out]
     return out

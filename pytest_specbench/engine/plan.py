@@ -229,6 +229,30 @@ class RunPlan:
                 costs[spec.nodeid] = per_check[key]
         return [costs.get(nodeid, 0.0) for nodeid in nodeids]
 
+    def shard_items(self, index: int, count: int) -> set[str]:
+        """The node ids shard ``index`` of ``count`` runs (``engine/shards.py``): whole
+        tasks, split by the adapters' ``dispatch_cost`` as predicted on any host
+        alike (a context whose caches are empty, no skip reasons)."""
+        import tempfile
+
+        from .context import CheckContext
+        from .shards import assign, unit_costs, unit_of
+
+        rows = []
+        with tempfile.TemporaryDirectory(prefix="specbench-shard-") as empty:
+            context = CheckContext(self.settings, _NoCaches(self.context.services, Path(empty)), planning=True)
+            for name, adapter in self.adapters.items():
+                predict = getattr(adapter, "dispatch_cost", None)
+                per_check: dict[tuple[str, str], float] = {}
+                for spec in self.item_specs(name):
+                    key = (spec.task.task_id, spec.check)
+                    if key not in per_check:
+                        per_check[key] = float(predict(spec.task, spec.check, context)) if predict else 1.0
+                    rows.append((name, spec.task.task_id, per_check[key]))
+        shard_of = assign(unit_costs(rows), count)
+        return {spec.nodeid for spec in self.all_specs()
+                if shard_of[unit_of(spec.benchmark, spec.task.task_id)] == index}
+
     # -------------------------------------------------------------- data
     @functools.cached_property
     def data_digests(self) -> dict[str, str]:
@@ -275,3 +299,20 @@ class RunPlan:
                        for s in (spec.nodeid for spec in self.item_specs(name))):
                 raise OptionError(wanted, f"no such item in this run (ids are specbench::{name}::TASK::SAMPLE::CHECK, "
                                           "as pytest prints them; --specbench-samples and --specbench-checks apply)")
+
+
+class _NoCaches:
+    """The process's services with cache folders that are empty (a throwaway folder):
+    what ``dispatch_cost`` predicts from them is what every host predicts."""
+
+    def __init__(self, services: Any, empty: Path):
+        self._services, self._empty = services, empty
+
+    def executor(self, kind: str) -> Any:
+        return self._services.executor(kind)
+
+    def model(self, role: str) -> Any:
+        return self._services.model(role)
+
+    def cache_dir(self, *parts: str) -> Path:
+        return self._empty.joinpath(*parts)

@@ -33,13 +33,18 @@ def make_executor(kind: str, settings: Any, hide: Sequence[str]) -> Any:
     return factory(settings, hide)
 
 
-def executor_versions() -> dict[str, str]:
+def executor_versions(loaded_only: bool = False) -> dict[str, str]:
     """Each executor kind's ``EXECUTOR_VERSION`` (enters the result key: a new
     runner version must not reuse verdicts of the old one).  Read from the
     modules without starting anything; a module that cannot be imported here
-    counts as ``"unavailable"``."""
+    counts as ``"unavailable"``.  ``loaded_only``: only the kinds whose module
+    this process imported already (a run that evaluated nothing imports none)."""
+    import sys
+
     versions = {}
     for kind, target in sorted(EXECUTORS.items()):
+        if loaded_only and target.partition(":")[0] not in sys.modules:
+            continue
         try:
             module = importlib.import_module(target.partition(":")[0])
         except ImportError:

@@ -17,6 +17,7 @@ import pytest
 
 from ..benchmarks import declared_options as registered_options, get_benchmark, known_benchmarks
 from ..benchmarks.base import Option
+from ..engine.shards import parse_shard
 from ..errors import OptionError
 from ..execution.limits import Limits
 
@@ -94,6 +95,11 @@ def addoption(parser: pytest.Parser) -> None:
     group.addoption("--specbench-details", dest="specbench_details", action="store_true", default=None,
                     help="run every input of a failing sample (default: stop at its first failure)")
     parser.addini("specbench_details", "run every input of a failing sample", type="bool", default=False)
+    group.addoption("--specbench-shard", dest="specbench_shard", default=None, metavar="I/N",
+                    help="run shard I of N (0 <= I < N): whole tasks, split by predicted cost, the same on every "
+                         "host; 'specbench merge' joins the shards' journals into one report (docs/distributed.md)")
+    group.addoption("--specbench-merge", dest="specbench_merge", default=None, metavar="JOURNAL",
+                    help="set by 'specbench merge': every outcome from this joined journal of the shards, no item run")
 
     def addini(name: str, text: str, default: Any = None, type: str | None = None) -> None:  # noqa: A002
         parser.addini(name, text, default=default, type=type)
@@ -283,6 +289,8 @@ class Settings:
     selection: tuple[str, ...] = ()
     # "last run": --model was not given and the last run's model (pytest's cache) is used; "" when named.
     model_origin: str = ""
+    shard: tuple[int, int] | None = None  # --specbench-shard=I/N: (I, N)
+    merge: Path | None = None  # specbench merge: the joined journal whose outcomes make the report
 
     def selected(self, nodeid: str) -> bool:
         """Whether an item is among the ids given as arguments (all are, when none were)."""
@@ -379,6 +387,9 @@ class Settings:
         settings.tasks = frozenset(t.strip() for t in tasks.split(",") if t.strip()) or None
         settings.selection = selection
         settings.model_origin = model_origin
+        settings.shard = parse_shard(config.getoption("specbench_shard", None))
+        merge = config.getoption("specbench_merge", None)
+        settings.merge = Path(merge) if merge else None
         for wanted in selection:
             bench = wanted.split("::")[1] if wanted.count("::") >= 1 else ""
             if bench not in names:

@@ -278,7 +278,7 @@ def toolchain_versions() -> dict[str, str]:
     import subprocess
 
     out = {}
-    for tool, flag in (("java", "-version"), ("javac", "-version"), ("lean", "--version")):
+    for tool, flag in (("java", "-version"), ("javac", "-version"), ("lean", "--version"), ("lake", "--version")):
         path = shutil.which(tool)
         if path is None:
             out[tool] = "absent"

@@ -125,6 +125,7 @@ class SpecbenchRun:
         self._host_facts: dict[str, Any] | None = None
         self._worker_start: dict[str, Any] | None = None
         self._errored: set[str] = set()  # node ids whose setup failed (E): the scheduler re-elects their copies
+        self._merged: dict[str, Any] | None = None  # specbench merge: the joined journals (their shards, fingerprint)
         self.dedupe_counts = {"evaluated": 0, "copy": 0, "cached": 0}  # controller: items with a program key
         self.result_cache_hits = 0  # controller: items whose verdict came from the result cache
         self.results_this_run = 0  # controller: items with a verdict, not counting those a resume read
@@ -174,7 +175,7 @@ class SpecbenchRun:
         item runs, when some answer is not in the generation cache yet (a re-run
         served from the cache needs no server)."""
         check = getattr(self.model, "check_reachable", None)
-        if is_worker(self.config) or self.config.option.collectonly or not callable(check):
+        if is_worker(self.config) or self.config.option.collectonly or not callable(check) or self.settings.merge:
             return
         cache = getattr(self.model, "cache", None)
         if cache is not None and callable(getattr(self.model, "key", None)):
@@ -223,7 +224,8 @@ class SpecbenchRun:
                     self.services.role_defaults.setdefault(role, spec)
             for role in self.plan.roles_of(name):
                 model = self.services.model(role)
-                if not is_worker(self.config) and callable(getattr(model, "check_reachable", None)):
+                if (not is_worker(self.config) and not self.settings.merge
+                        and callable(getattr(model, "check_reachable", None))):
                     model.check_reachable()
 
     def _register_gate(self):
@@ -248,17 +250,49 @@ class SpecbenchRun:
             return
         runs = self.settings.state_dir / "runs"
         header = self.journal_header()
+        if self.settings.merge:  # specbench merge: every outcome from the shards' journals, no journal of its own
+            self._take_merged(header)
+            return
         resume = self.config.getoption("specbench_resume", None)
         if resume:
             self.journal, self.finished = Journal.resume(runs, str(resume), header)
         else:
             self.journal = Journal.create(runs, header)
 
+    def _take_merged(self, header: dict[str, Any]) -> None:
+        """``specbench merge`` (``plugin/merge.py``): the shards' joined journal gives every
+        item's outcome (a verdict, an error, a skip) in plan order, as the items would
+        have (an item in none of them was deselected, ``-k``: ``specbench merge`` took
+        finished runs only); refused in one line when this run's key is not the shards'."""
+        from ..reports.journal import MERGE_FREE, Journal, header_difference
+
+        joined, entries = Journal.read_entries(self.settings.merge)
+        difference = header_difference(joined or {}, header, ignore=MERGE_FREE)
+        if difference:
+            raise OptionError("merge", f"the journals are not of this run: {difference}")
+        self._merged = {**(joined or {}).get("merged", {}), "fingerprint": (joined or {}).get("fingerprint")}
+        for spec in self.plan.all_specs():
+            entry = entries.get(spec.nodeid)
+            if entry is None:
+                continue
+            if "skipped" in entry:
+                self.store.add_skip(spec.benchmark, str(entry["skipped"]), spec.nodeid)
+            elif "error" in entry:
+                self.store.add_error(entry)
+            else:
+                self.finished[spec.nodeid] = entry
+                self.store.add(entry)
+                self.verdicts += 1
+                self._failures += not entry.get("passed")
+
     def journal_header(self) -> dict[str, Any]:
-        """What results depend on: a run is resumed only when all of this is unchanged."""
+        """What results depend on: a run is resumed only when all of this is unchanged
+        (the run key), then what ``specbench merge`` reads: the shard, the invocation
+        and the fingerprint (``reports/journal.py``)."""
         from dataclasses import asdict
 
         from .. import __version__
+        from .merge import recorded_arguments
 
         manifest = self.model.manifest()
         # The model's identity, not its counters (a generating model's counts change as it works).
@@ -266,7 +300,24 @@ class SpecbenchRun:
         return {"specbench_version": __version__, "benchmarks": self.settings.benchmarks,
                 "data_files": self.plan.data_digests, "model": model, "checks": self.settings.checks,
                 "samples": self.settings.samples, "limits": asdict(self.settings.limits),
-                "sandbox": self.settings.sandbox, "options": self._benchmark_options()}
+                "sandbox": self.settings.sandbox, "options": self._benchmark_options(),
+                **({"shard": list(self.settings.shard)} if self.settings.shard else {}),
+                "invocation": {"args": recorded_arguments(self.config.invocation_params.args),
+                               "dir": str(self.config.invocation_params.dir)}}
+
+    @functools.cached_property
+    def fingerprint(self) -> dict[str, Any]:
+        """The run fingerprint (``reports/fingerprint.py``), once per run, asked at its end
+        (the executors it used are loaded by then) by the report and the journal."""
+        from dataclasses import asdict
+
+        from ..execution import executor_versions
+        from ..reports import fingerprint
+
+        return fingerprint.build(sandbox=self.settings.sandbox, limits=asdict(self.settings.limits),
+                                 data_files={name: self.plan.file_digests(name) for name in self.adapters},
+                                 executors=executor_versions(loaded_only=True), sample_environment=_sample_environment(self.settings),
+                                 toolchains=_remote.toolchain_versions())
 
     def host_facts(self) -> dict[str, Any]:
         """What a remote host is compared on at start: versions and data file digests."""
@@ -382,6 +433,13 @@ class SpecbenchRun:
             # Announce them as collected so counts (and -k/--lf arithmetic) are right.
             session.ihook.pytest_collectreport(report=pytest.CollectReport(node.nodeid, "passed", None, built))
             items.extend(built)
+        if self.settings.shard or self.settings.merge:
+            # A shard runs its share; a merge runs nothing (its outcomes are the shards').
+            mine = self.plan.shard_items(*self.settings.shard) if self.settings.shard else set()
+            kept = [item for item in items if not isinstance(item, SpecbenchItem) or item.nodeid in mine]
+            if len(kept) < len(items):
+                config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+                items[:] = kept
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # Generation phase (no xdist): once, here, before any item runs.
@@ -435,6 +493,8 @@ class SpecbenchRun:
         elif report.when == "setup" and report.skipped and report.nodeid.startswith("specbench::"):
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             self.store.add_skip(report.nodeid.split("::")[1], reason.removeprefix("Skipped: "), report.nodeid)
+            if report.nodeid.count("::") == 4:  # for specbench merge: the shard's skips are the run's
+                self._journal_append(report.nodeid, {"skipped": reason.removeprefix("Skipped: ")})
         elif report.when == "setup" and report.failed and report.nodeid.startswith("specbench::"):
             parts = report.nodeid.split("::")
             if len(parts) == 5:
@@ -456,6 +516,15 @@ class SpecbenchRun:
             # The item's result is still counted; what is lost is resumability.
             self.journal_error = str(exc)
             self.config.get_terminal_writer().line(f"specbench: ERROR: {exc}", red=True)
+
+    def _journal_append_end(self, session: pytest.Session) -> None:
+        complete = (session.exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR,
+                                               pytest.ExitCode.USAGE_ERROR)
+                    and not session.shouldstop and not session.shouldfail)
+        try:
+            self.journal.append_end(self.fingerprint, complete)
+        except InfrastructureError as exc:
+            self.journal_error = self.journal_error or str(exc)
 
     def harness_errors(self) -> int:
         return sum(self.store.error_count(name) for name in self.adapters) + (1 if self.journal_error else 0)
@@ -508,14 +577,20 @@ class SpecbenchRun:
             self.services.close()
             return
         if self.journal is not None:
+            if self.evaluated() or self.settings.shard:  # for specbench merge: the shard's end
+                self._journal_append_end(session)
             self.journal.close()
-            if self.evaluated() in (0, None) and not self.finished and not self.journal_error:
+            if (self.evaluated() in (0, None) and not self.finished and not self.journal_error
+                    and not (self.settings.shard and self.evaluated() == 0)):  # a shard's journal is merged
                 # Nothing to resume or compare: no run folder left behind (a --collect-only run
                 # or one whose items all skipped would otherwise leave a header-only journal).
                 self.journal.discard()
                 self.journal = None
         if self.settings.report:
             self.store.write(self.report(), self.settings.report)
+        if self.settings.merge and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            # No item ran here: the status is the shards' outcomes' (the gate and the errors then decide).
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED if self._failures else pytest.ExitCode.OK
 
     def exit_inputs(self) -> dict[str, Any]:
         """What ``exit_status.decide`` needs, read after every sessionfinish hook."""
@@ -604,6 +679,9 @@ class SpecbenchRun:
             "resumed": ({"run": self.journal.run_id, "items_finished_before": len(self.finished)}
                         if self.journal is not None and self.config.getoption("specbench_resume", None) else None),
             "journal_error": self.journal_error,
+            "fingerprint": self._merged["fingerprint"] if self._merged else self.fingerprint,
+            "shard": list(self.settings.shard) if self.settings.shard else None,
+            "merged": ({k: v for k, v in self._merged.items() if k != "fingerprint"} if self._merged else None),
         }
 
 

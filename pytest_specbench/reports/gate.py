@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping
 import pytest
 
 from ..errors import DataError, OptionError
-from . import layout, stats
+from . import fingerprint, layout, stats
 from .report import metrics_error_line
 
 GATE_OPTIONS = ("specbench_fail_under", "specbench_baseline", "specbench_compare_fail")
@@ -486,9 +486,13 @@ def evaluate(report: Mapping[str, Any], baseline: Mapping[str, Any] | None, thre
                 rules.append(_compare_rule(tol, b, comparison.get(b, {}).get("metrics", {}).get(tol.metric), alpha,
                                            comparison.get(b, {}).get("flips")))
     passed = all(r["passed"] for r in rules)
+    # What else changed between the two runs (a JDK, a limit, a package, a data file), beside the deltas.
+    fingerprint_differences = (fingerprint.differences(baseline.get("manifest", {}).get("fingerprint"),
+                                                       report.get("manifest", {}).get("fingerprint"))
+                               if baseline is not None else [])
     return {"active": active, "passed": passed, "alpha": alpha, "rules": rules, "comparison": comparison,
             "baseline": (baseline or {}).get("manifest", {}).get("model", {}).get("spec") if baseline else None,
-            "notes": notes}
+            "notes": notes, "fingerprint_differences": fingerprint_differences}
 
 
 def _tasks_of(results: Mapping[str, Any], tasks: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -591,6 +595,10 @@ def render_gate(verdict: Mapping[str, Any]) -> list[str]:
             if bf or bp:
                 lines.append(f"    of which borderline (CPU time at the limit, measured again): {len(bf)} newly failing"
                              f" ({_few(bf)}), {len(bp)} newly passing ({_few(bp)})")
+    differences = verdict.get("fingerprint_differences") or []
+    if differences:
+        lines.append(f"specbench fingerprint vs baseline: {len(differences)} difference{'s' * (len(differences) > 1)}")
+        lines.extend(f"  {line}" for line in differences)
     if not verdict.get("active"):
         return lines
     status = "PASSED" if verdict["passed"] and not verdict.get("errors") else "FAILED"

@@ -12,7 +12,14 @@ benchmarks, data file hashes, model, checks, samples, limits, sandbox, benchmark
 options).  A run is only resumed with the same header, so that a resumed run's
 report is the report the uninterrupted run would have written.  Result lines
 are ``{"nodeid": ..., <the item's outcome>}``; an item that errored (harness
-trouble, E) has an ``"error"`` line instead and is run again on resume.
+trouble, E) has an ``"error"`` line instead and is run again on resume; a
+skipped item has a ``"skipped"`` line (its reason), which a resume decides
+again and ``specbench merge`` reports as the run that skipped it did; a run
+that ends writes a ``{"fingerprint": ..., "complete": ...}`` line (its
+fingerprint, ``reports/fingerprint.py``, and whether every selected item ran).  The
+header also carries the run's ``shard`` (``[I, N]``, ``--specbench-shard``) and
+its ``invocation`` (arguments and folder, which ``specbench merge`` runs again
+without the items); neither is part of the run key.
 """
 from __future__ import annotations
 
@@ -29,14 +36,18 @@ JOURNAL_NAME = "journal.jsonl"
 HEADER_KEY = "specbench_journal"  # the header line carries this key (value: format version)
 FORMAT = 1
 LATEST = "latest"
+FINGERPRINT_KEY = "fingerprint"  # a line written at the end of a run: its fingerprint (reports/fingerprint.py)
+COMPLETE_KEY = "complete"  # ... and whether every selected item ran
 FSYNC_INTERVAL = 1.0  # seconds between fsyncs of the journal (every line is flushed at once)
 
 # header key -> how to name it in a refusal
 _HEADER_LABELS = {
     "specbench_version": "specbench version", "benchmarks": "benchmark list", "data_files": "data files",
     "model": "model", "checks": "checks", "samples": "samples per task", "limits": "sandbox limits",
-    "sandbox": "sandbox mode", "options": "benchmark options",
+    "sandbox": "sandbox mode", "options": "benchmark options", "shard": "shard (--specbench-shard)",
 }
+# What may differ between the journals ``specbench merge`` joins: the rest is the run key.
+MERGE_FREE = ("shard",)
 
 
 def addoption(group, addini) -> None:
@@ -137,8 +148,18 @@ class Journal:
     @staticmethod
     def read(path: Path) -> tuple[dict[str, Any] | None, dict[str, dict]]:
         """``(header, {nodeid: outcome})`` of the items with a result (errored ones are left
-        out: they run again).  A line cut short by a crash is ignored."""
-        header, finished = None, {}
+        out: they run again; so are skipped ones, decided again).  A line cut short by a
+        crash is ignored."""
+        header, entries = Journal.read_entries(path)
+        return header, {nodeid: entry for nodeid, entry in entries.items()
+                        if "error" not in entry and "skipped" not in entry}
+
+    @staticmethod
+    def read_entries(path: Path) -> tuple[dict[str, Any] | None, dict[str, dict]]:
+        """``(header, {nodeid: last line})`` with every kind of line (result, ``error``,
+        ``skipped``): what ``specbench merge`` joins; the header has the last
+        ``fingerprint`` line's.  A line cut short by a crash is ignored."""
+        header, entries = None, {}
         try:
             with open(path, encoding="utf-8") as fh:
                 for lineno, line in enumerate(fh):
@@ -152,21 +173,25 @@ class Journal:
                         continue
                     if lineno == 0 and HEADER_KEY in entry:
                         header = entry
-                        continue
-                    nodeid = entry.pop("nodeid", None)
-                    if not isinstance(nodeid, str):
-                        continue
-                    if "error" in entry:
-                        finished.pop(nodeid, None)
-                    else:
-                        finished[nodeid] = entry
+                    elif FINGERPRINT_KEY in entry and header is not None:  # the end of a run (the last one's)
+                        header = {**header, FINGERPRINT_KEY: entry[FINGERPRINT_KEY],
+                                  COMPLETE_KEY: bool(entry.get(COMPLETE_KEY))}
+                    elif isinstance(entry.get("nodeid"), str):
+                        entries[entry.pop("nodeid")] = entry  # a resumed run's later line wins
         except OSError as exc:
             raise InfrastructureError(f"cannot read the run journal {path}: {exc.strerror}") from None
-        return header, finished
+        except UnicodeDecodeError:
+            raise InfrastructureError(f"{path} is not a run journal (not UTF-8 text)") from None
+        return header, entries
 
     # ------------------------------------------------------------ writing
     def append(self, nodeid: str, outcome: dict[str, Any]) -> None:
         self._write_line({"nodeid": nodeid, **outcome})
+
+    def append_end(self, fingerprint: dict[str, Any], complete: bool) -> None:
+        """The line a run ends with: its fingerprint, and whether every selected item ran
+        (not interrupted, not stopped by -x or --maxfail).  A resumed run adds its own."""
+        self._write_line({FINGERPRINT_KEY: fingerprint, COMPLETE_KEY: complete})
 
     def _write_line(self, obj: dict[str, Any]) -> None:
         try:
@@ -216,9 +241,14 @@ def _has_results(path: Path) -> bool:
         return False
 
 
-def header_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
-    """One phrase saying how two journal headers differ ('' if they do not)."""
+def header_difference(old: dict[str, Any], new: dict[str, Any], ignore: tuple[str, ...] = ()) -> str:
+    """One phrase saying how two journal headers differ ('' if they do not); keys in
+    ``ignore`` are not compared.  Both are compared as JSON has them (a header read
+    back has lists where the run's own has tuples: a declared option's default)."""
+    old, new = json.loads(json.dumps(old)), json.loads(json.dumps(new))
     for key, label in _HEADER_LABELS.items():
+        if key in ignore:
+            continue
         before, now = old.get(key), new.get(key)
         if before == now:
             continue

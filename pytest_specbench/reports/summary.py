@@ -136,6 +136,9 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
                 if np_:
                     out.append(f"- newly passing: {_ids(np_)}")
                 out.append("")
+    if gate.get("fingerprint_differences"):
+        out += ["### What differs from the baseline's run (fingerprint)", ""]
+        out += [f"- {_md_cell(line)}" for line in gate["fingerprint_differences"]] + [""]
     if gate.get("rules") or status:
         out += ["### Gate", ""]
         for r in gate.get("rules", []):
@@ -317,6 +320,9 @@ def html_report(report: Mapping[str, Any]) -> str:
     if status:
         parts.append(f"<div class='banner {'ok' if status == 'passed' else 'bad'}'>Gate {status.upper()}</div>")
         parts.append(_rules_html(gate))
+    if gate.get("fingerprint_differences"):
+        parts.append("<div class='meta'>What differs from the baseline's run (fingerprint):<ul>"
+                     + "".join(f"<li>{_e(n)}</li>" for n in gate["fingerprint_differences"]) + "</ul></div>")
     plotting = _plotting()
     for name, section in report["benchmarks"].items():
         comp = gate.get("comparison", {}).get(name)

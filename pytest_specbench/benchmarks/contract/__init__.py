@@ -13,3 +13,6 @@ ADAPTERS = {
 }
 # The declared options of these adapters, importable without them (every pytest start lists them).
 OPTIONS = "pytest_specbench.benchmarks.contract.options:OPTIONS"
+# The data folders each adapter reads from a data root (`specbench data download` fetches them;
+# --specbench-data unset takes $SPECBENCH_DATA when it holds them all).
+DATA = {"contract": ("contracteval", "evalplus"), "contract-cvt": ("contracteval", "evalplus"), "evalplus": ("evalplus",)}

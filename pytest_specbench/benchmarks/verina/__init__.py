@@ -12,3 +12,6 @@ ways), :mod:`.audit` (what Lean says the answer added, after elaboration),
 ADAPTERS = {"verina": "pytest_specbench.benchmarks.verina.adapter:ADAPTER"}
 # The declared options of these adapters, importable without them (every pytest start lists them).
 OPTIONS = "pytest_specbench.benchmarks.verina.options:OPTIONS"
+# The data folders each adapter reads from a data root (`specbench data download` fetches them;
+# --specbench-data unset takes $SPECBENCH_DATA when it holds them all).
+DATA = {"verina": ("verina",)}
