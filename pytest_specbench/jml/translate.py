@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 
 from . import expr as X
 from .coverage import branch_probes
-from .parser import node_text as _text, parse_java, walk as _walk
+from .lexical import LexicalError, normalise
+from .parser import node_text as _text, parse_java, reprint, walk as _walk
 
 _PRIMS = {"int", "long", "short", "byte", "char", "boolean", "double", "float"}
 _RT = "specbench.jml.JmlRt"
@@ -644,7 +645,20 @@ class Translator:
                         if init is not None:
                             _pure(init, it[1], self.own_types)
                         self.fields[name] = typ
-                        init_java = f" = {self.plain_java(init, it[1])}" if init is not None else ""
+                        init_java = ""
+                        if init is not None:
+                            # guarded as spec code (issue 42): the initialiser runs in a helper whose
+                            # exception is a recorded violation, not the program's exception
+                            value = self.plain_java(init, it[1])
+                            if isinstance(init, X.NewArray) and init.type == "?":
+                                value = f"new {typ}{value}"
+                            k = self.fresh()
+                            self.helpers.setdefault(cls_end, []).append(
+                                f"    private {typ} __jml_g{k}() {{ /*@jml:{it[1]}*/\n        "
+                                + self.spec_statement(f"return {value};", "ghost", it[1],
+                                                      f"ghost {typ} {name} = {X.to_jml(init)}")
+                                + "\n    }\n")
+                            init_java = f" = __jml_g{k}()"
                         self.edit(c.start_byte, c.end_byte, "")
                         self.edit(c.end_byte, c.end_byte, f" {typ} {name}{init_java};")
                     elif it[0] in ("model", "constraint", "initially", "axiom", "represents"):
@@ -699,10 +713,11 @@ class Translator:
                     raise TranslationError(f"model method: {name!r} is not allowed in a specification (the "
                                            "checker's runtime, reflection, threads or processes)",
                                            line + n.start_point[0] - 1)
+        # javac gets the tokens tree-sitter read and screened, re-printed (issue 42), never the answer's text
         lo = members[0].start_byte - len(head)
         hi = members[0].end_byte - len(head)
         dec = decl.encode("utf-8")
-        java = blank(dec[:lo].decode("utf-8")) + dec[lo:hi].decode("utf-8") + blank(dec[hi:].decode("utf-8"))
+        java = blank(dec[:lo].decode("utf-8")) + reprint(wrapped, members[0]) + blank(dec[hi:].decode("utf-8"))
         self.edit(comment.start_byte, comment.end_byte, blank(text[:m.end()]) + java)
 
     def declared(self, name: str, typ: str, line: int) -> None:
@@ -733,6 +748,10 @@ class Translator:
     def plain_java(self, e: X.Node, line: int) -> str:
         _no_runtime_names(e, line, ("specbench", "JmlRt"))
         _screen(e, line, self.own_types)
+        return self.to_java(e, line)
+
+    @staticmethod
+    def to_java(e: X.Node, line: int) -> str:
         try:
             return X.to_java(e)
         except X.Unbounded as exc:
@@ -827,7 +846,9 @@ class Translator:
             lines.append(f"final {t} __jml_old_{name} = {_RT}.old({name});")
         pnames = {p.name for p in m.params}
         for name, ex, c in entry_values:
-            java = self.plain_java(_rename_state(ex, pnames, "__jml_pre_{}"), c.line)
+            # screened as written, then renamed: the translator's own names never trip its own check (issue 42)
+            self.plain_java(ex, c.line)
+            java = self.to_java(_rename_state(ex, pnames, "__jml_pre_{}"), c.line)
             lines.append(f"final var {name} = {_RT}.oldv(() -> ({java}), {c.line}, {_java_str(c.text)}); "
                          f"/*@jml:{c.line}*/")
         old_decls: dict[str, str] = {}
@@ -1057,17 +1078,24 @@ class Translator:
                         if init is not None:
                             _pure(init, line, self.own_types)
                         m.locals.append(_Var(name, typ, c.start_byte))
-                        init_java = f" = {self.plain_java(self.old_rename(init), line)}" if init is not None else ""
-                        stmts.append(f"{typ} {name}{init_java};")
+                        if init is None:
+                            stmts.append(f"{typ} {name};")
+                        else:
+                            value = self.plain_java(self.old_rename(init), line)
+                            if isinstance(init, X.NewArray) and init.type == "?":
+                                value = f"new {typ}{value}"
+                            stmts.append(f"{typ} {name}; " + self.spec_statement(
+                                f"{name} = {value};", "ghost", line, f"ghost {typ} {name} = {X.to_jml(init)}"))
                     elif kw == "set":
                         self.ghost_target(payload, line)
                         e = self.old_rename(payload)
                         if isinstance(e, X.Binary) and e.op.endswith("=") and e.op not in ("==", "!=", "<=", ">="):
-                            stmts.append(f"{self.plain_java(e.left, line)} {e.op} {self.plain_java(e.right, line)};")
+                            stmt = f"{self.plain_java(e.left, line)} {e.op} {self.plain_java(e.right, line)};"
                         elif isinstance(e, (X.Postfix, X.Unary)) and e.op in ("++", "--"):
-                            stmts.append(self.plain_java(e, line)[1:-1] + ";")
+                            stmt = self.plain_java(e, line)[1:-1] + ";"
                         else:
-                            stmts.append(self.plain_java(e, line) + ";")
+                            stmt = self.plain_java(e, line) + ";"
+                        stmts.append(self.spec_statement(stmt, "set", line, "set " + X.to_jml(payload)))
                     elif kw in ("invariant", "model"):
                         self.unsupported.append((kw, line))
                     # modifiers, assignable etc.: nothing to run
@@ -1099,6 +1127,14 @@ class Translator:
             if c.type in ("lambda_expression", "class_body"):
                 continue
             self.do_block(m, cls_end, c)
+
+    def spec_statement(self, stmt: str, kind: str, line: int, text: str) -> str:
+        """A ghost initialiser or ``set`` statement, guarded as spec code (issue 42): an exception
+        it raises is the clause being undefined (a recorded violation), never the program's
+        exception for ``signals`` to allow."""
+        k = self.fresh()
+        return (f"try {{ {stmt} }} catch (RuntimeException | StackOverflowError __jml_g{k}) "
+                f"{{ throw {_RT}.undefined(\"{kind}\", {line}, {_java_str(text)}, __jml_g{k}); }}")
 
     def _old_types(self, m: _Method, e: X.Node):
         for name in X.free_names(e):
@@ -1272,4 +1308,8 @@ def translate(source: str, class_name: str | None = None, probes: bool = True, *
     the methods whose declarations start on these lines (1-based; the others are
     left as written); ``non_null=False``: no JML non-null defaults (§6.2.10) for
     reference parameters and results (PostcondBench injects ``ensures`` only)."""
+    try:
+        source = normalise(source)
+    except LexicalError as exc:
+        raise TranslationError(exc.reason + f" (column {exc.column})", exc.line) from None
     return Translator(source, probes, only_lines, non_null).run(class_name)

@@ -152,6 +152,7 @@ public final class JmlRt {
     public static boolean t(long ignored) { return true; }
 
     public static RuntimeException undefined(String kind, int line, String clause, Throwable cause) {
+        if (cause instanceof RangeTooLarge) throw record("unsupported", line, clause, cause.getMessage());
         throw record("undefined", line, clause, kind + " clause raised " + cause.getClass().getName());
     }
 
@@ -163,14 +164,48 @@ public final class JmlRt {
     }
 
     // ------------------------------------------------------------ quantifiers
-    public static boolean forall(long lo, long hi, LongPredicate p) {
-        for (long i = lo; i < hi; i++) if (!p.test(i)) return false;
-        return true;
+    /** The most values one quantifier may range over (issue 42): a wider range is
+     *  "unsupported" (a violation of kind {@code unsupported}), never empty and never run
+     *  for minutes.  SpecGenBench's widest range on its inputs is a few hundred values. */
+    public static final long QUANTIFIER_CAP = 100_000_000L;
+
+    /** A quantifier range beyond {@link #QUANTIFIER_CAP} (only JmlRt creates one). */
+    public static final class RangeTooLarge extends RuntimeException {
+        RangeTooLarge(String m) { super(m, null, false, false); }
     }
 
-    public static boolean exists(long lo, long hi, LongPredicate p) {
-        for (long i = lo; i < hi; i++) if (p.test(i)) return true;
-        return false;
+    /** The first and last value of a range given as written (bounds widened to long, strictness
+     *  as flags) clamped to the variable's type; null when empty.  No arithmetic here wraps:
+     *  {@code k <= Integer.MAX_VALUE} is MAX_VALUE itself, not MAX_VALUE + 1 in int. */
+    private static long[] span(long lo, boolean loStrict, long hi, boolean hiIncl, long tmin, long tmax) {
+        if (loStrict) { if (lo == Long.MAX_VALUE) return null; lo++; }
+        if (!hiIncl) { if (hi == Long.MIN_VALUE) return null; hi--; }
+        lo = Math.max(lo, tmin);
+        hi = Math.min(hi, tmax);
+        if (lo > hi) return null;
+        long d = hi - lo;  // in [0, 2^64 - 1]: negative here means it overflowed long
+        if (d < 0 || d >= QUANTIFIER_CAP)
+            throw new RangeTooLarge("quantifier range [" + lo + ", " + hi + "] has more than " + QUANTIFIER_CAP
+                                    + " values (unsupported)");
+        return new long[] {lo, hi};
+    }
+
+    public static boolean forall(long lo, boolean loStrict, long hi, boolean hiIncl, long tmin, long tmax, LongPredicate p) {
+        long[] s = span(lo, loStrict, hi, hiIncl, tmin, tmax);
+        if (s == null) return true;
+        for (long i = s[0]; ; i++) {
+            if (!p.test(i)) return false;
+            if (i == s[1]) return true;
+        }
+    }
+
+    public static boolean exists(long lo, boolean loStrict, long hi, boolean hiIncl, long tmin, long tmax, LongPredicate p) {
+        long[] s = span(lo, loStrict, hi, hiIncl, tmin, tmax);
+        if (s == null) return false;
+        for (long i = s[0]; ; i++) {
+            if (p.test(i)) return true;
+            if (i == s[1]) return false;
+        }
     }
 
     // ------------------------------------------------------------ \old(e) of object state, evaluated at entry
