@@ -9,7 +9,8 @@ trees the checker validated (:mod:`.translate`), never copied from the answer's 
   ``\\r``; the JML parser and tree-sitter's row counts only know ``\\n``);
 * Java unicode escapes (``\\u`` with any number of ``u``, JLS 3.3): javac decodes them before it
   lexes anything, comments and strings included (``\\u000a`` ends a line comment, ``\\u0022`` a
-  string): refused anywhere (neither SpecGenBench nor PostcondBench's Java sources use one);
+  string): accepted only inside a string or character literal of the program's code and when
+  they decode to a character that ends nothing there; refused anywhere else (JML comments included);
 * lone surrogates (a Python string can hold one; UTF-8 cannot encode it), Unicode format
   characters (category Cf: zero-width joiners, bidi controls, the BOM), Java's
   identifier-ignorable code points (``Character.isIdentifierIgnorable``: U+0000-0008,
@@ -68,19 +69,48 @@ def _name(ch: str) -> str:
     return f"U+{ord(ch):04X}" + (f" {unicodedata.name(ch)}" if unicodedata.name(ch, "") else "")
 
 
-def normalise(text: str) -> str:
+def normalise_source(text: str) -> str:
     """``text`` with ``\\n`` line ends, or :class:`LexicalError` for the first character or
     unicode escape two lexers could read differently (module docstring)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    m = _UNICODE_ESCAPE.search(text)
-    if m:
-        line, col = _where(text, m.start(1))
-        raise LexicalError(f"a Java unicode escape ({m.group(0)[-(len(m.group(1)) + 4):]}): javac decodes it before "
-                           "lexing, so the checker and javac would read different programs; write the character "
-                           "itself", line, col)
     for m in _SUSPECT.finditer(text):
         why = refused(m.group())
         if why is not None:
             line, col = _where(text, m.start())
             raise LexicalError(f"{_name(m.group())}: {why}", line, col)
+    escapes = list(_UNICODE_ESCAPE.finditer(text))
+    if escapes:
+        _escapes_inside_literals(text, escapes)
     return text
+
+
+def _escapes_inside_literals(text: str, escapes: list) -> None:
+    """javac decodes every ``\\u`` escape before lexing (JLS 3.3).  One changes no token's
+    boundary only inside a string or character literal of the program's code, and only when
+    it decodes to a character that ends nothing (not a quote, a backslash or a line end: a
+    program's ``"\\u2029"`` or ``'\\u0000'`` is accepted, javac keeps it as the literal's
+    content); any other is refused, wherever it stands (a comment, JML included, or code)."""
+    from .parser import parse_java
+
+    raw = text.encode("utf-8")
+    tree = parse_java(raw)
+    literals = []
+    stack = [tree.root_node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("string_literal", "character_literal"):
+            literals.append((n.start_byte, n.end_byte))
+        elif n.type not in ("line_comment", "block_comment"):
+            stack.extend(n.children)
+    for m in escapes:
+        start = m.start(1)
+        at = len(text[:start].encode("utf-8"))
+        ch = chr(int(m.group(0)[-4:], 16))
+        inside = any(lo < at < hi for lo, hi in literals)
+        if inside and ch not in "\"'\\\n\r":
+            continue
+        line, col = _where(text, start)
+        where = "inside a literal it decodes to a quote, a backslash or a line end" if inside else \
+            "outside a string or character literal"
+        raise LexicalError(f"a Java unicode escape ({m.group(1)}{m.group(0)[-4:]}) {where}: javac decodes it before "
+                           "lexing, so the checker and javac would read different programs", line, col)

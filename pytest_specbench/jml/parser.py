@@ -31,10 +31,13 @@ def node_text(src: bytes, node: Any) -> str:
 
 
 def walk(node: Any) -> Iterator[Any]:
-    """The node and all its descendants, in source order (pre-order)."""
-    yield node
-    for c in node.children:
-        yield from walk(c)
+    """The node and all its descendants, in source order (pre-order); without recursion, so
+    a sample's 4,000 nested parentheses are a deep tree, never a RecursionError (issue 42)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
 
 
 _ATOMS = frozenset({"string_literal", "character_literal"})  # one token each, whatever their children

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 from . import expr as X
 from .coverage import branch_probes
-from .lexical import LexicalError, normalise
+from .lexical import LexicalError, normalise_source
 from .parser import node_text as _text, parse_java, reprint, walk as _walk
 
 _PRIMS = {"int", "long", "short", "byte", "char", "boolean", "double", "float"}
@@ -1309,7 +1309,7 @@ def translate(source: str, class_name: str | None = None, probes: bool = True, *
     left as written); ``non_null=False``: no JML non-null defaults (§6.2.10) for
     reference parameters and results (PostcondBench injects ``ensures`` only)."""
     try:
-        source = normalise(source)
+        source = normalise_source(source)
     except LexicalError as exc:
         raise TranslationError(exc.reason + f" (column {exc.column})", exc.line) from None
     return Translator(source, probes, only_lines, non_null).run(class_name)
