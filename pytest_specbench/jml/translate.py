@@ -470,6 +470,7 @@ class Translator:
                                    if n.type in ("class_declaration", "interface_declaration", "enum_declaration")
                                    and n.child_by_field_name("name") is not None)
         self.ghosts: set[str] = set()
+        self.class_names: dict[int, str] = {}  # class body end byte -> the class's name
 
     # -------------------------------------------------------------- helpers
     def edit(self, start: int, end: int, text: str) -> None:
@@ -520,13 +521,26 @@ class Translator:
         sig = ", ".join(f"{t} {n}" for t, n in params)
         kind = clause.kind
         lit = _java_str(clause.text)
+        snap = self.snapshot(cls_end, m.static, [n for t, n in params if t not in _PRIMS])
         body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
-                f"        try {{ return {java}; }}\n"
+                f"        final {_RT}.Snapshot __jml_s = {snap}; final {ret} __jml_v;\n"
+                f"        try {{ __jml_v = {java}; }}\n"
                 f"        catch (RuntimeException | StackOverflowError __jml_e) "
-                f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n    }}\n")
+                f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n"
+                f"        {_RT}.same(__jml_s, \"{kind}\", {clause.line}, {lit});\n"
+                f"        return __jml_v;\n    }}\n")
         self.helpers.setdefault(cls_end, []).append(body)
         args = ", ".join(n for _, n in params)
         return f"{name}({args})"
+
+    def snapshot(self, cls_end: int, static: bool, names) -> str:
+        """Purity by observation (issue 42): a snapshot, before spec code runs, of what it can
+        reach of the program's state: the receiver, its reference arguments and the class's
+        static fields (``JmlRt.same`` after it fails the call when they changed).  Ghost fields
+        are spec state: skipped (``__jml_ghosts``, one constant per class body)."""
+        self.helpers.setdefault(cls_end, [])  # the class body gets its __jml_ghosts
+        roots = ([] if static else ["this"]) + list(names) + [f"{self.class_names[cls_end]}.class"]
+        return f"{_RT}.snap(__jml_ghosts, {', '.join(roots)})"
 
     # ----------------------------------------------------------------- main
     def jml_comments(self):
@@ -589,8 +603,10 @@ class Translator:
 
     def apply(self) -> str:
         edits = list(self.edits)
+        ghosts = ", ".join(_java_str(g) for g in sorted(self.ghosts))
         for pos, hs in self.helpers.items():
-            edits.append((pos, pos, 10 ** 9, "\n" + "".join(hs)))
+            edits.append((pos, pos, 10 ** 9, "\n" + "".join(hs)
+                          + f"    private static final String[] __jml_ghosts = {{{ghosts}}};\n"))
         edits.sort(key=lambda e: (e[0], e[2]))
         out, cur = [], 0
         for start, end, _, text in edits:
@@ -605,6 +621,7 @@ class Translator:
     def do_class(self, cls) -> None:
         body = cls.child_by_field_name("body")
         cls_end = body.end_byte - 1
+        self.class_names[cls_end] = _text(self.src, cls.child_by_field_name("name"))
         for c in body.named_children:
             if c.type == "field_declaration":
                 t = _text(self.src, c.child_by_field_name("type"))
@@ -654,9 +671,11 @@ class Translator:
                                 value = f"new {typ}{value}"
                             k = self.fresh()
                             self.helpers.setdefault(cls_end, []).append(
-                                f"    private {typ} __jml_g{k}() {{ /*@jml:{it[1]}*/\n        "
-                                + self.spec_statement(f"return {value};", "ghost", it[1],
-                                                      f"ghost {typ} {name} = {X.to_jml(init)}")
+                                f"    private {typ} __jml_g{k}() {{ /*@jml:{it[1]}*/\n        final {typ} __jml_v; "
+                                + self.spec_statement(f"__jml_v = {value};", "ghost", it[1],
+                                                      f"ghost {typ} {name} = {X.to_jml(init)}",
+                                                      self.snapshot(cls_end, False, []))
+                                + " return __jml_v;"
                                 + "\n    }\n")
                             init_java = f" = __jml_g{k}()"
                         self.edit(c.start_byte, c.end_byte, "")
@@ -736,11 +755,11 @@ class Translator:
             target, value = e.left, e.right
         elif isinstance(e, (X.Unary, X.Postfix)) and e.op in ("++", "--"):
             target = e.expr
-        root = target
-        while isinstance(root, (X.Index, X.Field)):
-            root = root.arr if isinstance(root, X.Index) else root.obj
-        if not (isinstance(root, X.Name) and root.name in self.ghosts):
-            raise TranslationError("set may only assign a ghost variable", line)
+        if not (isinstance(target, X.Name) and target.name in self.ghosts):
+            # an element or field write goes through a reference the program may share
+            # (``ghost int[] g = a; set g[0] = key;`` writes the input: issue 42)
+            raise TranslationError("set may only assign a whole ghost variable (not an element or a field of one)",
+                                   line)
         if value is not None:
             _pure(value, line, self.own_types)
         _screen(e, line, self.own_types)
@@ -849,8 +868,10 @@ class Translator:
             # screened as written, then renamed: the translator's own names never trip its own check (issue 42)
             self.plain_java(ex, c.line)
             java = self.to_java(_rename_state(ex, pnames, "__jml_pre_{}"), c.line)
-            lines.append(f"final var {name} = {_RT}.oldv(() -> ({java}), {c.line}, {_java_str(c.text)}); "
-                         f"/*@jml:{c.line}*/")
+            snap = self.snapshot(cls_end, m.static, [p.name for p in m.params if p.type not in _PRIMS])
+            lines.append(f"final {_RT}.Snapshot {name}_s = {snap}; "
+                         f"final var {name} = {_RT}.oldv(() -> ({java}), {c.line}, {_java_str(c.text)}); "
+                         f"{_RT}.same({name}_s, \"ensures\", {c.line}, {_java_str(c.text)}); /*@jml:{c.line}*/")
         old_decls: dict[str, str] = {}
         for i, case in enumerate(cases):
             for c in case.of("old"):
@@ -927,10 +948,15 @@ class Translator:
                         raise _Unsupported(str(exc), c.line) from None
                     inline_result = inline_result or any(isinstance(x, X.Result) for x in X.walk(e))
                     lit = _java_str(c.text)
-                    post.append(f"if (__jml_pre{i}) {{ {_RT}.check(((java.util.function.BooleanSupplier) () -> {{ "
+                    roots = [p.name for p in m.params if p.type not in _PRIMS]
+                    roots += [] if void or m.ret in _PRIMS else ["__jml_result"]
+                    snap = self.snapshot(cls_end, m.static, roots)
+                    post.append(f"if (__jml_pre{i}) {{ final {_RT}.Snapshot __jml_s = {snap}; "
+                                f"{_RT}.check(((java.util.function.BooleanSupplier) () -> {{ "
                                 f"try {{ return {java}; }} catch (RuntimeException | StackOverflowError __jml_e) "
                                 f"{{ throw {_RT}.undefined(\"ensures\", {c.line}, {lit}, __jml_e); }} }})"
-                                f".getAsBoolean(), \"ensures\", {c.line}, {lit}); }} /*@jml:{c.line}*/")
+                                f".getAsBoolean(), \"ensures\", {c.line}, {lit}); "
+                                f"{_RT}.same(__jml_s, \"ensures\", {c.line}, {lit}); }} /*@jml:{c.line}*/")
                     continue
                 e = self.post_expr(c.expr, params)
                 call = self.helper(m, cls_end, c, e, pre_pos, ensure_extra)
@@ -1084,8 +1110,9 @@ class Translator:
                             value = self.plain_java(self.old_rename(init), line)
                             if isinstance(init, X.NewArray) and init.type == "?":
                                 value = f"new {typ}{value}"
+                            snap = self.snapshot(cls_end, m.static, self.statement_roots(m, init, c.start_byte))
                             stmts.append(f"{typ} {name}; " + self.spec_statement(
-                                f"{name} = {value};", "ghost", line, f"ghost {typ} {name} = {X.to_jml(init)}"))
+                                f"{name} = {value};", "ghost", line, f"ghost {typ} {name} = {X.to_jml(init)}", snap))
                     elif kw == "set":
                         self.ghost_target(payload, line)
                         e = self.old_rename(payload)
@@ -1095,7 +1122,8 @@ class Translator:
                             stmt = self.plain_java(e, line)[1:-1] + ";"
                         else:
                             stmt = self.plain_java(e, line) + ";"
-                        stmts.append(self.spec_statement(stmt, "set", line, "set " + X.to_jml(payload)))
+                        snap = self.snapshot(cls_end, m.static, self.statement_roots(m, payload, c.start_byte))
+                        stmts.append(self.spec_statement(stmt, "set", line, "set " + X.to_jml(payload), snap))
                     elif kw in ("invariant", "model"):
                         self.unsupported.append((kw, line))
                     # modifiers, assignable etc.: nothing to run
@@ -1128,13 +1156,27 @@ class Translator:
                 continue
             self.do_block(m, cls_end, c)
 
-    def spec_statement(self, stmt: str, kind: str, line: int, text: str) -> str:
+    def spec_statement(self, stmt: str, kind: str, line: int, text: str, snap: str) -> str:
         """A ghost initialiser or ``set`` statement, guarded as spec code (issue 42): an exception
         it raises is the clause being undefined (a recorded violation), never the program's
-        exception for ``signals`` to allow."""
+        exception for ``signals`` to allow; what it changes of the program's state (``snap``:
+        :meth:`snapshot`) fails the call."""
         k = self.fresh()
-        return (f"try {{ {stmt} }} catch (RuntimeException | StackOverflowError __jml_g{k}) "
-                f"{{ throw {_RT}.undefined(\"{kind}\", {line}, {_java_str(text)}, __jml_g{k}); }}")
+        lit = _java_str(text)
+        return (f"{{ final {_RT}.Snapshot __jml_s{k} = {snap}; "
+                f"try {{ {stmt} }} catch (RuntimeException | StackOverflowError __jml_g{k}) "
+                f"{{ throw {_RT}.undefined(\"{kind}\", {line}, {lit}, __jml_g{k}); }} "
+                f"{_RT}.same(__jml_s{k}, \"{kind}\", {line}, {lit}); }}")
+
+    def statement_roots(self, m: _Method, e: X.Node, pos: int) -> list[str]:
+        """The program's references a body-level ghost statement could reach: the method's
+        reference parameters and the reference variables it names (not ghosts)."""
+        names = [p.name for p in m.params if p.type not in _PRIMS]
+        for n in sorted(X.free_names(e)):
+            t = m.type_of(n, pos)
+            if t is not None and t not in _PRIMS and n not in names and n not in self.ghosts:
+                names.append(n)
+        return names
 
     def _old_types(self, m: _Method, e: X.Node):
         for name in X.free_names(e):

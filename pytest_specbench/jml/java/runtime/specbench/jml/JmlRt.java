@@ -230,6 +230,111 @@ public final class JmlRt {
         try { return e.get(); } catch (RuntimeException | StackOverflowError x) { throw undefined("ensures", line, clause, x); }
     }
 
+    // ------------------------------------------------------------ purity by observation (issue 42)
+    /** Most values one purity snapshot records; what lies beyond is not observed. */
+    public static final int SNAPSHOT_CAP = 20_000;
+
+    /** What spec code could reach of the program's state before it ran: the roots (its
+     *  reference arguments, the receiver, the class for its static fields) and a bounded deep
+     *  copy of what they reach (arrays element by element, the fields of the program's objects,
+     *  the elements of JDK collections and maps, the text of char sequences). */
+    public static final class Snapshot {
+        private final Object[] roots;
+        private final String[] skip;
+        private final List<Object> values;
+        Snapshot(Object[] roots, String[] skip, List<Object> values) { this.roots = roots; this.skip = skip; this.values = values; }
+    }
+
+    /** A snapshot before spec code runs; {@code skip}: ghost field names (spec state, not the program's). */
+    public static Snapshot snap(String[] skip, Object... roots) {
+        return new Snapshot(roots, skip, observe(roots, skip));
+    }
+
+    /** Fails the call when the spec code run since {@code s} changed what it observed. */
+    public static void same(Snapshot s, String kind, int line, String clause) {
+        List<Object> now = observe(s.roots, s.skip);
+        if (!now.equals(s.values))
+            throw record("impure", line, clause, "the specification changed the program's state (" + kind + ")");
+    }
+
+    private static List<Object> observe(final Object[] roots, final String[] skip) {
+        return java.security.AccessController.doPrivileged((java.security.PrivilegedAction<List<Object>>) () -> {
+            List<Object> out = new ArrayList<>();
+            java.util.IdentityHashMap<Object, Integer> seen = new java.util.IdentityHashMap<>();
+            java.util.ArrayDeque<Object> todo = new java.util.ArrayDeque<>();
+            for (Object r : roots) { out.add(r instanceof Class ? r : tag(r)); if (r != null) todo.add(r); }
+            while (!todo.isEmpty() && out.size() < SNAPSHOT_CAP) {
+                Object o = todo.poll();
+                if (seen.put(o, seen.size()) != null) continue;
+                Class<?> c = o.getClass();
+                if (o instanceof Class) {
+                    for (java.lang.reflect.Field f : ((Class<?>) o).getDeclaredFields())
+                        if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, null, out, todo);
+                } else if (c.isArray()) {
+                    int n = Array.getLength(o);
+                    out.add(n);
+                    for (int i = 0; i < n && out.size() < SNAPSHOT_CAP; i++) value(Array.get(o, i), out, todo);
+                } else if (o instanceof CharSequence && c.getClassLoader() == null) {
+                    out.add(o.toString());
+                } else if (o instanceof java.util.Collection && c.getClassLoader() == null) {
+                    for (Object e : ((java.util.Collection<?>) o).toArray()) value(e, out, todo);
+                } else if (o instanceof java.util.Map && c.getClassLoader() == null) {
+                    for (Object e : ((java.util.Map<?, ?>) o).entrySet().toArray()) {
+                        java.util.Map.Entry<?, ?> en = (java.util.Map.Entry<?, ?>) e;
+                        value(en.getKey(), out, todo);
+                        value(en.getValue(), out, todo);
+                    }
+                } else if (c.getClassLoader() != null && c.getClassLoader() != JmlRt.class.getClassLoader()) {
+                    for (Class<?> k = c; k != null && k.getClassLoader() != null; k = k.getSuperclass())
+                        for (java.lang.reflect.Field f : k.getDeclaredFields())
+                            if (!java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, o, out, todo);
+                }
+                // other JDK objects: observed by identity only (their fields are not the program's)
+            }
+            return out;
+        });
+    }
+
+    private static boolean keep(java.lang.reflect.Field f, String[] skip) {
+        String n = f.getName();
+        if (n.startsWith("__jml") || f.isSynthetic()) return false;
+        for (String g : skip) if (g.equals(n)) return false;
+        return true;
+    }
+
+    private static void field(java.lang.reflect.Field f, Object o, List<Object> out, java.util.ArrayDeque<Object> todo) {
+        try {
+            f.setAccessible(true);
+            value(f.get(o), out, todo);
+        } catch (RuntimeException | IllegalAccessException e) {
+            out.add("?");
+        }
+    }
+
+    /** A value as recorded: primitives, strings and other immutable JDK values as themselves, other
+     *  objects by identity (and queued, to record what they hold). */
+    private static void value(Object v, List<Object> out, java.util.ArrayDeque<Object> todo) {
+        if (v == null || v instanceof Number && v.getClass().getClassLoader() == null || v instanceof Boolean
+                || v instanceof Character || v instanceof String || v instanceof Enum) {
+            out.add(v);
+            return;
+        }
+        out.add(tag(v));
+        todo.add(v);
+    }
+
+    /** An object's identity as a value (equal only to the same object). */
+    private static Object tag(Object o) {
+        return o == null ? null : new Ident(o);
+    }
+
+    private static final class Ident {
+        private final Object o;
+        Ident(Object o) { this.o = o; }
+        @Override public boolean equals(Object x) { return x instanceof Ident && ((Ident) x).o == o; }
+        @Override public int hashCode() { return System.identityHashCode(o); }
+    }
+
     // ------------------------------------------------------------ \old snapshots (arrays copied deeply)
     public static int old(int x) { return x; }
     public static long old(long x) { return x; }
