@@ -521,14 +521,22 @@ class Translator:
         sig = ", ".join(f"{t} {n}" for t, n in params)
         kind = clause.kind
         lit = _java_str(clause.text)
-        snap = self.snapshot(cls_end, m.static, [n for t, n in params if t not in _PRIMS])
-        body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
-                f"        final {_RT}.Snapshot __jml_s = {snap}; final {ret} __jml_v;\n"
-                f"        try {{ __jml_v = {java}; }}\n"
-                f"        catch (RuntimeException | StackOverflowError __jml_e) "
-                f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n"
-                f"        {_RT}.same(__jml_s, \"{kind}\", {clause.line}, {lit});\n"
-                f"        return __jml_v;\n    }}\n")
+        types = {**self.fields, **{x.var: x.type for x in X.walk(e) if isinstance(x, X.Quant)},
+                 **{n: t for t, n in params}}
+        if _may_run_code(e, types):
+            snap = self.snapshot(cls_end, m.static, [n for t, n in params if t not in _PRIMS])
+            body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
+                    f"        final {_RT}.Snapshot __jml_s = {snap}; final {ret} __jml_v;\n"
+                    f"        try {{ __jml_v = {java}; }}\n"
+                    f"        catch (RuntimeException | StackOverflowError __jml_e) "
+                    f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n"
+                    f"        {_RT}.same(__jml_s, \"{kind}\", {clause.line}, {lit});\n"
+                    f"        return __jml_v;\n    }}\n")
+        else:  # nothing in it can run code (no call, no string conversion): nothing to observe
+            body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
+                    f"        try {{ return {java}; }}\n"
+                    f"        catch (RuntimeException | StackOverflowError __jml_e) "
+                    f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n    }}\n")
         self.helpers.setdefault(cls_end, []).append(body)
         args = ", ".join(n for _, n in params)
         return f"{name}({args})"
@@ -1232,6 +1240,27 @@ class Translator:
             inner = cond.named_children[0]
         self.edit(inner.start_byte, inner.start_byte, f"{inv} && (")
         self.edit(inner.end_byte, inner.end_byte, f") && {dec}")
+
+
+def _may_run_code(e: X.Node, types: dict[str, str]) -> bool:
+    """Can evaluating ``e`` run code that changes state?  A call or a method reference can; so
+    can ``+`` when it may convert an object to a string (``toString``): an operand that is a
+    string literal or names a variable not known to be of a primitive type (or an array of
+    them).  Operators, indexing, field reads and quantifiers alone cannot (assignments do
+    not parse, ``++``/``--`` are refused): their helpers skip the purity snapshot."""
+    nodes = list(X.walk(e))
+    if any(isinstance(x, (X.Call, X.MethodRef)) for x in nodes):
+        return True
+    if not any(isinstance(x, X.Binary) and x.op == "+" for x in nodes):
+        return False
+    for x in nodes:
+        if isinstance(x, X.Lit) and x.text.startswith('"'):
+            return True
+        if isinstance(x, X.Name) and types.get(x.name, "").rstrip("[]") not in _PRIMS:
+            return True
+        if isinstance(x, X.Field) and x.name != "length":
+            return True
+    return False
 
 
 def _reads_object_state(e: X.Node) -> bool:

@@ -268,12 +268,14 @@ public final class JmlRt {
                 if (seen.put(o, seen.size()) != null) continue;
                 Class<?> c = o.getClass();
                 if (o instanceof Class) {
-                    for (java.lang.reflect.Field f : ((Class<?>) o).getDeclaredFields())
+                    for (java.lang.reflect.Field f : FIELDS.get((Class<?>) o))
                         if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, null, out, todo);
+                } else if (c.isArray() && c.getComponentType().isPrimitive()) {
+                    out.add(new Copy(o));  // a copy, compared element by element (one memcpy, no boxing)
                 } else if (c.isArray()) {
-                    int n = Array.getLength(o);
-                    out.add(n);
-                    for (int i = 0; i < n && out.size() < SNAPSHOT_CAP; i++) value(Array.get(o, i), out, todo);
+                    Object[] a = (Object[]) o;
+                    out.add(a.length);
+                    for (int i = 0; i < a.length && out.size() < SNAPSHOT_CAP; i++) value(a[i], out, todo);
                 } else if (o instanceof CharSequence && c.getClassLoader() == null) {
                     out.add(o.toString());
                 } else if (o instanceof java.util.Collection && c.getClassLoader() == null) {
@@ -286,7 +288,7 @@ public final class JmlRt {
                     }
                 } else if (c.getClassLoader() != null && c.getClassLoader() != JmlRt.class.getClassLoader()) {
                     for (Class<?> k = c; k != null && k.getClassLoader() != null; k = k.getSuperclass())
-                        for (java.lang.reflect.Field f : k.getDeclaredFields())
+                        for (java.lang.reflect.Field f : FIELDS.get(k))
                             if (!java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, o, out, todo);
                 }
                 // other JDK objects: observed by identity only (their fields are not the program's)
@@ -302,13 +304,36 @@ public final class JmlRt {
         return true;
     }
 
+    /** A class's declared fields, made accessible once (the program's classes only: its own module). */
+    private static final ClassValue<java.lang.reflect.Field[]> FIELDS = new ClassValue<java.lang.reflect.Field[]>() {
+        @Override protected java.lang.reflect.Field[] computeValue(Class<?> k) {
+            java.lang.reflect.Field[] fs = k.getDeclaredFields();
+            for (java.lang.reflect.Field f : fs) {
+                try { f.setAccessible(true); } catch (RuntimeException e) { /* read as "?" below */ }
+            }
+            return fs;
+        }
+    };
+
     private static void field(java.lang.reflect.Field f, Object o, List<Object> out, java.util.ArrayDeque<Object> todo) {
         try {
-            f.setAccessible(true);
             value(f.get(o), out, todo);
         } catch (RuntimeException | IllegalAccessException e) {
             out.add("?");
         }
+    }
+
+    /** A primitive array's contents at snapshot time. */
+    private static final class Copy {
+        private final Object a;
+        Copy(Object array) {
+            int n = Array.getLength(array);
+            Object c = Array.newInstance(array.getClass().getComponentType(), n);
+            System.arraycopy(array, 0, c, 0, n);
+            this.a = c;
+        }
+        @Override public boolean equals(Object x) { return x instanceof Copy && java.util.Objects.deepEquals(a, ((Copy) x).a); }
+        @Override public int hashCode() { return Array.getLength(a); }
     }
 
     /** A value as recorded: primitives, strings and other immutable JDK values as themselves, other
