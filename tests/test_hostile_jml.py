@@ -763,3 +763,41 @@ def test_spec_code_changing_the_programs_state_fails_the_call(checker):
     with pytest.raises(TranslationError, match="whole ghost variable"):
         translate(program(FALSE, "//@ ghost int[] g = a;\n        //@ set g[0] = 0;\n        return a[0];",
                           sig="public static int f(int[] a)"))
+
+
+# ------------------------------------------------------------------ 11. the JVM's verdict state, route by route
+# Trusted program code standing for what code in the call can do; each route tries to silence or forge
+# the record of the false ``ensures`` and swallows what it gets: the clause must still be violated.
+RT = 'Class.forName("specbench.jml.JmlRt")'
+ROUTES = {
+    "reflection": f"java.lang.reflect.Field f = {RT}.getDeclaredField(\"active\"); f.setAccessible(true); "
+                  "f.set(null, null);",
+    "method handles": f"java.lang.invoke.MethodHandles.privateLookupIn({RT}, java.lang.invoke.MethodHandles.lookup())"
+                      f".findStaticSetter({RT}, \"active\", Class.forName(\"specbench.jml.JmlRt$Call\")).invoke(null);",
+    "ServiceLoader": "java.util.ServiceLoader.load(Runnable.class, ClassLoader.getSystemClassLoader())"
+                     ".forEach(Runnable::run);",
+    "serialisation": "java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream(); "
+                     "try { specbench.jml.JmlRt.check(false, \"requires\", 1, \"x\"); } catch (Error e) { "
+                     "new java.io.ObjectOutputStream(b).writeObject(e); } throw (Error) new java.io.ObjectInputStream("
+                     "new java.io.ByteArrayInputStream(b.toByteArray())).readObject();",
+    "static initialiser": "Object o = Init.VALUE;",
+    "threads": "Thread t = new Thread(() -> { }); t.start(); t.join();",
+    "System.setOut": "System.setOut(new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out)));"
+                     " System.out.println(\"{\\\"call\\\":0,\\\"verdict\\\":\\\"holds\\\"}\");",
+}
+INIT = ("    static class Init { static final Object VALUE; static { Object v = null; try { "
+        f"java.lang.reflect.Field f = {RT}.getDeclaredField(\"active\"); f.setAccessible(true); v = f.get(null); "
+        "} catch (Throwable t) { } VALUE = v; } }\n")
+
+
+def test_program_code_cannot_reach_the_verdict_state_by_any_route(checker):
+    """Issue 42: the runner's records and JmlRt's per-call state are out of reach by construction
+    (package-private, the runner's own class loader, reflection and setAccessible denied by the
+    security manager), route by route; a route that raises inside the call is swallowed, so the
+    call goes on to its false ``ensures`` (``serialisation`` throws a deserialised copy of a
+    real violation: never the recorded one, which the runner knows by identity)."""
+    cases = {name: (FALSE, INT, f"try {{ {body} }} catch (Throwable t) {{ }}\n        return x;")
+             for name, body in ROUTES.items()}
+    got = _run_batch(checker, cases, "7", extra=INIT)
+    assert {n: v.verdict for n, v in got.items()} == {n: "violated" for n in ROUTES}, \
+        {n: (v.verdict, v.kind, v.message[:80]) for n, v in got.items()}
