@@ -191,7 +191,7 @@ def speceval(tmp_path_factory, jvm):
     from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
 
     state = tmp_path_factory.mktemp("state")
-    settings = FakeSettings(state, options={"speceval_task": "infilling,generation"})
+    settings = FakeSettings(state, options={"speceval_task": "judgement,selection,infilling,generation"})
     tasks = {t.task_id: t for t in ADAPTER.load(None, settings).tasks}
     return SimpleNamespace(adapter=ADAPTER, tasks=tasks, ctx=fake_context(settings, cache=state, executors={"jvm": jvm}))
 
@@ -605,23 +605,13 @@ CYRILLIC_A = "\u0430"  # looks like the parameter a
 FAULTS = {"lone surrogate": "\ud800", "4,000 nested parentheses": DEEP, "Cyrillic homoglyph": CYRILLIC_A}
 
 
-@pytest.fixture(scope="module")
-def speceval_all(tmp_path_factory, jvm):
-    from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
-
-    state = tmp_path_factory.mktemp("state_all")
-    settings = FakeSettings(state, options={"speceval_task": "judgement,selection,infilling,generation"})
-    tasks = {t.task_id: t for t in ADAPTER.load(None, settings).tasks}
-    return SimpleNamespace(adapter=ADAPTER, tasks=tasks, ctx=fake_context(settings, cache=state, executors={"jvm": jvm}))
-
-
-def test_sample_faults_are_f_with_one_line_on_every_path(speceval_all, checker, tmp_path, jvm):
+def test_sample_faults_are_f_with_one_line_on_every_path(speceval, checker, tmp_path, jvm):
     """Issue 42: a lone surrogate, 4,000 nested parentheses and a Cyrillic homoglyph for a
     parameter, on every SpecEval task path and PostcondBench Java, and in the checker itself:
     F (or the checker's one-line status), never an exception (E)."""
     from pytest_specbench.models.base import Completion
 
-    se = speceval_all
+    se = speceval
     task_of = {k: next(t for tid, t in se.tasks.items() if tid.startswith("MaxOfTwo/") and f"/{k}/" in tid)
                for k in ("judgement", "selection", "infilling", "generation")}
     seen = []

@@ -526,11 +526,11 @@ class Translator:
         if _may_run_code(e, types):
             snap = self.snapshot(cls_end, m.static, [n for t, n in params if t not in _PRIMS])
             body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
-                    f"        final {_RT}.Snapshot __jml_s = {snap}; final {ret} __jml_v;\n"
-                    f"        try {{ __jml_v = {java}; }}\n"
+                    f"        final {ret} __jml_v;\n"
+                    f"        try {{ final {_RT}.Snapshot __jml_s = {snap}; __jml_v = {java}; "
+                    f"{_RT}.same(__jml_s, \"{kind}\", {clause.line}, {lit}); }}\n"
                     f"        catch (RuntimeException | StackOverflowError __jml_e) "
                     f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n"
-                    f"        {_RT}.same(__jml_s, \"{kind}\", {clause.line}, {lit});\n"
                     f"        return __jml_v;\n    }}\n")
         else:  # nothing in it can run code (no call, no string conversion): nothing to observe
             body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
@@ -1171,10 +1171,10 @@ class Translator:
         :meth:`snapshot`) fails the call."""
         k = self.fresh()
         lit = _java_str(text)
-        return (f"{{ final {_RT}.Snapshot __jml_s{k} = {snap}; "
-                f"try {{ {stmt} }} catch (RuntimeException | StackOverflowError __jml_g{k}) "
-                f"{{ throw {_RT}.undefined(\"{kind}\", {line}, {lit}, __jml_g{k}); }} "
-                f"{_RT}.same(__jml_s{k}, \"{kind}\", {line}, {lit}); }}")
+        return (f"try {{ final {_RT}.Snapshot __jml_s{k} = {snap}; {stmt} "
+                f"{_RT}.same(__jml_s{k}, \"{kind}\", {line}, {lit}); }} "
+                f"catch (RuntimeException | StackOverflowError __jml_g{k}) "
+                f"{{ throw {_RT}.undefined(\"{kind}\", {line}, {lit}, __jml_g{k}); }}")
 
     def statement_roots(self, m: _Method, e: X.Node, pos: int) -> list[str]:
         """The program's references a body-level ghost statement could reach: the method's

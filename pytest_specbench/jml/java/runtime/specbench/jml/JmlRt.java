@@ -266,35 +266,45 @@ public final class JmlRt {
             while (!todo.isEmpty() && out.size() < SNAPSHOT_CAP) {
                 Object o = todo.poll();
                 if (seen.put(o, seen.size()) != null) continue;
-                Class<?> c = o.getClass();
-                if (o instanceof Class) {
-                    for (java.lang.reflect.Field f : FIELDS.get((Class<?>) o))
-                        if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, null, out, todo);
-                } else if (c.isArray() && c.getComponentType().isPrimitive()) {
-                    out.add(new Copy(o));  // a copy, compared element by element (one memcpy, no boxing)
-                } else if (c.isArray()) {
-                    Object[] a = (Object[]) o;
-                    out.add(a.length);
-                    for (int i = 0; i < a.length && out.size() < SNAPSHOT_CAP; i++) value(a[i], out, todo);
-                } else if (o instanceof CharSequence && c.getClassLoader() == null) {
-                    out.add(o.toString());
-                } else if (o instanceof java.util.Collection && c.getClassLoader() == null) {
-                    for (Object e : ((java.util.Collection<?>) o).toArray()) value(e, out, todo);
-                } else if (o instanceof java.util.Map && c.getClassLoader() == null) {
-                    for (Object e : ((java.util.Map<?, ?>) o).entrySet().toArray()) {
-                        java.util.Map.Entry<?, ?> en = (java.util.Map.Entry<?, ?>) e;
-                        value(en.getKey(), out, todo);
-                        value(en.getValue(), out, todo);
-                    }
-                } else if (c.getClassLoader() != null && c.getClassLoader() != JmlRt.class.getClassLoader()) {
-                    for (Class<?> k = c; k != null && k.getClassLoader() != null; k = k.getSuperclass())
-                        for (java.lang.reflect.Field f : FIELDS.get(k))
-                            if (!java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, o, out, todo);
+                try {
+                    look(o, skip, out, todo);
+                } catch (RuntimeException | StackOverflowError e) {
+                    // a JDK wrapper around the program's own collection ran its code and that
+                    // failed: recorded as unreadable (the same both times), never thrown from here
+                    out.add("unreadable");
                 }
-                // other JDK objects: observed by identity only (their fields are not the program's)
             }
             return out;
         });
+    }
+
+    private static void look(Object o, String[] skip, List<Object> out, java.util.ArrayDeque<Object> todo) {
+        Class<?> c = o.getClass();
+        if (o instanceof Class) {
+            for (java.lang.reflect.Field f : FIELDS.get((Class<?>) o))
+                if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, null, out, todo);
+        } else if (c.isArray() && c.getComponentType().isPrimitive()) {
+            out.add(new Copy(o));  // a copy, compared element by element (one memcpy, no boxing)
+        } else if (c.isArray()) {
+            Object[] a = (Object[]) o;
+            out.add(a.length);
+            for (int i = 0; i < a.length && out.size() < SNAPSHOT_CAP; i++) value(a[i], out, todo);
+        } else if (o instanceof CharSequence && c.getClassLoader() == null) {
+            out.add(o.toString());
+        } else if (o instanceof java.util.Collection && c.getClassLoader() == null) {
+            for (Object e : ((java.util.Collection<?>) o).toArray()) value(e, out, todo);
+        } else if (o instanceof java.util.Map && c.getClassLoader() == null) {
+            for (Object e : ((java.util.Map<?, ?>) o).entrySet().toArray()) {
+                java.util.Map.Entry<?, ?> en = (java.util.Map.Entry<?, ?>) e;
+                value(en.getKey(), out, todo);
+                value(en.getValue(), out, todo);
+            }
+        } else if (c.getClassLoader() != null && c.getClassLoader() != JmlRt.class.getClassLoader()) {
+            for (Class<?> k = c; k != null && k.getClassLoader() != null; k = k.getSuperclass())
+                for (java.lang.reflect.Field f : FIELDS.get(k))
+                    if (!java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, o, out, todo);
+        }
+        // other JDK objects: observed by identity only (their fields are not the program's)
     }
 
     private static boolean keep(java.lang.reflect.Field f, String[] skip) {
