@@ -58,7 +58,8 @@ def _instance(source: str, plan_json: str, category: str, seed: int) -> Instance
 
 class SpecEval:
     name = "speceval"
-    version = "3"  # 2: branch coverage in the details; 3: issue 25 (JML checker v4, vacuity, one-expression fills)
+    version = "4"  # 2: branch coverage in the details; 3: issue 25 (JML checker v4, vacuity, one-expression fills);
+    # 4: issue 42 (JML checker v5: answers normalised, purity observed, ranges that cannot wrap, one guard per sample)
     options = OPTIONS
 
 
