@@ -731,22 +731,29 @@ PURE_ACCEPTED = {
     "an array copy in a ghost": ("    //@ ensures \\result == a[0];", ARR,
                                  "//@ ghost int[] c = a.clone();\n        //@ set c = new int[]{1};\n        return a[0];"),
     "the program changes its input": ("    //@ ensures a[0] == 9 && \\result == 9;", ARR, "a[0] = 9;\n        return a[0];"),
+    # spec code calling the program's other methods reaches their branches: not the tests' coverage
+    "requires calling the program's branches": ("    //@ requires sign(1) + sign(-1) + sign(0) == 0;\n"
+                                                "    //@ ensures \\result == a[0];", ARR, "return a[0];"),
 }
+SIGN = "    static int sign(int v) { if (v > 0) return 1; else if (v < 0) return -1; return 0; }\n"
 
 
 def test_spec_code_changing_the_programs_state_fails_the_call(checker):
     """Issue 42: purity is observed, not guessed from names: the receiver, the reference arguments
     and the class's static fields are snapshotted before spec code runs (clauses, model methods,
     ghost initialisers, ``set``, ``\\old``) and a change fails the call (``impure``); pure specs
-    and a program changing its own input still hold.  ``set`` through an alias is refused."""
+    and a program changing its own input still hold, and the branches spec code reaches are not
+    the tests' coverage (issue 42: a spec forged the coverage figures).  ``set`` through an alias
+    is refused."""
     from pytest_specbench.jml.translate import TranslationError, translate
 
     bad = _run_batch(checker, IMPURE_OBSERVED, "new int[]{5, 6}", extra=ZERO_MODEL)
     got = {n: (v.verdict, v.kind) for n, v in bad.items()}
     assert all(v[0] == "violated" for v in got.values()), got
     assert all(v[1] == "impure" for v in got.values()), got
-    good = _run_batch(checker, PURE_ACCEPTED, "new int[]{5, 6}")
+    good = _run_batch(checker, PURE_ACCEPTED, "new int[]{5, 6}", extra=SIGN)
     assert {n: v.verdict for n, v in good.items()} == {n: "holds" for n in PURE_ACCEPTED}, good
+    assert good["requires calling the program's branches"].branches == frozenset(), good
     rec = program("    //@ ensures clearField() && \\result == x;", extra=ZERO_MODEL, sig="public int f(int x)")
     rep = checker.check(rec, driver_from_calls(["new Hx().f(1)"]))
     assert rep.verdict == "violated" and rep.calls[0].kind == "impure", rep.summary()
