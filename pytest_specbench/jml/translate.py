@@ -471,6 +471,10 @@ class Translator:
                                    and n.child_by_field_name("name") is not None)
         self.ghosts: set[str] = set()
         self.class_names: dict[int, str] = {}  # class body end byte -> the class's name
+        # static pure methods whose frame check covers all they could change (see do_method); names
+        # some other method of which does not qualify
+        self.checked_pure: set[str] = set()
+        self.unsafe_pure: set[str] = set()
 
     # -------------------------------------------------------------- helpers
     def edit(self, start: int, end: int, text: str) -> None:
@@ -523,7 +527,17 @@ class Translator:
         lit = _java_str(clause.text)
         types = {**self.fields, **{x.var: x.type for x in X.walk(e) if isinstance(x, X.Quant)},
                  **{n: t for t, n in params}}
-        if _may_run_code(e, types):
+        own = self.class_names.get(cls_end, "")
+        # calls of the program's static pure methods are checked by their own frame conditions
+        # (decided at the end, when every method's purity is known: apply)
+        deferred = frozenset(x.name for x in X.walk(e) if isinstance(x, X.Call) and (
+            x.target is None or isinstance(x.target, X.Name) and x.target.name == own))
+        may_run = _may_run_code(e, types, lambda c: c.name in deferred)
+        plain = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
+                 f"        try {{ return {java}; }}\n"
+                 f"        catch (RuntimeException | StackOverflowError __jml_e) "
+                 f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n    }}\n")
+        if may_run or deferred:
             snap = self.snapshot(cls_end, m.static, [n for t, n in params if t not in _PRIMS])
             body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
                     f"        final {ret} __jml_v;\n"
@@ -532,11 +546,10 @@ class Translator:
                     f"        catch (RuntimeException | StackOverflowError __jml_e) "
                     f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n"
                     f"        return __jml_v;\n    }}\n")
+            if not may_run:  # only calls of the program's own methods: plain if they all are checked pure
+                body = _Deferred(deferred, body, plain)
         else:  # nothing in it can run code (no call, no string conversion): nothing to observe
-            body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
-                    f"        try {{ return {java}; }}\n"
-                    f"        catch (RuntimeException | StackOverflowError __jml_e) "
-                    f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n    }}\n")
+            body = plain
         self.helpers.setdefault(cls_end, []).append(body)
         args = ", ".join(n for _, n in params)
         return f"{name}({args})"
@@ -612,7 +625,10 @@ class Translator:
     def apply(self) -> str:
         edits = list(self.edits)
         ghosts = ", ".join(_java_str(g) for g in sorted(self.ghosts))
+        safe = self.checked_pure - self.unsafe_pure
         for pos, hs in self.helpers.items():
+            hs = [h.plain if isinstance(h, _Deferred) and h.calls <= safe else
+                  h.observed if isinstance(h, _Deferred) else h for h in hs]
             edits.append((pos, pos, 10 ** 9, "\n" + "".join(hs)
                           + f"    private static final String[] __jml_ghosts = {{{ghosts}}};\n"))
         edits.sort(key=lambda e: (e[0], e[2]))
@@ -682,7 +698,8 @@ class Translator:
                                 f"    private {typ} __jml_g{k}() {{ /*@jml:{it[1]}*/\n        final {typ} __jml_v; "
                                 + self.spec_statement(f"__jml_v = {value};", "ghost", it[1],
                                                       f"ghost {typ} {name} = {X.to_jml(init)}",
-                                                      self.snapshot(cls_end, False, []))
+                                                      self.snapshot(cls_end, False, [])
+                                                      if _may_run_code(init, self.fields) else None)
                                 + " return __jml_v;"
                                 + "\n    }\n")
                             init_java = f" = __jml_g{k}()"
@@ -900,6 +917,17 @@ class Translator:
         # ``pure`` method: assignable \nothing) may not change array parameters or fields it does not name
         frame_checks = []
         pure = bool(re.search(r"\bpure\b", self.pure_text(node))) or any(it[0] == "pure" for it in items)
+        # a static pure method with primitive (or primitive array) parameters, in a class whose static
+        # fields are primitive (or primitive arrays), checked by its frame (assignable \nothing, below)
+        # at every call: spec code calling it needs no snapshot of its own (PrimeNumbers' div)
+        prim = lambda t: t.replace("[]", "").strip() in _PRIMS  # noqa: E731
+        if (self.only_lines is None and m.static and pure and not m.is_ctor
+                and not any(case.of("assignable") for case in cases)
+                and all(prim(p.type) for p in m.params)
+                and all(prim(t) for f, t in self.fields.items() if self.field_static.get(f))):
+            self.checked_pure.add(m.name)
+        else:
+            self.unsafe_pure.add(m.name)
         if not m.is_ctor:
             for i, case in enumerate(cases or [SpecCase()]):
                 assigns = case.of("assignable")
@@ -1118,7 +1146,8 @@ class Translator:
                             value = self.plain_java(self.old_rename(init), line)
                             if isinstance(init, X.NewArray) and init.type == "?":
                                 value = f"new {typ}{value}"
-                            snap = self.snapshot(cls_end, m.static, self.statement_roots(m, init, c.start_byte))
+                            snap = (self.snapshot(cls_end, m.static, self.statement_roots(m, init, c.start_byte))
+                                    if _may_run_code(init, self.var_types(m)) else None)
                             stmts.append(f"{typ} {name}; " + self.spec_statement(
                                 f"{name} = {value};", "ghost", line, f"ghost {typ} {name} = {X.to_jml(init)}", snap))
                     elif kw == "set":
@@ -1130,7 +1159,8 @@ class Translator:
                             stmt = self.plain_java(e, line)[1:-1] + ";"
                         else:
                             stmt = self.plain_java(e, line) + ";"
-                        snap = self.snapshot(cls_end, m.static, self.statement_roots(m, payload, c.start_byte))
+                        snap = (self.snapshot(cls_end, m.static, self.statement_roots(m, payload, c.start_byte))
+                                if _may_run_code(payload, self.var_types(m)) else None)
                         stmts.append(self.spec_statement(stmt, "set", line, "set " + X.to_jml(payload), snap))
                     elif kw in ("invariant", "model"):
                         self.unsupported.append((kw, line))
@@ -1164,15 +1194,19 @@ class Translator:
                 continue
             self.do_block(m, cls_end, c)
 
-    def spec_statement(self, stmt: str, kind: str, line: int, text: str, snap: str) -> str:
+    def var_types(self, m: _Method) -> dict[str, str]:
+        return {**self.fields, **{v.name: v.type for v in m.params + m.locals}}
+
+    def spec_statement(self, stmt: str, kind: str, line: int, text: str, snap: str | None) -> str:
         """A ghost initialiser or ``set`` statement, guarded as spec code (issue 42): an exception
         it raises is the clause being undefined (a recorded violation), never the program's
         exception for ``signals`` to allow; what it changes of the program's state (``snap``:
-        :meth:`snapshot`) fails the call."""
+        :meth:`snapshot`; None when it cannot run code) fails the call."""
         k = self.fresh()
         lit = _java_str(text)
-        return (f"try {{ final {_RT}.Snapshot __jml_s{k} = {snap}; {stmt} "
-                f"{_RT}.same(__jml_s{k}, \"{kind}\", {line}, {lit}); }} "
+        observe = ("", "") if snap is None else (f"final {_RT}.Snapshot __jml_s{k} = {snap}; ",
+                                                 f"{_RT}.same(__jml_s{k}, \"{kind}\", {line}, {lit}); ")
+        return (f"try {{ {observe[0]}{stmt} {observe[1]}}} "
                 f"catch (RuntimeException | StackOverflowError __jml_g{k}) "
                 f"{{ throw {_RT}.undefined(\"{kind}\", {line}, {lit}, __jml_g{k}); }}")
 
@@ -1242,14 +1276,23 @@ class Translator:
         self.edit(inner.end_byte, inner.end_byte, f") && {dec}")
 
 
-def _may_run_code(e: X.Node, types: dict[str, str]) -> bool:
+@dataclass(frozen=True)
+class _Deferred:
+    """A clause helper whose only calls are of the program's own methods (``calls``): ``plain``
+    when they are all checked pure methods (known at the end of the translation), else ``observed``."""
+    calls: frozenset
+    observed: str
+    plain: str
+
+
+def _may_run_code(e: X.Node, types: dict[str, str], checked=lambda call: False) -> bool:
     """Can evaluating ``e`` run code that changes state?  A call or a method reference can; so
     can ``+`` when it may convert an object to a string (``toString``): an operand that is a
     string literal or names a variable not known to be of a primitive type (or an array of
     them).  Operators, indexing, field reads and quantifiers alone cannot (assignments do
     not parse, ``++``/``--`` are refused): their helpers skip the purity snapshot."""
     nodes = list(X.walk(e))
-    if any(isinstance(x, (X.Call, X.MethodRef)) for x in nodes):
+    if any(isinstance(x, X.MethodRef) or isinstance(x, X.Call) and not checked(x) for x in nodes):
         return True
     if not any(isinstance(x, X.Binary) and x.op == "+" for x in nodes):
         return False
