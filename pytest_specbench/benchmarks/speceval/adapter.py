@@ -179,7 +179,8 @@ class SpecEval:
             raise
         except Exception as exc:  # noqa: BLE001 - the sample's fault, whatever it is
             what = " ".join(str(exc).split())[:200]
-            return CheckResult(False, {**base, "passed": False, "sample_fault": type(exc).__name__},
+            scores = {"precision": 0.0, "recall": 0.0, "all_hold": False} if kind == "generation" else {}
+            return CheckResult(False, {**base, **scores, "passed": False, "sample_fault": type(exc).__name__},
                                f"the answer could not be checked: {type(exc).__name__}: {what}"[:300])
 
     def _check_answer(self, kind: str, task: Task, inst: Instance, text: str, base: dict, dynamic: bool,
