@@ -634,6 +634,27 @@ def test_sample_faults_are_f_with_one_line_on_every_path(speceval, checker, tmp_
         assert rep.status in ("syntax_error", "sample_error", "compile_error"), (fault, rep.summary())
         assert "\n" not in rep.summary() and rep.verdict != "holds"
     assert len(seen) == 12
+    # the guard itself: what the path raises for a sample is a one-line report, the harness's faults propagate
+    from pathlib import Path
+
+    from pytest_specbench.errors import InfrastructureError
+
+    class Raising:
+        def __init__(self, exc):
+            self.exc = exc
+
+        def compile(self, *_a, **_k):
+            raise self.exc
+
+    for exc, expect in ((ValueError("a\nb"), "sample_error"), (RecursionError(), "syntax_error")):
+        ck = JmlChecker(Raising(exc))
+        ck._runtime = Path("/nonexistent")
+        rep = ck.check(program(FALSE), CALLS)
+        assert rep.status == expect and "\n" not in rep.summary(), rep.summary()
+    ck = JmlChecker(Raising(InfrastructureError("javac died")))
+    ck._runtime = Path("/nonexistent")
+    with pytest.raises(InfrastructureError):
+        ck.check(program(FALSE), CALLS)
     # PostcondBench Java: the answer's ensures clause holds the fault
     answers = [f"//@ ensures \\result == {text};" for text in FAULTS.values()]
     answers.append(f"//@ ensures \"{FAULTS['lone surrogate']}\".isEmpty() || \\result == 12345;")
