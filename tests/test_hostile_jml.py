@@ -191,7 +191,7 @@ def speceval(tmp_path_factory, jvm):
     from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
 
     state = tmp_path_factory.mktemp("state")
-    settings = FakeSettings(state, options={"speceval_task": "infilling,generation"})
+    settings = FakeSettings(state, options={"speceval_task": "judgement,selection,infilling,generation"})
     tasks = {t.task_id: t for t in ADAPTER.load(None, settings).tasks}
     return SimpleNamespace(adapter=ADAPTER, tasks=tasks, ctx=fake_context(settings, cache=state, executors={"jvm": jvm}))
 
@@ -512,3 +512,311 @@ def test_postcond_java_runner_withstands_what_tests_do(hostile_project, jvm, nam
     run = execute.run_program(jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 2.0 if verdict == "timeout" else 5.0)
     assert run["verdict"] == verdict, (name, run)
     assert "\n" not in run["reason"]
+
+
+# ================================================================== issue 42: round two
+# Each class below is one test, its cases batched: refusals in-process (no JVM), accepted
+# programs as one class with one method per case and one JVM for all of them.
+def _batch(cases: dict[str, tuple[str, str, str]], cls: str = "Bx") -> tuple[str, object]:
+    """One program with a method per case (``spec``, ``sig`` with the name ``NAME``, ``body``)
+    and a driver calling each once with ``args``: (source, driver)."""
+    methods, calls = [], []
+    for i, (name, (spec, sig, body)) in enumerate(cases.items()):
+        methods.append(f"    // case: {name}\n{spec}\n    {sig.replace('NAME', f'm{i}')} {{\n        {body}\n    }}\n")
+        calls.append(f"{cls}.m{i}(ARGS)" if " static " in f" {sig} " else f"new {cls}().m{i}(ARGS)")
+    return f"public class {cls} {{\n" + "\n".join(methods) + "}\n", calls
+
+
+def _run_batch(checker, cases, args: str, cls: str = "Bx", extra: str = "", line_end: str = "\n"):
+    src, calls = _batch(cases, cls)
+    src = src.replace(f"public class {cls} {{\n", f"public class {cls} {{\n{extra}\n", 1)
+    rep = checker.check(src.replace("\n", line_end), driver_from_calls([c.replace("ARGS", args) for c in calls]))
+    assert rep.status == "checked", rep.summary()
+    return {name: rep.calls[i] for i, name in enumerate(cases)}
+
+
+# ------------------------------------------------------------------ 7. lexical disagreements
+ZWJ, BOM = "\u200d", "\ufeff"
+LEXICAL_REFUSED = {
+    # javac drops a zero-width joiner from identifiers: the name check saw another name (issue 42)
+    "zero-width joiner in a runtime name": FALSE + "\n    //@ ensures spec" + ZWJ + "bench.jml.Jml" + ZWJ + "Rt.t(1);",
+    "zero-width space in a clause": "    //@ ensures \\result\u200b == 424242;",
+    "byte order mark inside the program": FALSE + "\n    //@ ensures " + BOM + "true;",
+    "right-to-left override": "    //@ ensures \\result == 424242 \u202e|| true;",
+    "soft hyphen in a name": "    //@ ensures \\result == x\u00ad;",
+    "mongolian vowel separator": "    //@ ensures \\result == 4242\u180e42;",
+    "next line (U+0085) in a clause": "    //@ ensures \\result == 424242;\u0085 ensures true;",
+    "line separator (U+2028)": "    //@ ensures true;\u2028 " + SHADOW,
+    "raw NUL": "    //@ ensures \\result == 424242\x00;",
+    "vertical tab": "    //@ ensures\x0b\\result == 424242;",
+    "lone surrogate in a clause": "    //@ ensures \"\ud800\".isEmpty() || \\result == 424242;",
+    "newline escape in a plain comment": FALSE + "\n    // \\u000a " + SHADOW,
+    "quote escape in the program's string": FALSE.replace("424242", "424242 || \"\\u0022.isEmpty()\" != null"),
+    "escape of a backslash spelling an escape": FALSE + "\n    // \\u005cu000a " + SHADOW,
+    "escape in code": FALSE + "\n    static int \\u0061b = 1;",
+    "model method: carriage return ends its // comment for javac only": (
+        FALSE + "\n    /*@ model static int m() { return 1; // c\r " + SHADOW + " } @*/"),
+}
+
+# accepted: normalised, then re-printed; each has a false ``ensures`` the checker must evaluate
+LEXICAL_ACCEPTED = {
+    "tabs and form feeds": ("    //@\tensures\f\\result ==\t424242;", "public static int NAME(int x)", "return x;"),
+    "carriage return in a model method's // comment": (
+        "    /*@ model static int two() { int v = 1; // v stays 1 for the parser\r v = 2;\n return v; } @*/\n"
+        "    //@ ensures \\result == two();", "public static int NAME(int x)", "return 1;"),
+    "nested comment markers in a model method": (
+        "    /*@ model static int one() { // /* a\n return 1; } @*/\n    //@ ensures \\result == one() + 424241;",
+        "public static int NAME(int x)", "return x;"),
+    "escape inside the program's own string": (
+        "    //@ ensures \\result == 424242;", "public static int NAME(int x)", "return \"\\u2029\".length();"),
+    "non-ASCII letters in a string of a clause": (
+        "    //@ ensures \"é\".length() == 1 && \\result == 424242;", "public static int NAME(int x)", "return x;"),
+}
+
+
+def test_lexical_disagreements_are_refused_or_normalised_and_javac_gets_the_reprint(checker):
+    """Issue 42: the checker and javac read the same program: every character two lexers read
+    differently is refused with its line and column (in-process), and what is accepted is
+    normalised and re-printed (no ``\\r``, no comment of a model method reaches javac), then
+    checked: each accepted case's false ``ensures`` is evaluated and violated (one JVM)."""
+    from pytest_specbench.jml.translate import TranslationError, translate
+
+    for name, spec in LEXICAL_REFUSED.items():
+        with pytest.raises(TranslationError) as err:
+            translate(program(spec))
+        assert err.value.line > 0 and "\n" not in str(err.value), (name, str(err.value))
+    rep = checker.check(program(LEXICAL_REFUSED["zero-width joiner in a runtime name"]), CALLS)
+    assert rep.status == "syntax_error" and "ZERO WIDTH JOINER" in rep.message and rep.line == 4, rep.summary()
+    src, _ = _batch(LEXICAL_ACCEPTED)
+    tr = translate(src.replace("\n", "\r\n"))
+    assert "\r" not in tr.source and "// v stays" not in tr.source and "/* a" not in tr.source
+    assert "v = 2 ;" in tr.source  # the model method re-printed from its tokens
+    # the batch with CR line ends (javac's and the checker's lines agree): each false ensures is
+    # evaluated, and a violation names its clause's own line
+    verdicts = _run_batch(checker, LEXICAL_ACCEPTED, "7", line_end="\r")
+    assert {n: v.verdict for n, v in verdicts.items()} == {n: "violated" for n in LEXICAL_ACCEPTED}, verdicts
+    lines = src.replace("{\n", "{\n\n", 1).split("\n")  # as _run_batch ran it (an empty extra line)
+    assert lines[verdicts["tabs and form feeds"].line - 1].lstrip().startswith("//@\tensures"), verdicts
+
+
+# ------------------------------------------------------------------ 8. sample faults on every path
+DEEP = "(" * 4000 + "1" + ")" * 4000
+CYRILLIC_A = "\u0430"  # looks like the parameter a
+FAULTS = {"lone surrogate": "\ud800", "4,000 nested parentheses": DEEP, "Cyrillic homoglyph": CYRILLIC_A}
+
+
+def test_sample_faults_are_f_with_one_line_on_every_path(speceval, checker, tmp_path, jvm):
+    """Issue 42: a lone surrogate, 4,000 nested parentheses and a Cyrillic homoglyph for a
+    parameter, on every SpecEval task path and PostcondBench Java, and in the checker itself:
+    F (or the checker's one-line status), never an exception (E)."""
+    from pytest_specbench.models.base import Completion
+
+    se = speceval
+    task_of = {k: next(t for tid, t in se.tasks.items() if tid.startswith("MaxOfTwo/") and f"/{k}/" in tid)
+               for k in ("judgement", "selection", "infilling", "generation")}
+    seen = []
+    for fault, text in FAULTS.items():
+        answers = {
+            "judgement": f"I think {text}",
+            "selection": f"I pick {text}",
+            "infilling": f"Answer: `x >= {text}`",
+            "generation": "```java\n" + MAX_CODE.replace(
+                "SPEC", f"    /*@ model static int m(int x) {{ return {text}; }} @*/\n"
+                        f"    //@ ensures \\result >= m(x) && \\result == 424242 || {text} == 1;") + "\n```",
+        }
+        for kind, answer in answers.items():
+            r = se.adapter.run_check(kind, task_of[kind], Completion(answer), se.ctx)
+            assert not r.passed and "\n" not in r.message, (fault, kind, r.message, r.details)
+            seen.append((fault, kind, r.message[:60]))
+        # the checker itself, on a program whose clause and model method hold the fault
+        rep = checker.check(program(f"    //@ ensures \\result == m({text});\n"
+                                    f"    /*@ model static int m(int y) {{ return {text}; }} @*/"), CALLS)
+        assert rep.status in ("syntax_error", "sample_error", "compile_error"), (fault, rep.summary())
+        assert "\n" not in rep.summary() and rep.verdict != "holds"
+    assert len(seen) == 12
+    # the guard itself: what the path raises for a sample is a one-line report, the harness's faults propagate
+    from pathlib import Path
+
+    from pytest_specbench.errors import InfrastructureError
+
+    class Raising:
+        def __init__(self, exc):
+            self.exc = exc
+
+        def compile(self, *_a, **_k):
+            raise self.exc
+
+    for exc, expect in ((ValueError("a\nb"), "sample_error"), (RecursionError(), "syntax_error")):
+        ck = JmlChecker(Raising(exc))
+        ck._runtime = Path("/nonexistent")
+        rep = ck.check(program(FALSE), CALLS)
+        assert rep.status == expect and "\n" not in rep.summary(), rep.summary()
+    ck = JmlChecker(Raising(InfrastructureError("javac died")))
+    ck._runtime = Path("/nonexistent")
+    with pytest.raises(InfrastructureError):
+        ck.check(program(FALSE), CALLS)
+    # PostcondBench Java: the answer's ensures clause holds the fault
+    answers = [f"//@ ensures \\result == {text};" for text in FAULTS.values()]
+    answers.append(f"//@ ensures \"{FAULTS['lone surrogate']}\".isEmpty() || \\result == 12345;")
+    for answer in answers:
+        r = POSTCOND.run_check("correct", _java_task("clamp"), Completion(answer), _pctx(tmp_path, jvm))
+        assert not r.passed and "\n" not in r.message, (answer[:40], r.details, r.message)
+
+
+# ------------------------------------------------------------------ 9. ghost code, quantifier ranges, \old of a call
+INT = "public static int NAME(int x)"
+GHOST_AND_RANGES = {
+    # ghost code is spec code: its exception is an undefined clause, never the program's for signals
+    "ghost initialiser divides by zero": ("    //@ signals (ArithmeticException e) true;\n" + FALSE, INT,
+                                          "//@ ghost int z = 1 / 0;\n        return x;"),
+    "set divides by zero": ("    //@ signals (RuntimeException e) true;\n" + FALSE, INT,
+                            "//@ ghost int z = 0;\n        //@ set z = x / (x - x);\n        return x;"),
+    "ghost array initialiser out of bounds": ("    //@ signals_only ArrayIndexOutOfBoundsException;\n" + FALSE, INT,
+                                              "//@ ghost int[] e = new int[0];\n        //@ ghost int z = e[x];\n        return x;"),
+    # ranges cannot wrap: beyond the cap is unsupported, never empty
+    "int range up to MAX_VALUE": (
+        "    //@ ensures (\\forall int k; 0 <= k && k <= Integer.MAX_VALUE; \\result == 424242);", INT, "return x;"),
+    "long range up to MAX_VALUE": (
+        "    //@ ensures (\\forall long k; 0 <= k && k <= Long.MAX_VALUE; \\result == 424242);", INT, "return x;"),
+    "exists with a strict lower bound at MAX_VALUE": (
+        "    //@ ensures !(\\exists int k; Integer.MAX_VALUE - 1 < k && k <= Integer.MAX_VALUE; k > 0) "
+        "|| \\result == 424242;", INT, "return x;"),
+    "int range from MIN_VALUE, strict": (
+        "    //@ ensures (\\forall int k; Integer.MIN_VALUE < k && k < Integer.MIN_VALUE + 3; \\result == 424242);",
+        INT, "return x;"),
+    "long bound wider than the int variable": (
+        "    //@ ensures (\\forall int k; 2147483646L <= k && k <= 4000000000L; \\result == 424242);", INT, "return x;"),
+    "char range below zero": (
+        "    //@ ensures (\\forall char c; -5 <= c && c <= 2; \\result == 424242);", INT, "return x;"),
+}
+GHOST_AND_RANGES_HOLD = {
+    "top of the int range": ("    //@ ensures (\\forall int k; Integer.MAX_VALUE - 2 < k && k <= Integer.MAX_VALUE; "
+                             "k > 0) && \\result == x;", INT, "return x;"),
+    "top of the long range": ("    //@ ensures (\\exists long k; Long.MAX_VALUE - 1 <= k && k <= Long.MAX_VALUE; "
+                              "k == Long.MAX_VALUE) && \\result == x;", INT, "return x;"),
+    "char range clamped to the type": ("    //@ ensures (\\forall char c; -5 <= c && c <= 2; c >= 0) && \\result == x;",
+                                       INT, "return x;"),
+    "old of a call on a parameter": ("    //@ ensures \\result == \\old(twice(x));", INT, "return x + x;"),
+    "ghost and set as written": ("    //@ ensures \\result == x;", INT,
+                                 "//@ ghost int g = x * 2;\n        //@ set g = g + 1;\n        return x;"),
+}
+
+
+def test_ghost_code_is_spec_code_and_quantifier_ranges_cannot_wrap(checker):
+    """Issue 42: an exception in ghost code is an undefined clause (violated), never an exception
+    ``signals`` allows; quantifier bounds are counted in long without wrapping (beyond the cap:
+    ``unsupported``, never an empty range); ``\\old(f(a))`` is accepted.  One program, one JVM."""
+    both = _run_batch(checker, {**GHOST_AND_RANGES, **GHOST_AND_RANGES_HOLD}, "7",
+                      extra="    static int twice(int y) { return y + y; }")
+    got = {n: (v.verdict, v.kind) for n, v in both.items()}
+    for name in list(GHOST_AND_RANGES)[:3]:
+        assert got[name] == ("violated", "undefined"), (name, got[name])
+    for name in ("int range up to MAX_VALUE", "long range up to MAX_VALUE"):
+        assert got[name] == ("violated", "unsupported"), (name, got[name])
+    for name in list(GHOST_AND_RANGES)[5:len(GHOST_AND_RANGES)]:
+        assert got[name] == ("violated", "ensures") or name.startswith("exists") and got[name][0] == "violated", \
+            (name, got[name])
+    assert {n: got[n][0] for n in GHOST_AND_RANGES_HOLD} == {n: "holds" for n in GHOST_AND_RANGES_HOLD}, got
+
+
+# ------------------------------------------------------------------ 10. purity by observation
+ARR = "public static int NAME(int[] a)"
+ZERO_MODEL = ("    /*@ model static boolean zero(int[] b) { for (int i = 0; i < b.length; i++) b[i] = 0; return true; } @*/\n"
+              "    /*@ model static int bump() { count = count + 1; return 0; } @*/\n"
+              "    static int count = 0;\n    int field = 5;\n"
+              "    //@ pure\n    static boolean clear(int[] b) { b[0] = 0; return true; }\n"
+              "    /*@ model boolean clearField() { field = 0; return true; } @*/\n")
+IMPURE_OBSERVED = {
+    # a library method off the name list zeroes the input before the body runs (issue 42)
+    "IntBuffer.get in requires": ("    //@ requires java.nio.IntBuffer.allocate(a.length).get(a) != null;\n"
+                                  "    //@ ensures \\result == 0;", ARR, "return a[0];"),
+    "model method zeroing the input from requires": ("    //@ requires zero(a);\n    //@ ensures \\result == 0;", ARR,
+                                                     "return a[0];"),
+    "model method zeroing the result in ensures": ("    //@ ensures zero(\\result) && \\result[0] == 0;",
+                                                   "public static int[] NAME(int[] a)", "return a;"),
+    "model method in \\old": ("    //@ ensures \\old(zero(a)) && \\result == 0;", ARR, "return a[0];"),
+    "model method in a loop invariant": ("", ARR, "int s = 0;\n        //@ maintaining zero(a) && 0 <= i;\n"
+                                         "        for (int i = 0; i < 1; i++) { s += a[i]; }\n        return s;"),
+    "model method in assert": ("    //@ ensures \\result == 0;", ARR, "//@ assert zero(a);\n        return a[0];"),
+    "model method in a ghost initialiser": ("    //@ ensures \\result == 0;", ARR,
+                                            "//@ ghost boolean g = zero(a);\n        return a[0];"),
+    "model method changing a static field": ("    //@ ensures bump() == 0 && \\result == a[0];", ARR, "return a[0];"),
+    "model method clearing the receiver's field": ("    //@ ensures clearField() && \\result == a[0];",
+                                                   "public int NAME(int[] a)", "return a[0];"),
+    # a program method declared pure is not snapshotted around: its own frame check catches it
+    "program method declared pure writing its argument": ("    //@ requires clear(a);\n    //@ ensures \\result == 0;",
+                                                           ARR, "return a[0];"),
+    "model method in an old declaration": ("    //@ old boolean z = zero(a);\n    //@ ensures \\result == 0;", ARR,
+                                           "return a[0];"),
+    "IntBuffer.wrap(a).compact()": ("    //@ requires java.nio.IntBuffer.wrap(a).position(1).compact() != null;\n"
+                                    "    //@ ensures \\result == 6;", ARR, "return a[0];"),
+}
+PURE_ACCEPTED = {
+    "a pure model method": ("    /*@ model static int first(int[] b) { return b[0]; } @*/\n"
+                            "    //@ ensures \\result == first(a);", ARR, "return a[0];"),
+    "an array copy in a ghost": ("    //@ ensures \\result == a[0];", ARR,
+                                 "//@ ghost int[] c = a.clone();\n        //@ set c = new int[]{1};\n        return a[0];"),
+    "the program changes its input": ("    //@ ensures a[0] == 9 && \\result == 9;", ARR, "a[0] = 9;\n        return a[0];"),
+    # spec code calling the program's other methods reaches their branches: not the tests' coverage
+    "requires calling the program's branches": ("    //@ requires sign(1) + sign(-1) + sign(0) == 0;\n"
+                                                "    //@ ensures \\result == a[0];", ARR, "return a[0];"),
+}
+SIGN = "    static int sign(int v) { if (v > 0) return 1; else if (v < 0) return -1; return 0; }\n"
+
+
+def test_spec_code_changing_the_programs_state_fails_the_call(checker):
+    """Issue 42: purity is observed, not guessed from names: the receiver, the reference arguments
+    and the class's static fields are snapshotted before spec code runs (clauses, model methods,
+    ghost initialisers, ``set``, ``\\old``) and a change fails the call (``impure``); pure specs
+    and a program changing its own input still hold, and the branches spec code reaches are not
+    the tests' coverage (issue 42: a spec forged the coverage figures).  ``set`` through an alias
+    is refused."""
+    from pytest_specbench.jml.translate import TranslationError, translate
+
+    both = _run_batch(checker, {**IMPURE_OBSERVED, **PURE_ACCEPTED}, "new int[]{5, 6}", extra=ZERO_MODEL + SIGN)
+    got = {n: (v.verdict, v.kind) for n, v in both.items() if n in IMPURE_OBSERVED}
+    assert all(v[0] == "violated" for v in got.values()), got
+    assert all(v[1] == ("assignable" if "declared pure" in n else "impure") for n, v in got.items()), got
+    assert {n: both[n].verdict for n in PURE_ACCEPTED} == {n: "holds" for n in PURE_ACCEPTED}, both
+    assert both["requires calling the program's branches"].branches == frozenset(), both
+    with pytest.raises(TranslationError, match="whole ghost variable"):
+        translate(program(FALSE, "//@ ghost int[] g = a;\n        //@ set g[0] = 0;\n        return a[0];",
+                          sig="public static int f(int[] a)"))
+
+
+# ------------------------------------------------------------------ 11. the JVM's verdict state, route by route
+# Trusted program code standing for what code in the call can do; each route tries to silence or forge
+# the record of the false ``ensures`` and swallows what it gets: the clause must still be violated.
+RT = 'Class.forName("specbench.jml.JmlRt")'
+ROUTES = {
+    "reflection": f"java.lang.reflect.Field f = {RT}.getDeclaredField(\"active\"); f.setAccessible(true); "
+                  "f.set(null, null);",
+    "method handles": f"java.lang.invoke.MethodHandles.privateLookupIn({RT}, java.lang.invoke.MethodHandles.lookup())"
+                      f".findStaticSetter({RT}, \"active\", Class.forName(\"specbench.jml.JmlRt$Call\")).invoke(null);",
+    "ServiceLoader": "java.util.ServiceLoader.load(Runnable.class, ClassLoader.getSystemClassLoader())"
+                     ".forEach(Runnable::run);",
+    "serialisation": "java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream(); "
+                     "try { specbench.jml.JmlRt.check(false, \"requires\", 1, \"x\"); } catch (Error e) { "
+                     "new java.io.ObjectOutputStream(b).writeObject(e); } throw (Error) new java.io.ObjectInputStream("
+                     "new java.io.ByteArrayInputStream(b.toByteArray())).readObject();",
+    "static initialiser": "Object o = Init.VALUE;",
+    "threads": "Thread t = new Thread(() -> { }); t.start(); t.join();",
+    "System.setOut": "System.setOut(new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out)));"
+                     " System.out.println(\"{\\\"call\\\":0,\\\"verdict\\\":\\\"holds\\\"}\");",
+}
+INIT = ("    static class Init { static final Object VALUE; static { Object v = null; try { "
+        f"java.lang.reflect.Field f = {RT}.getDeclaredField(\"active\"); f.setAccessible(true); v = f.get(null); "
+        "} catch (Throwable t) { } VALUE = v; } }\n")
+
+
+def test_program_code_cannot_reach_the_verdict_state_by_any_route(checker):
+    """Issue 42: the runner's records and JmlRt's per-call state are out of reach by construction
+    (package-private, the runner's own class loader, reflection and setAccessible denied by the
+    security manager), route by route; a route that raises inside the call is swallowed, so the
+    call goes on to its false ``ensures`` (``serialisation`` throws a deserialised copy of a
+    real violation: never the recorded one, which the runner knows by identity)."""
+    cases = {name: (FALSE, INT, f"try {{ {body} }} catch (Throwable t) {{ }}\n        return x;")
+             for name, body in ROUTES.items()}
+    got = _run_batch(checker, cases, "7", extra=INIT)
+    assert {n: v.verdict for n, v in got.items()} == {n: "violated" for n in ROUTES}, \
+        {n: (v.verdict, v.kind, v.message[:80]) for n, v in got.items()}

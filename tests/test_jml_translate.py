@@ -23,8 +23,8 @@ def test_unparenthesised_quantifier_body_extends_to_the_end():
 
 def test_chained_comparison_and_multi_variable_quantifier():
     e = X.parse_expr(r"(\forall int j; 0 <= j < n - 2; a[j] > 0)")
-    lo, hi = X.bounds(e)
-    assert X.to_jml(lo) == "0" and X.to_jml(hi) == "(n - 2)"
+    lo, lo_strict, hi, hi_inclusive = X.bounds(e)
+    assert X.to_jml(lo) == "0" and X.to_jml(hi) == "(n - 2)" and not lo_strict and not hi_inclusive
     q = X.parse_expr(r"(\forall int i,j; 0 <= i && i < n && 0 <= j && j < n && i != j; a[i] != a[j])")
     assert q.var == "i" and q.body.var == "j"
     assert "j" not in X.free_names(q.range)  # the outer range mentions only i

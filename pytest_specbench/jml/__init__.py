@@ -5,6 +5,7 @@ docs/jml.md describes the semantics, the inputs and the sandbox.
 
 Its parts (each a module of this package):
 
+* :mod:`.lexical`: the source's characters made unambiguous before any parse (``normalise_source``);
 * :mod:`.parser`: Java syntax (tree-sitter-java) and the tree walks callers share;
 * :mod:`.expr`: JML expressions (tokens, the parser, the AST, printing back to JML or Java);
 * :mod:`.translate`: an annotated class translated into plain Java with runtime checks;
@@ -23,6 +24,7 @@ from .inputs import Driver, driver_from_calls, driver_from_daikon
 from .junit import INSTALL_HINT as JUNIT_INSTALL_HINT
 from .junit import jars as junit_jars
 from .junit import missing as junit_missing
+from .lexical import LexicalError, normalise_source
 from .parser import node_text, parse_java, walk
 from .runners import (JML_RUNNER, JUNIT_RUNNER, JUnitToolchain, clause_line, first_javac_error, junit_toolchain,
                       read_records, runner_failure, runtime_classes)
@@ -30,7 +32,8 @@ from .translate import Clause, Translation, TranslationError, translate
 
 __all__ = [
     "expr", "CHECKER_VERSION", "CallVerdict", "JmlChecker", "SpecReport", "JmlSyntaxError", "parse_expr", "tokenize",
-    "Driver", "driver_from_calls", "driver_from_daikon", "JUNIT_INSTALL_HINT", "junit_jars", "junit_missing",
+    "Driver", "driver_from_calls", "driver_from_daikon", "LexicalError", "normalise_source", "JUNIT_INSTALL_HINT",
+    "junit_jars", "junit_missing",
     "node_text", "parse_java", "walk", "JML_RUNNER", "JUNIT_RUNNER", "JUnitToolchain", "clause_line",
     "first_javac_error", "junit_toolchain", "read_records", "runner_failure", "runtime_classes", "Clause",
     "Translation", "TranslationError", "translate",

@@ -31,9 +31,10 @@ from .translate import Translation, TranslationError, translate
 
 RUNNER = runners.JML_RUNNER
 # Part of result keys: bump when the same spec could get another verdict.
-CHECKER_VERSION = "4"  # 2: branch probes; 3: \old(e) of object state (calls, this, fields) evaluated at entry;
+CHECKER_VERSION = "5"  # 2: branch probes; 3: \old(e) of object state (calls, this, fields) evaluated at entry;
 # 4: issue 25 (JML comments blanked, \u refused, pure clauses, verdict from the violation that left the call,
-# threads the call did not own, one wall bound per check)
+# threads the call did not own, one wall bound per check); 5: issue 42 (sources normalised, model methods
+# re-printed, ghost code guarded, quantifier ranges that cannot wrap, purity observed, one guard per check)
 
 
 @dataclass
@@ -56,7 +57,7 @@ class CallVerdict:
 
 @dataclass
 class SpecReport:
-    status: str  # checked | syntax_error | unsupported | compile_error | no_calls | runner_error
+    status: str  # checked | syntax_error | unsupported | compile_error | no_calls | runner_error | sample_error
     message: str = ""
     line: int = 0  # JML source line of a syntax/compile error or unsupported construct
     calls: list[CallVerdict] = field(default_factory=list)
@@ -169,8 +170,20 @@ class JmlChecker:
     # --------------------------------------------------------------- check
     def check(self, source: str, driver: Driver, class_name: str | None = None,
               indices: Sequence[int] | None = None) -> SpecReport:
-        import time
+        """The spec's report on the driver's calls.  One guard around the whole path (parse,
+        translate, compile, run, read; issue 42): what the sample causes is a report with one
+        line (``syntax_error``, or ``sample_error`` naming the exception), never an exception;
+        only the harness's faults (:class:`InfrastructureError`, the machine's ``OSError`` and
+        ``MemoryError``) propagate, to be E."""
+        try:
+            return self._check(source, driver, class_name, indices)
+        except (InfrastructureError, OSError, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the sample's fault, whatever it is
+            return sample_fault(exc)
 
+    def _check(self, source: str, driver: Driver, class_name: str | None = None,
+               indices: Sequence[int] | None = None) -> SpecReport:
         t0 = self.clock()
         early, tr, classes = self.compile(source, driver, class_name)
         if early is not None:
@@ -248,6 +261,16 @@ class JmlChecker:
                       wall_seconds=wall, cpu_seconds=wall)
         result = self.jvm.run(None, job)
         return runners.read_records(result.stdout, nonce), result
+
+
+def sample_fault(exc: BaseException) -> SpecReport:
+    """The report of an exception a sample caused on the checker's path: one line, no traceback."""
+    if isinstance(exc, TranslationError):
+        return SpecReport("syntax_error", str(exc).split(": ", 1)[-1], exc.line)
+    if isinstance(exc, RecursionError):
+        return SpecReport("syntax_error", "the program or its specification is nested too deeply", 1)
+    what = " ".join(str(exc).split())[:200]
+    return SpecReport("sample_error", f"the checker could not read this sample ({type(exc).__name__}: {what})")
 
 
 def _verdict(r: dict, call: str) -> CallVerdict:

@@ -244,10 +244,11 @@ class Parser:
             self.take()
             parts.append(self.ident())
         name = ".".join(parts)
-        if self.at("<"):  # generics: copy tokens up to the matching '>'
-            depth, start = 0, self.tok.pos
+        if self.at("<"):  # generics: the tokens up to the matching '>' (re-printed: no text between them)
+            depth, toks = 0, []
             while True:
                 t = self.take()
+                toks.append(t.text)
                 if t.text == "<":
                     depth += 1
                 elif t.text == ">":
@@ -256,7 +257,7 @@ class Parser:
                     depth -= 2
                 if depth <= 0 or t.kind == "eof":
                     break
-            name += self.text[start:t.pos + len(t.text)]
+            name += " ".join(toks)
         while self.at("[") and self.peek().text == "]":
             self.take(), self.take()
             name += "[]"
@@ -613,10 +614,13 @@ def unsupported(n: Node) -> list[str]:
 
 
 # ------------------------------------------------------------------- emission
-def bounds(q: Quant) -> tuple[Node, Node] | None:
-    """``[lo, hi)`` of a quantifier's variable from its range's conjuncts
-    (``lo <= x``, ``lo < x``, ``x < hi``, ``x <= hi`` and mirrored forms)."""
+def bounds(q: Quant) -> tuple[Node, bool, Node, bool] | None:
+    """``(lo, lo_strict, hi, hi_inclusive)`` of a quantifier's variable from its range's
+    conjuncts (``lo <= x``, ``lo < x``, ``x < hi``, ``x <= hi`` and mirrored forms).  The
+    bounds are the expressions as written: no ``+ 1`` in the expression's own type, which
+    could wrap (``k <= Integer.MAX_VALUE``: issue 42); the runtime widens them to ``long``."""
     lo = hi = None
+    lo_strict = hi_incl = False
     conj: list[Node] = []
 
     def split(e: Node | None):
@@ -626,7 +630,6 @@ def bounds(q: Quant) -> tuple[Node, Node] | None:
             conj.append(e)
 
     split(q.range)
-    one = Lit("1")
     for c in conj:
         if not isinstance(c, Binary) or c.op not in ("<", "<=", ">", ">="):
             continue
@@ -636,17 +639,18 @@ def bounds(q: Quant) -> tuple[Node, Node] | None:
             op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
         if not (isinstance(a, Name) and a.name == q.var) or q.var in free_names(b):
             continue
-        if op == ">=" and lo is None:
-            lo = b
-        elif op == ">" and lo is None:
-            lo = Binary("+", b, one)
-        elif op == "<" and hi is None:
-            hi = b
-        elif op == "<=" and hi is None:
-            hi = Binary("+", b, one)
+        if op in (">=", ">") and lo is None:
+            lo, lo_strict = b, op == ">"
+        elif op in ("<", "<=") and hi is None:
+            hi, hi_incl = b, op == "<="
     if lo is None or hi is None:
         return None
-    return lo, hi
+    return lo, lo_strict, hi, hi_incl
+
+
+# the values of each integral type (a quantified variable never leaves its type's range)
+_RANGES = {"byte": ("-128L", "127L"), "short": ("-32768L", "32767L"), "char": ("0L", "65535L"),
+           "int": ("-2147483648L", "2147483647L"), "long": ("(-9223372036854775807L - 1L)", "9223372036854775807L")}
 
 
 class Unbounded(ValueError):
@@ -705,15 +709,19 @@ def to_java(n: Node, rename: Callable[[Node], str | None] = lambda n: None) -> s
         bd = bounds(n)
         if bd is None:
             raise Unbounded(f"\\{n.kind} over {n.var}: no lower and upper bound found in its range")
-        lo, hi = bd
-        if n.type not in ("int", "long", "short", "byte", "char"):
+        lo, lo_strict, hi, hi_incl = bd
+        if n.type not in _RANGES:
             raise Unbounded(f"\\{n.kind} over a {n.type}: only integral quantifiers are supported")
         rng = j(n.range) if n.range is not None else "true"
         fn = "forall" if n.kind == "forall" else "exists"
         v = n.var
         cast = "" if n.type == "long" else f"{n.type} {v} = ({n.type}) __q_{v}; "
         param = f"__q_{v}" if n.type != "long" else v
-        return (f"specbench.jml.JmlRt.{fn}((long) ({j(lo)}), (long) ({j(hi)}), "
+        tmin, tmax = _RANGES[n.type]
+        # the bounds widened to long as written (an int bound cannot wrap there), strictness as flags, the
+        # variable's own type's range as a clamp: the runtime counts in long with overflow checks (JmlRt.span)
+        return (f"specbench.jml.JmlRt.{fn}((long) ({j(lo)}), {str(lo_strict).lower()}, (long) ({j(hi)}), "
+                f"{str(hi_incl).lower()}, {tmin}, {tmax}, "
                 f"({param}) -> {{ {cast}return ({rng}) ? ({j(n.body)}) : {'true' if fn == 'forall' else 'false'}; }})")
     if isinstance(n, Lambda):
         return f"({', '.join(n.params)}) -> {j(n.body)}"

@@ -31,7 +31,41 @@ def node_text(src: bytes, node: Any) -> str:
 
 
 def walk(node: Any) -> Iterator[Any]:
-    """The node and all its descendants, in source order (pre-order)."""
-    yield node
-    for c in node.children:
-        yield from walk(c)
+    """The node and all its descendants, in source order (pre-order); without recursion, so
+    a sample's 4,000 nested parentheses are a deep tree, never a RecursionError (issue 42)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+_ATOMS = frozenset({"string_literal", "character_literal"})  # one token each, whatever their children
+
+
+def reprint(src: bytes, node: Any) -> str:
+    """``node``'s tokens printed canonically (issue 42): one space between tokens on a line, the
+    line breaks of the source kept (javac's lines stay the source's), no comment, nothing between
+    tokens copied.  What javac reads of the printed text is the token sequence tree-sitter read,
+    so a byte the two lexers would read differently (a ``\\r`` ending a ``//`` comment for javac
+    only, an escape inside a comment) cannot reach javac."""
+    out: list[str] = []
+    row = node.start_point[0]
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("line_comment", "block_comment"):
+            continue
+        if n.child_count and n.type not in _ATOMS:
+            stack.extend(reversed(n.children))
+            continue
+        if n.is_missing or n.end_byte == n.start_byte:
+            continue
+        r = n.start_point[0]
+        if r > row:
+            out.append("\n" * (r - row))
+        elif out:
+            out.append(" ")
+        out.append(node_text(src, n))
+        row = n.end_point[0]
+    return "".join(out)

@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 
 from . import expr as X
 from .coverage import branch_probes
-from .parser import node_text as _text, parse_java, walk as _walk
+from .lexical import LexicalError, normalise_source
+from .parser import node_text as _text, parse_java, reprint, walk as _walk
 
 _PRIMS = {"int", "long", "short", "byte", "char", "boolean", "double", "float"}
 _RT = "specbench.jml.JmlRt"
@@ -469,6 +470,11 @@ class Translator:
                                    if n.type in ("class_declaration", "interface_declaration", "enum_declaration")
                                    and n.child_by_field_name("name") is not None)
         self.ghosts: set[str] = set()
+        self.class_names: dict[int, str] = {}  # class body end byte -> the class's name
+        # static pure methods whose frame check covers all they could change (see do_method); names
+        # some other method of which does not qualify
+        self.checked_pure: set[str] = set()
+        self.unsafe_pure: set[str] = set()
 
     # -------------------------------------------------------------- helpers
     def edit(self, start: int, end: int, text: str) -> None:
@@ -519,13 +525,43 @@ class Translator:
         sig = ", ".join(f"{t} {n}" for t, n in params)
         kind = clause.kind
         lit = _java_str(clause.text)
-        body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
-                f"        try {{ return {java}; }}\n"
-                f"        catch (RuntimeException | StackOverflowError __jml_e) "
-                f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n    }}\n")
+        types = {**self.fields, **{x.var: x.type for x in X.walk(e) if isinstance(x, X.Quant)},
+                 **{n: t for t, n in params}}
+        own = self.class_names.get(cls_end, "")
+        # calls of the program's static pure methods are checked by their own frame conditions
+        # (decided at the end, when every method's purity is known: apply)
+        deferred = frozenset(x.name for x in X.walk(e) if isinstance(x, X.Call) and (
+            x.target is None or isinstance(x.target, X.Name) and x.target.name == own))
+        may_run = _may_run_code(e, types, lambda c: c.name in deferred)
+        plain = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
+                 f"        try {{ return {java}; }}\n"
+                 f"        catch (RuntimeException | StackOverflowError __jml_e) "
+                 f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n    }}\n")
+        if may_run or deferred:
+            snap = self.snapshot(cls_end, m.static, [n for t, n in params if t not in _PRIMS])
+            body = (f"    private {static}{ret} {name}({sig}) {{ /*@jml:{clause.line}*/\n"
+                    f"        final {ret} __jml_v;\n"
+                    f"        try {{ final {_RT}.Snapshot __jml_s = {snap}; __jml_v = {java}; "
+                    f"{_RT}.same(__jml_s, \"{kind}\", {clause.line}, {lit}); }}\n"
+                    f"        catch (RuntimeException | StackOverflowError __jml_e) "
+                    f"{{ throw {_RT}.undefined(\"{kind}\", {clause.line}, {lit}, __jml_e); }}\n"
+                    f"        return __jml_v;\n    }}\n")
+            if not may_run:  # only calls of the program's own methods: plain if they all are checked pure
+                body = _Deferred(deferred, body, plain)
+        else:  # nothing in it can run code (no call, no string conversion): nothing to observe
+            body = plain
         self.helpers.setdefault(cls_end, []).append(body)
         args = ", ".join(n for _, n in params)
         return f"{name}({args})"
+
+    def snapshot(self, cls_end: int, static: bool, names) -> str:
+        """Purity by observation (issue 42): a snapshot, before spec code runs, of what it can
+        reach of the program's state: the receiver, its reference arguments and the class's
+        static fields (``JmlRt.same`` after it fails the call when they changed).  Ghost fields
+        are spec state: skipped (``__jml_ghosts``, one constant per class body)."""
+        self.helpers.setdefault(cls_end, [])  # the class body gets its __jml_ghosts
+        roots = ([] if static else ["this"]) + list(names) + [f"{self.class_names[cls_end]}.class"]
+        return f"{_RT}.snap(__jml_ghosts, {', '.join(roots)})"
 
     # ----------------------------------------------------------------- main
     def jml_comments(self):
@@ -588,8 +624,13 @@ class Translator:
 
     def apply(self) -> str:
         edits = list(self.edits)
+        ghosts = ", ".join(_java_str(g) for g in sorted(self.ghosts))
+        safe = self.checked_pure - self.unsafe_pure
         for pos, hs in self.helpers.items():
-            edits.append((pos, pos, 10 ** 9, "\n" + "".join(hs)))
+            hs = [h.plain if isinstance(h, _Deferred) and h.calls <= safe else
+                  h.observed if isinstance(h, _Deferred) else h for h in hs]
+            edits.append((pos, pos, 10 ** 9, "\n" + "".join(hs)
+                          + f"    private static final String[] __jml_ghosts = {{{ghosts}}};\n"))
         edits.sort(key=lambda e: (e[0], e[2]))
         out, cur = [], 0
         for start, end, _, text in edits:
@@ -604,6 +645,7 @@ class Translator:
     def do_class(self, cls) -> None:
         body = cls.child_by_field_name("body")
         cls_end = body.end_byte - 1
+        self.class_names[cls_end] = _text(self.src, cls.child_by_field_name("name"))
         for c in body.named_children:
             if c.type == "field_declaration":
                 t = _text(self.src, c.child_by_field_name("type"))
@@ -644,7 +686,23 @@ class Translator:
                         if init is not None:
                             _pure(init, it[1], self.own_types)
                         self.fields[name] = typ
-                        init_java = f" = {self.plain_java(init, it[1])}" if init is not None else ""
+                        init_java = ""
+                        if init is not None:
+                            # guarded as spec code (issue 42): the initialiser runs in a helper whose
+                            # exception is a recorded violation, not the program's exception
+                            value = self.plain_java(init, it[1])
+                            if isinstance(init, X.NewArray) and init.type == "?":
+                                value = f"new {typ}{value}"
+                            k = self.fresh()
+                            self.helpers.setdefault(cls_end, []).append(
+                                f"    private {typ} __jml_g{k}() {{ /*@jml:{it[1]}*/\n        final {typ} __jml_v; "
+                                + self.spec_statement(f"__jml_v = {value};", "ghost", it[1],
+                                                      f"ghost {typ} {name} = {X.to_jml(init)}",
+                                                      self.snapshot(cls_end, False, [])
+                                                      if _may_run_code(init, self.fields) else None)
+                                + " return __jml_v;"
+                                + "\n    }\n")
+                            init_java = f" = __jml_g{k}()"
                         self.edit(c.start_byte, c.end_byte, "")
                         self.edit(c.end_byte, c.end_byte, f" {typ} {name}{init_java};")
                     elif it[0] in ("model", "constraint", "initially", "axiom", "represents"):
@@ -699,10 +757,11 @@ class Translator:
                     raise TranslationError(f"model method: {name!r} is not allowed in a specification (the "
                                            "checker's runtime, reflection, threads or processes)",
                                            line + n.start_point[0] - 1)
+        # javac gets the tokens tree-sitter read and screened, re-printed (issue 42), never the answer's text
         lo = members[0].start_byte - len(head)
         hi = members[0].end_byte - len(head)
         dec = decl.encode("utf-8")
-        java = blank(dec[:lo].decode("utf-8")) + dec[lo:hi].decode("utf-8") + blank(dec[hi:].decode("utf-8"))
+        java = blank(dec[:lo].decode("utf-8")) + reprint(wrapped, members[0]) + blank(dec[hi:].decode("utf-8"))
         self.edit(comment.start_byte, comment.end_byte, blank(text[:m.end()]) + java)
 
     def declared(self, name: str, typ: str, line: int) -> None:
@@ -721,11 +780,11 @@ class Translator:
             target, value = e.left, e.right
         elif isinstance(e, (X.Unary, X.Postfix)) and e.op in ("++", "--"):
             target = e.expr
-        root = target
-        while isinstance(root, (X.Index, X.Field)):
-            root = root.arr if isinstance(root, X.Index) else root.obj
-        if not (isinstance(root, X.Name) and root.name in self.ghosts):
-            raise TranslationError("set may only assign a ghost variable", line)
+        if not (isinstance(target, X.Name) and target.name in self.ghosts):
+            # an element or field write goes through a reference the program may share
+            # (``ghost int[] g = a; set g[0] = key;`` writes the input: issue 42)
+            raise TranslationError("set may only assign a whole ghost variable (not an element or a field of one)",
+                                   line)
         if value is not None:
             _pure(value, line, self.own_types)
         _screen(e, line, self.own_types)
@@ -733,6 +792,10 @@ class Translator:
     def plain_java(self, e: X.Node, line: int) -> str:
         _no_runtime_names(e, line, ("specbench", "JmlRt"))
         _screen(e, line, self.own_types)
+        return self.to_java(e, line)
+
+    @staticmethod
+    def to_java(e: X.Node, line: int) -> str:
         try:
             return X.to_java(e)
         except X.Unbounded as exc:
@@ -827,9 +890,13 @@ class Translator:
             lines.append(f"final {t} __jml_old_{name} = {_RT}.old({name});")
         pnames = {p.name for p in m.params}
         for name, ex, c in entry_values:
-            java = self.plain_java(_rename_state(ex, pnames, "__jml_pre_{}"), c.line)
-            lines.append(f"final var {name} = {_RT}.oldv(() -> ({java}), {c.line}, {_java_str(c.text)}); "
-                         f"/*@jml:{c.line}*/")
+            # screened as written, then renamed: the translator's own names never trip its own check (issue 42)
+            self.plain_java(ex, c.line)
+            java = self.to_java(_rename_state(ex, pnames, "__jml_pre_{}"), c.line)
+            snap = self.snapshot(cls_end, m.static, [p.name for p in m.params if p.type not in _PRIMS])
+            lines.append(f"final {_RT}.Snapshot {name}_s = {snap}; "
+                         f"final var {name} = {_RT}.oldv(() -> ({java}), {c.line}, {_java_str(c.text)}); "
+                         f"{_RT}.same({name}_s, \"ensures\", {c.line}, {_java_str(c.text)}); /*@jml:{c.line}*/")
         old_decls: dict[str, str] = {}
         for i, case in enumerate(cases):
             for c in case.of("old"):
@@ -850,6 +917,17 @@ class Translator:
         # ``pure`` method: assignable \nothing) may not change array parameters or fields it does not name
         frame_checks = []
         pure = bool(re.search(r"\bpure\b", self.pure_text(node))) or any(it[0] == "pure" for it in items)
+        # a static pure method with primitive (or primitive array) parameters, in a class whose static
+        # fields are primitive (or primitive arrays), checked by its frame (assignable \nothing, below)
+        # at every call: spec code calling it needs no snapshot of its own (PrimeNumbers' div)
+        prim = lambda t: t.replace("[]", "").strip() in _PRIMS  # noqa: E731
+        if (self.only_lines is None and m.static and pure and not m.is_ctor
+                and not any(case.of("assignable") for case in cases)
+                and all(prim(p.type) for p in m.params)
+                and all(prim(t) for f, t in self.fields.items() if self.field_static.get(f))):
+            self.checked_pure.add(m.name)
+        else:
+            self.unsafe_pure.add(m.name)
         if not m.is_ctor:
             for i, case in enumerate(cases or [SpecCase()]):
                 assigns = case.of("assignable")
@@ -906,10 +984,15 @@ class Translator:
                         raise _Unsupported(str(exc), c.line) from None
                     inline_result = inline_result or any(isinstance(x, X.Result) for x in X.walk(e))
                     lit = _java_str(c.text)
-                    post.append(f"if (__jml_pre{i}) {{ {_RT}.check(((java.util.function.BooleanSupplier) () -> {{ "
+                    roots = [p.name for p in m.params if p.type not in _PRIMS]
+                    roots += [] if void or m.ret in _PRIMS else ["__jml_result"]
+                    snap = self.snapshot(cls_end, m.static, roots)
+                    post.append(f"if (__jml_pre{i}) {{ final {_RT}.Snapshot __jml_s = {snap}; "
+                                f"{_RT}.check(((java.util.function.BooleanSupplier) () -> {{ "
                                 f"try {{ return {java}; }} catch (RuntimeException | StackOverflowError __jml_e) "
                                 f"{{ throw {_RT}.undefined(\"ensures\", {c.line}, {lit}, __jml_e); }} }})"
-                                f".getAsBoolean(), \"ensures\", {c.line}, {lit}); }} /*@jml:{c.line}*/")
+                                f".getAsBoolean(), \"ensures\", {c.line}, {lit}); "
+                                f"{_RT}.same(__jml_s, \"ensures\", {c.line}, {lit}); }} /*@jml:{c.line}*/")
                     continue
                 e = self.post_expr(c.expr, params)
                 call = self.helper(m, cls_end, c, e, pre_pos, ensure_extra)
@@ -1057,17 +1140,28 @@ class Translator:
                         if init is not None:
                             _pure(init, line, self.own_types)
                         m.locals.append(_Var(name, typ, c.start_byte))
-                        init_java = f" = {self.plain_java(self.old_rename(init), line)}" if init is not None else ""
-                        stmts.append(f"{typ} {name}{init_java};")
+                        if init is None:
+                            stmts.append(f"{typ} {name};")
+                        else:
+                            value = self.plain_java(self.old_rename(init), line)
+                            if isinstance(init, X.NewArray) and init.type == "?":
+                                value = f"new {typ}{value}"
+                            snap = (self.snapshot(cls_end, m.static, self.statement_roots(m, init, c.start_byte))
+                                    if _may_run_code(init, self.var_types(m)) else None)
+                            stmts.append(f"{typ} {name}; " + self.spec_statement(
+                                f"{name} = {value};", "ghost", line, f"ghost {typ} {name} = {X.to_jml(init)}", snap))
                     elif kw == "set":
                         self.ghost_target(payload, line)
                         e = self.old_rename(payload)
                         if isinstance(e, X.Binary) and e.op.endswith("=") and e.op not in ("==", "!=", "<=", ">="):
-                            stmts.append(f"{self.plain_java(e.left, line)} {e.op} {self.plain_java(e.right, line)};")
+                            stmt = f"{self.plain_java(e.left, line)} {e.op} {self.plain_java(e.right, line)};"
                         elif isinstance(e, (X.Postfix, X.Unary)) and e.op in ("++", "--"):
-                            stmts.append(self.plain_java(e, line)[1:-1] + ";")
+                            stmt = self.plain_java(e, line)[1:-1] + ";"
                         else:
-                            stmts.append(self.plain_java(e, line) + ";")
+                            stmt = self.plain_java(e, line) + ";"
+                        snap = (self.snapshot(cls_end, m.static, self.statement_roots(m, payload, c.start_byte))
+                                if _may_run_code(payload, self.var_types(m)) else None)
+                        stmts.append(self.spec_statement(stmt, "set", line, "set " + X.to_jml(payload), snap))
                     elif kw in ("invariant", "model"):
                         self.unsupported.append((kw, line))
                     # modifiers, assignable etc.: nothing to run
@@ -1099,6 +1193,32 @@ class Translator:
             if c.type in ("lambda_expression", "class_body"):
                 continue
             self.do_block(m, cls_end, c)
+
+    def var_types(self, m: _Method) -> dict[str, str]:
+        return {**self.fields, **{v.name: v.type for v in m.params + m.locals}}
+
+    def spec_statement(self, stmt: str, kind: str, line: int, text: str, snap: str | None) -> str:
+        """A ghost initialiser or ``set`` statement, guarded as spec code (issue 42): an exception
+        it raises is the clause being undefined (a recorded violation), never the program's
+        exception for ``signals`` to allow; what it changes of the program's state (``snap``:
+        :meth:`snapshot`; None when it cannot run code) fails the call."""
+        k = self.fresh()
+        lit = _java_str(text)
+        observe = ("", "") if snap is None else (f"final {_RT}.Snapshot __jml_s{k} = {snap}; ",
+                                                 f"{_RT}.same(__jml_s{k}, \"{kind}\", {line}, {lit}); ")
+        return (f"try {{ {observe[0]}{stmt} {observe[1]}}} "
+                f"catch (RuntimeException | StackOverflowError __jml_g{k}) "
+                f"{{ throw {_RT}.undefined(\"{kind}\", {line}, {lit}, __jml_g{k}); }}")
+
+    def statement_roots(self, m: _Method, e: X.Node, pos: int) -> list[str]:
+        """The program's references a body-level ghost statement could reach: the method's
+        reference parameters and the reference variables it names (not ghosts)."""
+        names = [p.name for p in m.params if p.type not in _PRIMS]
+        for n in sorted(X.free_names(e)):
+            t = m.type_of(n, pos)
+            if t is not None and t not in _PRIMS and n not in names and n not in self.ghosts:
+                names.append(n)
+        return names
 
     def _old_types(self, m: _Method, e: X.Node):
         for name in X.free_names(e):
@@ -1154,6 +1274,36 @@ class Translator:
             inner = cond.named_children[0]
         self.edit(inner.start_byte, inner.start_byte, f"{inv} && (")
         self.edit(inner.end_byte, inner.end_byte, f") && {dec}")
+
+
+@dataclass(frozen=True)
+class _Deferred:
+    """A clause helper whose only calls are of the program's own methods (``calls``): ``plain``
+    when they are all checked pure methods (known at the end of the translation), else ``observed``."""
+    calls: frozenset
+    observed: str
+    plain: str
+
+
+def _may_run_code(e: X.Node, types: dict[str, str], checked=lambda call: False) -> bool:
+    """Can evaluating ``e`` run code that changes state?  A call or a method reference can; so
+    can ``+`` when it may convert an object to a string (``toString``): an operand that is a
+    string literal or names a variable not known to be of a primitive type (or an array of
+    them).  Operators, indexing, field reads and quantifiers alone cannot (assignments do
+    not parse, ``++``/``--`` are refused): their helpers skip the purity snapshot."""
+    nodes = list(X.walk(e))
+    if any(isinstance(x, X.MethodRef) or isinstance(x, X.Call) and not checked(x) for x in nodes):
+        return True
+    if not any(isinstance(x, X.Binary) and x.op == "+" for x in nodes):
+        return False
+    for x in nodes:
+        if isinstance(x, X.Lit) and x.text.startswith('"'):
+            return True
+        if isinstance(x, X.Name) and types.get(x.name, "").rstrip("[]") not in _PRIMS:
+            return True
+        if isinstance(x, X.Field) and x.name != "length":
+            return True
+    return False
 
 
 def _reads_object_state(e: X.Node) -> bool:
@@ -1272,4 +1422,8 @@ def translate(source: str, class_name: str | None = None, probes: bool = True, *
     the methods whose declarations start on these lines (1-based; the others are
     left as written); ``non_null=False``: no JML non-null defaults (§6.2.10) for
     reference parameters and results (PostcondBench injects ``ensures`` only)."""
+    try:
+        source = normalise_source(source)
+    except LexicalError as exc:
+        raise TranslationError(exc.reason + f" (column {exc.column})", exc.line) from None
     return Translator(source, probes, only_lines, non_null).run(class_name)

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
+from ...jml import LexicalError, normalise_source
 from ..base import CheckResult, Prompt, Task, TaskSet
 from . import metrics as M
 from . import prompts, validation
@@ -58,8 +59,9 @@ def _instance(source: str, plan_json: str, category: str, seed: int) -> Instance
 class SpecEval:
     name = "speceval"
     # 2: branch coverage in the details; 3: issue 25 (JML checker v4, vacuity, one-expression fills);
-    # 4: a dropped judgement keeps the model's answer (judgement_acc_all, issue 49)
-    version = "4"
+    # 4: a dropped judgement keeps the model's answer (judgement_acc_all, issue 49); 5: issue 42 (JML
+    # checker v5: answers normalised, purity observed, ranges that cannot wrap, one guard per sample)
+    version = "5"
     options = OPTIONS
 
 
@@ -170,6 +172,22 @@ class SpecEval:
                 # figure of the report, the same whatever the model answers
                 base["program_tests"] = _test_strength(gt.tests, gt.branch_coverage)
         kind = task.data["kind"]
+        # One guard around the whole per-sample path (issue 42): whatever the answer makes fail
+        # (a lone surrogate, 4,000 nested parentheses, a name the checker refuses) is F with one
+        # line; only the harness's own faults are E.
+        try:
+            return self._check_answer(kind, task, inst, text, base, dynamic, ctx)
+        except (InfrastructureError, OSError, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the sample's fault, whatever it is
+            what = " ".join(str(exc).split())[:200]
+            scores = {"precision": 0.0, "recall": 0.0, "all_hold": False} if kind == "generation" else {}
+            return CheckResult(False, {**base, **scores, "passed": False, "sample_fault": type(exc).__name__},
+                               f"the answer could not be checked: {type(exc).__name__}: {what}"[:300])
+
+    def _check_answer(self, kind: str, task: Task, inst: Instance, text: str, base: dict, dynamic: bool,
+                      ctx: Any) -> CheckResult:
+        d = inst.data
         if kind == "judgement":
             details = {**base, "label": d["label"], "validation": "syntactic"}
             verdict = prompts.parse_judgement(text)
@@ -216,6 +234,11 @@ class SpecEval:
         details = {**base, "fill": fill, "expected": d["answer"], "component": d["component"]}
         if fill is None:
             return CheckResult(False, {**details, "passed": False}, "no filled specification in the answer")
+        try:
+            fill = normalise_source(fill)
+        except LexicalError as exc:
+            return CheckResult(False, {**base, "fill": None, "expected": d["answer"], "component": d["component"],
+                                       "passed": False}, f"the fill is refused: {exc}"[:300])
         why, bare = _one_expression(fill)
         if why:
             # issue 25: a fill is one JML expression, nothing else (no '; requires false', no comment end)
@@ -248,6 +271,12 @@ class SpecEval:
         if program is None:
             return CheckResult(False, {**details, "precision": 0.0, "recall": 0.0, "all_hold": False},
                                "no Java program in the answer")
+        try:
+            # what every reader below (the clause reader, the checker, javac) gets: one text (issue 42)
+            program = normalise_source(program)
+        except LexicalError as exc:
+            return CheckResult(False, {**details, "precision": 0.0, "recall": 0.0, "all_hold": False},
+                               f"the answer is refused: {exc}"[:300])
         if has_syntax_error(program):
             return CheckResult(False, {**details, "precision": 0.0, "recall": 0.0, "all_hold": False},
                                "the answer is not parseable Java")

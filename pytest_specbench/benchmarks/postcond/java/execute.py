@@ -76,7 +76,24 @@ def _clause_of(line: int, clause_lines: dict[int, int]) -> str:
 def run_program(jvm: Any, task_data: dict, checkout: Path, file_text: str, clauses: Sequence[str],
                 timeout: float = DEFAULT_TIMEOUT, label: str = "original") -> dict[str, Any]:
     """``{"verdict", "reason", ...}`` for one program and one clause set (empty: the
-    program as written, used by the authors' tool to filter mutants)."""
+    program as written, used by the authors' tool to filter mutants).  With clauses (a
+    sample's), one guard around the whole path (inject, translate, compile, run, read;
+    issue 42): an exception the clauses cause is ``compile_failure`` with one line; only
+    the harness's faults (:class:`InfrastructureError`, ``OSError``, ``MemoryError``) are E."""
+    if not clauses:
+        return _run_program(jvm, task_data, checkout, file_text, clauses, timeout, label)
+    try:
+        return _run_program(jvm, task_data, checkout, file_text, clauses, timeout, label)
+    except (InfrastructureError, OSError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the sample's fault, whatever it is
+        what = " ".join(str(exc).split())[:200]
+        return {"verdict": "compile_failure", "reason": f"the clauses could not be checked: {type(exc).__name__}: "
+                                                        f"{what}"[:400]}
+
+
+def _run_program(jvm: Any, task_data: dict, checkout: Path, file_text: str, clauses: Sequence[str],
+                 timeout: float, label: str) -> dict[str, Any]:
     tools = junit_toolchain(jvm)
     base = project_classes(jvm, checkout, tools)
     rel = task_data["file"].removeprefix("./")

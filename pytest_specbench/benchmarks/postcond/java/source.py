@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ....jml import JmlSyntaxError, parse_expr, parse_java, tokenize
+from ....jml import JmlSyntaxError, LexicalError, normalise_source, parse_expr, parse_java, tokenize
 from ....jml import node_text as _text, walk as _walk
 from ..source import AnswerError, SETTINGS, replace_method
 
@@ -182,6 +182,10 @@ def _normalise(clause: str, number: int) -> str:
     token and Java unicode escapes (javac decodes ``\\u000a`` even in comments)."""
     if _UNICODE_ESCAPE.search(clause):
         raise AnswerError(f"ensures clause {number}: Java unicode escapes (\\u) are not accepted in a clause")
+    try:
+        clause = normalise_source(clause)  # the JML service's characters (issue 42): no surrogate, no ignorable
+    except LexicalError as exc:
+        raise AnswerError(f"ensures clause {number}: {exc}") from None
     try:
         toks = tokenize(clause)
     except JmlSyntaxError as exc:

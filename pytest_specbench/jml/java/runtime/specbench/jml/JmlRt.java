@@ -24,6 +24,7 @@ public final class JmlRt {
         private final List<JmlViolation> violations = new ArrayList<>();
         private boolean[] branches = new boolean[64];
         private volatile boolean allowedException;
+        private int specDepth;  // > 0 while spec code that can run code runs: its probes are not the tests'
 
         List<JmlViolation> violations() {
             synchronized (lock) { return new ArrayList<>(violations); }
@@ -79,7 +80,7 @@ public final class JmlRt {
     // synchronized, so that probes in hot loops stay cheap.
     private static void reach(int id) {
         Call c = active;
-        if (c == null || id < 0 || id > 1 << 20) return;
+        if (c == null || c.specDepth > 0 || id < 0 || id > 1 << 20) return;
         boolean[] seen = c.branches;
         if (id >= seen.length) {
             seen = java.util.Arrays.copyOf(seen, Math.max(id + 1, seen.length * 2));
@@ -152,6 +153,7 @@ public final class JmlRt {
     public static boolean t(long ignored) { return true; }
 
     public static RuntimeException undefined(String kind, int line, String clause, Throwable cause) {
+        if (cause instanceof RangeTooLarge) throw record("unsupported", line, clause, cause.getMessage());
         throw record("undefined", line, clause, kind + " clause raised " + cause.getClass().getName());
     }
 
@@ -163,14 +165,48 @@ public final class JmlRt {
     }
 
     // ------------------------------------------------------------ quantifiers
-    public static boolean forall(long lo, long hi, LongPredicate p) {
-        for (long i = lo; i < hi; i++) if (!p.test(i)) return false;
-        return true;
+    /** The most values one quantifier may range over (issue 42): a wider range is
+     *  "unsupported" (a violation of kind {@code unsupported}), never empty and never run
+     *  for minutes.  SpecGenBench's widest range on its inputs is a few hundred values. */
+    public static final long QUANTIFIER_CAP = 100_000_000L;
+
+    /** A quantifier range beyond {@link #QUANTIFIER_CAP} (only JmlRt creates one). */
+    public static final class RangeTooLarge extends RuntimeException {
+        RangeTooLarge(String m) { super(m, null, false, false); }
     }
 
-    public static boolean exists(long lo, long hi, LongPredicate p) {
-        for (long i = lo; i < hi; i++) if (p.test(i)) return true;
-        return false;
+    /** The first and last value of a range given as written (bounds widened to long, strictness
+     *  as flags) clamped to the variable's type; null when empty.  No arithmetic here wraps:
+     *  {@code k <= Integer.MAX_VALUE} is MAX_VALUE itself, not MAX_VALUE + 1 in int. */
+    private static long[] span(long lo, boolean loStrict, long hi, boolean hiIncl, long tmin, long tmax) {
+        if (loStrict) { if (lo == Long.MAX_VALUE) return null; lo++; }
+        if (!hiIncl) { if (hi == Long.MIN_VALUE) return null; hi--; }
+        lo = Math.max(lo, tmin);
+        hi = Math.min(hi, tmax);
+        if (lo > hi) return null;
+        long d = hi - lo;  // in [0, 2^64 - 1]: negative here means it overflowed long
+        if (d < 0 || d >= QUANTIFIER_CAP)
+            throw new RangeTooLarge("quantifier range [" + lo + ", " + hi + "] has more than " + QUANTIFIER_CAP
+                                    + " values (unsupported)");
+        return new long[] {lo, hi};
+    }
+
+    public static boolean forall(long lo, boolean loStrict, long hi, boolean hiIncl, long tmin, long tmax, LongPredicate p) {
+        long[] s = span(lo, loStrict, hi, hiIncl, tmin, tmax);
+        if (s == null) return true;
+        for (long i = s[0]; ; i++) {
+            if (!p.test(i)) return false;
+            if (i == s[1]) return true;
+        }
+    }
+
+    public static boolean exists(long lo, boolean loStrict, long hi, boolean hiIncl, long tmin, long tmax, LongPredicate p) {
+        long[] s = span(lo, loStrict, hi, hiIncl, tmin, tmax);
+        if (s == null) return false;
+        for (long i = s[0]; ; i++) {
+            if (p.test(i)) return true;
+            if (i == s[1]) return false;
+        }
     }
 
     // ------------------------------------------------------------ \old(e) of object state, evaluated at entry
@@ -193,6 +229,151 @@ public final class JmlRt {
 
     public static <T> T oldv(java.util.function.Supplier<T> e, int line, String clause) {
         try { return e.get(); } catch (RuntimeException | StackOverflowError x) { throw undefined("ensures", line, clause, x); }
+    }
+
+    // ------------------------------------------------------------ purity by observation (issue 42)
+    /** Most values one purity snapshot records; what lies beyond is not observed. */
+    public static final int SNAPSHOT_CAP = 20_000;
+
+    /** What spec code could reach of the program's state before it ran: the roots (its
+     *  reference arguments, the receiver, the class for its static fields) and a bounded deep
+     *  copy of what they reach (arrays element by element, the fields of the program's objects,
+     *  the elements of JDK collections and maps, the text of char sequences). */
+    public static final class Snapshot {
+        private final Object[] roots;
+        private final String[] skip;
+        private final List<Object> values;
+        Snapshot(Object[] roots, String[] skip, List<Object> values) { this.roots = roots; this.skip = skip; this.values = values; }
+    }
+
+    /** A snapshot before spec code runs; {@code skip}: ghost field names (spec state, not the program's). */
+    public static Snapshot snap(String[] skip, Object... roots) {
+        Snapshot s = new Snapshot(roots, skip, observe(roots, skip));
+        Call c = active;
+        if (c != null) c.specDepth++;  // the program code spec code calls reaches no branch of the tests
+        return s;
+    }
+
+    /** Fails the call when the spec code run since {@code s} changed what it observed. */
+    public static void same(Snapshot s, String kind, int line, String clause) {
+        Call c = active;
+        if (c != null && c.specDepth > 0) c.specDepth--;
+        List<Object> now = observe(s.roots, s.skip);
+        if (!now.equals(s.values))
+            throw record("impure", line, clause, "the specification changed the program's state (" + kind + ")");
+    }
+
+    private static List<Object> observe(final Object[] roots, final String[] skip) {
+        return java.security.AccessController.doPrivileged((java.security.PrivilegedAction<List<Object>>) () -> {
+            List<Object> out = new ArrayList<>();
+            java.util.IdentityHashMap<Object, Integer> seen = new java.util.IdentityHashMap<>();
+            java.util.ArrayDeque<Object> todo = new java.util.ArrayDeque<>();
+            for (Object r : roots) { out.add(r instanceof Class ? r : tag(r)); if (r != null) todo.add(r); }
+            while (!todo.isEmpty() && out.size() < SNAPSHOT_CAP) {
+                Object o = todo.poll();
+                if (seen.put(o, seen.size()) != null) continue;
+                try {
+                    look(o, skip, out, todo);
+                } catch (RuntimeException | StackOverflowError e) {
+                    // a JDK wrapper around the program's own collection ran its code and that
+                    // failed: recorded as unreadable (the same both times), never thrown from here
+                    out.add("unreadable");
+                }
+            }
+            return out;
+        });
+    }
+
+    private static void look(Object o, String[] skip, List<Object> out, java.util.ArrayDeque<Object> todo) {
+        Class<?> c = o.getClass();
+        if (o instanceof Class) {
+            for (java.lang.reflect.Field f : FIELDS.get((Class<?>) o))
+                if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, null, out, todo);
+        } else if (c.isArray() && c.getComponentType().isPrimitive()) {
+            out.add(new Copy(o));  // a copy, compared element by element (one memcpy, no boxing)
+        } else if (c.isArray()) {
+            Object[] a = (Object[]) o;
+            out.add(a.length);
+            for (int i = 0; i < a.length && out.size() < SNAPSHOT_CAP; i++) value(a[i], out, todo);
+        } else if (o instanceof CharSequence && c.getClassLoader() == null) {
+            out.add(o.toString());
+        } else if (o instanceof java.util.Collection && c.getClassLoader() == null) {
+            for (Object e : ((java.util.Collection<?>) o).toArray()) value(e, out, todo);
+        } else if (o instanceof java.util.Map && c.getClassLoader() == null) {
+            for (Object e : ((java.util.Map<?, ?>) o).entrySet().toArray()) {
+                java.util.Map.Entry<?, ?> en = (java.util.Map.Entry<?, ?>) e;
+                value(en.getKey(), out, todo);
+                value(en.getValue(), out, todo);
+            }
+        } else if (c.getClassLoader() != null && c.getClassLoader() != JmlRt.class.getClassLoader()) {
+            for (Class<?> k = c; k != null && k.getClassLoader() != null; k = k.getSuperclass())
+                for (java.lang.reflect.Field f : FIELDS.get(k))
+                    if (!java.lang.reflect.Modifier.isStatic(f.getModifiers()) && keep(f, skip)) field(f, o, out, todo);
+        }
+        // other JDK objects: observed by identity only (their fields are not the program's)
+    }
+
+    private static boolean keep(java.lang.reflect.Field f, String[] skip) {
+        String n = f.getName();
+        if (n.startsWith("__jml") || f.isSynthetic()) return false;
+        for (String g : skip) if (g.equals(n)) return false;
+        return true;
+    }
+
+    /** A class's declared fields, made accessible once (the program's classes only: its own module). */
+    private static final ClassValue<java.lang.reflect.Field[]> FIELDS = new ClassValue<java.lang.reflect.Field[]>() {
+        @Override protected java.lang.reflect.Field[] computeValue(Class<?> k) {
+            java.lang.reflect.Field[] fs = k.getDeclaredFields();
+            for (java.lang.reflect.Field f : fs) {
+                try { f.setAccessible(true); } catch (RuntimeException e) { /* read as "?" below */ }
+            }
+            return fs;
+        }
+    };
+
+    private static void field(java.lang.reflect.Field f, Object o, List<Object> out, java.util.ArrayDeque<Object> todo) {
+        try {
+            value(f.get(o), out, todo);
+        } catch (RuntimeException | IllegalAccessException e) {
+            out.add("?");
+        }
+    }
+
+    /** A primitive array's contents at snapshot time. */
+    private static final class Copy {
+        private final Object a;
+        Copy(Object array) {
+            int n = Array.getLength(array);
+            Object c = Array.newInstance(array.getClass().getComponentType(), n);
+            System.arraycopy(array, 0, c, 0, n);
+            this.a = c;
+        }
+        @Override public boolean equals(Object x) { return x instanceof Copy && java.util.Objects.deepEquals(a, ((Copy) x).a); }
+        @Override public int hashCode() { return Array.getLength(a); }
+    }
+
+    /** A value as recorded: primitives, strings and other immutable JDK values as themselves, other
+     *  objects by identity (and queued, to record what they hold). */
+    private static void value(Object v, List<Object> out, java.util.ArrayDeque<Object> todo) {
+        if (v == null || v instanceof Number && v.getClass().getClassLoader() == null || v instanceof Boolean
+                || v instanceof Character || v instanceof String || v instanceof Enum) {
+            out.add(v);
+            return;
+        }
+        out.add(tag(v));
+        todo.add(v);
+    }
+
+    /** An object's identity as a value (equal only to the same object). */
+    private static Object tag(Object o) {
+        return o == null ? null : new Ident(o);
+    }
+
+    private static final class Ident {
+        private final Object o;
+        Ident(Object o) { this.o = o; }
+        @Override public boolean equals(Object x) { return x instanceof Ident && ((Ident) x).o == o; }
+        @Override public int hashCode() { return System.identityHashCode(o); }
     }
 
     // ------------------------------------------------------------ \old snapshots (arrays copied deeply)
