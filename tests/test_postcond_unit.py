@@ -49,7 +49,7 @@ def test_inject_fixed_puts_decorators_after_other_decorators_at_indent():
     lines = inj.text.splitlines()
     i = lines.index("    " + dec)
     assert lines[i - 1] == "    @staticmethod" and lines[i + 1] == "    def f(n):"
-    assert lines[1] == "import icontract"  # after the docstring, not inside the multi-line import
+    assert lines[1] == source.HEAD  # after the docstring, not inside the multi-line import
     assert inj.first_line == i + 1 and lines[inj.last_line - 1].strip() == "return n + 1"
     compile(inj.text, "m.py", "exec")
 
@@ -57,7 +57,7 @@ def test_inject_fixed_puts_decorators_after_other_decorators_at_indent():
 def test_inject_faithful_reproduces_upstream_import_and_async_bugs():
     dec = "@icontract.ensure(lambda result: result > 0)"
     inj = source.inject(FILE, "f", 9, 13, dec, "faithful")
-    assert inj.text.splitlines()[2] == "import icontract"  # inside `from x import (`: does not compile
+    assert inj.text.splitlines()[2] == source.HEAD  # inside `from x import (`: does not compile
     with pytest.raises(SyntaxError):
         compile(inj.text, "m.py", "exec")
     start = FILE.splitlines().index("async def g(n):") + 1

@@ -3,7 +3,9 @@ program (the original method or a mutant) instrumented with one postcondition se
 
 The job sees the repository checkout read-only; the injected file is a private
 copy in the job's working directory that the runner plugin substitutes for the
-module at import (:mod:`.sandbox_runner`).  ``-p no:cacheprovider`` and
+module at import (:mod:`.sandbox_runner`).  That copy carries the harness's
+guard where the answer's decorators go; the answer's text travels as data in
+the config and is compiled only in a spec child (:mod:`pytest_specbench.pyspec`).  ``-p no:cacheprovider`` and
 ``PYTHONDONTWRITEBYTECODE`` keep the run from writing into the checkout.
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ... import pyspec
 from ...execution.protocol import CommandJob, Environment
 from . import source, verdict
 from .options import DEFAULT_TIMEOUT  # upstream: 30 s per run
@@ -78,7 +81,9 @@ def build_job(task_data: dict, checkout: Path, program: Program, decorators: str
                              decorators, mode)
     private = "private/" + Path(rel).name
     nonce = secrets.token_hex(16)
-    cfg = {"target": str(checkout / rel), "private": private, "nonce": nonce}
+    specs = {"0": pyspec.guard_spec(injected.decorators_text(), injected.first_line, injected.text)} \
+        if injected.injected else {}
+    cfg = {"target": str(checkout / rel), "private": private, "nonce": nonce, "specs": specs}
     tests = [str(checkout / t) for t in tests_to_run(task_data)]
     # -p no:specbench: the harness's own pytest11 plugin must not load inside the job (the project is hidden there).
     argv = (python, "-m", "pytest", "-p", "specbench_postcond_runner", "-p", "no:cacheprovider", "-p", "no:specbench",
@@ -94,7 +99,7 @@ def build_job(task_data: dict, checkout: Path, program: Program, decorators: str
     job = CommandJob(
         argv=argv,
         files={"specbench_postcond_runner.py": RUNNER.read_bytes(), "postcond-config.json": json.dumps(cfg).encode(),
-               private: injected.text.encode()},
+               private: injected.keeper_text("0").encode(), **pyspec.job_files()},
         readonly=(checkout,),
         env=env,
         overlay={str(checkout / rel): private},
