@@ -73,24 +73,34 @@ def tests_to_run(task_data: dict) -> list[str]:
 
 def build_job(task_data: dict, checkout: Path, program: Program, decorators: str, mode: str,
               timeout: float, python: str = "python") -> tuple[CommandJob, source.Injected, str]:
-    """The job of one run, its injection, and the nonce its genuine records carry.
-    The checkout's copy of the target file is overlaid with the injected text
-    (``overlay``), so the original and a mutant look alike from inside the job."""
+    """The job of one run, its injection, and the nonce its genuine records carry."""
     rel = task_data["file"].removeprefix("./")
     injected = source.inject(program.file_text, task_data["name"], task_data["start_line"], task_data["end_line"],
                              decorators, mode)
-    private = "private/" + Path(rel).name
-    nonce = secrets.token_hex(16)
     specs = {"0": pyspec.guard_spec(injected.decorators_text(), injected.first_line, injected.text)} \
         if injected.injected else {}
+    job, nonce = runner_job(checkout, rel, injected.keeper_text("0"), specs, tests_to_run(task_data),
+                            task_data["repo"].get("env") == "harness", timeout, python)
+    return job, injected, nonce
+
+
+def runner_job(checkout: Path, rel: str, keeper_text: str, specs: dict, tests: Sequence[str], harness_env: bool,
+               timeout: float, python: str = "python") -> tuple[CommandJob, str]:
+    """A sandboxed pytest run of ``tests`` (checkout-relative ids) with the runner
+    plugin, the module ``rel`` imported from ``keeper_text`` (guards, no answer
+    text) and the guards' ``specs`` (:func:`pytest_specbench.pyspec.guard_spec`,
+    keyed by the guards' ids).  The checkout's copy of the target file is
+    overlaid with that text (``overlay``), so the original and a mutant look
+    alike from inside the job.  Returns the job and its records' nonce."""
+    private = "private/" + Path(rel).name
+    nonce = secrets.token_hex(16)
     cfg = {"target": str(checkout / rel), "private": private, "nonce": nonce, "specs": specs}
-    tests = [str(checkout / t) for t in tests_to_run(task_data)]
     # -p no:specbench: the harness's own pytest11 plugin must not load inside the job (the project is hidden there).
     argv = (python, "-m", "pytest", "-p", "specbench_postcond_runner", "-p", "no:cacheprovider", "-p", "no:specbench",
-            "--tb=short", "-q", "--rootdir", str(checkout), *tests)
+            "--tb=short", "-q", "--rootdir", str(checkout), *(str(checkout / t) for t in tests))
     env = {"SPECBENCH_POSTCOND_CONFIG": "postcond-config.json", "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": f".:{checkout}"}
-    if task_data["repo"].get("env") == "harness":
+    if harness_env:
         # The harness's interpreter carries the harness's pytest plugins (xdist, hypothesis,
         # anyio, ...), not the project's: none is loaded (hypothesis alone took 1-2 s of CPU
         # per run, three quarters of a bundled task's run).  A repository's own venv keeps
@@ -99,12 +109,12 @@ def build_job(task_data: dict, checkout: Path, program: Program, decorators: str
     job = CommandJob(
         argv=argv,
         files={"specbench_postcond_runner.py": RUNNER.read_bytes(), "postcond-config.json": json.dumps(cfg).encode(),
-               private: injected.keeper_text("0").encode(), **pyspec.job_files()},
+               private: keeper_text.encode(), **pyspec.job_files()},
         readonly=(checkout,),
         env=env,
         overlay={str(checkout / rel): private},
         wall_seconds=timeout, cpu_seconds=timeout, memory_mb=4096, output_bytes=1 << 20)
-    return job, injected, nonce
+    return job, nonce
 
 
 def run_program(executor: Any, prepared: Any, task_data: dict, checkout: Path, program: Program, decorators: str,
