@@ -129,6 +129,9 @@ def _write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
+CHILDREN = [0]  # spec children this keeper forked (the per-call cost's denominator, tools/spec_cost.py)
+
+
 def run_apart(work, _exit=os._exit):
     """Run ``work()`` (harness code that evaluates a spec and returns a dict with
     ``kind`` in KINDS and ``line``; or a list of such dicts) in a forked child and
@@ -136,6 +139,7 @@ def run_apart(work, _exit=os._exit):
     them.  A child that ends without exactly one well-formed outcome is
     ``raised`` with a line saying how it ended."""
     rfd, wfd = os.pipe()
+    CHILDREN[0] += 1
     pid = os.fork()
     if pid == 0:  # the spec child
         code = 0

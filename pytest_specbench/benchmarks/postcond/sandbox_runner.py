@@ -152,4 +152,4 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_sessionfinish(session, exitstatus):
     _emit({"event": "finish", "exitstatus": int(exitstatus), "collected": session.testscollected,
-           "failed": session.testsfailed})
+           "failed": session.testsfailed, "spec_children": _pyspec.CHILDREN[0]})
