@@ -88,7 +88,8 @@ def main(argv=None) -> int:
         for side, tree in sides.items():
             env = dict(os.environ, PYTHONPATH=str(tree))
             procs[side] = subprocess.Popen(
-                [sys.executable, "-m", "pytest_specbench.benchmarks.postcond.tools.spec_cost", str(args.data),
+                # (this file as a script: the old tree has no such tool, only the package it imports)
+                [sys.executable, str(Path(__file__).resolve()), str(args.data),
                  str(args.repos), "--old-tree", str(args.old_tree), "--state", str(args.state),
                  "--timeout", str(args.timeout), "--worker", str(f)],
                 cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
