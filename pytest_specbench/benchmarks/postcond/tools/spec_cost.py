@@ -100,8 +100,8 @@ def main(argv=None) -> int:
                 print(f"{f.stem} {side}: worker failed: {err.strip().splitlines()[-1:] or out[-200:]}")
                 return 1
             got[side] = json.loads(out.strip().splitlines()[-1])
-            if not Path(got[side]["package"]).is_relative_to(tree):
-                print(f"{side}: the worker imported {got[side]['package']}, not the package of {tree}")
+            if not Path(got[side]["package"]).is_relative_to(sides[side]):
+                print(f"{side}: the worker imported {got[side]['package']}, not the package of {sides[side]}")
                 return 1
         for side in sides:
             runs = got[side]["runs"]
