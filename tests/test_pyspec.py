@@ -189,3 +189,41 @@ def test_check_values_one_outcome_per_clause_per_case_in_one_job():
                                                         ["holds", "holds", "raised"]]
     assert got[2][2].line.startswith("IndexError")
     assert forged[0][0].kind == "raised" and "malformed outcome" in forged[0][0].line, forged
+
+
+# ------------------------------------------------------------------ the harness's own faults are E
+
+
+def test_a_first_fork_refused_is_the_harness_and_a_later_one_the_answer(monkeypatch):
+    said = []
+
+    def refuse():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(sp.os, "fork", refuse)
+    monkeypatch.setattr(sp, "CHILDREN", [0])
+    monkeypatch.setattr(sp, "HARNESS_ERROR", [said.append])
+    for _ in range(2):
+        with pytest.raises(sp.SpecificationError, match="could not fork"):
+            sp.run_apart(lambda: {"kind": "holds", "line": ""})
+    assert len(said) == 1 and "first spec child" in said[0]
+
+
+def test_a_harness_error_record_of_the_runner_is_an_infrastructure_error(tmp_path):
+    import json
+
+    from pytest_specbench.benchmarks.postcond import execute
+    from pytest_specbench.errors import InfrastructureError
+    from pytest_specbench.execution.protocol import CommandResult
+
+    class Executor:
+        def run(self, prepared, job):
+            nonce = json.loads(job.files["postcond-config.json"])["nonce"]
+            return CommandResult(exit_code=1, records=[{"event": "harness_error", "text": "prctl refused",
+                                                        "nonce": nonce}])
+
+    data = {"name": "f", "file": "m.py", "start_line": 1, "end_line": 2, "cover_tests": ["t.py::t"],
+            "repo": {"env": "harness"}}
+    with pytest.raises(InfrastructureError, match="prctl refused"):
+        execute.run_program(Executor(), None, data, tmp_path, execute.Program("def f():\n    return 1\n", "original"),
+                            "@icontract.ensure(lambda result: True)", "fixed")

@@ -130,6 +130,9 @@ def _write_all(fd, data):
 
 
 CHILDREN = [0]  # spec children this keeper forked (the per-call cost's denominator, tools/spec_cost.py)
+# The keeper's way to say "the harness failed, not the answer" (the runner writes a
+# harness_error record): a fork refused before any spec child ran is the machine's doing.
+HARNESS_ERROR = [None]
 
 
 def run_apart(work, _exit=os._exit):
@@ -140,7 +143,15 @@ def run_apart(work, _exit=os._exit):
     ``raised`` with a line saying how it ended."""
     rfd, wfd = os.pipe()
     CHILDREN[0] += 1
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        os.close(rfd)
+        os.close(wfd)
+        if CHILDREN[0] == 1 and HARNESS_ERROR[0] is not None:
+            HARNESS_ERROR[0](f"could not fork the first spec child: {exc}")
+        # (later: earlier children's descendants may hold the job's processes: the answer's doing)
+        raise SpecificationError(f"could not fork the specification's process: {exc}") from None
     if pid == 0:  # the spec child
         code = 0
         try:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ... import pyspec
+from ...errors import InfrastructureError
 from ...execution.protocol import CommandJob, Environment
 from . import source, verdict
 from .options import DEFAULT_TIMEOUT  # upstream: 30 s per run
@@ -123,6 +124,9 @@ def run_program(executor: Any, prepared: Any, task_data: dict, checkout: Path, p
     job, injected, nonce = build_job(task_data, checkout, program, decorators, mode, timeout, python)
     result = executor.run(prepared, job)
     records = verdict.genuine(result.records, nonce)
+    harness = next((r for r in records if r.get("event") == "harness_error"), None)
+    if harness is not None:
+        raise InfrastructureError(f"postcond runner: {harness.get('text')}")
     out = verdict.decide(records, bool(result.timed_out), injected.first_line, injected.last_line,
                          (result.stdout or "") + (result.stderr or ""))
     if not injected.injected:

@@ -85,8 +85,13 @@ class _Redirect:
 
 
 sys.meta_path.insert(0, _Redirect())
+_pyspec.HARNESS_ERROR[0] = lambda text: _emit({"event": "harness_error", "text": _str(text)[:300]})
 # Before any test module is imported (hence before any spec child exists).
-_pyspec.protect([os.getcwd()])
+try:
+    _pyspec.protect([os.getcwd()])
+except OSError as _exc:
+    _emit({"event": "harness_error", "text": f"the runner could not protect itself: {_exc}"})
+    raise
 
 
 def _describe(excinfo):
