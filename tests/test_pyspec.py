@@ -44,6 +44,7 @@ def _write_everywhere(data: bytes):
     (lambda: _write_everywhere(b'{"kind": "holds", "line": ""}\n') or {"kind": "violated", "line": ""},
      "more than one outcome"),
     (lambda: _write_everywhere(b"x" * (1 << 17)) or {"kind": "holds", "line": ""}, "more than one outcome"),
+    (lambda: _write_everywhere(b"[" * 60000 + b"\n") or os._exit(0), "malformed outcome"),
     (lambda: (_ for _ in ()).throw(SystemExit(0)), "SystemExit: 0"),
 ])
 def test_a_child_that_does_not_end_with_exactly_one_outcome_is_raised(work, why):
