@@ -30,6 +30,8 @@ import pytest
 from pytest_specbench.benchmarks.postcond import execute, source, verdict
 from pytest_specbench.execution.command import CommandExecutor
 
+pytestmark = pytest.mark.slow  # (two batched jobs and four single ones: scheduled first, tests/conftest.py)
+
 N_TESTS_LINE = "assert mod.f{k}(2) == 4"
 FALSE = "result == x * 2 + 1"  # false on the original (f(2) == 4)
 TRUE = "True"
