@@ -197,3 +197,16 @@ def test_table3_groups_standalone_by_imports_and_reports_corr_comp_per_group():
     only_dep = _metrics_of({"b": [(True, False)]}, {"b": "Dep"})
     assert only_dep["methods[Solo]"] == 0 and "Corr@1[Solo]" not in only_dep  # an empty group: its count only
     assert not any("[" in k for k in _metrics_of({"b": [(True, False)]}))  # no tasks: no groups
+
+
+def test_keeper_text_holds_no_byte_of_the_answer_and_keeps_the_lines():
+    dec = "@icontract.snapshot(lambda n: n, name='n0')\n@icontract.ensure(lambda OLD, result: result > OLD.n0)"
+    start = FILE.splitlines().index("    def f(n):") + 1
+    inj = source.inject(FILE, "f", start, start + 3, dec, "fixed")
+    keeper = inj.keeper_text("0")
+    assert "lambda" not in keeper and "OLD" not in keeper and f"@{source.GUARD_NAME}('0')" in keeper
+    assert len(keeper.splitlines()) == len(inj.text.splitlines())
+    assert keeper.splitlines()[inj.last_line - 1] == inj.text.splitlines()[inj.last_line - 1].rstrip("\n")
+    assert inj.decorators_text() == "".join(f"    {ln}\n" for ln in dec.splitlines())
+    plain = source.inject(FILE, "f", start, start + 3, "", "fixed")  # the authors' tool's run without a spec
+    assert plain.keeper_text("0") == plain.text and source.GUARD_NAME + "(" not in plain.text

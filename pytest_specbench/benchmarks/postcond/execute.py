@@ -79,7 +79,7 @@ def build_job(task_data: dict, checkout: Path, program: Program, decorators: str
     injected = source.inject(program.file_text, task_data["name"], task_data["start_line"], task_data["end_line"],
                              decorators, mode)
     specs = {"0": pyspec.guard_spec(injected.decorators_text(), injected.first_line, injected.text)} \
-        if injected.injected else {}
+        if injected.injected and injected.decorator_lines else {}
     job, nonce = runner_job(checkout, rel, injected.keeper_text("0"), specs, tests_to_run(task_data),
                             task_data["repo"].get("env") == "harness", timeout, python)
     return job, injected, nonce

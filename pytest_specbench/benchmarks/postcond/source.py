@@ -382,7 +382,7 @@ class Injected:
         replaced by the harness's guard and blank lines (the method keeps its line
         numbers), so no byte of the answer is in it
         (:func:`pytest_specbench.pyspec.spec_process.guard`)."""
-        if not self.injected:
+        if not self.injected or not self.decorator_lines:  # (no decorator: nothing to guard, e.g. the authors' plain run)
             return self.text
         lines = self.text.splitlines(keepends=True)
         start = self.first_line - 1
