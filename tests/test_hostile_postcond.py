@@ -5,10 +5,11 @@ Two layers are attacked.  The screen (``source.screen``): answers that would
 forge a verdict are refused before anything runs (``parse_error``, one line;
 in-process, fast).  The channel, with the screen bypassed (``execute.run_program``
 takes decorators as they are): a postcondition that has full Python still cannot
-make the harness read a pass, a kill or the reference, because records need the
-run's nonce and a ``call`` record per test, icontract's classes are bound before
-sample code runs, the checkout shows the program under test, and the bundled
-suites, the package and /run/lock are private to the job.
+make the harness read a pass, a kill or the reference, because it runs only in a
+spec child that holds no channel (issue 41; tests/test_hostile_pyspec.py attacks
+that wall route by route), records need the run's nonce and a ``call`` record per
+test, the checkout shows the program under test, and the bundled suites, the
+package and /run/lock are private to the job.
 """
 from __future__ import annotations
 
