@@ -22,7 +22,6 @@ import pytest
 
 from pytest_specbench.benchmarks.postcond import execute, source, verdict
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
-from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.execution.protocol import CommandJob
 from pytest_specbench.models.base import Completion
 from fakes import fake_context
@@ -170,13 +169,6 @@ def test_the_screen_keeps_upstream_style_answers():
 
 
 # ------------------------------------------------------------ the channel
-
-
-@pytest.fixture(scope="module")
-def command():
-    ex = CommandExecutor()
-    yield ex
-    ex.close()
 
 
 @pytest.fixture(scope="module")

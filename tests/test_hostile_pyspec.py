@@ -28,7 +28,6 @@ from pathlib import Path
 import pytest
 
 from pytest_specbench.benchmarks.postcond import execute, source, verdict
-from pytest_specbench.execution.command import CommandExecutor
 
 pytestmark = pytest.mark.slow  # (two batched jobs and four single ones: scheduled first, tests/conftest.py)
 
@@ -327,13 +326,6 @@ def _run_batch(command, root: Path, cases: dict, mutant: bool, timeout: float = 
             mine.append({"event": "collected", "nodeids": [nodeid]})
         out[name] = verdict.decide(mine, bool(result.timed_out), first, last)
     return out
-
-
-@pytest.fixture(scope="module")
-def command():
-    ex = CommandExecutor()
-    yield ex
-    ex.close()
 
 
 @pytest.fixture(scope="module")
