@@ -298,8 +298,9 @@ def _decorator_values(spec, filename, namespace, local_ns):
     import linecache
 
     linecache.cache[filename] = (sum(map(len, spec["lines"])), None, spec["lines"], filename)
-    probe = ast.parse(textwrap.dedent(spec["decorators"]) + "\ndef _specbench_probe():\n    pass\n", filename)
-    ast.increment_lineno(probe, spec["first_line"] - 1)
+    # (blank lines first put the decorators at their lines: half the cost of ast.increment_lineno)
+    probe = ast.parse("\n" * (spec["first_line"] - 1) + textwrap.dedent(spec["decorators"])
+                      + "\ndef _specbench_probe():\n    pass\n", filename)
     return [eval(compile(ast.Expression(dec), filename, "eval"), namespace, local_ns)  # noqa: S307 - in the child
             for dec in probe.body[0].decorator_list]
 
