@@ -5,6 +5,12 @@ costs against the in-process design before it, on the same machine in one run.
     python -m pytest_specbench.benchmarks.postcond.tools.spec_cost ../shared/datasets/postcondbench/gpt-5--v2-all \
         /work/.mirror --old-tree /tmp/old-tree [--state DIR] [--tasks a,b]
 
+    python -m pytest_specbench.benchmarks.postcond.tools.spec_cost --per-call 200
+
+``--per-call N``: one guarded call's cost alone (N calls of a guarded ``max``-like
+function in a process that imported pytest and icontract, as the keeper has), beside
+the same icontract condition in-process.
+
 For each task of the folder: the reference on the original and on every mutant
 (upstream's ``correct`` and ``complete`` runs), each one sandboxed pytest run
 through ``execute.build_job`` and the ``command`` executor, once with this tree
@@ -61,19 +67,66 @@ def worker(task_file: Path, repos: Path, state: Path, timeout: float) -> dict:
     return {"task": task.task_id, "runs": runs, "package": str(Path(pytest_specbench.__file__).resolve().parent)}
 
 
+def per_call(n: int, work: Path) -> None:
+    """Print the wall and CPU of one outermost guarded call, and of icontract in-process."""
+    import importlib.util
+    import resource
+
+    import _pytest.python  # noqa: F401 - the keeper's weight: pytest and icontract imported
+    import icontract
+
+    from pytest_specbench.pyspec import guard_spec, spec_process as sp
+
+    def cpu() -> float:
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    dec = "@icontract.ensure(lambda a, b, result: result == max(a, b))"
+    from pytest_specbench.benchmarks.postcond.source import GUARD_NAME, HEAD
+    text = f"{HEAD}\n{dec}\ndef f(a, b):\n    return a if a > b else b\n"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "per_call_mod.py").write_text(text.replace(dec, f"@{GUARD_NAME}('0')"))
+    sys.modules["specbench_pyspec"] = sp
+    sp.register({"0": guard_spec(dec, 2, text)})
+    spec = importlib.util.spec_from_file_location("per_call_mod", work / "per_call_mod.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    start, c0 = time.perf_counter(), cpu()
+    for i in range(n):
+        mod.f(i, 3)
+    wall, used = (time.perf_counter() - start) / n, (cpu() - c0) / n
+
+    @icontract.ensure(lambda a, b, result: result == max(a, b))
+    def g(a, b):
+        return a if a > b else b
+
+    start = time.perf_counter()
+    for i in range(n):
+        g(i, 3)
+    inproc = (time.perf_counter() - start) / n
+    print(f"guarded call (a spec child): {wall * 1000:.2f} ms wall, {used * 1000:.2f} ms CPU per call; "
+          f"icontract in-process: {inproc * 1000:.3f} ms per call; {n} calls; load {os.getloadavg()[0]:.1f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("data", type=Path, help="a task folder (upstream's task files)")
-    ap.add_argument("repos", type=Path, help="the repositories' mirror (--postcond-repos)")
-    ap.add_argument("--old-tree", type=Path, required=True, help="a folder holding the old pytest_specbench package")
+    ap.add_argument("data", type=Path, nargs="?", help="a task folder (upstream's task files)")
+    ap.add_argument("repos", type=Path, nargs="?", help="the repositories' mirror (--postcond-repos)")
+    ap.add_argument("--old-tree", type=Path, help="a folder holding the old pytest_specbench package")
+    ap.add_argument("--per-call", type=int, metavar="N", help="only the cost of one guarded call, N calls")
     ap.add_argument("--state", type=Path, default=Path("/tmp/spec-cost-state"), help="venvs and checkouts (reused)")
     ap.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.per_call:
+        per_call(args.per_call, args.state / "per-call")
+        return 0
     if args.worker:
         print(json.dumps(worker(args.worker, args.repos, args.state, args.timeout)))
         return 0
+    if args.data is None or args.repos is None or args.old_tree is None:
+        ap.error("DATA, REPOS and --old-tree are needed (or --per-call N)")
     if not (args.old_tree / "pytest_specbench").is_dir():
         ap.error(f"--old-tree {args.old_tree}: no pytest_specbench folder there")
     wanted = {t for t in args.tasks.split(",") if t}
