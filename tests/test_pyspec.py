@@ -228,3 +228,22 @@ def test_a_harness_error_record_of_the_runner_is_an_infrastructure_error(tmp_pat
     with pytest.raises(InfrastructureError, match="prctl refused"):
         execute.run_program(Executor(), None, data, tmp_path, execute.Program("def f():\n    return 1\n", "original"),
                             "@icontract.ensure(lambda result: True)", "fixed")
+
+
+def test_guard_on_a_coroutine_function(tmp_path):
+    import asyncio
+
+    import icontract
+
+    dec = "@icontract.ensure(lambda x, result: result == x + 1)"
+    text = (f"import icontract; from specbench_pyspec import guard as _specbench_guard\n{dec}\n"
+            "async def bump(x):\n    return x + (1 if x >= 0 else 2)\n")
+    (tmp_path / "async_mod.py").write_text(text.replace(dec, "@_specbench_guard('bump')"))
+    sys.modules["specbench_pyspec"] = sp
+    sp.register({"bump": pyspec.guard_spec(dec, 2, text)})
+    spec = importlib.util.spec_from_file_location("async_mod", tmp_path / "async_mod.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert asyncio.run(mod.bump(1)) == 2  # (the child replays it on an event loop of its own)
+    with pytest.raises(icontract.ViolationError):
+        asyncio.run(mod.bump(-1))
