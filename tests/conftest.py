@@ -81,6 +81,16 @@ def python_executor(request):
 
 
 @pytest.fixture(scope="module")
+def command():
+    """One sandboxed ``command`` executor per test module (its own zygote)."""
+    from pytest_specbench.execution.command import CommandExecutor
+
+    ex = CommandExecutor()
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="module")
 def module_runs(request, tmp_path_factory):
     """Whole pytest runs made once for the tests of a module (``tests/module_runs.py``):
     under xdist, once for the session, by the first worker that needs each."""

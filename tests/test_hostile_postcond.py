@@ -5,10 +5,11 @@ Two layers are attacked.  The screen (``source.screen``): answers that would
 forge a verdict are refused before anything runs (``parse_error``, one line;
 in-process, fast).  The channel, with the screen bypassed (``execute.run_program``
 takes decorators as they are): a postcondition that has full Python still cannot
-make the harness read a pass, a kill or the reference, because records need the
-run's nonce and a ``call`` record per test, icontract's classes are bound before
-sample code runs, the checkout shows the program under test, and the bundled
-suites, the package and /run/lock are private to the job.
+make the harness read a pass, a kill or the reference, because it runs only in a
+spec child that holds no channel (issue 41; tests/test_hostile_pyspec.py attacks
+that wall route by route), records need the run's nonce and a ``call`` record per
+test, the checkout shows the program under test, and the bundled suites, the
+package and /run/lock are private to the job.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ import pytest
 
 from pytest_specbench.benchmarks.postcond import execute, source, verdict
 from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
-from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.execution.protocol import CommandJob
 from pytest_specbench.models.base import Completion
 from fakes import fake_context
@@ -172,13 +172,6 @@ def test_the_screen_keeps_upstream_style_answers():
 
 
 @pytest.fixture(scope="module")
-def command():
-    ex = CommandExecutor()
-    yield ex
-    ex.close()
-
-
-@pytest.fixture(scope="module")
 def checkout(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile-checkout")
     (root / "mod.py").write_text("def double(x):\n    return x * 2\n")
@@ -239,8 +232,9 @@ def test_channel_eval_is_literal_arithmetic_only(command, checkout):
     "__import__('pytest').skip('not today')",
 ])
 def test_channel_exit_or_skip_inside_a_false_postcondition_is_not_a_pass(command, checkout, escape):
+    # (it runs in the spec's own process: a condition that raised, not the test run's exit or skip)
     out = _run(command, checkout, f"@icontract.ensure(lambda x, result: result == 7 or {escape})")
-    assert out["verdict"] == "failed", out
+    assert out["verdict"] == "local_crash" and ("Exit: bye" in out["reason"] or "Skipped" in out["reason"]), out
 
 
 ATEXIT_KILL = """

@@ -49,7 +49,7 @@ def test_inject_fixed_puts_decorators_after_other_decorators_at_indent():
     lines = inj.text.splitlines()
     i = lines.index("    " + dec)
     assert lines[i - 1] == "    @staticmethod" and lines[i + 1] == "    def f(n):"
-    assert lines[1] == "import icontract"  # after the docstring, not inside the multi-line import
+    assert lines[1] == source.HEAD  # after the docstring, not inside the multi-line import
     assert inj.first_line == i + 1 and lines[inj.last_line - 1].strip() == "return n + 1"
     compile(inj.text, "m.py", "exec")
 
@@ -57,7 +57,7 @@ def test_inject_fixed_puts_decorators_after_other_decorators_at_indent():
 def test_inject_faithful_reproduces_upstream_import_and_async_bugs():
     dec = "@icontract.ensure(lambda result: result > 0)"
     inj = source.inject(FILE, "f", 9, 13, dec, "faithful")
-    assert inj.text.splitlines()[2] == "import icontract"  # inside `from x import (`: does not compile
+    assert inj.text.splitlines()[2] == source.HEAD  # inside `from x import (`: does not compile
     with pytest.raises(SyntaxError):
         compile(inj.text, "m.py", "exec")
     start = FILE.splitlines().index("async def g(n):") + 1
@@ -318,3 +318,16 @@ def test_table3_groups_standalone_by_imports_and_reports_corr_comp_per_group():
     only_dep = _metrics_of({"b": [(True, False)]}, {"b": "Dep"})
     assert only_dep["methods[Solo]"] == 0 and "Corr@1[Solo]" not in only_dep  # an empty group: its count only
     assert not any("[" in k for k in _metrics_of({"b": [(True, False)]}))  # no tasks: no groups
+
+
+def test_keeper_text_holds_no_byte_of_the_answer_and_keeps_the_lines():
+    dec = "@icontract.snapshot(lambda n: n, name='n0')\n@icontract.ensure(lambda OLD, result: result > OLD.n0)"
+    start = FILE.splitlines().index("    def f(n):") + 1
+    inj = source.inject(FILE, "f", start, start + 3, dec, "fixed")
+    keeper = inj.keeper_text("0")
+    assert "lambda" not in keeper and "OLD" not in keeper and f"@{source.GUARD_NAME}('0')" in keeper
+    assert len(keeper.splitlines()) == len(inj.text.splitlines())
+    assert keeper.splitlines()[inj.last_line - 1] == inj.text.splitlines()[inj.last_line - 1].rstrip("\n")
+    assert inj.decorators_text() == "".join(f"    {ln}\n" for ln in dec.splitlines())
+    plain = source.inject(FILE, "f", start, start + 3, "", "fixed")  # the authors' tool's run without a spec
+    assert plain.keeper_text("0") == plain.text and source.GUARD_NAME + "(" not in plain.text

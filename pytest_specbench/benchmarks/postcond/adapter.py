@@ -58,7 +58,9 @@ class PostcondBenchmark:
     name = "postcond"
     # 2: answers screened (source.screen), verdicts from nonce records with every test's call (#29);
     # the Java side refuses hostile clauses, checks threads and escapes its records (#25).
-    version = "2"
+    # 3: Python postconditions run in a spec child apart from the verdict channel (#41); the Java side's
+    # clauses normalised, purity observed, ranges that cannot wrap (#42); Dep/Solo per method (#49).
+    version = "3"
     options = OPTIONS
 
 

@@ -3,7 +3,9 @@ program (the original method or a mutant) instrumented with one postcondition se
 
 The job sees the repository checkout read-only; the injected file is a private
 copy in the job's working directory that the runner plugin substitutes for the
-module at import (:mod:`.sandbox_runner`).  ``-p no:cacheprovider`` and
+module at import (:mod:`.sandbox_runner`).  That copy carries the harness's
+guard where the answer's decorators go; the answer's text travels as data in
+the config and is compiled only in a spec child (:mod:`pytest_specbench.pyspec`).  ``-p no:cacheprovider`` and
 ``PYTHONDONTWRITEBYTECODE`` keep the run from writing into the checkout.
 """
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ... import pyspec
+from ...errors import InfrastructureError
 from ...execution.protocol import CommandJob, Environment
 from . import source, verdict
 from .options import DEFAULT_TIMEOUT  # upstream: 30 s per run
@@ -70,22 +74,34 @@ def tests_to_run(task_data: dict) -> list[str]:
 
 def build_job(task_data: dict, checkout: Path, program: Program, decorators: str, mode: str,
               timeout: float, python: str = "python") -> tuple[CommandJob, source.Injected, str]:
-    """The job of one run, its injection, and the nonce its genuine records carry.
-    The checkout's copy of the target file is overlaid with the injected text
-    (``overlay``), so the original and a mutant look alike from inside the job."""
+    """The job of one run, its injection, and the nonce its genuine records carry."""
     rel = task_data["file"].removeprefix("./")
     injected = source.inject(program.file_text, task_data["name"], task_data["start_line"], task_data["end_line"],
                              decorators, mode)
+    specs = {"0": pyspec.guard_spec(injected.decorators_text(), injected.first_line, injected.text)} \
+        if injected.injected and injected.decorator_lines else {}
+    job, nonce = runner_job(checkout, rel, injected.keeper_text("0"), specs, tests_to_run(task_data),
+                            task_data["repo"].get("env") == "harness", timeout, python)
+    return job, injected, nonce
+
+
+def runner_job(checkout: Path, rel: str, keeper_text: str, specs: dict, tests: Sequence[str], harness_env: bool,
+               timeout: float, python: str = "python") -> tuple[CommandJob, str]:
+    """A sandboxed pytest run of ``tests`` (checkout-relative ids) with the runner
+    plugin, the module ``rel`` imported from ``keeper_text`` (guards, no answer
+    text) and the guards' ``specs`` (:func:`pytest_specbench.pyspec.guard_spec`,
+    keyed by the guards' ids).  The checkout's copy of the target file is
+    overlaid with that text (``overlay``), so the original and a mutant look
+    alike from inside the job.  Returns the job and its records' nonce."""
     private = "private/" + Path(rel).name
     nonce = secrets.token_hex(16)
-    cfg = {"target": str(checkout / rel), "private": private, "nonce": nonce}
-    tests = [str(checkout / t) for t in tests_to_run(task_data)]
+    cfg = {"target": str(checkout / rel), "private": private, "nonce": nonce, "specs": specs}
     # -p no:specbench: the harness's own pytest11 plugin must not load inside the job (the project is hidden there).
     argv = (python, "-m", "pytest", "-p", "specbench_postcond_runner", "-p", "no:cacheprovider", "-p", "no:specbench",
-            "--tb=short", "-q", "--rootdir", str(checkout), *tests)
+            "--tb=short", "-q", "--rootdir", str(checkout), *(str(checkout / t) for t in tests))
     env = {"SPECBENCH_POSTCOND_CONFIG": "postcond-config.json", "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": f".:{checkout}"}
-    if task_data["repo"].get("env") == "harness":
+    if harness_env:
         # The harness's interpreter carries the harness's pytest plugins (xdist, hypothesis,
         # anyio, ...), not the project's: none is loaded (hypothesis alone took 1-2 s of CPU
         # per run, three quarters of a bundled task's run).  A repository's own venv keeps
@@ -94,12 +110,12 @@ def build_job(task_data: dict, checkout: Path, program: Program, decorators: str
     job = CommandJob(
         argv=argv,
         files={"specbench_postcond_runner.py": RUNNER.read_bytes(), "postcond-config.json": json.dumps(cfg).encode(),
-               private: injected.text.encode()},
+               private: keeper_text.encode(), **pyspec.job_files()},
         readonly=(checkout,),
         env=env,
         overlay={str(checkout / rel): private},
         wall_seconds=timeout, cpu_seconds=timeout, memory_mb=4096, output_bytes=1 << 20)
-    return job, injected, nonce
+    return job, nonce
 
 
 def run_program(executor: Any, prepared: Any, task_data: dict, checkout: Path, program: Program, decorators: str,
@@ -108,6 +124,9 @@ def run_program(executor: Any, prepared: Any, task_data: dict, checkout: Path, p
     job, injected, nonce = build_job(task_data, checkout, program, decorators, mode, timeout, python)
     result = executor.run(prepared, job)
     records = verdict.genuine(result.records, nonce)
+    harness = next((r for r in records if r.get("event") == "harness_error"), None)
+    if harness is not None:
+        raise InfrastructureError(f"postcond runner: {harness.get('text')}")
     out = verdict.decide(records, bool(result.timed_out), injected.first_line, injected.last_line,
                          (result.stdout or "") + (result.stderr or ""))
     if not injected.injected:

@@ -9,17 +9,20 @@ result channel, with the exception's type (an icontract violation is
 that fall in the private copy.
 
 Why a postcondition cannot forge these records (docs/postcond.md, "Verdicts"):
-the answer passed :func:`source.screen` (lambdas over the method's values, no
-``os``, ``sys``, ``open``, dunder or frame attributes), so it cannot name this
-module, its channel or its functions.  Everything the records depend on is
-bound here before any test module (hence any sample code) is imported: the
-nonce every record carries (read from the config file, which is deleted), the
-channel (a private duplicate of fd 3, which is closed), ``json.dumps``,
-``os.write`` and icontract's ``ViolationError``.  The harness counts a test as
+no byte of the answer runs in this process.  The target module is imported
+with the harness's guard in place of the answer's decorators; at each
+outermost call of the method a spec child (forked by ``specbench_pyspec``,
+:mod:`pytest_specbench.pyspec.spec_process`) closes every descriptor but its
+outcome pipe, then builds the answer's icontract decorators, replays the call
+and reports ``holds``, ``violated`` or ``raised`` with one line; this process
+calls the method itself and raises icontract's ``ViolationError`` (or the
+reported exception) from the guard.  This process is non-dumpable (no ptrace,
+no ``/proc/PID/fd`` or ``mem`` for the same uid), the job's folder is off
+``sys.path`` (nothing a child writes there is imported here), and the nonce
+every record carries is zeroed in each child.  The harness counts a test as
 passed only from its ``call`` record and a run as passed only when every
 collected test has one (never from the exit status alone).
 """
-import ast
 import importlib.machinery
 import importlib.util
 import json
@@ -32,8 +35,13 @@ with open(_cfg_path) as fh:
 os.unlink(_cfg_path)
 _TARGET = os.path.realpath(_CFG["target"])
 _PRIVATE = os.path.realpath(_CFG["private"])
-_NONCE = _CFG["nonce"]
+
+import specbench_pyspec as _pyspec  # noqa: E402 - (a job file beside this one)
+
+_NONCE = _pyspec.keep_secret(_CFG["nonce"])
+_pyspec.register(_CFG.get("specs") or {})
 del _CFG
+_SPEC_FILE = os.path.realpath(_pyspec.__file__)
 
 # The result channel: fd 3 moved to a descriptor of its own, not inherited by
 # anything the tests start, and fd 3 itself closed.
@@ -57,7 +65,7 @@ except ImportError:  # the environment lacks icontract: every test fails at impo
 
 
 def _emit(record):
-    record["nonce"] = _NONCE
+    record["nonce"] = _NONCE.decode()
     data = (_dumps(record, ensure_ascii=True) + "\n").encode("ascii")
     while data:
         data = data[_write(_FD, data):]
@@ -77,26 +85,13 @@ class _Redirect:
 
 
 sys.meta_path.insert(0, _Redirect())
-
-
-# ``eval`` in an answer is bound to this (source._rename_eval): arithmetic,
-# comparisons and containers of literals, nothing that names anything.
-_SAFE_NODES = (ast.Expression, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.List,
-               ast.Set, ast.Dict, ast.Load, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
-
-
-def safe_eval(text, *rest):
-    if rest:
-        raise TypeError("eval with globals or locals is not available to a postcondition")
-    if isinstance(text, bytes):
-        text = text.decode()
-    if not isinstance(text, _str):
-        raise TypeError("eval() arg 1 must be a string")
-    tree = ast.parse(text.strip(" \t"), mode="eval")
-    for node in ast.walk(tree):
-        if not isinstance(node, _SAFE_NODES):
-            raise ValueError(f"eval of {type(node).__name__} is not available to a postcondition")
-    return eval(compile(tree, "<eval>", "eval"), {"__builtins__": {}}, {})  # noqa: S307 - literals only
+_pyspec.HARNESS_ERROR[0] = lambda text: _emit({"event": "harness_error", "text": _str(text)[:300]})
+# Before any test module is imported (hence before any spec child exists).
+try:
+    _pyspec.protect([os.getcwd()])
+except OSError as _exc:
+    _emit({"event": "harness_error", "text": f"the runner could not protect itself: {_exc}"})
+    raise
 
 
 def _describe(excinfo):
@@ -115,8 +110,10 @@ def _describe(excinfo):
         filename = tb.tb_frame.f_code.co_filename
         if _realpath(filename) == _PRIVATE:
             frames.append(tb.tb_lineno)
-        # Raised while icontract evaluated a condition (e.g. a lambda argument the method lacks).
-        in_contract = in_contract or _realpath(filename).startswith(_ICONTRACT_DIR)
+        # Raised by the guard for the spec's child (a condition that raised, e.g. a lambda
+        # argument the method lacks), or by icontract's own code.
+        real = _realpath(filename)
+        in_contract = in_contract or real == _SPEC_FILE or real.startswith(_ICONTRACT_DIR)
         innermost = tb
         tb = tb.tb_next
     # icontract found a violated condition but could not render its message (e.g. a
@@ -160,4 +157,4 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_sessionfinish(session, exitstatus):
     _emit({"event": "finish", "exitstatus": int(exitstatus), "collected": session.testscollected,
-           "failed": session.testsfailed})
+           "failed": session.testsfailed, "spec_children": _pyspec.CHILDREN[0]})

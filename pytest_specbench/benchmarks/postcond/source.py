@@ -122,8 +122,9 @@ def parse_answer(text: str, module_text: str | None = None) -> str:
 
 # ---------------------------------------------------------------- the screen
 #
-# A postcondition runs in the process that reports the verdict.  What it may be
-# is decided here, on its syntax tree, before anything runs: each decorator is
+# The first filter (the wall is structural: the answer runs only in a spec
+# child that holds no channel, pytest_specbench/pyspec/spec_process.py).  What a
+# postcondition may be is decided here, on its syntax tree, before anything runs: each decorator is
 # ``icontract.ensure(LAMBDA[, "description"])`` or ``icontract.snapshot(LAMBDA[,
 # name="NAME"])``; inside, names are the lambdas' own parameters, comprehension
 # variables, the pure builtins below, the top-level names the target's file
@@ -133,7 +134,7 @@ def parse_answer(text: str, module_text: str | None = None) -> str:
 # introspection attributes (frames, code, generators' internals), no string holds
 # ``__``, and ``str.format`` (which reads attributes by name) is out.  ``eval``
 # is kept (four upstream Claude answers evaluate ``'*'.join(map(str, factors))``)
-# but bound to :func:`sandbox_runner.safe_eval`, which evaluates arithmetic on
+# but bound to :func:`pytest_specbench.pyspec.spec_process.safe_eval`, which evaluates arithmetic on
 # literals only.
 
 ALLOWED_BUILTINS = frozenset({
@@ -153,7 +154,7 @@ DENIED_MODULES = frozenset({
     "os", "sys", "io", "builtins", "subprocess", "shutil", "pathlib", "importlib", "inspect", "gc", "ctypes",
     "socket", "pickle", "marshal", "tempfile", "glob", "atexit", "signal", "threading", "multiprocessing",
     "code", "codeop", "runpy", "pty", "posix", "fcntl", "resource", "mmap", "types", "traceback", "linecache",
-    "tokenize", "ast", "dis", "pytest", "_pytest", "icontract", "specbench_postcond_runner", "pytest_specbench",
+    "tokenize", "ast", "dis", "pytest", "_pytest", "icontract", "specbench_postcond_runner", "specbench_pyspec", "pytest_specbench",
     "sysconfig", "site", "zipimport", "pkgutil", "faulthandler", "tracemalloc", "weakref", "asyncio",
     "concurrent", "select", "selectors", "pdb", "bdb", "platform", "logging", "warnings", "unittest",
 })
@@ -268,6 +269,16 @@ def _targets(node: ast.AST) -> set[str]:
 
 
 
+def _plain_target(node: ast.AST) -> bool:
+    """A comprehension target made of names only (``x``, ``(a, *b)``): a subscript
+    or attribute target (``{}[CODE]``) would run CODE at each step, unscreened."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Starred):
+        return _plain_target(node.value)
+    return isinstance(node, (ast.Tuple, ast.List)) and all(_plain_target(e) for e in node.elts)
+
+
 def _screen_expr(root: ast.AST, scope: frozenset, globals_ok: frozenset | set) -> None:
     """Walk one expression with the names bound around it (``scope``)."""
     todo: list[tuple[ast.AST, frozenset]] = [(root, scope)]
@@ -283,6 +294,9 @@ def _screen_expr(root: ast.AST, scope: frozenset, globals_ok: frozenset | set) -
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             bound = names
             for gen in node.generators:
+                if not _plain_target(gen.target):
+                    raise AnswerError(f"comprehension target {ast.unparse(gen.target)[:40]!r} is not a name "
+                                      "(only names are allowed there)")
                 todo.append((gen.iter, bound))  # (the first iterable is evaluated outside; later ones see earlier targets)
                 bound = bound | _targets(gen.target)
                 todo.extend((cond, bound) for cond in gen.ifs)
@@ -346,7 +360,11 @@ def _rename_eval(decorators: str, decs: list[ast.expr]) -> str:
 
 
 EVAL_NAME = "_specbench_eval"
-EVAL_IMPORT = f"from specbench_postcond_runner import safe_eval as {EVAL_NAME}"
+GUARD_NAME = "_specbench_guard"
+# The one line the injection adds at the top: icontract (the answer's decorators
+# name it, in their own process) and the Python-spec service's guard and literal
+# eval (pytest_specbench/pyspec/spec_process.py, shipped into the job).
+HEAD = f"import icontract; from specbench_pyspec import guard as {GUARD_NAME}, safe_eval as {EVAL_NAME}"
 
 
 # ---------------------------------------------------------------- injection
@@ -357,6 +375,25 @@ class Injected:
     first_line: int  # 1-based: first injected decorator line (or the def line when nothing was injected)
     last_line: int  # 1-based: the method's last line in the new text
     injected: bool
+    decorator_lines: int = 0  # how many lines the answer's decorators take, from first_line
+
+    def keeper_text(self, spec_id: str = "0") -> str:
+        """The text the job's test process imports: the answer's decorator lines
+        replaced by the harness's guard and blank lines (the method keeps its line
+        numbers), so no byte of the answer is in it
+        (:func:`pytest_specbench.pyspec.spec_process.guard`)."""
+        if not self.injected or not self.decorator_lines:  # (no decorator: nothing to guard, e.g. the authors' plain run)
+            return self.text
+        lines = self.text.splitlines(keepends=True)
+        start = self.first_line - 1
+        indent = re.match(r"[ \t]*", lines[start]).group(0)
+        guard = [f"{indent}@{GUARD_NAME}({spec_id!r})\n"] + ["\n"] * (self.decorator_lines - 1)
+        return "".join(lines[:start] + guard + lines[start + self.decorator_lines:])
+
+    def decorators_text(self) -> str:
+        """The answer's decorator lines as injected (the spec child compiles them)."""
+        lines = self.text.splitlines(keepends=True)
+        return "".join(lines[self.first_line - 1:self.first_line - 1 + self.decorator_lines])
 
 
 def replace_method(file_text: str, start_line: int, end_line: int, new_method: str) -> str:
@@ -404,9 +441,7 @@ def inject(file_text: str, name: str, start_line: int, end_line: int, decorators
     indent = re.match(r"\s*", lines[def_idx]).group(0)
     block = [indent + ln + "\n" for ln in decorators.splitlines()]
     new = lines[:def_idx] + block + lines[def_idx:]
-    # (one line either way: the runner's safe eval joins it only when an answer calls eval)
-    head = "import icontract" + (f"; {EVAL_IMPORT}" if EVAL_NAME in decorators else "") + "\n"
-    new = new[:import_idx] + [head] + new[import_idx:]
+    new = new[:import_idx] + [HEAD + "\n"] + new[import_idx:]
     shift = 1 if import_idx <= def_idx else 0
     first = def_idx + 1 + shift
-    return Injected("".join(new), first, first + len(block) + span + (def_idx + 1 - start_line), True)
+    return Injected("".join(new), first, first + len(block) + span + (def_idx + 1 - start_line), True, len(block))
