@@ -1,0 +1,12 @@
+"""nl2postcond (Endres, Fakhoury, Chakraborty, Lahiri, "Can Large Language Models
+Transform Natural Language Intent into Formal Method Postconditions?", FSE 2024;
+arXiv 2310.01831v2), the EvalPlus half: a model writes a postcondition (``assert``
+statements over a HumanEval+ function's inputs and ``return_value``); it is
+*test-set correct* when it holds on the reference's outputs for the task's test
+inputs, and its completeness is how many recorded outputs of real buggy programs
+it rejects.  Adapter ``nl2postcond``; ``specbench nl2postcond build-corpus``
+rebuilds the buggy-program corpus.  Every postcondition runs on the Python-spec
+service (:mod:`pytest_specbench.pyspec`)."""
+ADAPTERS = {"nl2postcond": "pytest_specbench.benchmarks.nl2postcond.adapter:ADAPTER"}
+# The declared options, importable without the adapter (every pytest start lists them).
+OPTIONS = "pytest_specbench.benchmarks.nl2postcond.options:OPTIONS"
