@@ -26,7 +26,6 @@ import hashlib
 import io
 import json
 import os
-import sys
 import time
 import zipfile
 from dataclasses import dataclass
@@ -113,8 +112,9 @@ def corpus_key(candidates: Path, evalplus_file: Path, inputs: str) -> str:
 
 
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executor, limits, inputs: str,
-          only: Sequence[str] = (), log=print) -> dict[str, Any]:
+          only: Sequence[str] = (), log=None) -> dict[str, Any]:
     """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures."""
+    log = log or (lambda line: print(line, flush=True))
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
     by_task: dict[str, list[Candidate]] = {}
@@ -195,7 +195,3 @@ def default_path(data_root: Path | None) -> Path | None:
         return bundled_suite("nl2postcond") / "corpus.jsonl"
     path = data_root / "nl2postcond" / "corpus.jsonl"
     return path if path.is_file() else None
-
-
-def progress_stream():
-    return sys.stderr
