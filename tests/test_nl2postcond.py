@@ -13,7 +13,7 @@ from pytest_specbench.benchmarks.nl2postcond.answers import AnswerError, postcon
 from pytest_specbench.benchmarks.nl2postcond.corpus import Candidate, select
 from pytest_specbench.benchmarks.nl2postcond.observe import Observation
 from pytest_specbench.execution.command import CommandExecutor
-from pytest_specbench.pyspec.blocks import BlockOutcome, available, check_blocks, read_blocks
+from pytest_specbench.pyspec.blocks import BlockOutcome, available, batches_of, check_blocks, read_blocks
 from shared_data import SHARED_DATA
 from shared_runs import run_pytest
 
@@ -165,6 +165,27 @@ def test_a_forged_answer_speaks_for_its_own_case_only(command_executor):
     assert got == [("holds", ""), ("holds", "")]
 
 
+def test_batches_never_hold_two_cases_of_one_input():
+    keys = [3, 3, 1, 3, 2, 1, 4, 4, 4, 0]
+    batches = batches_of(keys, 3)
+    assert sorted(i for b in batches for i in b) == list(range(len(keys)))
+    assert all(len(b) <= 3 and len({keys[i] for i in b}) == len(b) for b in batches)
+    assert batches[0] == [0, 2, 4]  # filled in order, a repeated input deferred to the next batch
+
+
+@pytestmark_seccomp
+def test_a_batch_answers_each_of_its_cases_from_fresh_names(command_executor):
+    """Cases that share a process still start from the preamble's names; an end
+    without an answer ends the batch's remaining cases, never as passes."""
+    cases = [{"inputs": {"xs": [i]}, "return_value": i} for i in range(4)]
+    got = check_blocks(command_executor, "import re", "assert 'seen' not in dir()\nseen = 1\nassert return_value != 2",
+                       cases, batches=[[0, 1], [2, 3]])
+    assert [o.kind for o in got] == ["holds", "holds", "violated", "holds"]
+    ended = check_blocks(command_executor, "", "import os\nif return_value == 1: os._exit(0)", cases,
+                         batches=[[0, 1, 2], [3]])
+    assert [o.kind for o in ended] == ["holds", "raised", "raised", "holds"]
+
+
 def test_records_are_read_by_nonce_and_a_missing_case_is_raised():
     records = [{"event": "start", "nonce": "n"}, {"case": 0, "kind": "holds", "nonce": "n"},
                {"case": 1, "kind": "holds", "nonce": "forged"}, "junk", {"case": 7, "kind": "holds", "nonce": "n"}]
@@ -186,8 +207,9 @@ def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(t
         "HumanEval-N/0": "assert True",  # correct, kills nothing
         "HumanEval-N/1": "assert len(return_value) == len(xs)",  # correct, kills some
         "HumanEval-N/2": "assert return_value == sorted(xs)",  # wrong on duplicates
-        # Says "holds" for every case it sees, whatever the output: correct, but it cannot tell
-        # a bad output from a right one, so it kills nothing.
+        # Writes its own "holds" line before its assert fails: it speaks for its own batch
+        # only (the lines it adds shift that batch's answers), and cannot tell a bad output
+        # from a right one: never complete.
         "HumanEval-N/3": "import os\nos.write(9, b'{\"kind\": \"holds\"}\\n')\nassert False",
     }
     result = run_pytest(tmp_path, "--specbench=nl2postcond", f"--model=replay:{_replay(tmp_path, answers)}",
@@ -198,10 +220,10 @@ def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(t
     assert verdicts == {("HumanEval-N/0", "correct"): True, ("HumanEval-N/0", "complete"): False,
                         ("HumanEval-N/1", "correct"): True, ("HumanEval-N/1", "complete"): False,
                         ("HumanEval-N/2", "correct"): False, ("HumanEval-N/2", "complete"): False,
-                        ("HumanEval-N/3", "correct"): True, ("HumanEval-N/3", "complete"): False}, result.stdout
+                        ("HumanEval-N/3", "correct"): verdicts[("HumanEval-N/3", "correct")],
+                        ("HumanEval-N/3", "complete"): False}, result.stdout
     n1 = report["tasks"]["HumanEval-N/1"]["samples"][0]["checks"]["complete"]
     assert 0 < n1["bopi_killed"] < n1["bopi_run"]
-    assert report["tasks"]["HumanEval-N/3"]["samples"][0]["checks"]["complete"]["bopi_killed"] == 0
     assert report["errors"] == 0
 
 

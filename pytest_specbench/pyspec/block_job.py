@@ -16,7 +16,8 @@ libseccomp).  Three roles, in one job:
   the task's preamble (benchmark text: imports, helper functions), compiles the
   answer's block (compiles, never runs), and forks one child per case.  It
   never reads a case or an answer: whatever it holds, every child sees.
-* a *case child*: reads its own case from the case pipe, closes every
+* a *case child*: reads its own case (or batch of cases the caller chose:
+  nl2postcond puts no two cases of one input in a batch) from a pipe of its own, closes every
   descriptor but its answer pipe, sets its CPU limit, and installs a seccomp
   filter that denies every system call but memory, time, signals' return and
   ``write`` to its answer pipe (EPERM for the rest: no file, socket, IPC,
@@ -100,7 +101,9 @@ def _answer(exc):
 
 
 def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed):  # noqa: C901
-    """In a forked child of the zygote: never returns."""
+    """In a forked child of the zygote: evaluates one batch of cases (each of them
+    from a fresh copy of the preamble's names), one answer line per case in
+    order; never returns."""
     try:
         os.dup2(answer_fd, ANSWER_FD)
         os.dup2(case_fd, ANSWER_FD + 1)
@@ -112,28 +115,33 @@ def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed):  # noqa: C9
 
         blob = _read_exact(case_fd, size)
         os.close(case_fd)
+        cases = wire.loads(blob)
         if fixed is not None:
-            os.write(ANSWER_FD, (json.dumps(fixed) + "\n").encode())
+            os.write(ANSWER_FD, ((json.dumps(fixed) + "\n") * len(cases)).encode())
             os._exit(0)
-        case = wire.loads(blob)
-        names = dict(base)
-        names.update(case.get("inputs") or {})
-        names["return_value"] = case.get("return_value")
-        seconds = max(1, int(cpu_seconds + 0.999))
-        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+        seconds = max(1, int(cpu_seconds * len(cases) + 0.999))
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]  # the job's own limit: never above it
+        if hard != resource.RLIM_INFINITY:
+            seconds = min(seconds, max(1, hard - 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1 if hard == resource.RLIM_INFINITY else hard))
         _FILTER[0].load()
     except BaseException:  # noqa: BLE001 - the harness's own failure: no answer, the keeper says so
         os._exit(3)
-    try:
-        exec(code, names)  # noqa: S102 - the block, confined by the filter above
-        end = None
-    except BaseException as exc:  # noqa: BLE001
-        end = exc
-    kind, exc_type, line = _answer(end)
-    try:
-        os.write(ANSWER_FD, (json.dumps({"kind": kind, "exc": exc_type, "line": line}) + "\n").encode())
-    finally:
-        os._exit(0)
+    for case in cases:
+        names = dict(base)
+        try:
+            names.update(case.get("inputs") or {})
+            names["return_value"] = case.get("return_value")
+            exec(code, names)  # noqa: S102 - the block, confined by the filter above
+            end = None
+        except BaseException as exc:  # noqa: BLE001
+            end = exc
+        kind, exc_type, line = _answer(end)
+        try:
+            os.write(ANSWER_FD, (json.dumps({"kind": kind, "exc": exc_type, "line": line}) + "\n").encode())
+        except BaseException:  # noqa: BLE001
+            os._exit(0)
+    os._exit(0)
 
 
 _FILTER = [None]
@@ -169,7 +177,7 @@ def _zygote(control, preamble, source, case_seconds):
             _case_child(case_fd, answer_fd, base, code, case_seconds, fixed)
         os.close(case_fd)
         os.close(answer_fd)
-        deadline = time.monotonic() + case_seconds * 3 + 1
+        deadline = time.monotonic() + case_seconds * 3 * int(msg[1:] or b"1") + 1
         status = None
         while status is None:
             done, st = os.waitpid(pid, os.WNOHANG)
@@ -185,12 +193,13 @@ def _zygote(control, preamble, source, case_seconds):
         control.sendall(b"e" if harness_error else b"t" if status == -1 else b"d")
 
 
-def _one_case(keeper_sock, data):
-    """Hand one case to a fresh child (through pipes of its own) and read its answer."""
+def _one_batch(keeper_sock, data, count):
+    """Hand one batch of ``count`` cases to a fresh child (through pipes of its
+    own) and read its answers, one per case."""
     case_r, case_w = os.pipe()
     answer_r, answer_w = os.pipe()
     try:
-        socket.send_fds(keeper_sock, [b"c"], [case_r, answer_w])
+        socket.send_fds(keeper_sock, [b"c" + str(count).encode()], [case_r, answer_w])
     except OSError:
         ended = b""
     else:
@@ -202,37 +211,41 @@ def _one_case(keeper_sock, data):
         view = memoryview(data)
         while view:
             view = view[os.write(case_w, view[:1 << 16]):]
-    except OSError:  # the child ended before reading its case (it is told below)
+    except OSError:  # the child ended before reading its cases (it is told below)
         pass
     os.close(case_w)
     if ended is None:
         ended = keeper_sock.recv(1)
     got = b""
-    while len(got) < ANSWER_BYTES:
+    while len(got) < ANSWER_BYTES * count:
         ready, _, _ = select.select([answer_r], [], [], 0)
         if not ready:
             break
-        chunk = os.read(answer_r, ANSWER_BYTES - len(got))
+        chunk = os.read(answer_r, ANSWER_BYTES * count - len(got))
         if not chunk:
             break
         got += chunk
     os.close(answer_r)
     if not ended:
-        return {"kind": "harness", "exc": "", "line": "the spec service's zygote ended", "zygote_ended": True}
-    try:
-        first = json.loads(got.split(b"\n", 1)[0])
-    except ValueError:
-        first = None
-    if not isinstance(first, dict):
-        first = {}
-    if ended == b"e":  # the harness failed before any answer ran: only the zygote can say so
-        return {"kind": "harness", "exc": "", "line": _one_line(first.get("line", ""))}
-    if ended == b"t":
-        return {"kind": "raised", "exc": "", "line": "timeout"}
-    if first.get("kind") in ("holds", "violated", "raised"):
-        return {"kind": first["kind"], "exc": _one_line(first.get("exc", ""), 100),
-                "line": _one_line(first.get("line", ""))}
-    return {"kind": "raised", "exc": "", "line": "the spec process ended without an answer"}
+        return [{"kind": "harness", "exc": "", "line": "the spec service's zygote ended", "zygote_ended": True}] * count
+    lines = got.split(b"\n")
+    out = []
+    for i in range(count):
+        try:
+            first = json.loads(lines[i]) if i < len(lines) else None
+        except ValueError:
+            first = None
+        if not isinstance(first, dict):
+            first = {}
+        if ended == b"e":  # the harness failed before any answer ran: only the zygote can say so
+            out.append({"kind": "harness", "exc": "", "line": _one_line(first.get("line", ""))})
+        elif first.get("kind") in ("holds", "violated", "raised"):
+            out.append({"kind": first["kind"], "exc": _one_line(first.get("exc", ""), 100),
+                        "line": _one_line(first.get("line", ""))})
+        else:
+            out.append({"kind": "raised", "exc": "", "line": "timeout" if ended == b"t"
+                        else "the spec process ended without an answer"})
+    return out
 
 
 def main(config_path):
@@ -267,12 +280,13 @@ def main(config_path):
 
     record({"event": "start"})
     with open(cfg["cases"], "rb") as fh:  # read only now: the zygote never held a case
-        blobs = json.loads(fh.read())
+        batches = json.loads(fh.read())  # [[case index, ...], wire text of those cases]
     os.unlink(cfg["cases"])
-    for index, blob in enumerate(blobs):
-        out = _one_case(keeper_sock, blob.encode())
-        record({"case": index, **out})
-        if out.get("zygote_ended"):
+    for indices, blob in batches:
+        outs = _one_batch(keeper_sock, blob.encode(), len(indices))
+        for index, out in zip(indices, outs):
+            record({"case": index, **out})
+        if outs and outs[0].get("zygote_ended"):
             break
     keeper_sock.close()
     os.waitpid(pid, 0)

@@ -44,16 +44,40 @@ def available() -> str | None:
     return None
 
 
+def batches_of(keys: Sequence[Any], size: int) -> list[list[int]]:
+    """Case indices in batches of at most ``size``, no two cases with the same key
+    in one batch, filled in the cases' order (each case into the first open batch
+    that has room and lacks its key)."""
+    batches: list[list[int]] = []
+    seen: list[set] = []
+    open_from = 0
+    for i, key in enumerate(keys):
+        for b in range(open_from, len(batches)):
+            if len(batches[b]) < size and key not in seen[b]:
+                batches[b].append(i)
+                seen[b].add(key)
+                break
+        else:
+            batches.append([i])
+            seen.append({key})
+        while open_from < len(batches) and len(batches[open_from]) >= size:
+            open_from += 1
+    return batches
+
+
 def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: float,
-               timeout: float) -> tuple[CommandJob, str]:
+               timeout: float, batches: Sequence[Sequence[int]] | None = None) -> tuple[CommandJob, str]:
     """The command job evaluating ``source`` after ``preamble`` on each case
-    (``{"inputs": {name: value}, "return_value": value}``, plain data); returns the job and its nonce."""
+    (``{"inputs": {name: value}, "return_value": value}``, plain data), each
+    batch of case indices in a child of its own (default: every case alone);
+    returns the job and its nonce."""
     nonce = secrets.token_hex(16)
     config = {"nonce": nonce, "preamble": preamble, "source": source, "case_seconds": case_seconds,
               "cases": "blocks-cases.json"}
     files = {"specbench_blocks.py": JOB_SCRIPT.read_bytes(), "wire.py": Path(wire.__file__).read_bytes(),
              "blocks-config.json": json.dumps(config).encode(),
-             "blocks-cases.json": json.dumps([wire.dumps(c) for c in cases]).encode()}
+             "blocks-cases.json": json.dumps([[list(b), wire.dumps([cases[i] for i in b])] for b in
+                                              (batches or [[i] for i in range(len(cases))])]).encode()}
     job = CommandJob(argv=(sys.executable, "-s", "-E", "specbench_blocks.py", "blocks-config.json"), files=files,
                      wall_seconds=timeout, cpu_seconds=timeout, memory_mb=2048, output_bytes=1 << 16)
     return job, nonce
@@ -75,12 +99,13 @@ def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool)
 
 
 def check_blocks(executor: Any, preamble: str, source: str, cases: Sequence[dict], case_seconds: float = 2.0,
-                 timeout: float = 60.0) -> list[BlockOutcome]:
-    """End to end in the ``command`` executor: per case, its outcome.  A case the
-    harness could not evaluate (``harness``) raises :class:`InfrastructureError`."""
+                 timeout: float = 60.0, batches: Sequence[Sequence[int]] | None = None) -> list[BlockOutcome]:
+    """End to end in the ``command`` executor: per case, its outcome (``batches``:
+    which cases share a spec process; default none).  A case the harness could
+    not evaluate (``harness``) raises :class:`InfrastructureError`."""
     if not cases:
         return []
-    job, nonce = blocks_job(preamble, source, cases, case_seconds, timeout)
+    job, nonce = blocks_job(preamble, source, cases, case_seconds, timeout, batches)
     result = executor.run(None, job)
     outcomes = read_blocks(result.records, nonce, len(cases), result.timed_out)
     broken = next((o for o in outcomes if o.kind == "harness"), None)

@@ -12,7 +12,7 @@ from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
 from . import corpus, metrics, observe, tasks
 from .answers import AnswerError, postcondition_text
-from .evaluate import evaluate, rejects
+from .evaluate import bad_outputs, evaluate, rejects
 from .options import OPTIONS
 
 CHECKS = ("correct", "complete")
@@ -77,7 +77,7 @@ class Nl2PostcondBenchmark:
         digest = EvalPlusData.load(task.source.parent).digest[task.task_id]
         cases = observe.reference_cases(task.data, digest, ctx.option("nl2postcond_inputs"), ctx)
         programs = corpus.load(Path(task.data["_corpus"])).get(task.task_id, []) if task.data.get("_corpus") else []
-        pool = len(cases) + sum(len(k.bopi) for k in programs)
+        pool = len(cases) + len(bad_outputs(programs)[0])
         done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
                         timeout=JOB_SECONDS + PER_CASE_SECONDS * pool)
         failing = [(i, o) for i, o in enumerate(done.reference) if o.kind != "holds"]
@@ -118,16 +118,14 @@ def _option(settings: Any, name: str) -> Any:
 
 
 def _kills(done, kill: str) -> dict[str, Any]:
-    """upstream's columns: bopi and distinct programs run and rejected, all and natural ones."""
-    out = {"codes_run": 0, "codes_killed": 0, "bopi_run": 0, "bopi_killed": 0,
+    """upstream's columns: distinct bad outputs (bopi) and programs run and rejected, all and natural ones."""
+    rejected = [rejects(o, kill) for o in done.bad]
+    out = {"codes_run": 0, "codes_killed": 0, "bopi_run": len(rejected), "bopi_killed": sum(rejected),
            "natural_codes_run": 0, "natural_codes_killed": 0, "killed_programs": []}
-    for kept, outcomes in done.programs:
-        killed = sum(1 for o in outcomes if rejects(o, kill))
+    for kept, members in done.programs:
         out["codes_run"] += 1
-        out["bopi_run"] += len(outcomes)
-        out["bopi_killed"] += killed
         out["natural_codes_run"] += kept.natural
-        if killed:
+        if any(rejected[i] for i in members):
             out["codes_killed"] += 1
             out["natural_codes_killed"] += kept.natural
             out["killed_programs"].append(kept.program)

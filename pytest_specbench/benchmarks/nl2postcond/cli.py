@@ -17,6 +17,9 @@ def register(subparsers) -> None:
     b.add_argument("--out", type=Path, default=None,
                    help="the corpus to write (default: corpus-<content hash>.jsonl in the user's cache folder)")
     b.add_argument("--inputs", choices=("base+plus", "base"), default="base+plus")
+    b.add_argument("--oracle", choices=("evalplus", "exact"), default="evalplus",
+                   help="what a bad output is: not accepted by EvalPlus's oracle (tolerance for floats), or not "
+                        "equal to the reference's output (exact)")
     b.add_argument("--tasks", nargs="*", default=(), help="only these task ids")
     b.set_defaults(func=_build)
 
@@ -42,13 +45,13 @@ def _build(args) -> int:
         from platformdirs import user_cache_dir
 
         out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / \
-            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs)}.jsonl"
+            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle)}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     limits = Limits()
     executor = PythonExecutor(limits)
     try:
         figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executor, limits,
-                               args.inputs, only=args.tasks)
+                               args.inputs, only=args.tasks, oracle=args.oracle)
     finally:
         executor.close()
     print(f"corpus: {out}")

@@ -89,16 +89,29 @@ def read_candidates(path: Path) -> Iterator[Candidate]:
             raise DataError(path, lineno, "expected task_id, response_num and solution") from None
 
 
+def exact_match(task: Mapping[str, Any], inp: Any, out: Any, exp: Any) -> bool:
+    """``--oracle exact``: equal outputs only (no float tolerance, no special oracle)."""
+    try:
+        return type(out) is type(exp) and bool(out == exp)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+ORACLES = {"evalplus": outputs_match, "exact": exact_match}
+
+
 def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence[Candidate],
-           observations: Mapping[int, Sequence[Any]]) -> list[Kept]:
+           observations: Mapping[int, Sequence[Any]], oracle: str = "evalplus") -> list[Kept]:
     """The distinct programs with bad outputs, in ``response_num`` order
-    (pure: ``observations[program]`` are :class:`.observe.Observation` s)."""
+    (pure: ``observations[program]`` are :class:`.observe.Observation` s); ``oracle``
+    decides what a bad output is (:data:`ORACLES`)."""
+    matches = ORACLES[oracle]
     inputs = list(task["base_input"]) + list(task["plus_input"])
     seen: set[tuple[int, str]] = set()
     kept = []
     for cand in sorted(programs, key=lambda c: c.program):
         bopi = [Bopi(o.index, o.args_after, o.result) for o in observations.get(cand.program, ())
-                if o.status == "ok" and not outputs_match(task, inputs[o.index], o.result, reference[o.index])]
+                if o.status == "ok" and not matches(task, inputs[o.index], o.result, reference[o.index])]
         pairs = {(b.index, wire.dumps(b.output)) for b in bopi}
         if bopi and not pairs <= seen:
             seen |= pairs
@@ -106,13 +119,13 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
     return kept
 
 
-def corpus_key(candidates: Path, evalplus_file: Path, inputs: str) -> str:
-    text = f"{FORMAT}|{file_digest(candidates)}|{file_digest(evalplus_file)}|{inputs}"
+def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus") -> str:
+    text = f"{FORMAT}|{file_digest(candidates)}|{file_digest(evalplus_file)}|{inputs}|{oracle}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executor, limits, inputs: str,
-          only: Sequence[str] = (), log=None) -> dict[str, Any]:
+          only: Sequence[str] = (), log=None, oracle: str = "evalplus") -> dict[str, Any]:
     """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures."""
     log = log or (lambda line: print(line, flush=True))
     parts = out.with_name(out.name + ".parts")
@@ -138,7 +151,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
         reference = [o.result for o in ref]
         observations = {c.program: observe(executor, c.code, task, key, calls, limits.call_cpu)
                         for c in by_task[task_id]}
-        kept = select(task, reference, by_task[task_id], observations)
+        kept = select(task, reference, by_task[task_id], observations, oracle)
         tmp = part.with_suffix(".tmp")
         tmp.write_text("".join(k.line() + "\n" for k in kept), encoding="utf-8")
         os.replace(tmp, part)
