@@ -17,7 +17,7 @@ def register(subparsers) -> None:
     b.add_argument("--out", type=Path, default=None,
                    help="the corpus to write (default: corpus-<content hash>.jsonl in the user's cache folder)")
     b.add_argument("--inputs", choices=("base+plus", "base"), default="base+plus")
-    b.add_argument("--oracle", choices=("evalplus", "exact"), default="evalplus",
+    b.add_argument("--oracle", choices=("evalplus", "exact"), default="exact",
                    help="what a bad output is: not accepted by EvalPlus's oracle (tolerance for floats), or not "
                         "equal to the reference's output (exact)")
     b.add_argument("--tasks", nargs="*", default=(), help="only these task ids")
