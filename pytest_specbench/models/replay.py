@@ -4,7 +4,9 @@ Two layouts, as EvalPlus writes them:
 
 * JSON lines with ``task_id`` and ``solution`` (the whole program) or
   ``completion`` (text to append to the prompt), optional ``sample_index``
-  (otherwise samples are numbered per task in file order);
+  (otherwise samples are numbered per task in file order); a specification
+  family's answer may instead be in ``postcondition`` or ``postcondition_alone``
+  (nl2postcond's upstream fields), taken as it is, like ``solution``;
 * a directory ``TASK_ID_WITH_UNDERSCORE/N.py`` (``HumanEval_0/3.py``).
 """
 from __future__ import annotations
@@ -15,6 +17,12 @@ from typing import Any, Sequence
 from ..data.jsonl import file_digest, read_jsonl
 from ..errors import DataError, OptionError
 from .base import Completion, GenerationRequest, SampleMissing
+
+
+# Where a line's answer is, in this order of preference: the whole answer
+# (``solution``), text after the prompt (``completion``), or a specification
+# as upstream's files store it (nl2postcond's sheet and preprocessed samples).
+ANSWER_FIELDS = ("solution", "completion", "postcondition", "postcondition_alone")
 
 
 class ReplayModel:
@@ -38,14 +46,13 @@ class ReplayModel:
     def _load_jsonl(self) -> None:
         counters: dict[str, int] = {}
         for lineno, obj in read_jsonl(self.path, required=("task_id",)):
-            if "solution" in obj:
-                kind, text = "solution", obj["solution"]
-            elif "completion" in obj:
-                kind, text = "completion", obj["completion"]
-            else:
-                raise DataError(self.path, lineno, "missing field 'solution' or 'completion'")
+            field = next((f for f in ANSWER_FIELDS if f in obj), None)
+            if field is None:
+                raise DataError(self.path, lineno, "missing field 'solution' or 'completion'"
+                                                   " (or 'postcondition' / 'postcondition_alone')")
+            kind, text = ("completion" if field == "completion" else "solution"), obj[field]
             if not isinstance(text, str):
-                raise DataError(self.path, lineno, f"'{kind}' must be a string")
+                raise DataError(self.path, lineno, f"'{field}' must be a string")
             task_id = str(obj["task_id"])
             index = obj.get("sample_index")
             if index is None:

@@ -23,6 +23,13 @@ The API, for a family's harness side:
 * (b) a plain postcondition over given values: :func:`check_values` (one
   sandboxed job for many cases, one spec child per case, one outcome per
   clause), built on :func:`values_job` and :func:`read_values`.
+* (c) a block of statements (nl2postcond's postconditions: asserts, imports,
+  assignments) over many cases of plain data, :func:`.blocks.check_blocks`:
+  each case in a child forked from a zygote that never held a case, holding
+  its own case (or a batch the caller chose) alone, confined by a seccomp
+  filter (no file, socket, process, signal or IPC), one outcome per case
+  (docs/nl2postcond.md, "Where a postcondition runs").  Stricter than (b):
+  (b)'s children are forked from the keeper, which holds every case.
 """
 from __future__ import annotations
 

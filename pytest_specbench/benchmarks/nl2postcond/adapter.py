@@ -1,0 +1,135 @@
+"""The ``nl2postcond`` adapter (Endres et al., FSE 2024, the EvalPlus half;
+arXiv 2310.01831v2): checks ``correct`` (test-set correctness) and ``complete``
+(the corpus's bad outputs rejected), metrics in :mod:`.metrics`
+(docs/nl2postcond.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ...errors import DataError
+from ..base import CheckResult, Prompt, Task, TaskSet
+from ..contract.evalplus import EvalPlusData
+from . import corpus, metrics, observe, tasks
+from .answers import AnswerError, postcondition_text
+from .evaluate import bad_outputs, evaluate, rejects
+from .options import OPTIONS
+
+CHECKS = ("correct", "complete")
+JOB_SECONDS = 30.0  # per evaluation job, plus PER_CASE_SECONDS per case
+PER_CASE_SECONDS = 0.2  # upstream's floor per input (2x the reference's time, at least 0.2 s)
+
+
+class Nl2PostcondBenchmark:
+    name = "nl2postcond"
+    version = "1"
+    options = OPTIONS
+
+    def load(self, data_root: Path | None, settings: Any) -> TaskSet:
+        taskset = tasks.load_tasks(data_root, settings)
+        path = self._corpus_path(data_root, settings)
+        files = taskset.files + ((path,) if path else ())
+        tagged = tuple(Task(t.task_id, {**dict(t.data), "_corpus": str(path) if path else None,
+                                        "_data_root": str(data_root) if data_root else None}, t.source)
+                       for t in taskset.tasks)
+        return TaskSet(tagged, files, taskset.bundled, taskset.warnings)
+
+    @staticmethod
+    def _corpus_path(data_root: Path | None, settings: Any) -> Path | None:
+        given = _option(settings, "nl2postcond_corpus")
+        if given:
+            path = Path(given).expanduser()
+            if not path.is_file():
+                raise DataError(path, None, "no corpus file here (--nl2postcond-corpus)")
+            return path
+        return corpus.default_path(data_root)
+
+    def checks_for(self, task: Task) -> Sequence[str]:
+        return CHECKS
+
+    def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
+        if getattr(ctx.settings, "model_spec", "") == "reference" and not task.data.get("reference_postcondition"):
+            return "no reference postcondition for this task (upstream has none; the bundled suite has one per task)"
+        if check == "complete" and not task.data.get("_corpus"):
+            return ("no buggy-program corpus for this data: build it with `specbench nl2postcond build-corpus "
+                    "--specbench-data ROOT` (or pass --nl2postcond-corpus=FILE)")
+        return None
+
+    def prompt(self, task: Task, settings: Any) -> Prompt:
+        root = task.data.get("_data_root")
+        return tasks.prompt(task, settings, _option(settings, "nl2postcond_prompt") or "simple",
+                            (_option(settings, "nl2postcond_reference") or "with") == "with",
+                            Path(root) if root else None)
+
+    def reference(self, task: Task, check: str) -> str:
+        return task.data.get("reference_postcondition") or ""
+
+    def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        if check == "complete":
+            return self._complete(task, ctx)
+        return self._correct(task, sample, ctx)
+
+    def _correct(self, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        try:
+            block = postcondition_text(sample.text)
+        except AnswerError as exc:
+            return CheckResult(False, {"parse_error": str(exc)}, f"no postcondition: {exc}")
+        digest = EvalPlusData.load(task.source.parent).digest[task.task_id]
+        cases = observe.reference_cases(task.data, digest, ctx.option("nl2postcond_inputs"), ctx)
+        programs = corpus.load(Path(task.data["_corpus"])).get(task.task_id, []) if task.data.get("_corpus") else []
+        pool = len(cases) + len(bad_outputs(programs)[0])
+        done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
+                        timeout=JOB_SECONDS + PER_CASE_SECONDS * pool)
+        failing = [(i, o) for i, o in enumerate(done.reference) if o.kind != "holds"]
+        details: dict[str, Any] = {"cases": len(cases), **_kills(done, ctx.option("nl2postcond_kill"))}
+        if failing:
+            i, outcome = failing[0]
+            details.update(failed_case=i, failed_cases=len(failing), failure=outcome.kind)
+            what = "does not hold" if outcome.kind == "violated" else "raised"
+            return CheckResult(False, details, f"{what} on the reference's output for test input #{i}"
+                                               f"{': ' + outcome.line if outcome.line else ''}")
+        return CheckResult(True, details)
+
+    def _complete(self, task: Task, ctx: Any) -> CheckResult:
+        correct = ctx.result_of("correct")
+        if correct is None or not correct.passed or "bopi_run" not in correct.details:
+            return CheckResult(False, {"applicable": False},
+                               "not test-set correct: completeness counts correct postconditions only (as upstream)")
+        d = {k: correct.details[k] for k in metrics.KILL_FIELDS}
+        d["applicable"] = True
+        d["bug_complete"] = d["codes_killed"] == d["codes_run"]
+        if d["bopi_killed"] == d["bopi_run"]:
+            return CheckResult(True, d)
+        return CheckResult(False, d, f"accepts {d['bopi_run'] - d['bopi_killed']} of {d['bopi_run']} bad outputs "
+                                     f"({d['codes_run'] - d['codes_killed']} of {d['codes_run']} buggy programs not rejected)")
+
+    def metric_names(self, settings: Any) -> list[str]:
+        return metrics.names(settings.ks)
+
+    def declared_metrics(self, settings: Any):
+        return metrics.declared(settings.ks)
+
+    def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks_by_id, settings: Any) -> dict:
+        return metrics.compute(results, settings.ks)
+
+
+def _option(settings: Any, name: str) -> Any:
+    return settings.option(name) if hasattr(settings, "option") else None
+
+
+def _kills(done, kill: str) -> dict[str, Any]:
+    """upstream's columns: distinct bad outputs (bopi) and programs run and rejected, all and natural ones."""
+    rejected = [rejects(o, kill) for o in done.bad]
+    out = {"codes_run": 0, "codes_killed": 0, "bopi_run": len(rejected), "bopi_killed": sum(rejected),
+           "natural_codes_run": 0, "natural_codes_killed": 0, "killed_programs": []}
+    for kept, members in done.programs:
+        out["codes_run"] += 1
+        out["natural_codes_run"] += kept.natural
+        if any(rejected[i] for i in members):
+            out["codes_killed"] += 1
+            out["natural_codes_killed"] += kept.natural
+            out["killed_programs"].append(kept.program)
+    return out
+
+
+ADAPTER = Nl2PostcondBenchmark()

@@ -1,0 +1,62 @@
+"""``specbench nl2postcond ...``: build the buggy-program corpus."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("nl2postcond", help="nl2postcond's tools")
+    sub = p.add_subparsers(dest="nl2postcond_command", required=True)
+    b = sub.add_parser("build-corpus", help="run candidate buggy programs on HumanEval+ inputs in the sandbox and "
+                                            "record their bad outputs (resumable; prints progress)")
+    b.add_argument("--specbench-data", type=Path, default=None,
+                   help="data root (evalplus/ and nl2postcond/code_mutants/); without it the bundled suite")
+    b.add_argument("--candidates", type=Path, default=None,
+                   help="candidate programs (default: ROOT/nl2postcond/code_mutants/merged_codes_preprocessed.jsonl.zip, "
+                        "or the bundled suite's buggy_programs.jsonl)")
+    b.add_argument("--out", type=Path, default=None,
+                   help="the corpus to write (default: corpus-<content hash>.jsonl in the user's cache folder)")
+    b.add_argument("--inputs", choices=("base+plus", "base"), default="base+plus")
+    b.add_argument("--oracle", choices=("evalplus", "exact"), default="exact",
+                   help="what a bad output is: not accepted by EvalPlus's oracle (tolerance for floats), or not "
+                        "equal to the reference's output (exact)")
+    b.add_argument("--tasks", nargs="*", default=(), help="only these task ids")
+    b.set_defaults(func=_build)
+
+
+def _build(args) -> int:
+    from ...data.bundled import bundled_suite
+    from ...errors import SpecbenchError
+    from ...execution.limits import Limits
+    from ...execution.python import PythonExecutor
+    from ..contract.evalplus import EvalPlusData
+    from . import corpus
+
+    root = args.specbench_data
+    folder = (root / "evalplus") if root else bundled_suite("nl2postcond")
+    data = EvalPlusData.load(folder)
+    candidates = args.candidates or (root / "nl2postcond" / "code_mutants" / "merged_codes_preprocessed.jsonl.zip"
+                                     if root else bundled_suite("nl2postcond") / "buggy_programs.jsonl")
+    if not candidates.is_file():
+        raise SpecbenchError(f"{candidates}: no candidate programs here (--candidates)")
+    humaneval = next((f for f in data.files if "HumanEval" in f.name), data.files[0])
+    out = args.out
+    if out is None:
+        from platformdirs import user_cache_dir
+
+        out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / \
+            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle)}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    limits = Limits()
+    executor = PythonExecutor(limits)
+    try:
+        figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executor, limits,
+                               args.inputs, only=args.tasks, oracle=args.oracle)
+    finally:
+        executor.close()
+    print(f"corpus: {out}")
+    print(f"  {figures['tasks']} tasks ({figures['skipped_tasks']} already built), {figures['programs']} programs "
+          f"run, {figures['kept']} kept, {figures['bopi']} bad outputs; wall {figures['wall']} s, "
+          f"harness CPU {figures['harness_cpu']} s")
+    print(f"  use it with --nl2postcond-corpus={out}")
+    return 0

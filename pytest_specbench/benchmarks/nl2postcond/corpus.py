@@ -1,0 +1,210 @@
+"""The buggy-program corpus: recorded bad outputs of buggy programs, so that a
+postcondition's completeness is judged on data and no buggy program runs again
+at evaluation time.
+
+Built (``specbench nl2postcond build-corpus``) from candidate programs (upstream:
+``code_mutants/merged_codes_preprocessed.jsonl.zip``, 300 per HumanEval task,
+the first 200 from the plain code-generation prompt, *natural*, then 100 from
+the prompt that asks for a bug) as upstream describes its EvalPlus run: each
+program runs on the task's test inputs in the sandbox; a *bad-output-producing
+input* (bopi) is one where it returns, without an error or a time-out, an output
+the task's oracle (EvalPlus's, :func:`..contract.evalplus_data.outputs_match`)
+does not accept; programs with at least one are kept, and of those the
+*distinct* ones, each adding at least one (input, bad output) pair no program
+before it in ``response_num`` order gave.  Each kept program's every bopi is
+recorded as (input index, arguments after the call, bad output).
+
+One JSON line per kept program: ``{"task_id", "program", "natural", "bopi"}``,
+``bopi`` the :mod:`~pytest_specbench.execution.wire` encoding of
+``[[input index, [args after...], output], ...]``.  The build resumes: each
+task's lines are written to a part file when the task is done, and a re-run
+skips finished tasks.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ...data.jsonl import file_digest
+from ...errors import DataError
+from ...execution import wire
+from ..contract.evalplus_data import canonical_program, outputs_match
+from .observe import observe, test_inputs
+
+FORMAT = "1"
+NATURAL = 200  # upstream's first 200 programs per task come from the plain code-generation prompt
+
+
+@dataclass(frozen=True)
+class Candidate:
+    task_id: str
+    program: int  # upstream's response_num
+    code: str
+
+
+@dataclass(frozen=True)
+class Bopi:
+    index: int
+    args_after: tuple
+    output: Any
+
+
+@dataclass(frozen=True)
+class Kept:
+    task_id: str
+    program: int
+    natural: bool
+    bopi: tuple[Bopi, ...]
+
+    def line(self) -> str:
+        return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
+                           "bopi": wire.dumps([[b.index, list(b.args_after), b.output] for b in self.bopi])})
+
+
+def read_candidates(path: Path) -> Iterator[Candidate]:
+    """Candidate programs from upstream's zip (or a plain JSON-lines file) with
+    ``task_id``, ``response_num`` and ``solution``."""
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as zf:
+            names = [n for n in zf.namelist() if n.endswith(".jsonl")]
+            if not names:
+                raise DataError(path, None, "no .jsonl file inside")
+            lines: Iterable[str] = io.TextIOWrapper(zf.open(names[0]), encoding="utf-8").readlines()
+    else:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            yield Candidate(str(obj["task_id"]), int(obj["response_num"]), str(obj["solution"]))
+        except (ValueError, KeyError, TypeError):
+            raise DataError(path, lineno, "expected task_id, response_num and solution") from None
+
+
+def exact_match(task: Mapping[str, Any], inp: Any, out: Any, exp: Any) -> bool:
+    """``--oracle exact``: equal outputs only (no float tolerance, no special oracle)."""
+    try:
+        return type(out) is type(exp) and bool(out == exp)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+ORACLES = {"evalplus": outputs_match, "exact": exact_match}
+
+
+def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence[Candidate],
+           observations: Mapping[int, Sequence[Any]], oracle: str = "evalplus") -> list[Kept]:
+    """The distinct programs with bad outputs, in ``response_num`` order
+    (pure: ``observations[program]`` are :class:`.observe.Observation` s); ``oracle``
+    decides what a bad output is (:data:`ORACLES`)."""
+    matches = ORACLES[oracle]
+    inputs = list(task["base_input"]) + list(task["plus_input"])
+    seen: set[tuple[int, str]] = set()
+    kept = []
+    for cand in sorted(programs, key=lambda c: c.program):
+        bopi = [Bopi(o.index, o.args_after, o.result) for o in observations.get(cand.program, ())
+                if o.status == "ok" and not matches(task, inputs[o.index], o.result, reference[o.index])]
+        pairs = {(b.index, wire.dumps(b.output)) for b in bopi}
+        if bopi and not pairs <= seen:
+            seen |= pairs
+            kept.append(Kept(cand.task_id, cand.program, cand.program < NATURAL, tuple(bopi)))
+    return kept
+
+
+def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus") -> str:
+    text = f"{FORMAT}|{file_digest(candidates)}|{file_digest(evalplus_file)}|{inputs}|{oracle}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executor, limits, inputs: str,
+          only: Sequence[str] = (), log=None, oracle: str = "evalplus") -> dict[str, Any]:
+    """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures."""
+    log = log or (lambda line: print(line, flush=True))
+    parts = out.with_name(out.name + ".parts")
+    parts.mkdir(parents=True, exist_ok=True)
+    by_task: dict[str, list[Candidate]] = {}
+    for cand in read_candidates(candidates):
+        by_task.setdefault(cand.task_id, []).append(cand)
+    wanted = [t for t in tasks if t in by_task and (not only or t in only)]
+    figures = {"tasks": len(wanted), "programs": 0, "kept": 0, "bopi": 0, "wall": 0.0, "skipped_tasks": 0}
+    start, cpu0 = time.monotonic(), time.process_time()
+    for n, task_id in enumerate(sorted(wanted, key=_task_order), 1):
+        part = parts / (task_id.replace("/", "_") + ".jsonl")
+        if part.exists():
+            figures["skipped_tasks"] += 1
+            continue
+        task, t0 = tasks[task_id], time.monotonic()
+        calls = test_inputs(task, inputs)
+        key = f"{task_id}:nl2postcond-corpus-{inputs}"
+        ref = observe(executor, canonical_program(task), task, key, calls, limits.call_cpu * 20)
+        if any(o.status != "ok" for o in ref):
+            log(f"{task_id}: the reference fails on a test input; task left out")
+            continue
+        reference = [o.result for o in ref]
+        observations = {c.program: observe(executor, c.code, task, key, calls, limits.call_cpu)
+                        for c in by_task[task_id]}
+        kept = select(task, reference, by_task[task_id], observations, oracle)
+        tmp = part.with_suffix(".tmp")
+        tmp.write_text("".join(k.line() + "\n" for k in kept), encoding="utf-8")
+        os.replace(tmp, part)
+        bopi = sum(len(k.bopi) for k in kept)
+        figures["programs"] += len(by_task[task_id])
+        figures["kept"] += len(kept)
+        figures["bopi"] += bopi
+        log(f"[{n}/{len(wanted)}] {task_id}: {len(by_task[task_id])} programs, {len(kept)} kept, {bopi} bopi "
+            f"({time.monotonic() - t0:.1f} s)")
+    done = sorted(parts.glob("*.jsonl"), key=lambda p: _task_order(p.stem.replace("_", "/")))
+    tmp = out.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for part in done:
+            fh.write(part.read_text(encoding="utf-8"))
+    os.replace(tmp, out)
+    figures["wall"] = round(time.monotonic() - start, 1)
+    figures["harness_cpu"] = round(time.process_time() - cpu0, 1)
+    return figures
+
+
+def _task_order(task_id: str) -> tuple[str, int]:
+    prefix, _, number = task_id.rpartition("/")
+    return (prefix, int(number)) if number.isdigit() else (task_id, -1)
+
+
+_LOADED: dict[Path, dict[str, list[Kept]]] = {}
+
+
+def load(path: Path) -> dict[str, list[Kept]]:
+    """``{task_id: [kept program]}`` of a built corpus (loaded once per process)."""
+    path = path.resolve()
+    if path not in _LOADED:
+        out: dict[str, list[Kept]] = {}
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                bopi = tuple(Bopi(int(i), tuple(a), o) for i, a, o in wire.loads(obj["bopi"]))
+                out.setdefault(str(obj["task_id"]), []).append(
+                    Kept(str(obj["task_id"]), int(obj["program"]), bool(obj["natural"]), bopi))
+            except (ValueError, KeyError, TypeError):
+                raise DataError(path, lineno, "not a corpus line (task_id, program, natural, bopi)") from None
+        _LOADED[path] = out
+    return _LOADED[path]
+
+
+def default_path(data_root: Path | None) -> Path | None:
+    """Where the adapter looks for the corpus: the bundled suite's, or
+    ``ROOT/nl2postcond/corpus.jsonl`` (what ``build-corpus`` writes by default)."""
+    if data_root is None:
+        from ...data.bundled import bundled_suite
+
+        return bundled_suite("nl2postcond") / "corpus.jsonl"
+    path = data_root / "nl2postcond" / "corpus.jsonl"
+    return path if path.is_file() else None

@@ -1,0 +1,85 @@
+"""A postcondition on recorded cases, through the Python-spec service.
+
+Test-set correctness and completeness are evaluated in *one* job over one pool:
+the reference's cases and the corpus's bad outputs, shuffled with a fresh
+random order each time, each case evaluated by a spec process that holds that
+case alone (:func:`pytest_specbench.pyspec.check_blocks`).  A postcondition thus
+cannot tell a reference output from a bad one by anything but the values it is
+shown (no job of its own per phase, no position, no other case in memory): the
+only way to be both test-set correct and complete is to tell right outputs from
+wrong ones, which is what the benchmark measures.  Verdicts do not depend on
+the order: each case's outcome is its own.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ...pyspec.blocks import BlockOutcome, batches_of, check_blocks
+from ...execution import wire
+from .corpus import Kept
+from .tasks import parameters
+from .observe import as_case
+
+
+BATCH = 64  # cases per spec process, of distinct inputs
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """Outcomes of one postcondition: per reference case; per distinct bad output
+    (an (input, bad output) pair, :func:`bad_outputs`); and, per corpus program,
+    the indices of its bad outputs among those."""
+
+    reference: list[BlockOutcome]
+    bad: list[BlockOutcome]
+    programs: list[tuple[Kept, list[int]]]
+
+
+def bad_outputs(programs: Sequence[Kept]) -> tuple[list[tuple[int, tuple, Any]], list[list[int]]]:
+    """The distinct (input, bad output) pairs of the corpus's programs, in program
+    order (the arguments after the call from the first program that gave the pair),
+    and each program's pairs by index.  Upstream's ``num_bopi_run`` counts these
+    pairs: on HumanEval/0 its 6 programs give 2,983 (program, input) bad outputs and
+    1,819 distinct pairs, against upstream's 1,820 (docs/nl2postcond.md)."""
+    index: dict[tuple[int, str], int] = {}
+    pairs: list[tuple[int, tuple, Any]] = []
+    members: list[list[int]] = []
+    for kept in programs:
+        mine = []
+        for b in kept.bopi:
+            key = (b.index, wire.dumps(b.output))
+            if key not in index:
+                index[key] = len(pairs)
+                pairs.append((b.index, b.args_after, b.output))
+            mine.append(index[key])
+        members.append(sorted(set(mine)))
+    return pairs, members
+
+
+def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, reference_cases: Sequence[dict],
+             programs: Sequence[Kept], timeout: float) -> Evaluated:
+    names = parameters(task)
+    pairs, members = bad_outputs(programs)
+    pool = [case for case in reference_cases] + [as_case(names, args, out) for _, args, out in pairs]
+    order = list(range(len(pool)))
+    random.SystemRandom().shuffle(order)
+    # One spec process per batch of cases of distinct inputs: a process never holds two
+    # outputs for one input (which could tell the reference's from a bad one by
+    # counting), and costs a fork per BATCH cases instead of per case.
+    n = len(reference_cases)
+    keys = [i if i < n else pairs[i - n][0] for i in order]  # the input index of each case
+    outcomes = check_blocks(executor, preamble, block, [pool[i] for i in order], timeout=timeout,
+                            batches=batches_of(keys, BATCH))
+    by_slot: list[BlockOutcome] = [outcomes[0]] * len(pool)
+    for position, i in enumerate(order):
+        by_slot[i] = outcomes[position]
+    return Evaluated(by_slot[:n], by_slot[n:], list(zip(programs, members)))
+
+
+def rejects(outcome: BlockOutcome, kill: str) -> bool:
+    """Does the postcondition reject this output?  ``assertion``: an
+    ``AssertionError`` (upstream's modified EvalPlus counts a failed assert);
+    ``any``: any exception (``--nl2postcond-kill``)."""
+    return outcome.kind == "violated" or (kill == "any" and outcome.kind == "raised")

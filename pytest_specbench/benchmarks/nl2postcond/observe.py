@@ -1,0 +1,112 @@
+"""Observations of a program on a task's test inputs: for each input, the
+arguments *after* the call and the value returned (upstream's wrapper binds the
+postcondition to the parameters after the call, so a postcondition sees what
+the function did to its inputs).
+
+The reference's observations are the cases of test-set correctness; a buggy
+program's are where the corpus's bad outputs come from (:mod:`.corpus`).  Every
+program runs in the sandbox's Python executor (benchmark code or not); what
+comes back is plain data (:mod:`pytest_specbench.execution.wire`).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ...errors import RepeatableError
+from ...execution import wire
+from ...execution.python import CallsJob
+from ..contract.evalplus import functional_calls
+from ..contract.evalplus_data import canonical_program
+
+OBSERVER = "__specbench_observe"
+# The reference may be slow on HumanEval+'s large inputs: its calls get this many
+# times the per-call CPU limit (as the ContractEval family's canonical runs do).
+REFERENCE_CPU_FACTOR = 20
+FORMAT = "1"
+
+
+def observed_program(code: str, entry_point: str) -> str:
+    """``code`` with an entry point that returns ``[arguments after the call, result]``."""
+    return (f"{code}\n\n\ndef {OBSERVER}(*args):\n"
+            f"    result = {entry_point}(*args)\n"
+            f"    return [list(args), result]\n")
+
+
+def test_inputs(task: Mapping[str, Any], inputs: str) -> list[tuple[tuple, dict]]:
+    calls = functional_calls(task)
+    return calls[:len(task["base_input"])] if inputs == "base" else calls
+
+
+@dataclass(frozen=True)
+class Observation:
+    index: int  # the input's position in base_input + plus_input
+    status: str  # "ok" | "raise" | "timeout"
+    args_after: tuple = ()
+    result: Any = None
+    exc_type: str = ""
+
+
+def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
+            cpu: float) -> list[Observation]:
+    """Run ``code``'s entry point on every call in the sandbox; one observation per input."""
+    job = CallsJob(observed_program(code, task["entry_point"]), OBSERVER, calls_key, lambda: calls,
+                   range(len(calls)), call_cpu=[cpu] * len(calls))
+    result = executor.run(None, job)
+    if result.load_error:
+        return [Observation(i, "raise", exc_type="load error") for i in range(len(calls))]
+    out = []
+    for i in range(len(calls)):
+        outcome = result.outcomes.get(i)
+        if outcome is None or outcome.status == "timeout":
+            out.append(Observation(i, "timeout"))
+        elif outcome.status != "ok":
+            out.append(Observation(i, "raise", exc_type=outcome.exc_type))
+        else:
+            try:
+                args_after, value = outcome.value
+            except (ValueError, TypeError):
+                out.append(Observation(i, "raise", exc_type="unreadable output"))
+                continue
+            out.append(Observation(i, "ok", tuple(args_after), value))
+    return out
+
+
+class ReferenceFailure(RepeatableError):
+    """The benchmark's own solution did not run on a test input (the harness's
+    data, not the sample: E with one line)."""
+
+
+def reference_cases(task: Mapping[str, Any], digest: str, inputs: str, ctx) -> list[dict]:
+    """The cases of test-set correctness: for each test input, ``{"inputs":
+    {param: value after the call}, "return_value": the reference's result}``,
+    computed once in the sandbox and cached on disk."""
+    from filelock import FileLock
+
+    from .tasks import parameters
+
+    key = hashlib.sha256(f"{FORMAT}|{digest}|{task['task_id']}|{inputs}".encode()).hexdigest()[:24]
+    path = Path(ctx.cache_dir("nl2postcond", "reference")) / f"{key}.json"
+    if not path.exists():
+        with FileLock(str(path) + ".lock"):
+            if not path.exists():
+                calls = test_inputs(task, inputs)
+                seen = observe(ctx.python_executor(), canonical_program(task), task,
+                               f"{task['task_id']}@{digest[:12]}:nl2postcond-{inputs}", calls,
+                               ctx.settings.limits.call_cpu * REFERENCE_CPU_FACTOR)
+                bad = [o for o in seen if o.status != "ok"]
+                if bad:
+                    raise ReferenceFailure(f"{task['task_id']}: the reference failed on input #{bad[0].index} "
+                                           f"({bad[0].status} {bad[0].exc_type})".rstrip())
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(wire.dumps([[list(o.args_after), o.result] for o in seen]))
+                os.replace(tmp, path)
+    names = parameters(task)
+    return [as_case(names, args_after, result) for args_after, result in wire.loads(path.read_text())]
+
+
+def as_case(names: Sequence[str], args_after: Sequence[Any], result: Any) -> dict:
+    return {"inputs": dict(zip(names, args_after)), "return_value": result}

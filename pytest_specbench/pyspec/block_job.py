@@ -1,0 +1,297 @@
+"""The job side of :mod:`pytest_specbench.pyspec.blocks`: a block of Python
+statements (a postcondition) evaluated on many cases, each in a process that
+holds that case alone and can do nothing but compute and answer.
+
+Shipped into a sandbox job as ``specbench_blocks.py`` beside ``wire.py``;
+standard library plus ``pyseccomp`` (ctypes bindings of the system's
+libseccomp).  Three roles, in one job:
+
+* the *keeper* (this script's process) holds the result channel (fd 3, the
+  nonce) and writes every record.  It is made non-dumpable before anything else,
+  so no process of the job's uid can ptrace it or open its ``/proc`` entries.
+  It reads the cases only after the zygote exists, writes each case into the
+  case pipe for one child, and reads that child's answer from a pipe of its
+  own.  No byte of the answer runs in it.
+* the *zygote*, forked before any case was read: it forgets the channel, runs
+  the task's preamble (benchmark text: imports, helper functions), compiles the
+  answer's block (compiles, never runs), and forks one child per case.  It
+  never reads a case or an answer: whatever it holds, every child sees.
+* a *case child*: reads its own case (or batch of cases the caller chose:
+  nl2postcond puts no two cases of one input in a batch) from a pipe of its own, closes every
+  descriptor but its answer pipe, sets its CPU limit, and installs a seccomp
+  filter that denies every system call but memory, time, signals' return and
+  ``write`` to its answer pipe (EPERM for the rest: no file, socket, IPC,
+  process, signal to another process or ptrace).  Then the block runs, and the
+  harness's code writes one answer line: ``holds`` (it completed), ``violated``
+  (``AssertionError``) or ``raised`` (any other exception, with its type).
+
+A child can lie only about its own case (any process that runs the answer
+could), and learn nothing of the others: no other case was ever in its memory
+or its zygote's, and it cannot reach a file, another process or the keeper.
+"""
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import time
+
+ANSWER_BYTES = 4096  # what the keeper reads of a child's answer
+ANSWER_FD = 9  # a case child's answer pipe, moved to this number (the filter names it)
+LINE_CHARS = 300
+PR_SET_DUMPABLE = 4
+# Modules a block may use without importing anything itself (an `import` inside a
+# child is denied: imports open files).  Imported once in the zygote.
+PRELOADED = ("re", "math", "cmath", "string", "itertools", "functools", "collections", "operator", "heapq",
+             "bisect", "statistics", "fractions", "decimal", "numbers", "typing", "copy", "random", "hashlib",
+             "datetime", "unicodedata", "json")
+# System calls a case child keeps (x86_64 and aarch64 names; unknown ones are skipped).
+ALLOWED = ("read", "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "futex", "rt_sigreturn",
+           "rt_sigaction", "rt_sigprocmask", "sigaltstack", "clock_gettime", "clock_getres", "gettimeofday",
+           "getrandom", "exit", "exit_group", "getpid", "gettid", "fstat", "newfstatat", "lseek", "close",
+           "getrusage", "sched_yield", "restart_syscall")
+
+
+def _one_line(text, limit=LINE_CHARS):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _make_filter(answer_fd):
+    import pyseccomp as sc
+
+    flt = sc.SyscallFilter(defaction=sc.ERRNO(1))  # EPERM
+    for name in ALLOWED:
+        try:
+            flt.add_rule(sc.ALLOW, name)
+        except (ValueError, OSError, RuntimeError):
+            pass  # a name this architecture lacks
+    for fd in (answer_fd, 1, 2):  # 1 and 2 are /dev/null: print() inside a block works
+        flt.add_rule(sc.ALLOW, "write", sc.Arg(0, sc.EQ, fd))
+    return flt
+
+
+def _read_exact(fd, n):
+    chunks, got = [], 0
+    while got < n:
+        data = os.read(fd, min(1 << 20, n - got))
+        if not data:
+            raise EOFError("case pipe closed")
+        chunks.append(data)
+        got += len(data)
+    return b"".join(chunks)
+
+
+def _answer(exc):
+    """(kind, exception type, one line) of a block's end; harness code, in the child."""
+    if exc is None:
+        return "holds", "", ""
+    try:
+        name = _one_line(type(exc).__name__, 100)
+    except BaseException:  # noqa: BLE001 - a class whose __name__ raises
+        name = "<exception>"
+    try:
+        text = _one_line(exc)
+    except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
+        text = ""
+    return ("violated" if isinstance(exc, AssertionError) else "raised"), name, text
+
+
+def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed):  # noqa: C901
+    """In a forked child of the zygote: evaluates one batch of cases (each of them
+    from a fresh copy of the preamble's names), one answer line per case in
+    order; never returns."""
+    try:
+        os.dup2(answer_fd, ANSWER_FD)
+        os.dup2(case_fd, ANSWER_FD + 1)
+        case_fd = ANSWER_FD + 1
+        os.closerange(3, ANSWER_FD)
+        os.closerange(ANSWER_FD + 2, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        size = int.from_bytes(_read_exact(case_fd, 8), "big")
+        import wire
+
+        blob = _read_exact(case_fd, size)
+        os.close(case_fd)
+        cases = wire.loads(blob)
+        if fixed is not None:
+            os.write(ANSWER_FD, ((json.dumps(fixed) + "\n") * len(cases)).encode())
+            os._exit(0)
+        seconds = max(1, int(cpu_seconds * len(cases) + 0.999))
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]  # the job's own limit: never above it
+        if hard != resource.RLIM_INFINITY:
+            seconds = min(seconds, max(1, hard - 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1 if hard == resource.RLIM_INFINITY else hard))
+        _FILTER[0].load()
+    except BaseException:  # noqa: BLE001 - the harness's own failure: no answer, the keeper says so
+        os._exit(3)
+    for case in cases:
+        names = dict(base)
+        try:
+            names.update(case.get("inputs") or {})
+            names["return_value"] = case.get("return_value")
+            exec(code, names)  # noqa: S102 - the block, confined by the filter above
+            end = None
+        except BaseException as exc:  # noqa: BLE001
+            end = exc
+        kind, exc_type, line = _answer(end)
+        try:
+            os.write(ANSWER_FD, (json.dumps({"kind": kind, "exc": exc_type, "line": line}) + "\n").encode())
+        except BaseException:  # noqa: BLE001
+            os._exit(0)
+    os._exit(0)
+
+
+_FILTER = [None]
+
+
+def _zygote(control, preamble, source, case_seconds):
+    base = {"__name__": "__postcondition__", "__builtins__": __builtins__}
+    harness_error = compile_error = ""
+    try:
+        for name in PRELOADED:
+            __import__(name)
+        import wire  # noqa: F401 - loaded before the filter, used by every child
+        exec(compile(preamble, "<preamble>", "exec"), base)  # noqa: S102 - benchmark text
+        _FILTER[0] = _make_filter(ANSWER_FD)
+    except BaseException as exc:  # noqa: BLE001 - the benchmark's preamble or no libseccomp: the harness's
+        harness_error = _one_line(f"{type(exc).__name__}: {exc}")
+    try:
+        code = compile(source, "<postcondition>", "exec")
+    except BaseException as exc:  # noqa: BLE001 - SyntaxError, RecursionError, MemoryError, ...: the answer's
+        code, compile_error = None, "does not compile: " + _one_line(f"{type(exc).__name__}: {exc}")
+    while True:
+        msg, fds, _, _ = socket.recv_fds(control, 16, 2)
+        if not msg or len(fds) != 2:
+            os._exit(0)
+        case_fd, answer_fd = fds
+        # A child reads every case, even when nothing will run: the case pipe then
+        # holds the next child's case only.
+        fixed = {"kind": "harness", "exc": "", "line": harness_error} if harness_error else \
+            {"kind": "raised", "exc": "CompileError", "line": compile_error} if code is None else None
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _case_child(case_fd, answer_fd, base, code, case_seconds, fixed)
+        os.close(case_fd)
+        os.close(answer_fd)
+        deadline = time.monotonic() + case_seconds * 3 * int(msg[1:] or b"1") + 1
+        status = None
+        while status is None:
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = st
+            elif time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                status = -1
+            else:
+                time.sleep(0.0005)
+        # "e": the harness failed before any answer ran (only the zygote can say so).
+        control.sendall(b"e" if harness_error else b"t" if status == -1 else b"d")
+
+
+def _one_batch(keeper_sock, data, count):
+    """Hand one batch of ``count`` cases to a fresh child (through pipes of its
+    own) and read its answers, one per case."""
+    case_r, case_w = os.pipe()
+    answer_r, answer_w = os.pipe()
+    try:
+        socket.send_fds(keeper_sock, [b"c" + str(count).encode()], [case_r, answer_w])
+    except OSError:
+        ended = b""
+    else:
+        ended = None
+    os.close(case_r)
+    os.close(answer_w)
+    try:
+        os.write(case_w, len(data).to_bytes(8, "big"))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(case_w, view[:1 << 16]):]
+    except OSError:  # the child ended before reading its cases (it is told below)
+        pass
+    os.close(case_w)
+    if ended is None:
+        ended = keeper_sock.recv(1)
+    got = b""
+    while len(got) < ANSWER_BYTES * count:
+        ready, _, _ = select.select([answer_r], [], [], 0)
+        if not ready:
+            break
+        chunk = os.read(answer_r, ANSWER_BYTES * count - len(got))
+        if not chunk:
+            break
+        got += chunk
+    os.close(answer_r)
+    if not ended:
+        return [{"kind": "harness", "exc": "", "line": "the spec service's zygote ended", "zygote_ended": True}] * count
+    lines = got.split(b"\n")
+    out = []
+    for i in range(count):
+        try:
+            first = json.loads(lines[i]) if i < len(lines) else None
+        except ValueError:
+            first = None
+        if not isinstance(first, dict):
+            first = {}
+        if ended == b"e":  # the harness failed before any answer ran: only the zygote can say so
+            out.append({"kind": "harness", "exc": "", "line": _one_line(first.get("line", ""))})
+        elif first.get("kind") in ("holds", "violated", "raised"):
+            out.append({"kind": first["kind"], "exc": _one_line(first.get("exc", ""), 100),
+                        "line": _one_line(first.get("line", ""))})
+        else:
+            out.append({"kind": "raised", "exc": "", "line": "timeout" if ended == b"t"
+                        else "the spec process ended without an answer"})
+    return out
+
+
+def main(config_path):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+    with open(config_path) as fh:
+        cfg = json.load(fh)
+    os.unlink(config_path)
+    channel = os.dup(3)
+    os.set_inheritable(channel, False)
+    os.close(3)
+    nonce = cfg["nonce"]
+    keeper_sock, zygote_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:  # the zygote: nothing of the keeper's but the answer's text and the preamble
+        os.close(channel)
+        keeper_sock.close()
+        cfg["nonce"] = nonce = None
+        try:
+            _zygote(zygote_sock, cfg["preamble"], cfg["source"], float(cfg["case_seconds"]))
+        finally:
+            os._exit(0)
+    zygote_sock.close()
+    del cfg["source"]
+
+    def record(obj):
+        obj["nonce"] = nonce
+        data = (json.dumps(obj, ensure_ascii=True) + "\n").encode("ascii")
+        while data:
+            data = data[os.write(channel, data):]
+
+    record({"event": "start"})
+    with open(cfg["cases"], "rb") as fh:  # read only now: the zygote never held a case
+        batches = json.loads(fh.read())  # [[case index, ...], wire text of those cases]
+    os.unlink(cfg["cases"])
+    for indices, blob in batches:
+        outs = _one_batch(keeper_sock, blob.encode(), len(indices))
+        for index, out in zip(indices, outs):
+            record({"case": index, **out})
+        if outs and outs[0].get("zygote_ended"):
+            break
+    keeper_sock.close()
+    os.waitpid(pid, 0)
+    record({"event": "finish"})
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

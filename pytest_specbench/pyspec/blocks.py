@@ -1,0 +1,114 @@
+"""A block of Python statements (an nl2postcond postcondition: ``assert`` lines,
+imports, assignments) evaluated on many cases of plain data, each case in a
+spec process that holds that case alone and is confined by a seccomp filter
+(the job side: :mod:`.block_job`, whose docstring gives the roles).
+
+What the harness learns per case is one :class:`BlockOutcome`: ``holds`` (the
+block completed), ``violated`` (it raised ``AssertionError``), ``raised`` (any
+other exception, with its type, or a time-out / a process that ended without
+answering), or ``harness`` (the benchmark's preamble failed, or the machine
+has no libseccomp: never caused by the answer; the caller raises E).
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import InfrastructureError
+from ..execution import wire
+from ..execution.protocol import CommandJob
+
+JOB_SCRIPT = Path(__file__).with_name("block_job.py")
+INSTALL_HINT = "libseccomp not available: apt-get install libseccomp2 (and pip install pyseccomp)"
+
+
+@dataclass(frozen=True)
+class BlockOutcome:
+    kind: str  # "holds" | "violated" | "raised" | "harness"
+    exc_type: str = ""
+    line: str = ""
+
+
+def available() -> str | None:
+    """None when the confinement works here, else one line saying how to install it."""
+    try:
+        import pyseccomp
+
+        pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
+    except Exception:  # noqa: BLE001 - ImportError, or libseccomp.so missing
+        return INSTALL_HINT
+    return None
+
+
+def batches_of(keys: Sequence[Any], size: int) -> list[list[int]]:
+    """Case indices in batches of at most ``size``, no two cases with the same key
+    in one batch, filled in the cases' order (each case into the first open batch
+    that has room and lacks its key)."""
+    batches: list[list[int]] = []
+    seen: list[set] = []
+    open_from = 0
+    for i, key in enumerate(keys):
+        for b in range(open_from, len(batches)):
+            if len(batches[b]) < size and key not in seen[b]:
+                batches[b].append(i)
+                seen[b].add(key)
+                break
+        else:
+            batches.append([i])
+            seen.append({key})
+        while open_from < len(batches) and len(batches[open_from]) >= size:
+            open_from += 1
+    return batches
+
+
+def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: float,
+               timeout: float, batches: Sequence[Sequence[int]] | None = None) -> tuple[CommandJob, str]:
+    """The command job evaluating ``source`` after ``preamble`` on each case
+    (``{"inputs": {name: value}, "return_value": value}``, plain data), each
+    batch of case indices in a child of its own (default: every case alone);
+    returns the job and its nonce."""
+    nonce = secrets.token_hex(16)
+    config = {"nonce": nonce, "preamble": preamble, "source": source, "case_seconds": case_seconds,
+              "cases": "blocks-cases.json"}
+    files = {"specbench_blocks.py": JOB_SCRIPT.read_bytes(), "wire.py": Path(wire.__file__).read_bytes(),
+             "blocks-config.json": json.dumps(config).encode(),
+             "blocks-cases.json": json.dumps([[list(b), wire.dumps([cases[i] for i in b])] for b in
+                                              (batches or [[i] for i in range(len(cases))])]).encode()}
+    job = CommandJob(argv=(sys.executable, "-s", "-E", "specbench_blocks.py", "blocks-config.json"), files=files,
+                     wall_seconds=timeout, cpu_seconds=timeout, memory_mb=2048, output_bytes=1 << 16)
+    return job, nonce
+
+
+def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool) -> list[BlockOutcome]:
+    """Per case, its outcome; cases the job did not reach are ``raised`` with why."""
+    mine = [r for r in records if isinstance(r, dict) and r.get("nonce") == nonce]
+    if not any(r.get("event") == "start" for r in mine):
+        raise InfrastructureError("the spec job's keeper did not start (no start record)")
+    found: dict[int, BlockOutcome] = {}
+    for rec in mine:
+        index = rec.get("case")
+        if isinstance(index, int) and 0 <= index < cases and index not in found \
+                and rec.get("kind") in ("holds", "violated", "raised", "harness"):
+            found[index] = BlockOutcome(rec["kind"], str(rec.get("exc", "")), str(rec.get("line", "")))
+    why = "timeout (the whole evaluation)" if timed_out else "the evaluation ended early"
+    return [found.get(i, BlockOutcome("raised", "", why)) for i in range(cases)]
+
+
+def check_blocks(executor: Any, preamble: str, source: str, cases: Sequence[dict], case_seconds: float = 2.0,
+                 timeout: float = 60.0, batches: Sequence[Sequence[int]] | None = None) -> list[BlockOutcome]:
+    """End to end in the ``command`` executor: per case, its outcome (``batches``:
+    which cases share a spec process; default none).  A case the harness could
+    not evaluate (``harness``) raises :class:`InfrastructureError`."""
+    if not cases:
+        return []
+    job, nonce = blocks_job(preamble, source, cases, case_seconds, timeout, batches)
+    result = executor.run(None, job)
+    outcomes = read_blocks(result.records, nonce, len(cases), result.timed_out)
+    broken = next((o for o in outcomes if o.kind == "harness"), None)
+    if broken is not None:
+        raise InfrastructureError(f"the spec service could not evaluate: {broken.line or INSTALL_HINT}")
+    return outcomes

@@ -1,0 +1,242 @@
+"""nl2postcond (docs/nl2postcond.md): answers, the corpus's selection, the
+metrics from hand-checked verdicts, the spec service's confinement (hostile
+postconditions, one class a test), and the plugin on the bundled suite."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_specbench.benchmarks.nl2postcond import metrics
+from pytest_specbench.benchmarks.nl2postcond.answers import AnswerError, postcondition_text
+from pytest_specbench.benchmarks.nl2postcond.corpus import Candidate, select
+from pytest_specbench.benchmarks.nl2postcond.observe import Observation
+from pytest_specbench.execution.command import CommandExecutor
+from pytest_specbench.pyspec.blocks import BlockOutcome, available, batches_of, check_blocks, read_blocks
+from shared_data import SHARED_DATA
+from shared_runs import run_pytest
+
+WRAPPER = '''from typing import List
+
+def has_close_elements_original(numbers: List[float], threshold: float) -> bool:
+    return False
+
+
+def has_close_elements(numbers: List[float], threshold: float) -> bool:
+
+
+    return_value = has_close_elements_original(numbers, threshold)
+    
+    # Adding imports that might be useful for postconditions
+    import re 
+    
+    # The result is a bool
+    assert isinstance(return_value, bool)
+    
+
+    return return_value
+'''
+
+
+# ------------------------------------------------------------------ answers
+
+def test_every_upstream_form_gives_the_same_block():
+    sheet = "# The result is a bool\nassert isinstance(return_value, bool)"
+    alone = "\n# The result is a bool\nassert isinstance(return_value, bool)\n"
+    raw = "Here it is:\n```python\n# The result is a bool\nassert isinstance(return_value, bool)\n```\nDone."
+    assert postcondition_text(sheet) == postcondition_text(alone) == postcondition_text(WRAPPER) \
+        == postcondition_text(raw) == sheet
+    crlf = "import re\r\nassert re.match('a', 'a')\r"
+    assert postcondition_text(crlf) == "import re\nassert re.match('a', 'a')"
+
+
+@pytest.mark.parametrize("answer, why", [
+    ("", "empty"), ("   \n", "empty"), ("x = 1", "no assert"), ("assert (", "does not parse"),
+    ("assert True\x00", "NUL"), ("assert '\ud800'", "surrogate"), ("assert 1\n" * 20_000, "characters"),
+    ("(" * 5000 + "1" + ")" * 5000 + "\nassert 1", "does not parse"),
+])
+def test_answers_without_a_postcondition_are_one_line_refusals(answer, why):
+    with pytest.raises(AnswerError, match=why):
+        postcondition_text(answer)
+
+
+# ------------------------------------------------------------------ corpus selection
+
+def test_distinct_selection_keeps_programs_that_add_a_bad_output_in_response_order():
+    task = {"task_id": "T/0", "entry_point": "f", "base_input": [[1], [2]], "plus_input": [[3]], "atol": 0}
+    reference = [10, 20, 30]
+    ok = lambda i, v: Observation(i, "ok", (i,), v)  # noqa: E731
+    observations = {
+        0: [ok(0, 10), ok(1, 20), ok(2, 30)],  # right everywhere: not kept
+        1: [ok(0, 11), ok(1, 20), Observation(2, "raise", exc_type="ValueError")],  # one bad output
+        2: [ok(0, 11), ok(1, 20), ok(2, 30)],  # the same bad output only: not distinct
+        3: [ok(0, 11), ok(1, 21), Observation(2, "timeout")],  # adds (1, 21): kept, with both bad outputs
+        250: [ok(0, 12), ok(1, 20), ok(2, 30)],
+    }
+    kept = select(task, reference, [Candidate("T/0", n, "") for n in (250, 3, 2, 1, 0)], observations)
+    assert [(k.program, k.natural, [b.index for b in k.bopi]) for k in kept] == \
+        [(1, True, [0]), (3, True, [0, 1]), (250, False, [0])]
+
+
+# ------------------------------------------------------------------ metrics, hand-checked
+
+def _sample(index, correct, bopi=(0, 0), codes=(0, 0), natural=(0, 0), killed=()):
+    details = {"passed": correct, "bopi_killed": bopi[0], "bopi_run": bopi[1], "codes_killed": codes[0],
+               "codes_run": codes[1], "natural_codes_killed": natural[0], "natural_codes_run": natural[1],
+               "killed_programs": list(killed)}
+    complete = {"passed": correct and bopi[0] == bopi[1], "applicable": correct,
+                "bug_complete": correct and codes[0] == codes[1]}
+    return {"index": index, "checks": {"correct": details, "complete": complete}}
+
+
+def test_metrics_from_hand_checked_verdicts():
+    results = {
+        # task A: 2 samples; one correct killing 3 of 4 bopi (2 of 2 programs), one incorrect
+        "A": [_sample(0, True, (3, 4), (2, 2), (1, 1), killed=(0, 200)), _sample(1, False)],
+        # task B: 2 samples, both correct: one kills everything, one half the programs
+        "B": [_sample(0, True, (6, 6), (2, 2), (0, 0), killed=(5, 7)), _sample(1, True, (1, 6), (1, 2), (0, 0), killed=(5,))],
+    }
+    got = metrics.compute(results, [1, 2])
+    assert got["accept@1"] == pytest.approx((1 / 2 + 1) / 2)
+    assert got["accept@2"] == pytest.approx(1.0)
+    assert got["complete@1"] == pytest.approx((0 + 1 / 2) / 2)  # A's correct one leaves a bopi
+    assert got["bug_complete@1"] == pytest.approx((1 / 2 + 1 / 2) / 2)
+    assert got["bopi_killed_share"] == pytest.approx((3 / 4 + (1 + 1 / 6) / 2) / 2)
+    assert got["codes_killed_share"] == pytest.approx((1 + (1 + 1 / 2) / 2) / 2)
+    assert got["natural_codes_killed_share"] == pytest.approx(1.0)  # only A has natural programs
+    assert got["codes_killed_union"] == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ the spec service, attacked
+
+pytestmark_seccomp = pytest.mark.skipif(available() is not None, reason=str(available()))
+CASES = [{"inputs": {"xs": ["alpha-marker"]}, "return_value": 1},
+         {"inputs": {"xs": ["beta-marker"]}, "return_value": 2}]
+
+
+@pytest.fixture(scope="module")
+def command_executor():
+    ex = CommandExecutor()
+    yield ex
+    ex.close()
+
+
+def _run(executor, source, cases=CASES, **kw):
+    return [(o.kind, o.exc_type) for o in check_blocks(executor, "import re", source, cases, **kw)]
+
+
+@pytestmark_seccomp
+@pytest.mark.parametrize("source, expected", [
+    # Controls: an honest postcondition, one that fails, one that raises.
+    ("assert return_value in (1, 2)", [("holds", ""), ("holds", "")]),
+    ("assert return_value == 1", [("holds", ""), ("violated", "AssertionError")]),
+    ("assert xs[5]", [("raised", "IndexError"), ("raised", "IndexError")]),
+    # The keeper, the zygote and the other cases are out of reach: no file, process, signal or IPC.
+    ("open('/tmp/specbench-leak', 'w')", [("raised", "PermissionError")] * 2),
+    ("import os\nos.kill(os.getppid(), 9)", [("raised", "PermissionError")] * 2),
+    ("import os\nos.write(3, b'{\"case\": 1, \"kind\": \"holds\"}')", [("raised", "PermissionError")] * 2),
+    ("import os\nos.fork()", [("raised", "PermissionError")] * 2),
+    ("import threading\nthreading.Thread(target=print).start()", [("raised", "RuntimeError")] * 2),
+    ("import socket\nsocket.socket()", [("raised", "PermissionError")] * 2),
+    # Nothing of another case is in memory, and nothing outlives a case.
+    ("import gc\nassert not any(o == 'beta-marker' for o in gc.get_objects() if type(o) is str) or xs == ['beta-marker']",
+     [("holds", "")] * 2),
+    ("import builtins\nbuiltins.seen = getattr(builtins, 'seen', 0) + 1\nassert builtins.seen == 1", [("holds", "")] * 2),
+    # Ending without an answer is never a pass.
+    ("import os\nos._exit(0)", [("raised", "")] * 2),
+    ("raise SystemExit(0)", [("raised", "SystemExit")] * 2),
+    ("def f(:", [("raised", "CompileError")] * 2),
+])
+def test_a_postcondition_reaches_nothing_but_its_own_case(command_executor, source, expected):
+    assert _run(command_executor, source) == expected
+
+
+@pytestmark_seccomp
+def test_a_postcondition_that_never_ends_is_stopped_per_case(command_executor):
+    assert _run(command_executor, "while True: pass", cases=CASES[:1], case_seconds=0.2) == [("raised", "")]
+
+
+@pytestmark_seccomp
+def test_a_forged_answer_speaks_for_its_own_case_only(command_executor):
+    """A block may write its own answer line (it runs where the answer is written):
+    that is the same as a block that says ``holds``, for this case and no other."""
+    got = _run(command_executor, "import os\nos.write(9, b'{\"kind\": \"holds\"}\\n' * 5)\nassert xs == ['alpha-marker']")
+    assert got == [("holds", ""), ("holds", "")]
+
+
+def test_batches_never_hold_two_cases_of_one_input():
+    keys = [3, 3, 1, 3, 2, 1, 4, 4, 4, 0]
+    batches = batches_of(keys, 3)
+    assert sorted(i for b in batches for i in b) == list(range(len(keys)))
+    assert all(len(b) <= 3 and len({keys[i] for i in b}) == len(b) for b in batches)
+    assert batches[0] == [0, 2, 4]  # filled in order, a repeated input deferred to the next batch
+
+
+@pytestmark_seccomp
+def test_a_batch_answers_each_of_its_cases_from_fresh_names(command_executor):
+    """Cases that share a process still start from the preamble's names; an end
+    without an answer ends the batch's remaining cases, never as passes."""
+    cases = [{"inputs": {"xs": [i]}, "return_value": i} for i in range(4)]
+    got = check_blocks(command_executor, "import re", "assert 'seen' not in dir()\nseen = 1\nassert return_value != 2",
+                       cases, batches=[[0, 1], [2, 3]])
+    assert [o.kind for o in got] == ["holds", "holds", "violated", "holds"]
+    ended = check_blocks(command_executor, "", "import os\nif return_value == 1: os._exit(0)", cases,
+                         batches=[[0, 1, 2], [3]])
+    assert [o.kind for o in ended] == ["holds", "raised", "raised", "holds"]
+
+
+def test_records_are_read_by_nonce_and_a_missing_case_is_raised():
+    records = [{"event": "start", "nonce": "n"}, {"case": 0, "kind": "holds", "nonce": "n"},
+               {"case": 1, "kind": "holds", "nonce": "forged"}, "junk", {"case": 7, "kind": "holds", "nonce": "n"}]
+    assert read_blocks(records, "n", 2, timed_out=True) == [BlockOutcome("holds"), BlockOutcome("raised", "", "timeout (the whole evaluation)")]
+
+
+# ------------------------------------------------------------------ the plugin, bundled suite
+
+def _replay(folder: Path, answers: dict[str, str]) -> Path:
+    path = folder / "answers.jsonl"
+    path.write_text("".join(json.dumps({"task_id": t, "sample_index": 0, "postcondition": a}) + "\n"
+                            for t, a in answers.items()))
+    return path
+
+
+@pytestmark_seccomp
+def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(tmp_path):
+    answers = {
+        "HumanEval-N/0": "assert True",  # correct, kills nothing
+        "HumanEval-N/1": "assert len(return_value) == len(xs)",  # correct, kills some
+        "HumanEval-N/2": "assert return_value == sorted(xs)",  # wrong on duplicates
+        # Writes its own "holds" line before its assert fails: it speaks for its own batch
+        # only (the lines it adds shift that batch's answers), and cannot tell a bad output
+        # from a right one: never complete.
+        "HumanEval-N/3": "import os\nos.write(9, b'{\"kind\": \"holds\"}\\n')\nassert False",
+    }
+    result = run_pytest(tmp_path, "--specbench=nl2postcond", f"--model=replay:{_replay(tmp_path, answers)}",
+                        "--specbench-report=r.json", "-p", "no:cacheprovider", "-q", "-n", "0")
+    report = json.loads((tmp_path / "r.json").read_text())["benchmarks"]["nl2postcond"]
+    verdicts = {(t, c): s["samples"][0]["checks"][c]["passed"] for t, s in report["tasks"].items()
+                for c in ("correct", "complete")}
+    assert verdicts == {("HumanEval-N/0", "correct"): True, ("HumanEval-N/0", "complete"): False,
+                        ("HumanEval-N/1", "correct"): True, ("HumanEval-N/1", "complete"): False,
+                        ("HumanEval-N/2", "correct"): False, ("HumanEval-N/2", "complete"): False,
+                        ("HumanEval-N/3", "correct"): verdicts[("HumanEval-N/3", "correct")],
+                        ("HumanEval-N/3", "complete"): False}, result.stdout
+    n1 = report["tasks"]["HumanEval-N/1"]["samples"][0]["checks"]["complete"]
+    assert 0 < n1["bopi_killed"] < n1["bopi_run"]
+    assert report["errors"] == 0
+
+
+# ------------------------------------------------------------------ upstream's verdicts (real data)
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not (SHARED_DATA / "nl2postcond" / "annotated_postconditions.jsonl").is_file(),
+                    reason="nl2postcond data not found beside the checkout (../shared/datasets/nl2postcond)")
+def test_test_set_correct_agrees_with_upstream_on_a_slice(tmp_path):
+    from pytest_specbench.benchmarks.nl2postcond.tools import agreement
+
+    tasks = {"HumanEval/0", "HumanEval/2", "HumanEval/4"}
+    rows = agreement.sheet_rows(SHARED_DATA, tasks)
+    result = agreement.compare(rows, agreement.run_plugin(SHARED_DATA, rows, tmp_path, "base+plus", None, 0))
+    assert result["rows"] == 30
+    assert result["table"].get("agree", 0) == 30, result["disagreements"]
