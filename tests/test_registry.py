@@ -73,7 +73,7 @@ def test_each_family_folder_s_options_module_declares_exactly_its_adapters_optio
         assert [o.name for o in declared] == list(dict.fromkeys(o.name for o in declared)), package
         assert {o.name: o for o in declared} == from_adapters, package
         assert all(from_adapters[o.name] is o for o in declared), f"{package}: declared twice, not shared"
-    assert folders == 5  # contract, postcond, speceval, verina, cife
+    assert folders == 6  # contract, postcond, speceval, verina, cife, nl2postcond
 
 
 def test_an_options_module_that_fails_to_import_is_one_warning_naming_the_family(tmp_path, monkeypatch):

@@ -30,7 +30,10 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[4]  # the tree this file is in
+import pytest_specbench  # noqa: E402
+
+# The tree this file is in: the folder holding the imported pytest_specbench package.
+HERE = Path(pytest_specbench.__path__[0]).resolve().parent
 
 
 def worker(task_file: Path, repos: Path, state: Path, timeout: float) -> dict:
