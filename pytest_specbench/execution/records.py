@@ -48,13 +48,9 @@ _U64 = struct.Struct("<Q")
 
 
 def create(size: int = SIZE) -> mmap.mmap:
-    """A shared anonymous mapping (the zygote's, inherited by each forked child)."""
+    """A shared anonymous mapping, made by the zygote for one job and inherited by its
+    child (zero-filled by the kernel: nothing of an earlier job is in it)."""
     return mmap.mmap(-1, HEADER + size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
-
-
-def reset(area: mmap.mmap) -> None:
-    """Empty the area for the next job (its previous child is dead and reaped)."""
-    area[0:16] = bytes(16)
 
 
 class Writer:
