@@ -31,8 +31,10 @@ before the seal: whatever else is there, sample code wrote.
 
 Trust: sample code can find the mapping and write there, as it can write on
 the pipe; the harness trusts only what a sample could have said anyway (one
-record per call, in call order).  The zygote reads at most the area's size,
-whatever ``end`` says.
+record per call, in call order, each field within its cap).  The zygote reads
+at most the area's size, whatever ``end`` says.  A fresh mapping per job: a
+reused one kept the previous job's records behind a cleared header, for a
+sample to read and return (issue #50).
 """
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ read-only, so a venv inside the project still works while nothing else of the
 project is visible) and /tmp is a fresh tmpfs.  Paths a job may read (a built
 venv under the state folder, a repository checkout) are bound read-only on
 request (:meth:`Zygote.expose`).  Per job, in the child (:func:`enter_child`):
-a new session, rlimits, stdin on /dev/null, capped output pipes, a fresh
-private working directory, an empty environment plus the job's, and, as root,
+a new session, an IPC namespace of its own, rlimits, stdin on /dev/null, capped
+output pipes, a fresh private working directory, an empty environment plus the job's, and, as root,
 a uid of its own, so it can signal or write nothing of ours and everything it
 leaves behind is killed by uid (:meth:`Zygote.reap`).
 
@@ -384,6 +384,7 @@ class _Relay:
         self.chan, self.fd, self.budget, self.reader, self.watch = chan, fd, budget, reader, watch
         self.sent = 0
         self.lines = 0  # records forwarded (newlines), for the watch
+        self.piped = False  # a record came through the pipe (after the area's seal)
 
     def forward(self, chunk: bytes) -> bool:
         """Send what the area gained, then ``chunk`` (read from the pipe just
@@ -398,6 +399,10 @@ class _Relay:
             # else is sample code writing on fd 3, dropped (never a record: its
             # place among the area's records would depend on timing).
             if self.reader.sealed:
+                if not self.piped:
+                    # Wake-ups written before the seal, still in the pipe: no record starts with one.
+                    chunk = chunk.lstrip(b"\n")
+                    self.piped = bool(chunk)
                 parts.append(chunk)
         else:
             parts.append(chunk)
