@@ -91,19 +91,13 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def forbid_fork() -> bool:
-    """Make ``fork``, ``vfork`` and a ``clone`` that is not a thread fail with
-    EPERM for this process and its threads (a seccomp filter: no code of the
-    sample's can lift it).  EvalPlus's guard disables ``os.fork`` too; here
-    it is the kernel's rule, so the process CPU clock the zygote reads is all
-    the job's CPU (issue #50: 4 CPU s done in a forked helper went uncounted).
-    Threads stay allowed (their CPU is the process's).  ``clone3`` answers
-    ENOSYS (its flags are in memory a filter cannot read), so the C library
-    starts threads with ``clone``.  Returns False on a machine without a
-    known syscall table (the fork is then not forbidden; the zygote's report says so)."""
+def _fork_filter() -> _SockFprog | None:
+    """The seccomp program of :func:`forbid_fork`, built once when the zygote
+    imports this module (building it costs more than a fork), or None on a
+    machine without a known syscall table."""
     table = _SYSCALLS.get(platform.machine())
     if table is None:
-        return False
+        return None
     arch, forks, clone, clone3 = table
     ld, jeq, jset, jge, ret = 0x20, 0x15, 0x45, 0x35, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
@@ -119,8 +113,28 @@ def forbid_fork() -> bool:
     prog += [(jset, 0, 1, _CLONE_THREAD), (ret, 0, 0, allow), (ret, 0, 0, eperm)]
     filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
     fprog = _SockFprog(len(prog), filters)
+    fprog._keep = filters  # the program points into it
+    return fprog
+
+
+_FORK_FILTER = _fork_filter()
+
+
+def forbid_fork() -> bool:
+    """Make ``fork``, ``vfork`` and a ``clone`` that is not a thread fail with
+    EPERM for this process and its threads (a seccomp filter: no code of the
+    sample's can lift it; it needs no_new_privs, set by ``enter_child``).
+    EvalPlus's guard disables ``os.fork`` too; here it is the kernel's rule,
+    so the process CPU clock the zygote reads is all the job's CPU (issue
+    #50: 4 CPU s done in a forked helper went uncounted).  Threads stay
+    allowed (their CPU is the process's).  ``clone3`` answers ENOSYS (its
+    flags are in memory a filter cannot read), so the C library starts
+    threads with ``clone``.  Returns False on a machine without a known
+    syscall table (the fork is then not forbidden)."""
+    if _FORK_FILTER is None:
+        return False
     pr_set_seccomp, seccomp_mode_filter = 22, 2
-    if _libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
+    if _libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(_FORK_FILTER), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "seccomp filter refused")
     return True
 
