@@ -137,7 +137,9 @@ def isolate(cfg: dict) -> dict:
         report["notes"].append("isolation disabled by configuration")
         return report
     root = os.geteuid() == 0
-    flags = CLONE_NEWNS | CLONE_NEWNET
+    # The zygote's own IPC namespace too: owned by its user namespace (not root), a job may then
+    # unshare one of its own (enter_child); as root it is simply private.
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC
     try:
         if root:
             _check(_libc.unshare(flags), "unshare")
@@ -973,6 +975,15 @@ def _describe_apart(path: list[str]) -> dict:
         return {}
 
 
+def _can_unshare_ipc() -> bool:
+    """Can a forked child enter an IPC namespace of its own here?  (Asked once, in a child.)"""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the probe
+        os._exit(0 if _libc.unshare(CLONE_NEWIPC) == 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def main(preload: tuple[str, ...] = ()) -> None:
     chan = Channel()
     # Our own stdout is the protocol channel: keep stray prints away from it.
@@ -993,9 +1004,11 @@ def main(preload: tuple[str, ...] = ()) -> None:
     if cfg.get("describe"):  # what samples can import, for the report's manifest
         environment = _describe_apart(sys.path)
     iso = isolate(cfg)
-    if iso.get("network"):  # namespaces work here: one IPC namespace per job (enter_child)
+    if iso.get("network") and _can_unshare_ipc():  # one IPC namespace per job (enter_child)
         _JOB_IPC_NAMESPACE[0] = True
         iso["ipc"] = "per job"
+    else:
+        iso.setdefault("notes", []).append("no IPC namespace per job: SysV and POSIX IPC objects may outlive a job")
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     for name in cfg.get("preload", preload):
         try:
