@@ -38,7 +38,6 @@ import pickle
 import platform
 import resource
 import signal
-import struct
 import sys
 import time
 
@@ -226,23 +225,19 @@ def run_child(job: dict, zygote, jobdir: str, pipes: dict) -> None:
         and the kinds come from the type's C slots, never from sample code."""
         cls = type_(exc)
         name = _TYPE_NAME(cls)[:_MAX_NAME]
-        kinds = [_IS_SUBTYPE(real_assertion, cls), (_IS_SUBTYPE(real_value, cls) or _IS_SUBTYPE(real_type, cls))]
+        assertion = _IS_SUBTYPE(real_assertion, cls)
+        stated = (_IS_SUBTYPE(real_value, cls) or _IS_SUBTYPE(real_type, cls)) and _raised_by_statement(exc)
         message = ""
         try:
             try:
                 arm(0.2, 0.5)
-                if kinds[1]:
-                    kinds[1] = _raised_by_statement(exc)
-                text = str_(exc)
-                message = str_.__getitem__(text, slice(0, _MAX_MESSAGE)) if isinstance_(text, str_) else ""
-                message = "".join([message]) if type_(message) is not str_ else message
+                text = str_(exc)  # an exact str or a subclass (str() refuses anything else)
+                message = str_.__getitem__(text, slice(0, _MAX_MESSAGE))  # the slot: an exact str
             finally:
                 armed[0] = False
-        except BaseException:  # noqa: BLE001 - a looping or raising __str__: no message
+        except BaseException:  # noqa: BLE001 - a looping, sleeping or raising __str__: no message
             message = ""
-        if type_(message) is not str_:
-            message = ""
-        return (name, message, *kinds) if flags else (name, message)
+        return (name, message, assertion, stated) if flags else (name, message)
     namespace = {"__name__": "__sample__", "__builtins__": __builtins__}
     try:
         try:
