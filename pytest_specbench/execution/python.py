@@ -25,7 +25,7 @@ from .limits import Limits
 from .environments import prepare_interpreter, prepare_venv
 from .protocol import Environment, Prepared
 from .python_child import PRELOAD
-from .sandbox import SandboxClient
+from .sandbox import SandboxClient, Watch
 
 # Part of the result cache's key: bump it when the same sample could get another
 # verdict.  2: samples are compiled without inheriting the harness's __future__ flags.
@@ -438,8 +438,10 @@ class PythonExecutor(SandboxClient):
     @staticmethod
     def _outside_figure(outcome: CallOutcome, bound: float, limit: float | None) -> None:
         """The call's CPU: the larger of the child's claim and the zygote's lower
-        bound (the sample may rewrite the child's clock); over the call's limit
-        times the margin, whatever the child said, it is a time-out."""
+        bound, less the watch's allowance (the sample may rewrite the child's
+        clock); over the call's limit times the margin, whatever the child
+        said, it is a time-out."""
+        bound = Watch.granted(bound) if bound else 0.0
         if bound > outcome.cpu:
             outcome.cpu = bound
             if limit is not None and bound > limit and outcome.status != "timeout":

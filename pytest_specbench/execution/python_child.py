@@ -13,7 +13,7 @@ tuples of strings, by :func:`.wire.value_hash`; digest null: a list or tuple out
 ``["done"]``; before any of them, ``["ready"]`` once the sandbox is set up (or
 ``["load", "setup", message]`` if that failed), and ``["defined"]`` once the
 sample's code has run (the zygote's outside clock starts the calls' budget
-there: :class:`.sandbox._Watch`).  Sample code can write to fd 3 and into the
+there: :class:`.sandbox.Watch`).  Sample code can write to fd 3 and into the
 record area too, so the harness trusts only what a sample could have said
 anyway: one record per call, in call order, each field within its cap.
 

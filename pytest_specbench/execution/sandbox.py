@@ -382,7 +382,7 @@ class _Relay:
     OVER = "result data over the limit"
 
     def __init__(self, chan: Channel, fd: int, budget: int, reader: records.Reader | None,
-                 watch: "_Watch | None" = None):
+                 watch: "Watch | None" = None):
         self.chan, self.fd, self.budget, self.reader, self.watch = chan, fd, budget, reader, watch
         self.sent = 0
         self.lines = 0  # records forwarded (newlines), for the watch
@@ -393,7 +393,7 @@ class _Relay:
         before: the child seals the area before its first record on the
         pipe, so reading the area after the pipe keeps the order).  False
         once over the budget.  With a watch, each look at the records is
-        also a look at the child's CPU clock (``_Watch.look``)."""
+        also a look at the child's CPU clock (``Watch.look``)."""
         parts = []
         if self.reader is not None:
             parts.append(self.reader.take())
@@ -439,7 +439,7 @@ class _Relay:
         return True
 
 
-class _Watch:
+class Watch:
     """A Python job's time, measured outside its process: the kernel's count of
     the child's CPU (its process CPU clock, every thread of it; the sample
     cannot fork, :func:`.python_child.forbid_fork`) and the zygote's clock.
@@ -467,6 +467,13 @@ class _Watch:
     are bounded only in sum (by the budget above)."""
 
     CPU_FACTOR, CPU_SLACK, WALL_SLACK = 1.1, 0.05, 1.0
+
+    @classmethod
+    def granted(cls, cpu: float) -> float:
+        """The least CPU a call may claim when the outside clock saw ``cpu``: the
+        same allowance as the budget's (an honest call's record is written
+        after its own figure is taken, and a large one takes a while)."""
+        return (cpu - cls.CPU_SLACK) / cls.CPU_FACTOR
 
     def __init__(self, pid: int, job: dict, start: float):
         lim = job["limits"]
@@ -705,7 +712,7 @@ class Zygote:
         for _, w in captures:
             os.close(w)
         outs = [r for r, _ in captures]
-        watch = _Watch(pid, job, start) if job.get("call_cpu") is not None else None
+        watch = Watch(pid, job, start) if job.get("call_cpu") is not None else None
         relay = _Relay(self.chan, r_res, lim["result_bytes"], records.Reader(area) if area is not None else None,
                        watch)
         status, killed, kept, dropped = self.supervise(pid, relay, outs, lim, start + lim["job_wall"])
