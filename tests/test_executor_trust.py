@@ -138,6 +138,15 @@ def test_a_sample_that_stops_its_timers_and_rewrites_t0_times_out(executor):
     assert "measured outside" in result.killed
 
 
+def test_a_call_that_overruns_in_c_code_times_out_and_the_next_call_runs(executor):
+    # sum() over a range never yields to the child's own timer; the outside clock stops it,
+    # and the calls after it run in a fresh child (before #50: the job's CPU rlimit killed it all).
+    code = "def f(k):\n    return sum(range(10 ** 10)) if k == 0 else k\n"
+    result = run(executor, code, calls=[((0,), {}), ((7,), {})])
+    assert result.outcomes[0].status == "timeout" and result.stopped_outside == 0, result
+    assert result.outcomes[1].value == 7 and result.finished
+
+
 # --------------------------------------------------------------- records
 
 WRITER = "import gc\nWRITER = [o for o in gc.get_objects() if type(o).__name__ == 'Writer'][0]\n"

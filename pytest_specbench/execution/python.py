@@ -165,6 +165,8 @@ class JobResult:
     pid: int | None = None  # the child's pid (= its process group), for leak checks
     cpu: float | None = None  # CPU seconds of the whole child, as the zygote counted them (rusage)
     protocol_error: str | None = None  # records no honest child writes (forged by the sample)
+    # The last call the zygote stopped by its own clock (a time-out; the calls after it ran in a fresh child).
+    stopped_outside: int | None = None
 
     def failure_reason(self) -> str:
         """Why calls are missing, for messages."""
@@ -268,10 +270,6 @@ class PythonExecutor(SandboxClient):
                     self._send({"op": "drop", "key": old})
             else:
                 self._loaded.move_to_end(job.calls_key)
-            self._send({"op": "run", "key": self._loaded[job.calls_key], "code": job.code, "entry_point": job.entry_point,
-                        "indices": indices, "call_cpu": call_cpu, "str_digest_over": job.str_digest_over,
-                        "encoded_digest_over": encoded_over, "value_hash_over": hash_over, "record_area": True, "margin": margin,
-                        "limits": {**asdict(lim), "job_wall": job_wall}})
             limit_of = dict(zip(indices, call_cpu))
             if margin > 1.0:
                 # The outcome says it ran over its limit before on_outcome sees it.
@@ -280,8 +278,27 @@ class PythonExecutor(SandboxClient):
                         outcome.over_limit = True
                     return inner(outcome) if inner is not None else True
                 on_outcome = mark
-            return self._collect(on_outcome, indices, deadline=time.monotonic() + job_wall + 30,
-                                 limit_of={i: c * margin for i, c in limit_of.items()})
+            result, start = None, 0
+            while True:
+                # A call the zygote stopped by its own clock killed the child: it is a time-out,
+                # and the calls after it run in a fresh child, as they would after a time-out the
+                # child's own timer caught (a C-level operation, say encoding a huge output,
+                # does not yield to that timer).
+                rest = slice(start, None)
+                self._send({"op": "run", "key": self._loaded[job.calls_key], "code": job.code,
+                            "entry_point": job.entry_point, "indices": indices[rest], "call_cpu": call_cpu[rest],
+                            "str_digest_over": job.str_digest_over,
+                            "encoded_digest_over": encoded_over[rest] if isinstance(encoded_over, list) else encoded_over,
+                            "value_hash_over": hash_over[rest] if isinstance(hash_over, list) else hash_over,
+                            "record_area": True, "margin": margin, "limits": {**asdict(lim), "job_wall": job_wall}})
+                part = self._collect(on_outcome, indices[rest], deadline=time.monotonic() + job_wall + 30,
+                                     limit_of={i: c * margin for i, c in limit_of.items()})
+                result = part if result is None else _merged(result, part)
+                if part.stopped_outside is None:
+                    return result
+                start += len(part.outcomes)
+                if start >= len(indices):
+                    return result
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:
             self.close()
             raise InfrastructureError(f"sandbox failed: {exc}") from None
@@ -459,8 +476,8 @@ class PythonExecutor(SandboxClient):
         elif over.get("at") == position and expected is not None:
             outcome = CallOutcome(expected, "timeout", cpu=float(over.get("cpu") or 0.0), wall_stop=what == "wall")
             result.outcomes[expected] = outcome
-            if on_outcome is not None:
-                on_outcome(outcome)
+            if on_outcome is None or on_outcome(outcome):  # the check wants the calls after it
+                result.stopped_outside = expected
 
     @staticmethod
     def _parse_record(line: memoryview, result: JobResult):
@@ -516,6 +533,23 @@ class PythonExecutor(SandboxClient):
                 return CallOutcome(index, "raise", exc_type=name, assertion=assertion,
                                    value_or_type_error=value_or_type, message=message, cpu=cpu)
         raise _Malformed(f"a {str(status)[:20]!r} record out of its form")
+
+
+def _merged(first: JobResult, then: JobResult) -> JobResult:
+    """One result of a job whose child was stopped by the outside clock (``first``)
+    and of the child that ran the calls after (``then``)."""
+    if then.protocol_error:
+        then.outcomes.clear()  # a forging child: none of the job's answers stand
+        return then
+    first.outcomes.update(then.outcomes)
+    first.load_error = first.load_error or then.load_error
+    first.finished, first.exit_code, first.signal, first.killed = then.finished, then.exit_code, then.signal, then.killed
+    first.output = (first.output + then.output)[:1 << 20]
+    first.wall += then.wall
+    first.cpu = None if first.cpu is None or then.cpu is None else first.cpu + then.cpu
+    first.pid = then.pid
+    first.stopped_outside = first.stopped_outside if then.stopped_outside is None else then.stopped_outside
+    return first
 
 
 class _Malformed(ValueError):
