@@ -5,8 +5,8 @@ phase read through harness frames and through ``gc``, CPU the sample's own
 clock does not count (a forked helper, rewritten timers), crafted records,
 hangs and floods in code the harness runs on the sample's objects, IPC
 objects that outlive the job, and a numpy duck type.  Each fails on the code
-before #50.  Cheap: small limits, several hostile cases per job where one job
-can hold them.
+before #50 but one guard (threads still start and their CPU counts).  Cheap:
+small limits, several hostile cases per job where one job can hold them.
 """
 from __future__ import annotations
 
