@@ -82,10 +82,10 @@ def test_distinct_selection_keeps_programs_that_add_a_bad_output_in_response_ord
 # ------------------------------------------------------------------ metrics, hand-checked
 
 def _sample(index, correct, bopi=(0, 0), codes=(0, 0), natural=(0, 0), killed=()):
-    details = {"passed": correct, "bopi_killed": bopi[0], "bopi_run": bopi[1], "codes_killed": codes[0],
+    details = {"passed": correct, "test_set_correct": correct, "bopi_killed": bopi[0], "bopi_run": bopi[1], "codes_killed": codes[0],
                "codes_run": codes[1], "natural_codes_killed": natural[0], "natural_codes_run": natural[1],
                "killed_programs": list(killed)}
-    complete = {"passed": correct and bopi[0] == bopi[1], "applicable": correct,
+    complete = {"passed": correct and bopi[0] == bopi[1], "complete": correct and bopi[0] == bopi[1], "applicable": correct,
                 "bug_complete": correct and codes[0] == codes[1]}
     return {"index": index, "checks": {"correct": details, "complete": complete}}
 

@@ -25,7 +25,7 @@ from .limits import Limits
 from .environments import prepare_interpreter, prepare_venv
 from .protocol import Environment, Prepared
 from .python_child import PRELOAD
-from .sandbox import SandboxClient
+from .sandbox import SandboxClient, Watch
 
 # Part of the result cache's key: bump it when the same sample could get another
 # verdict.  2: samples are compiled without inheriting the harness's __future__ flags.
@@ -33,11 +33,13 @@ from .sandbox import SandboxClient
 # (least CPU time of several runs decides); outputs are digested only where asked per call.
 # 4: samples run with a fixed hash seed (PYTHONHASHSEED=0: set order of strings is the same in
 # every run); large lists of strings may be judged by their value hash.
-EXECUTOR_VERSION = 4
+# 5: a sample cannot fork; its time is bounded from outside its process; malformed records, numpy
+# duck types and calls over their limit by the outside clock are failures (issue #50).
+EXECUTOR_VERSION = 5
 # The sandbox's Python runs with this hash seed: a value hash (wire.value_hash) computed in one
 # child, run or host is compared with one computed in another (docs/execution.md).
 HASH_SEED = "0"
-_OK_RECORD = re.compile(rb'\[(\d+),"ok",')
+_OK_RECORD = re.compile(rb'\[(\d{1,10}),"ok",')
 
 Call = tuple[tuple, dict]  # (args, kwargs)
 
@@ -163,6 +165,8 @@ class JobResult:
     pid: int | None = None  # the child's pid (= its process group), for leak checks
     cpu: float | None = None  # CPU seconds of the whole child, as the zygote counted them (rusage)
     protocol_error: str | None = None  # records no honest child writes (forged by the sample)
+    # The last call the zygote stopped by its own clock (a time-out; the calls after it ran in a fresh child).
+    stopped_outside: int | None = None
 
     def failure_reason(self) -> str:
         """Why calls are missing, for messages."""
@@ -191,7 +195,10 @@ class PythonExecutor(SandboxClient):
                  state_dir: Any = None):
         super().__init__(limits, hide=hide, isolate=isolate, python=python)
         self.state_dir = state_dir
-        self._loaded: OrderedDict[str, None] = OrderedDict()
+        # calls_key -> the opaque handle the zygote knows the input set by: a key names its
+        # check (":cvts"), and nothing naming the check may reach the sample's process.
+        self._loaded: OrderedDict[str, int] = OrderedDict()
+        self._handles = 0
 
     def _on_start(self) -> None:
         self._loaded.clear()
@@ -252,17 +259,17 @@ class PythonExecutor(SandboxClient):
                     + 2.0)
         try:
             if job.calls_key not in self._loaded:
-                self._send({"op": "load", "key": job.calls_key, "calls": list(job.calls())})
-                self._loaded[job.calls_key] = None
+                # Sent pickled, as raw bytes the zygote stores without reading (a sealed memfd
+                # only this set's jobs' children read, after their fork).
+                body = pickle.dumps(list(job.calls()), protocol=pickle.HIGHEST_PROTOCOL)
+                self._handles += 1
+                self._send({"op": "load", "key": self._handles, "size": len(body)}, body)
+                self._loaded[job.calls_key] = self._handles
                 while len(self._loaded) > self.MAX_LOADED:
-                    old, _ = self._loaded.popitem(last=False)
+                    _, old = self._loaded.popitem(last=False)
                     self._send({"op": "drop", "key": old})
             else:
                 self._loaded.move_to_end(job.calls_key)
-            self._send({"op": "run", "key": job.calls_key, "code": job.code, "entry_point": job.entry_point,
-                        "indices": indices, "call_cpu": call_cpu, "str_digest_over": job.str_digest_over,
-                        "encoded_digest_over": encoded_over, "value_hash_over": hash_over, "record_area": True, "margin": margin,
-                        "limits": {**asdict(lim), "job_wall": job_wall}})
             limit_of = dict(zip(indices, call_cpu))
             if margin > 1.0:
                 # The outcome says it ran over its limit before on_outcome sees it.
@@ -271,7 +278,27 @@ class PythonExecutor(SandboxClient):
                         outcome.over_limit = True
                     return inner(outcome) if inner is not None else True
                 on_outcome = mark
-            return self._collect(on_outcome, indices, deadline=time.monotonic() + job_wall + 30)
+            result, start = None, 0
+            while True:
+                # A call the zygote stopped by its own clock killed the child: it is a time-out,
+                # and the calls after it run in a fresh child, as they would after a time-out the
+                # child's own timer caught (a C-level operation, say encoding a huge output,
+                # does not yield to that timer).
+                rest = slice(start, None)
+                self._send({"op": "run", "key": self._loaded[job.calls_key], "code": job.code,
+                            "entry_point": job.entry_point, "indices": indices[rest], "call_cpu": call_cpu[rest],
+                            "str_digest_over": job.str_digest_over,
+                            "encoded_digest_over": encoded_over[rest] if isinstance(encoded_over, list) else encoded_over,
+                            "value_hash_over": hash_over[rest] if isinstance(hash_over, list) else hash_over,
+                            "record_area": True, "margin": margin, "limits": {**asdict(lim), "job_wall": job_wall}})
+                part = self._collect(on_outcome, indices[rest], deadline=time.monotonic() + job_wall + 30,
+                                     limit_of={i: c * margin for i, c in limit_of.items()})
+                result = part if result is None else _merged(result, part)
+                if part.stopped_outside is None:
+                    return result
+                start += len(part.outcomes)
+                if start >= len(indices):
+                    return result
         except (OSError, EOFError, TimeoutError, pickle.PicklingError) as exc:
             self.close()
             raise InfrastructureError(f"sandbox failed: {exc}") from None
@@ -322,11 +349,31 @@ class PythonExecutor(SandboxClient):
                 break
         return seen
 
-    def _collect(self, on_outcome, indices: list[int], deadline: float) -> JobResult:
+    def _collect(self, on_outcome, indices: list[int], deadline: float,
+                 limit_of: dict[int, float] | None = None) -> JobResult:
+        """Read the job's frames: the child's records (``D``), the zygote's
+        outside figures (``T``: a lower bound of a call's CPU) and the end
+        (``X``).  Every record is validated with caps on every field; one that
+        no honest child writes is a protocol error (the sample's failure, one
+        line), never an error of the harness.  ``limit_of``: each call's CPU
+        limit times the margin, against which the larger of the child's claim
+        and the zygote's bound is checked."""
         result, chunks, stopping = JobResult(), [], False
         pending = iter(indices)  # the child answers calls in this order, once each
         expected = next(pending, None)
+        position = 0  # of ``expected`` in ``indices``
         ready = setup_error = None
+        defined = False
+        bounds: dict[int, float] = {}  # position -> CPU seconds at least (the zygote's clock)
+        limit_of = limit_of or {}
+
+        def forged(why: str) -> None:
+            nonlocal stopping
+            result.protocol_error = why
+            result.outcomes.clear()  # every answer of a forging child is suspect
+            stopping = True
+            self._send({"op": "kill"})
+
         while True:
             kind, payload = self._recv_frame(timeout=max(deadline - time.monotonic(), 0.1))
             if kind == b"D":
@@ -355,22 +402,40 @@ class PythonExecutor(SandboxClient):
                         continue
                     if stopping:
                         continue
-                    outcome = self._parse_record(line, result)
+                    try:
+                        outcome = self._parse_record(line, result)
+                    except _Malformed as exc:
+                        forged(f"the sample wrote a malformed result record ({exc}): {_show(line)}")
+                        continue
                     if outcome is None:
                         continue
-                    if outcome.index != expected:
+                    if outcome is _DEFINED:
+                        if defined or result.outcomes or result.load_error:
+                            forged(f"the sample wrote a forged result record: {_show(line)}")
+                        defined = True
+                        continue
+                    if outcome is _DONE:
+                        if expected is not None or not defined:
+                            forged(f"the sample wrote a forged end record with "
+                                   f"{len(indices) - position} calls unanswered")
+                        else:
+                            result.finished = True
+                        continue
+                    if outcome.index != expected or not defined:
                         # Only sample code writes a record out of turn (say, an
                         # AssertionError claimed for every call at import time).
-                        result.protocol_error = f"the sample wrote a forged result record for call #{outcome.index}"
-                        result.outcomes.clear()  # every answer of a forging child is suspect
-                        stopping = True
-                        self._send({"op": "kill"})
+                        forged(f"the sample wrote a forged result record for call #{outcome.index}")
                         continue
+                    self._outside_figure(outcome, bounds.get(position, 0.0), limit_of.get(outcome.index))
                     expected = next(pending, None)
+                    position += 1
                     result.outcomes[outcome.index] = outcome
                     if on_outcome is not None and not on_outcome(outcome):
                         stopping = True
                         self._send({"op": "kill"})
+            elif kind == b"T":
+                info = json.loads(payload)
+                bounds[info["at"]] = float(info["cpu"])
             elif kind == b"X":
                 info = json.loads(payload)
                 result.exit_code, result.signal = info["exit_code"], info["signal"]
@@ -380,12 +445,47 @@ class PythonExecutor(SandboxClient):
                 if not ready:  # no sample code ran: the sandbox failed, not the sample
                     raise InfrastructureError("sandbox child could not be set up: "
                                               + (setup_error or result.failure_reason() or "no record"))
+                over = info.get("over")
+                if over and not stopping and not result.protocol_error:
+                    self._over_outside(result, over, indices, expected, position, on_outcome)
                 return result
             elif kind == b"E":
                 raise InfrastructureError(json.loads(payload).get("error", "sandbox error"))
 
     @staticmethod
-    def _parse_record(line: memoryview, result: JobResult) -> CallOutcome | None:
+    def _outside_figure(outcome: CallOutcome, bound: float, limit: float | None) -> None:
+        """The call's CPU: the larger of the child's claim and the zygote's lower
+        bound, less the watch's allowance (the sample may rewrite the child's
+        clock); over the call's limit times the margin, whatever the child
+        said, it is a time-out."""
+        bound = Watch.granted(bound) if bound else 0.0
+        if bound > outcome.cpu:
+            outcome.cpu = bound
+            if limit is not None and bound > limit and outcome.status != "timeout":
+                outcome.status, outcome.encoded, outcome._value = "timeout", None, _UNDECODED
+
+    @staticmethod
+    def _over_outside(result: JobResult, over: dict, indices: list[int], expected: int | None, position: int,
+                      on_outcome) -> None:
+        """The zygote killed the child for time it measured: the call in progress
+        is a time-out (or the definition took too long)."""
+        what = "wall" if over.get("what") == "wall" else "CPU"
+        if over.get("at", 0) < 0:
+            if not result.load_error and not result.outcomes:
+                result.load_error = f"defining the sample used more {what} time than its limit (measured outside it)"
+        elif over.get("at") == position and expected is not None:
+            outcome = CallOutcome(expected, "timeout", cpu=float(over.get("cpu") or 0.0), wall_stop=what == "wall")
+            result.outcomes[expected] = outcome
+            if on_outcome is None or on_outcome(outcome):  # the check wants the calls after it
+                result.stopped_outside = expected
+
+    @staticmethod
+    def _parse_record(line: memoryview, result: JobResult):
+        """One record: a :class:`CallOutcome`, ``_DEFINED`` or ``_DONE``, or None
+        (a load error, kept in ``result``).  Raises :class:`_Malformed` for
+        anything else, with every field checked against its cap."""
+        if len(line) > _MAX_SMALL_RECORD and not _OK_RECORD.match(line):
+            raise _Malformed(f"{len(line)} bytes")
         ok = _OK_RECORD.match(line)
         if ok:
             # ``[i,"ok",<value>,<cpu>]``: the value is kept encoded (decoded on demand),
@@ -394,48 +494,92 @@ class PythonExecutor(SandboxClient):
             tail = bytes(line[tail_at:]).rstrip()
             comma = tail.rfind(b",")
             if comma < 0 or not tail.endswith(b"]") or tail_at + comma <= ok.end():
-                return None
-            try:
-                cpu = float(tail[comma + 1:-1])
-            except ValueError:
-                return None
-            return CallOutcome(int(ok.group(1)), "ok", encoded=bytes(line[ok.end():tail_at + comma]), cpu=cpu)
+                raise _Malformed("no CPU figure")
+            return CallOutcome(_index(int(ok.group(1))), "ok", encoded=bytes(line[ok.end():tail_at + comma]),
+                               cpu=_seconds(tail[comma + 1:-1]))
         try:
             rec = wire.loads(bytes(line))
-        except (ValueError, RecursionError, TypeError):
-            return None  # garbage on the channel proves nothing; the call stays unanswered
+        except (ValueError, RecursionError, MemoryError):
+            raise _Malformed("not a record") from None
         if not isinstance(rec, list) or not rec:
-            return None
-        if rec[0] == "done":
-            result.finished = True
-            return None
-        if rec[0] == "load" and len(rec) == 3:
-            result.load_error = str(rec[2])
+            raise _Malformed("not a list")
+        if rec == ["defined"]:
+            return _DEFINED
+        if rec == ["done"]:
+            return _DONE
+        if len(rec) == 3 and rec[0] == "load" and type(rec[2]) is str:
+            result.load_error = result.load_error or rec[2][:_MAX_MESSAGE]
             return None
         if len(rec) != 4 or type(rec[0]) is not int:
-            return None
-        index, status, body, cpu = rec
-        cpu = float(cpu) if isinstance(cpu, (int, float)) else 0.0
+            raise _Malformed("not a call record")
+        index, status, body, cpu = _index(rec[0]), rec[1], rec[2], _seconds(rec[3])
         if status == "ok":
             return CallOutcome(index, "ok", encoded=wire.dumps(body).encode(), cpu=cpu, _value=body)
-        if status == "timeout":
+        if status == "timeout" and body in (None, "wall"):
             return CallOutcome(index, "timeout", cpu=cpu, wall_stop=body == "wall")
-        if status == "okdigest" and isinstance(body, list) and len(body) == 3:
+        if status in ("okdigest", "okhash", "okstr") and type(body) is list and len(body) == 3:
             digest, n, prefix = body
-            if isinstance(digest, str) and type(n) is int and isinstance(prefix, str):
-                return CallOutcome(index, "ok", encoded_digest=digest, encoded_len=n, str_prefix=prefix, cpu=cpu)
-        if status == "okhash" and isinstance(body, list) and len(body) == 3:
-            digest, n, prefix = body
-            if (digest is None or isinstance(digest, str)) and type(n) is int and isinstance(prefix, str):
-                return CallOutcome(index, "ok", value_hash=digest or "", hash_leaves=n, str_prefix=prefix, cpu=cpu)
-        if status == "okstr" and isinstance(body, list) and len(body) == 3:
-            digest, n, prefix = body
-            if isinstance(digest, str) and type(n) is int and isinstance(prefix, str):
+            if (type(digest) is str and len(digest) <= 64 or digest is None and status == "okhash") \
+                    and type(n) is int and 0 <= n < 1 << 63 and type(prefix) is str and len(prefix) <= 1000:
+                if status == "okdigest":
+                    return CallOutcome(index, "ok", encoded_digest=digest, encoded_len=n, str_prefix=prefix, cpu=cpu)
+                if status == "okhash":
+                    return CallOutcome(index, "ok", value_hash=digest or "", hash_leaves=n, str_prefix=prefix, cpu=cpu)
                 return CallOutcome(index, "ok", str_digest=digest, str_len=n, str_prefix=prefix, cpu=cpu)
-        if status == "raise" and isinstance(body, list) and len(body) == 4:
-            return CallOutcome(index, "raise", exc_type=str(body[0]), assertion=body[1] is True,
-                               value_or_type_error=body[2] is True, message=str(body[3]), cpu=cpu)
-        return None
+        if status == "raise" and type(body) is list and len(body) == 4:
+            name, assertion, value_or_type, message = body
+            if (type(name) is str and len(name) <= _MAX_NAME and type(assertion) is bool
+                    and type(value_or_type) is bool and type(message) is str and len(message) <= _MAX_MESSAGE):
+                return CallOutcome(index, "raise", exc_type=name, assertion=assertion,
+                                   value_or_type_error=value_or_type, message=message, cpu=cpu)
+        raise _Malformed(f"a {str(status)[:20]!r} record out of its form")
+
+
+def _merged(first: JobResult, then: JobResult) -> JobResult:
+    """One result of a job whose child was stopped by the outside clock (``first``)
+    and of the child that ran the calls after (``then``)."""
+    if then.protocol_error:
+        then.outcomes.clear()  # a forging child: none of the job's answers stand
+        return then
+    first.outcomes.update(then.outcomes)
+    first.load_error = first.load_error or then.load_error
+    first.finished, first.exit_code, first.signal, first.killed = then.finished, then.exit_code, then.signal, then.killed
+    first.output = (first.output + then.output)[:1 << 20]
+    first.wall += then.wall
+    first.cpu = None if first.cpu is None or then.cpu is None else first.cpu + then.cpu
+    first.pid = then.pid
+    first.stopped_outside = first.stopped_outside if then.stopped_outside is None else then.stopped_outside
+    return first
+
+
+class _Malformed(ValueError):
+    """A record no honest child writes."""
+
+
+_DEFINED, _DONE = object(), object()
+_MAX_NAME, _MAX_MESSAGE = 200, 4096  # an exception's type name and message, as the child caps them
+_MAX_SMALL_RECORD = 64 << 10  # any record but a returned value (``ok``) is small
+
+
+def _index(value: int) -> int:
+    if not 0 <= value < 1 << 31:
+        raise _Malformed("call index out of range")
+    return value
+
+
+def _seconds(value) -> float:
+    try:
+        figure = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise _Malformed("CPU figure not a number") from None
+    if not 0.0 <= figure < 1e7:  # NaN fails too
+        raise _Malformed("CPU figure out of range")
+    return figure
+
+
+def _show(line: memoryview) -> str:
+    """A record's first bytes, on one line."""
+    return repr(bytes(line[:60])) + ("..." if len(line) > 60 else "")
 
 
 def sample_path(hide: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -31,8 +31,10 @@ before the seal: whatever else is there, sample code wrote.
 
 Trust: sample code can find the mapping and write there, as it can write on
 the pipe; the harness trusts only what a sample could have said anyway (one
-record per call, in call order).  The zygote reads at most the area's size,
-whatever ``end`` says.
+record per call, in call order, each field within its cap).  The zygote reads
+at most the area's size, whatever ``end`` says.  A fresh mapping per job: a
+reused one kept the previous job's records behind a cleared header, for a
+sample to read and return (issue #50).
 """
 from __future__ import annotations
 
@@ -48,13 +50,9 @@ _U64 = struct.Struct("<Q")
 
 
 def create(size: int = SIZE) -> mmap.mmap:
-    """A shared anonymous mapping (the zygote's, inherited by each forked child)."""
+    """A shared anonymous mapping, made by the zygote for one job and inherited by its
+    child (zero-filled by the kernel: nothing of an earlier job is in it)."""
     return mmap.mmap(-1, HEADER + size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
-
-
-def reset(area: mmap.mmap) -> None:
-    """Empty the area for the next job (its previous child is dead and reaped)."""
-    area[0:16] = bytes(16)
 
 
 class Writer:

@@ -16,8 +16,8 @@ read-only, so a venv inside the project still works while nothing else of the
 project is visible) and /tmp is a fresh tmpfs.  Paths a job may read (a built
 venv under the state folder, a repository checkout) are bound read-only on
 request (:meth:`Zygote.expose`).  Per job, in the child (:func:`enter_child`):
-a new session, rlimits, stdin on /dev/null, capped output pipes, a fresh
-private working directory, an empty environment plus the job's, and, as root,
+a new session, an IPC namespace of its own, rlimits, stdin on /dev/null, capped
+output pipes, a fresh private working directory, an empty environment plus the job's, and, as root,
 a uid of its own, so it can signal or write nothing of ours and everything it
 leaves behind is killed by uid (:meth:`Zygote.reap`).
 
@@ -51,13 +51,16 @@ from . import records
 _LEN = struct.Struct(">I")
 _FRAME = struct.Struct(">BI")
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x10000000, 0x40000000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 _libc = ctypes.CDLL(None, use_errno=True)
+# Set in the zygote once it has namespaces: every job then gets an IPC namespace of its own
+# (enter_child), so SysV segments, queues, semaphores and POSIX queues die with the job.
+_JOB_IPC_NAMESPACE = [False]
 _HIDDEN_FDS: dict[str, int] = {}  # hidden path -> O_PATH fd of what the tmpfs covers
 _KEPT: list[str] = []  # paths bound back read-only at start (the interpreter's installation)
 
@@ -134,7 +137,9 @@ def isolate(cfg: dict) -> dict:
         report["notes"].append("isolation disabled by configuration")
         return report
     root = os.geteuid() == 0
-    flags = CLONE_NEWNS | CLONE_NEWNET
+    # The zygote's own IPC namespace too: owned by its user namespace (not root), a job may then
+    # unshare one of its own (enter_child); as root it is simply private.
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC
     try:
         if root:
             _check(_libc.unshare(flags), "unshare")
@@ -342,6 +347,10 @@ def enter_child(jobdir: str, uid: int | None, fds: dict[int, int], env: dict[str
         os.dup2(source, target)
     os.closerange(max(fds) + 1, 1 << 16)
     os.chdir(jobdir)
+    if _JOB_IPC_NAMESPACE[0]:
+        # Before the uid drop (it needs CAP_SYS_ADMIN): what the job makes with shmget, msgget,
+        # semget or mq_open lives in this namespace and is gone with its last process.
+        _check(_libc.unshare(CLONE_NEWIPC), "unshare(ipc)")
     os.environ.clear()
     os.environ.update(env)
     for which, value in rlimits.items():
@@ -372,24 +381,39 @@ class _Relay:
 
     OVER = "result data over the limit"
 
-    def __init__(self, chan: Channel, fd: int, budget: int, reader: records.Reader | None):
-        self.chan, self.fd, self.budget, self.reader = chan, fd, budget, reader
+    def __init__(self, chan: Channel, fd: int, budget: int, reader: records.Reader | None,
+                 watch: "Watch | None" = None):
+        self.chan, self.fd, self.budget, self.reader, self.watch = chan, fd, budget, reader, watch
         self.sent = 0
+        self.lines = 0  # records forwarded (newlines), for the watch
+        self.piped = False  # a record came through the pipe (after the area's seal)
 
     def forward(self, chunk: bytes) -> bool:
         """Send what the area gained, then ``chunk`` (read from the pipe just
         before: the child seals the area before its first record on the
         pipe, so reading the area after the pipe keeps the order).  False
-        once over the budget."""
+        once over the budget.  With a watch, each look at the records is
+        also a look at the child's CPU clock (``Watch.look``)."""
+        parts = []
         if self.reader is not None:
-            if not self._send(self.reader.take()):
-                return False
-            if not self.reader.sealed:
-                # Before the seal the child writes only wake-ups here; anything
-                # else is sample code writing on fd 3, dropped (never a record:
-                # its place among the area's records would depend on timing).
-                return True
-        return self._send(chunk)
+            parts.append(self.reader.take())
+            # Before the seal the child writes only wake-ups on the pipe; anything
+            # else is sample code writing on fd 3, dropped (never a record: its
+            # place among the area's records would depend on timing).
+            if self.reader.sealed:
+                if not self.piped:
+                    # Wake-ups written before the seal, still in the pipe: no record starts with one.
+                    chunk = chunk.lstrip(b"\n")
+                    self.piped = bool(chunk)
+                parts.append(chunk)
+        else:
+            parts.append(chunk)
+        if self.watch is not None:
+            self.lines += sum(part.count(b"\n") for part in parts)
+            for position, cpu in self.watch.look(self.lines):
+                # Before the records: the harness applies it as it parses the call's record.
+                self.chan.send_json(b"T", {"at": position, "cpu": round(cpu, 6)})
+        return all(self._send(part) for part in parts)
 
     def finish(self) -> str | None:
         """After the child and everything of it are dead: forward the rest of
@@ -415,6 +439,113 @@ class _Relay:
         return True
 
 
+class Watch:
+    """A Python job's time, measured outside its process: the kernel's count of
+    the child's CPU (its process CPU clock, every thread of it; the sample
+    cannot fork, :func:`.python_child.forbid_fork`) and the zygote's clock.
+    The child's own timers and figures are the sample's to rewrite (issue #50:
+    a sample stopped its timers and rewrote ``t0``), so they are a first,
+    fast stop and a claim; this is the bound.
+
+    Read at every look at the records (every :data:`.records.POLL_SECONDS`
+    while the child runs, and at each wake-up).  Lines: ``["ready"]`` (the
+    sandbox is set up: the harness's own work before it is not budgeted),
+    ``["defined"]`` (the sample's code ran), then one record per call.  From
+    the first look after ``ready`` the definition may use ``startup_cpu``
+    more; from the first look after ``defined`` (CPU ``c0``, ``k0`` calls
+    answered by then) the calls up to the one in progress, ``k``, may use
+    ``c0 + sum(allowance[k0..k])``, the allowance of a call being its limit
+    times the job's margin, plus :attr:`CPU_FACTOR` and :attr:`CPU_SLACK`
+    for the timer's tick and an honest record's write.  Over it, the child is
+    killed and call ``k`` is a time-out (``over``).  Wall time likewise, at
+    twice the child's own wall bound plus :attr:`WALL_SLACK` (a loaded
+    machine must not turn the child's wall stop into a kill).
+
+    A call seen in progress at two looks took at least the CPU between them:
+    that lower bound goes to the harness (``look``'s result), which takes the
+    larger of it and the child's claim.  Calls shorter than a look's interval
+    are bounded only in sum (by the budget above)."""
+
+    CPU_FACTOR, CPU_SLACK, WALL_SLACK = 1.1, 0.05, 1.0
+
+    @classmethod
+    def granted(cls, cpu: float) -> float:
+        """The least CPU a call may claim when the outside clock saw ``cpu``: the
+        same allowance as the budget's (an honest call's record is written
+        after its own figure is taken, and a large one takes a while)."""
+        return (cpu - cls.CPU_SLACK) / cls.CPU_FACTOR
+
+    def __init__(self, pid: int, job: dict, start: float):
+        lim = job["limits"]
+        margin = max(float(job.get("margin") or 1.0), 1.0)
+        # The process's CPU clock (Linux's clock_getcpuclockid(pid): CPUCLOCK_SCHED of the whole process).
+        self.clock = ((~pid) << 3) | 2
+        cpu_sum, wall_sum = [0.0], [0.0]
+        for c in job["call_cpu"]:
+            cpu_sum.append(cpu_sum[-1] + c * margin * self.CPU_FACTOR + self.CPU_SLACK)
+            wall_sum.append(wall_sum[-1] + 2 * (c * margin * lim["wall_factor"] + 0.5) + self.WALL_SLACK)
+        self.cpu_sum, self.wall_sum, self.n = cpu_sum, wall_sum, len(job["call_cpu"])
+        self.define_cpu = lim["startup_cpu"] * self.CPU_FACTOR + self.CPU_SLACK
+        self.define_wall = 2 * lim["startup_cpu"] * lim["wall_factor"] + self.WALL_SLACK
+        self.defining: tuple[float, float] | None = None  # (cpu, wall) at the first look after "ready"
+        self.calling: tuple[float, float, int] | None = None  # (cpu, wall, k0) at the first look after "defined"
+        self.current: tuple[int, float, float] | None = None  # (k, cpu at the first and the last look at it)
+        self.over: dict | None = None  # {"at": position (-1: the definition), "what": "cpu" | "wall", "cpu": s}
+
+    def _cpu(self) -> float | None:
+        try:
+            return time.clock_gettime(self.clock)
+        except OSError:  # reaped already
+            return None
+
+    def look(self, lines: int, cpu: float | None = None) -> list[tuple[int, float]]:
+        """Check the budget at ``lines`` records; return (position, lower bound of
+        its CPU) for a call that ended since the last look and was seen running
+        at two.  ``cpu``: the child's total (once it is dead, from its rusage)."""
+        alive = cpu is None
+        cpu = self._cpu() if alive else cpu
+        if cpu is None or lines < 1 or self.over is not None:
+            return []
+        wall, bounds = time.monotonic(), []
+        if lines == 1:
+            if self.defining is None:
+                if not alive:
+                    return []
+                self.defining = (cpu, wall)
+            c1, w1 = self.defining
+            at, cpu_budget, wall_budget, running = -1, c1 + self.define_cpu, w1 + self.define_wall, cpu - c1
+        else:
+            k = lines - 2
+            if self.calling is None:
+                if not alive:
+                    return []
+                self.calling, self.current = (cpu, wall, k), (k, cpu, cpu)
+            c0, w0, k0 = self.calling
+            ck, first, last = self.current
+            if k != ck:
+                if alive and last > first:
+                    bounds.append((ck, last - first))
+                self.current = (k, cpu, cpu) if alive else (k, last, last)
+            elif alive:
+                self.current = (k, first, cpu)
+            top = min(k, self.n - 1) + 1  # budgets up to the call in progress (all, once answered)
+            k0 = min(k0, top)
+            at = min(k, self.n)
+            cpu_budget = c0 + self.cpu_sum[top] - self.cpu_sum[k0] + self.CPU_SLACK
+            wall_budget = w0 + self.wall_sum[top] - self.wall_sum[k0] + self.WALL_SLACK
+            running = cpu - self.current[1]
+        if cpu > cpu_budget:
+            self.over = {"at": at, "what": "cpu", "cpu": round(running, 6)}
+        elif alive and wall > wall_budget:
+            self.over = {"at": at, "what": "wall", "cpu": round(running, 6)}
+        return bounds
+
+    def reason(self) -> str:
+        what = "CPU" if self.over["what"] == "cpu" else "wall"
+        where = "defining the sample" if self.over["at"] < 0 else "a call"
+        return f"{where} used more {what} time than its limit (measured outside the sample's process)"
+
+
 # runner name -> "module:function" run in the forked child: fn(job, zygote, jobdir, pipes) -> never returns.
 RUNNERS = {
     "python": "pytest_specbench.execution.python_child:run_child",
@@ -425,7 +556,10 @@ RUNNERS = {
 class Zygote:
     def __init__(self, chan: Channel, cfg: dict, iso: dict):
         self.chan, self.cfg, self.iso = chan, cfg, iso
-        self.inputs: dict[str, list] = {}  # task inputs held for the Python runner
+        # Input sets for the Python runner, by the harness's opaque handle: each a sealed memfd
+        # that only the job's own child reads, after the fork (never in our own heap: a child
+        # inherits our memory, and another job's inputs there tell a sample which check runs).
+        self.inputs: dict[int, int] = {}
         self.uid = iso.get("uid")
         self.exposed: set[str] = set(_KEPT)  # paths bound read-only for the zygote's lifetime
         self.mountpoints: set[str] = set()
@@ -445,15 +579,38 @@ class Zygote:
                 break
             op = msg["op"]
             if op == "load":
-                self.inputs[msg["key"]] = msg["calls"]
+                self.inputs[msg["key"]] = self._take_inputs(msg["size"])
             elif op == "drop":
-                self.inputs.pop(msg["key"], None)
+                fd = self.inputs.pop(msg["key"], None)
+                if fd is not None:
+                    os.close(fd)
             elif op == "run":
                 try:
                     self.run(msg)
                 except Exception as exc:  # noqa: BLE001 - report, keep serving
                     self.chan.send_json(b"E", {"error": f"{type(exc).__name__}: {exc}"})
         shutil.rmtree(self.tmp_base, ignore_errors=True)
+
+    def _take_inputs(self, size: int) -> int:
+        """The ``size`` bytes that follow a ``load`` message (a pickled input set),
+        spliced from the harness's pipe into a sealed memfd: they never pass
+        through this process's memory."""
+        fd = os.memfd_create("specbench-inputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        left = size
+        while left:
+            try:
+                n = os.splice(self.chan.rfd, fd, left)
+            except (AttributeError, OSError):  # no splice here: copy through a buffer we then zero
+                buf = bytearray(min(left, 1 << 20))
+                n = os.readv(self.chan.rfd, [memoryview(buf)[:min(left, len(buf))]])
+                os.write(fd, memoryview(buf)[:n])
+                buf[:] = bytes(len(buf))
+            if n <= 0:
+                raise EOFError("the harness closed the pipe in the middle of an input set")
+            left -= n
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
+                    | fcntl.F_SEAL_WRITE)
+        return fd
 
     # ------------------------------------------------------------ exposure
     def expose(self, path: str) -> bool:
@@ -499,8 +656,6 @@ class Zygote:
         _libc.umount2(path.encode(), MNT_DETACH)
 
     # ----------------------------------------------------------------- jobs
-    _area = None  # the record area, made on the first job that asks for one and reused
-
     def runner(self, name: str) -> Callable:
         if name not in self._runners:
             module, _, attr = RUNNERS[name].partition(":")
@@ -517,12 +672,9 @@ class Zygote:
         lim = job["limits"]
         r_res, w_res = os.pipe()
         widen_pipe(w_res)
-        area = None
-        if job.get("record_area"):  # the child's records in shared memory (see .records)
-            if self._area is None:
-                self._area = records.create()
-            records.reset(self._area)
-            area = self._area
+        # The child's records in shared memory (see .records): a fresh mapping per job, so
+        # nothing of an earlier job's records is there to read (issue #50: a reused area kept them).
+        area = records.create() if job.get("record_area") else None
         captures = [os.pipe() for _ in range(2 if job.get("split_output") else 1)]
         r_ok, w_ok = os.pipe2(os.O_CLOEXEC)  # setup failures (closed unwritten by a successful exec)
         jobdir = tempfile.mkdtemp(dir=self.tmp_base)
@@ -552,7 +704,7 @@ class Zygote:
                 os.close(r)
             try:
                 run_child(job, self, jobdir, {"result": w_res, "outputs": [w for _, w in captures], "status": w_ok,
-                                              "area": area})
+                                              "area": area, "inputs": self.inputs.get(job.get("key"))})
             finally:
                 os._exit(121)  # runners never return; an exception must not return into the zygote's loop
         os.close(w_res)
@@ -560,13 +712,23 @@ class Zygote:
         for _, w in captures:
             os.close(w)
         outs = [r for r, _ in captures]
-        relay = _Relay(self.chan, r_res, lim["result_bytes"], records.Reader(area) if area is not None else None)
+        watch = Watch(pid, job, start) if job.get("call_cpu") is not None else None
+        relay = _Relay(self.chan, r_res, lim["result_bytes"], records.Reader(area) if area is not None else None,
+                       watch)
         status, killed, kept, dropped = self.supervise(pid, relay, outs, lim, start + lim["job_wall"])
         status = self.reap(pid, status)
         if killed in (None, "job time budget exceeded"):
             # Whatever the dead child committed and nobody forwarded yet: the
             # answers of the calls before a death (or the budget) still count.
             killed = relay.finish() or killed
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (usage.ru_utime + usage.ru_stime) - (usage0.ru_utime + usage0.ru_stime)
+        if watch is not None and killed is None:
+            watch.look(relay.lines, cpu)  # the last records against the kernel's final count
+            if watch.over is not None:
+                killed = watch.reason()
+        if area is not None:
+            area.close()
         setup_error = os.read(r_ok, 4096).decode("utf-8", "replace")  # everything of the job is dead: no block
         os.close(r_ok)
         os.close(r_res)
@@ -579,14 +741,12 @@ class Zygote:
         for path in bound:
             self.unexpose(path)
         self._clean_tmp()
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.chan.send_json(b"X", {
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "killed": killed, "wall": time.monotonic() - start, "setup_error": setup_error or None,
             "outputs": [k.decode("utf-8", "replace") for k in kept], "dropped": dropped, "pid": pid,
-            "cpu": (usage.ru_utime + usage.ru_stime) - (usage0.ru_utime + usage0.ru_stime),
-            "files": files,
+            "cpu": cpu, "files": files, "over": watch.over if watch is not None else None,
         })
 
     def supervise(self, pid: int, relay: _Relay, outs: list[int], lim: dict, deadline: float):
@@ -637,6 +797,9 @@ class Zygote:
                     dropped += max(len(chunk) - room, 0)
             if killed is None and not relay.forward(b""):
                 killed = relay.OVER
+                break
+            if relay.watch is not None and relay.watch.over is not None:
+                killed = relay.watch.reason()
                 break
             if status is None:
                 done, st = os.waitpid(pid, os.WNOHANG)
@@ -819,6 +982,15 @@ def _describe_apart(path: list[str]) -> dict:
         return {}
 
 
+def _can_unshare_ipc() -> bool:
+    """Can a forked child enter an IPC namespace of its own here?  (Asked once, in a child.)"""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the probe
+        os._exit(0 if _libc.unshare(CLONE_NEWIPC) == 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def main(preload: tuple[str, ...] = ()) -> None:
     chan = Channel()
     # Our own stdout is the protocol channel: keep stray prints away from it.
@@ -839,6 +1011,11 @@ def main(preload: tuple[str, ...] = ()) -> None:
     if cfg.get("describe"):  # what samples can import, for the report's manifest
         environment = _describe_apart(sys.path)
     iso = isolate(cfg)
+    if iso.get("network") and _can_unshare_ipc():  # one IPC namespace per job (enter_child)
+        _JOB_IPC_NAMESPACE[0] = True
+        iso["ipc"] = "per job"
+    else:
+        iso.setdefault("notes", []).append("no IPC namespace per job: SysV and POSIX IPC objects may outlive a job")
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     for name in cfg.get("preload", preload):
         try:
@@ -938,13 +1115,16 @@ class SandboxClient:
                 except OSError:
                     pass
 
-    def _send(self, obj: Any) -> None:
-        self._send_to(self._proc, obj)
+    def _send(self, obj: Any, raw: bytes = b"") -> None:
+        """A message, and ``raw`` bytes after it that the message announces (an input set)."""
+        self._send_to(self._proc, obj, raw)
 
     @staticmethod
-    def _send_to(proc, obj: Any) -> None:
+    def _send_to(proc, obj: Any, raw: bytes = b"") -> None:
         body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         proc.stdin.write(_LEN.pack(len(body)) + body)
+        if raw:
+            proc.stdin.write(raw)
         proc.stdin.flush()
 
     def _read_exact(self, n: int, deadline: float) -> bytes:

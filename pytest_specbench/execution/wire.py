@@ -94,16 +94,42 @@ def to_plain(value: Any) -> Any:
         return {"t": [to_plain(v) for v in tuple.__iter__(value)]}
     if isinstance(value, list):
         return [to_plain(v) for v in list.__iter__(value)]
-    # numpy scalars compare equal to Python numbers in EvalPlus; keep that.
-    if t.__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
-        item = value.item()
-        if type(item) in _PLAIN or type(item) is complex:
-            return to_plain(item)
+    # numpy scalars compare equal to Python numbers in EvalPlus; keep that (for real ones only).
+    item = numpy_item(value)
+    if item is not _NOT_NUMPY and (type(item) in _PLAIN or type(item) is complex):
+        return to_plain(item)
     try:
         text = repr(value)[:200]
     except BaseException:  # noqa: BLE001 - a hostile __repr__ must not break encoding
         text = "?"
     return {"o": f"{t.__module__}.{t.__qualname__}", "r": text}
+
+
+_NOT_NUMPY = object()
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+_TYPE_MRO = type.__dict__["__mro__"].__get__  # the slots, not a metaclass's properties
+_TYPE_FLAGS = type.__dict__["__flags__"].__get__
+_TYPE_MODULE = type.__dict__["__module__"].__get__
+_GETSET = type(int.__dict__["real"])
+_type_of, _attr_of = type, getattr  # bound now: the sample may replace builtins
+
+
+def numpy_item(value: Any) -> Any:
+    """``value.item()`` for a real numpy scalar (or 0-d array), else ``_NOT_NUMPY``.
+
+    Real means as EvalPlus decides it (``==`` with a Python number works only
+    for numpy's own types): a type in ``value``'s MRO is one of numpy's C
+    types (static, not made by a class statement, its module ``numpy``), and
+    ``item`` and ``ndim`` are read from that type, never from a class of the
+    sample's.  A class that only says ``__module__ = "numpy"`` is not one
+    (issue #50)."""
+    for base in _TYPE_MRO(_type_of(value)):
+        if not _TYPE_FLAGS(base) & _HEAPTYPE and _TYPE_MODULE(base) == "numpy":
+            ndim, item = _attr_of(base, "ndim", None), _attr_of(base, "item", None)
+            if item is None or _type_of(ndim) is not _GETSET or ndim.__get__(value) != 0:
+                return _NOT_NUMPY
+            return item(value)
+    return _NOT_NUMPY
 
 
 def string_digest(text: str) -> str:
@@ -143,8 +169,15 @@ def _from_tagged(obj: dict) -> Any:
 
 
 def loads(text: str | bytes) -> Any:
-    """Decode (harness side).  Raises ValueError/RecursionError/TypeError on garbage."""
-    return json.loads(text, object_hook=_from_tagged)
+    """Decode (harness side).  Raises ValueError (or RecursionError) on garbage:
+    whatever the bytes are (a tag with a body of the wrong shape, ``{"c": [1]}``,
+    is a ValueError, not an IndexError out of the decoder)."""
+    try:
+        return json.loads(text, object_hook=_from_tagged)
+    except (ValueError, RecursionError):
+        raise
+    except (TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+        raise ValueError(f"malformed value ({type(exc).__name__})") from None
 
 
 # ------------------------------------------------------- large outputs (digest)
@@ -303,7 +336,7 @@ def _str_hashes_faithful() -> bool:
 _NUMBERS = frozenset((int, bool, float))
 _INJECTIVE = (1 << 61) - 1  # ints and integral floats hash as themselves below this (64-bit builds)
 _min, _max, _complex, _float = min, max, complex, float
-_int_int, _float_float, _hasattr, _getattr = int.__int__, float.__float__, hasattr, getattr
+_int_int, _float_float = int.__int__, float.__float__
 # Exact types whose decoding is themselves: a value of only these that is outside the
 # domain stays outside after decoding (no subclass, complex or numpy scalar to normalize).
 _PLAIN_TYPES = frozenset((type(None), bool, int, float, str, bytes, dict, set, frozenset, list, tuple))
@@ -431,8 +464,9 @@ def _leaf(v: Any) -> Any:
         return _float_float(v)
     if _issubclass(t, _str):
         return _str_str(v)
-    if t.__module__ == "numpy" and _hasattr(v, "item") and _getattr(v, "ndim", 1) == 0:  # as to_plain
-        return _leaf(v.item())
+    item = numpy_item(v)  # as to_plain
+    if item is not _NOT_NUMPY:
+        return _leaf(item)
     raise _Outside
 
 

@@ -81,10 +81,11 @@ class Nl2PostcondBenchmark:
         done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
                         timeout=JOB_SECONDS + PER_CASE_SECONDS * pool)
         failing = [(i, o) for i, o in enumerate(done.reference) if o.kind != "holds"]
-        details: dict[str, Any] = {"cases": len(cases), **_kills(done, ctx.option("nl2postcond_kill"))}
+        details: dict[str, Any] = {"cases": len(cases), "test_set_correct": True,
+                                   **_kills(done, ctx.option("nl2postcond_kill"))}
         if failing:
             i, outcome = failing[0]
-            details.update(failed_case=i, failed_cases=len(failing), failure=outcome.kind)
+            details.update(failed_case=i, failed_cases=len(failing), failure=outcome.kind, test_set_correct=False)
             what = "does not hold" if outcome.kind == "violated" else "raised"
             return CheckResult(False, details, f"{what} on the reference's output for test input #{i}"
                                                f"{': ' + outcome.line if outcome.line else ''}")
@@ -93,11 +94,12 @@ class Nl2PostcondBenchmark:
     def _complete(self, task: Task, ctx: Any) -> CheckResult:
         correct = ctx.result_of("correct")
         if correct is None or not correct.passed or "bopi_run" not in correct.details:
-            return CheckResult(False, {"applicable": False},
+            return CheckResult(False, {"applicable": False, "complete": False, "bug_complete": False},
                                "not test-set correct: completeness counts correct postconditions only (as upstream)")
         d = {k: correct.details[k] for k in metrics.KILL_FIELDS}
         d["applicable"] = True
         d["bug_complete"] = d["codes_killed"] == d["codes_run"]
+        d["complete"] = d["bopi_killed"] == d["bopi_run"]
         if d["bopi_killed"] == d["bopi_run"]:
             return CheckResult(True, d)
         return CheckResult(False, d, f"accepts {d['bopi_run'] - d['bopi_killed']} of {d['bopi_run']} bad outputs "

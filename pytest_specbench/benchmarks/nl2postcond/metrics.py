@@ -42,11 +42,13 @@ def _pass_at(k: int, good):
 
 
 def _correct(s: Mapping[str, Any]) -> bool:
-    return bool(s["correct"].get("passed"))
+    c = s["correct"]
+    return bool(c.get("test_set_correct", c.get("passed")))
 
 
 def _complete(s: Mapping[str, Any]) -> bool:
-    return _correct(s) and bool(s.get("complete", {}).get("passed"))
+    c = s.get("complete", {})
+    return _correct(s) and bool(c.get("complete", c.get("passed")))
 
 
 def _bug_complete(s: Mapping[str, Any]) -> bool:
