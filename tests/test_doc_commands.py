@@ -44,6 +44,10 @@ NOT_RUN = [
     (r"shared/datasets|--data-root|\bsynth\b", "the upstream data and minutes of work: the realdata tests run these paths"),
     (r"pytest_specbench\.perf|\.tools\.|\.survey", "a benchmark script that prints figures (minutes)"),
     (r"--px|--tx|--specbench-hosts", "remote hosts: tests/test_distributed.py"),
+    (r"/results/|results/shard-", "a batch scheduler's shared volume of shard journals: tests/test_shards.py runs "
+                                  "shards and specbench merge"),
+    (r"^git ", "a git checkout's history (the tests may run from an exported tree)"),
+    (r"^cd ", "a job script's own working folder (Kubernetes, Slurm: docs/distributed.md)"),
 ]
 
 

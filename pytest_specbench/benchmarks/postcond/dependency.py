@@ -178,7 +178,7 @@ def java_dependency_level(file_text: str, name: str | None = None, start_line: i
     otherwise (``java.lang``, primitives, its own parameters and locals).  Without the
     method, the file's imports decide (the previous, file-level rule)."""
     from ...jml import parse_java
-    from ...jml.parser import node_text, walk
+    from ...jml import node_text, walk
 
     src = file_text.encode("utf-8")
     root = parse_java(src).root_node
@@ -251,7 +251,7 @@ def _java_type_level(type_name: str, imports: dict[str, str], file_types: set[st
 def _java_method(root: Any, src: bytes, name: str, start_line: int | None) -> tuple[Any, Any] | None:
     """``(method_declaration, its class or None)``: the method ``name`` declared at or just after
     ``start_line`` (1-based), else the only method of that name."""
-    from ...jml.parser import node_text, walk
+    from ...jml import node_text, walk
 
     hits = [n for n in walk(root) if n.type == "method_declaration"
             and node_text(src, n.child_by_field_name("name")) == name]
