@@ -12,7 +12,7 @@ from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
 from . import corpus, metrics, observe, tasks
 from .answers import AnswerError, postcondition_text
-from .evaluate import bad_outputs, evaluate, rejects
+from .evaluate import evaluate, rejects
 from .options import OPTIONS
 
 CHECKS = ("correct", "complete")
@@ -77,9 +77,8 @@ class Nl2PostcondBenchmark:
         digest = EvalPlusData.load(task.source.parent).digest[task.task_id]
         cases = observe.reference_cases(task.data, digest, ctx.option("nl2postcond_inputs"), ctx)
         programs = corpus.load(Path(task.data["_corpus"])).get(task.task_id, []) if task.data.get("_corpus") else []
-        pool = len(cases) + len(bad_outputs(programs)[0])
         done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
-                        timeout=JOB_SECONDS + PER_CASE_SECONDS * pool)
+                        JOB_SECONDS, PER_CASE_SECONDS)
         failing = [(i, o) for i, o in enumerate(done.reference) if o.kind != "holds"]
         details: dict[str, Any] = {"cases": len(cases), "test_set_correct": True,
                                    **_kills(done, ctx.option("nl2postcond_kill"))}

@@ -59,10 +59,12 @@ def bad_outputs(programs: Sequence[Kept]) -> tuple[list[tuple[int, tuple, Any]],
 
 
 def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, reference_cases: Sequence[dict],
-             programs: Sequence[Kept], timeout: float) -> Evaluated:
+             programs: Sequence[Kept], base_seconds: float, case_seconds: float) -> Evaluated:
+    """Both checks' cases in one job, whose budget is ``base_seconds`` plus
+    ``case_seconds`` per case."""
     names = parameters(task)
     pairs, members = bad_outputs(programs)
-    pool = [case for case in reference_cases] + [as_case(names, args, out) for _, args, out in pairs]
+    pool = list(reference_cases) + [as_case(names, args, out) for _, args, out in pairs]
     order = list(range(len(pool)))
     random.SystemRandom().shuffle(order)
     # One spec process per batch of cases of distinct inputs: a process never holds two
@@ -70,9 +72,10 @@ def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, refer
     # counting), and costs a fork per BATCH cases instead of per case.
     n = len(reference_cases)
     keys = [i if i < n else pairs[i - n][0] for i in order]  # the input index of each case
-    outcomes = check_blocks(executor, preamble, block, [pool[i] for i in order], timeout=timeout,
+    outcomes = check_blocks(executor, preamble, block, [pool[i] for i in order],
+                            timeout=base_seconds + case_seconds * len(pool),
                             batches=batches_of(keys, BATCH))
-    by_slot: list[BlockOutcome] = [outcomes[0]] * len(pool)
+    by_slot: list[BlockOutcome] = [BlockOutcome("raised")] * len(pool)  # every slot is filled below
     for position, i in enumerate(order):
         by_slot[i] = outcomes[position]
     return Evaluated(by_slot[:n], by_slot[n:], list(zip(programs, members)))

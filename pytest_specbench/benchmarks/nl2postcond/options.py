@@ -14,9 +14,6 @@ OPTIONS = (
     Option("nl2postcond_kill", "a bad output is rejected when the postcondition raises AssertionError "
                                "(assertion) or any exception (any)",
            default="assertion", choices=("assertion", "any")),
+    Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` wrote "
+                                 "(default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)", default=None),
 )
-
-CORPUS_OPTION = Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` "
-                                             "wrote (default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)",
-                       default=None)
-OPTIONS = (*OPTIONS, CORPUS_OPTION)
