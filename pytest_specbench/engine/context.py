@@ -1,5 +1,5 @@
 """The concrete :class:`CheckContext` a check receives (the interface is
-``benchmarks/base.py``'s protocol of the same name).
+``types.py``'s protocol of the same name).
 
 A plain dataclass: the settings, the process's services (executors, model
 roles, cache folders) and, per item, how to read another check's result on the

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from ..benchmarks.base import TaskSet
+from ..types import TaskSet
 from ..errors import OptionError
 from ..models.base import GenerationRequest, SampleMissing
 
@@ -43,8 +43,8 @@ def parse_node_id(nodeid: str) -> Selected | None:
 class ItemSpec:
     """One item: a check of one sample of one task of one benchmark."""
 
-    adapter: Any  # benchmarks.base.Benchmark
-    task: Any  # benchmarks.base.Task
+    adapter: Any  # types.Benchmark
+    task: Any  # types.Task
     sample: int
     check: str
 

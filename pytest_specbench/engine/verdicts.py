@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..benchmarks.base import CheckResult
+from ..types import CheckResult
 from ..errors import RepeatableError
 from .context import CheckContext
 from .dedupe import Dedupe

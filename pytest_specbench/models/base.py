@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from ..benchmarks.base import Prompt, Task
+from ..types import Prompt, Task
 
 
 @dataclass(frozen=True)

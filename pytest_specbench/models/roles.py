@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..benchmarks.base import RoleRequest
+from ..types import RoleRequest
 from ..errors import DataError, InfrastructureError, OptionError
 from .base import GenerationRequest, SampleMissing
 
@@ -266,7 +266,7 @@ class ScriptedRole:
 
 
 def load_role(role: str, spec: str, settings: Any) -> Any:
-    """The :class:`~pytest_specbench.benchmarks.base.RoleModel` for ``spec``, or a one-line error."""
+    """The :class:`~pytest_specbench.types.RoleModel` for ``spec``, or a one-line error."""
     option = role_option(role)
     kind, _, arg = spec.partition(":")
     if kind != "openai":

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ..benchmarks.base import CheckSkipped
+from ..types import CheckSkipped
 from ..engine.plan import ItemSpec, RunPlan
 from ..engine.verdicts import VerdictEngine
 from ..errors import InfrastructureError, SpecbenchError

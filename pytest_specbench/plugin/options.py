@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ..benchmarks import declared_options as registered_options, get_benchmark, known_benchmarks
-from ..benchmarks.base import Option
+from ..types import Option
 from ..engine.shards import parse_shard
 from ..errors import OptionError
 from ..execution.limits import Limits
@@ -282,7 +282,7 @@ class Settings:
     sample_python: str = ""  # interpreter for samples ("": the one running pytest)
     # "SPECBENCH_DATA": data_root is the download cache, chosen because it holds the data.
     data_origin: str = ""
-    # Declared options (benchmarks.base.Option) of the selected adapters, validated.
+    # Declared options (types.Option) of the selected adapters, validated.
     benchmark_options: dict[str, Any] = field(default_factory=dict)
     tasks: frozenset[str] | None = None  # --specbench-tasks: exact task ids (None: every task)
     # Item ids given as arguments (specbench::BENCH[::TASK[::SAMPLE[::CHECK]]]): only those items run.

@@ -202,7 +202,7 @@ class ControllerLink:
 
     # -- judge
     def _ask_role(self, args: dict[str, Any]) -> str:
-        from ..benchmarks.base import Message, Prompt, RoleRequest
+        from ..types import Message, Prompt, RoleRequest
 
         prompt = Prompt(tuple(Message(r, c) for r, c in args["messages"]), args.get("completion_prefix", ""),
                         dict(args.get("parameters") or {}))
