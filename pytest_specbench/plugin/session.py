@@ -232,7 +232,7 @@ class SpecbenchRun:
         """Thresholds, baseline comparison and readable reports (controller only)."""
         if is_worker(self.config):
             return None
-        from ..reports.gate import Gate
+        from .gate import GatePlugin as Gate
 
         gate = Gate(self.plan, self.report, lambda: (self.harness_errors(), self.max_errors))
         self.config.pluginmanager.register(gate, "specbench-gate")

@@ -26,6 +26,9 @@ With any of fail-under, baseline or compare-fail set, the exit status is the
 gate's: 0 when met, 1 when not; benchmark failures (F) stay visible but do not
 change it.  Harness errors (E), collection errors and failures of ordinary tests
 make it 1 regardless.  Without gate options pytest's usual exit status stands.
+
+This module is the gate's logic and imports nothing of pytest (its hooks, the
+errors they collect and the JUnit XML are ``plugin/gate.py``'s).
 """
 from __future__ import annotations
 
@@ -37,8 +40,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
-
-import pytest
 
 from ..errors import DataError, OptionError
 from . import fingerprint, layout, stats
@@ -213,10 +214,11 @@ def _probe_metrics(adapter: Any, checks: list[str], settings: Any) -> set[str] |
     return set(adapter.metric_names(settings))
 
 
-# ------------------------------------------------------------------ plugin
+# ------------------------------------------------------------------ the gate
 class Gate:
-    """Thresholds, baseline comparison and the readable reports, as a pytest plugin
-    (registered in the controller by ``plugin/session.py``).
+    """Thresholds, baseline comparison and the readable reports of one run
+    (``plugin/gate.py``'s ``GatePlugin`` adds the pytest hooks; the controller
+    registers it, ``plugin/session.py``).
 
     Takes plain things: ``plan`` (the run's :class:`~pytest_specbench.engine.plan.RunPlan`:
     adapters, settings, checks, tasks, data digests), ``report`` (a callable
@@ -226,7 +228,6 @@ class Gate:
 
     def __init__(self, plan: Any, report: Callable[[], dict[str, Any]], errors: Callable[[], tuple[int, int]]):
         self.plan, self._report, self._run_errors = plan, report, errors
-        self.config: pytest.Config | None = None  # pytest_configure (historic: called at registration)
         settings = plan.settings
         benchmarks = list(plan.adapters)
         self.thresholds = parse_thresholds(settings.option("specbench_fail_under"), benchmarks)
@@ -247,8 +248,9 @@ class Gate:
         self.notes: list[str] = []
         if self.baseline is not None:
             self._check_baseline()
-        self.errors: list[str] = []
+        self.errors: list[str] = []  # node ids of what else went wrong (the plugin's hooks collect them)
         self.verdict: dict[str, Any] | None = None
+        self.junit: list[tuple[str, str]] = []  # the verdict as JUnit global properties (once finished)
 
     def _targets(self, rule) -> list[str]:
         if rule.bench:
@@ -302,23 +304,6 @@ class Gate:
                             + " (--specbench-compare-force compares anyway)")
         self.notes.extend(f"compared despite: {p}" for p in problems)
 
-    # -------------------------------------------------------------- hooks
-    def pytest_configure(self, config: pytest.Config) -> None:
-        self.config = config
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        # Harness errors of benchmark items are counted by the run (and --specbench-max-errors);
-        # here: anything else that went wrong (ordinary tests the user named, teardown, crashes).
-        if not report.failed:
-            return
-        benchmark_item = report.nodeid.startswith("specbench::")
-        if not benchmark_item or report.when not in ("setup", "call"):
-            self.errors.append(report.nodeid)
-
-    def pytest_collectreport(self, report) -> None:
-        if report.failed:
-            self.errors.append(report.nodeid or "collection")
-
     def finish(self) -> None:
         """Verdict, JUnit properties, Markdown and HTML: once, before any other
         ``pytest_sessionfinish`` writes the JSON report or the JUnit XML."""
@@ -330,10 +315,7 @@ class Gate:
         harness, tolerated = self._run_errors()
         self.verdict["errors"] = len(self.errors) + (harness if harness > tolerated else 0)
         self.verdict["harness_errors"] = harness
-        xml = _logxml(self.config) if self.config is not None else None
-        if xml is not None:
-            for name, value in junit_properties(report, self.verdict):
-                xml.add_global_property(name, value)
+        self.junit = junit_properties(report, self.verdict)
         full = dict(report, gate=self.verdict)
         from .summary import html_report, markdown_summary
 
@@ -346,16 +328,6 @@ class Gate:
                 fh.write(text + "\n")
         if self.html:
             _write(self.html, html_report(full))
-
-    @pytest.hookimpl(trylast=True)  # after the metric table
-    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
-        if self.verdict is None:
-            return
-        for line in render_gate(self.verdict):
-            terminalreporter.write_line(line)
-        for label, path in (("Markdown summary", self.markdown), ("HTML report", self.html)):
-            if path:
-                terminalreporter.write_line(f"specbench: {label} written to {path}")
 
     def annotate(self, report: dict[str, Any]) -> None:
         if self.verdict is not None:
@@ -374,14 +346,6 @@ def _write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-def _logxml(config: pytest.Config) -> Any:
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:
-        return None
-    return config.stash.get(xml_key, None)
 
 
 def load_baseline(path: Path) -> dict[str, Any]:

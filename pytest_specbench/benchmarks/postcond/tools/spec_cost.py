@@ -75,7 +75,7 @@ def per_call(n: int, work: Path) -> None:
     import importlib.util
     import resource
 
-    import _pytest.python  # noqa: F401 - the keeper's weight: pytest and icontract imported
+    import pytest  # noqa: F401 - the keeper's weight: pytest (with its Python collector) and icontract imported
     import icontract
 
     from pytest_specbench.pyspec import guard_spec, spec_process as sp
