@@ -30,6 +30,7 @@ class FakeSettings:
         self.details, self.model_spec, self.sandbox, self.default = details, model_spec, sandbox, default
         self.options = dict(options or {})
         self.ks, self.samples, self.checks, self.data_root, self.sample_python = [1], None, [], None, ""
+        self.data_bundled: dict[str, str] = {}  # benchmarks on their bundled suite beside the download cache
         for name, value in more.items():
             setattr(self, name, value)
 

@@ -203,10 +203,13 @@ def test_the_plugin_reads_the_downloaded_root_by_default_and_refuses_it_once_edi
     assert _download(CONTRACT, root)[0] == 0
     monkeypatch.setenv("SPECBENCH_DATA", str(root))
     result = pytester.runpytest_inprocess(  # in this process: it reads SPECBENCH_DATA at configure
-        "-p", "no:cacheprovider", "--specbench=contract", "--model=reference",
+        "-p", "no:cacheprovider", "--specbench=contract,cife", "--model=reference",
         f"--specbench-dir={pytester.path / 'state'}", "-k", "HumanEval/0")
     out = result.stdout.str()
     assert f"specbench: contract on {root} (the SPECBENCH_DATA download cache" in out, out[-2000:]
+    # cife/ was not downloaded: cife alone falls back, in one line (contract keeps the cache).
+    assert "specbench: cife on the bundled sample suite" in out, out[-2000:]
+    assert out.count("cife reads its bundled sample suite") == 1 and f"{root} has no verified cife/" in out
     assert result.ret == 0, out[-3000:]
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors"), outcomes

@@ -77,6 +77,7 @@ def test_the_data_root_defaults_to_the_download_cache_only_when_it_holds_the_dat
     s = _settings(pytester, "--specbench=contract")
     assert s.data_root == root and s.data_origin == "SPECBENCH_DATA"
     assert _settings(pytester, "--specbench=contract", "--specbench-data=bundled").data_root is None
-    assert _settings(pytester, "--specbench=contract,cife").data_root is None  # cife/ was not downloaded
+    s = _settings(pytester, "--specbench=contract,cife")  # cife/ was not downloaded: cife alone falls back
+    assert s.data_root == root and list(s.data_bundled) == ["cife"] and "no verified cife/" in s.data_bundled["cife"]
     (root / "evalplus" / fetch.MARKER).write_text("a registry of another version")
     assert _settings(pytester, "--specbench=contract").data_root is None

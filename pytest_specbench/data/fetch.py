@@ -11,8 +11,9 @@ to a temporary file, removed on failure); the next run starts that file again.
 Environment:
 
 - ``SPECBENCH_DATA``: the data root (default: the user cache folder, e.g.
-  ``~/.cache/pytest-specbench/data``); ``pytest --specbench-data`` defaults to it
-  when it holds every data folder the selected benchmarks need;
+  ``~/.cache/pytest-specbench/data``); without ``pytest --specbench-data`` each
+  selected benchmark reads it when it holds every data folder that benchmark
+  needs, and its bundled suite otherwise (:func:`cache_readers`);
 - ``SPECBENCH_OFFLINE=1``: never touch the network;
 - ``SPECBENCH_DATA_MIRROR=URL``: fetch ``URL/<folder>/<file>`` (a server laid out
   like a data root) instead of upstream.
@@ -171,6 +172,32 @@ def holds(root: Path, benchmarks: list[str]) -> bool:
     except KeyError:
         return False
     return bool(folders) and all(is_complete(root, f) for f in folders)
+
+
+def cache_readers(root: Path, benchmarks: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Which benchmarks read the download cache ``root``, each on its own: one that
+    declares data folders reads it when it holds every one of them, verified; any
+    other reads its bundled suite.  Returns the readers and ``{benchmark: why}`` for
+    the others: one line saying which folders are missing, when the cache holds a
+    folder of this run (another benchmark's, or part of this one's), else "" (no
+    cache in use: the bundled suites are the usual default, nothing to say)."""
+    declared = {}
+    for name in benchmarks:
+        try:
+            declared[name] = S.folders_for([name])
+        except KeyError:  # not a family this registry knows: nothing of it is in the cache
+            declared[name] = []
+    present = {f for folders in declared.values() for f in folders if is_complete(root, f)}
+    readers, bundled = [], {}
+    for name, folders in declared.items():
+        missing = [f for f in folders if f not in present]
+        if folders and not missing:
+            readers.append(name)
+        else:
+            bundled[name] = (f"{name} reads its bundled sample suite: the download cache {root} has no verified "
+                             f"{', '.join(m + '/' for m in missing)} (`specbench data download {name}` fetches it)"
+                             if folders and present else "")
+    return readers, bundled
 
 
 # ----------------------------------------------------------------------- fetching

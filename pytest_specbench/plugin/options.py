@@ -27,8 +27,8 @@ _OPTIONS = [
     ("--model", "specbench_model", "model to evaluate: reference (the benchmark's own answers) | replay:PATH | "
      "openai:MODEL | python:module:callable; default: the last run's model (pytest's cache), printed", ""),
     ("--specbench-data", "specbench_data", "data root laid out like the upstream data (contracteval/, evalplus/, ...), "
-     "or 'bundled'; default: $SPECBENCH_DATA (specbench data download) when it holds the selected benchmarks' data, "
-     "else the bundled sample suites", ""),
+     "or 'bundled'; default: for each benchmark, $SPECBENCH_DATA (specbench data download) when it holds that "
+     "benchmark's data, else its bundled sample suite", ""),
     ("--specbench-report", "specbench_report", "write the JSON report here", ""),
     ("--specbench-samples", "specbench_samples", "samples per task (default: 1, or all a replay file has)", ""),
     ("--specbench-k", "specbench_k", "k values for pass@k, comma-separated", "1,10,100"),
@@ -282,6 +282,10 @@ class Settings:
     sample_python: str = ""  # interpreter for samples ("": the one running pytest)
     # "SPECBENCH_DATA": data_root is the download cache, chosen because it holds the data.
     data_origin: str = ""
+    # Benchmarks that read their bundled suite though the run has no --specbench-data:
+    # the download cache lacks their folders (data.fetch.cache_readers), each with the
+    # line that says so ("" when no benchmark of the run reads the cache).
+    data_bundled: dict[str, str] = field(default_factory=dict)
     # Declared options (types.Option) of the selected adapters, validated.
     benchmark_options: dict[str, Any] = field(default_factory=dict)
     tasks: frozenset[str] | None = None  # --specbench-tasks: exact task ids (None: every task)
@@ -322,11 +326,12 @@ class Settings:
         workerinput = getattr(config, "workerinput", None) or {}
         if workerinput.get("specbench_remote"):  # an xdist worker on another host (plugin/remote.py)
             data = workerinput.get("specbench_data", data)  # --specbench-remote-data
-        data_root, data_origin = None, ""
-        if not data:  # the download cache, when it holds what these benchmarks need (specbench data download)
-            from ..data.fetch import default_root, holds
+        data_root, data_origin, data_bundled = None, "", {}
+        if not data:  # the download cache, for each benchmark whose data it holds (specbench data download)
+            from ..data.fetch import cache_readers, default_root
 
-            if holds(default_root(), names):
+            readers, data_bundled = cache_readers(default_root(), names)
+            if readers:
                 data_root, data_origin = default_root(), "SPECBENCH_DATA"
         elif data == "bundled":
             data = ""
@@ -369,6 +374,7 @@ class Settings:
             model_spec=model_spec,
             data_root=data_root,
             data_origin=data_origin,
+            data_bundled=data_bundled,
             report=Path(report) if report else None,
             samples=_int_list(samples, "--specbench-samples")[0] if samples else None,
             ks=_int_list(_value(config, "specbench_k"), "--specbench-k"),
