@@ -22,7 +22,8 @@ Relations (docs/tiers.md):
   fails when the postcondition does not hold (violated, raised, timed out).
 * **RW**: the same inputs, a type-directed perturbation of the reference's
   output (bool flip, ints +- k, floats beyond the tolerance, list
-  drop/duplicate/swap/replace, string edits, ``None``), kept only when it is
+  drop/duplicate/swap/replace (by a perturbed element or another one of the
+  list), string edits, ``None``), kept only when it is
   not a correct output (``!=`` the reference's; for a root-finding oracle, not
   a root within ``atol``); a case fails when the postcondition holds on it (an
   exception counts as rejecting).  Undecided (UNKNOWN) for a function that
@@ -103,7 +104,7 @@ def _perturbed(st, value, step):
     if isinstance(value, bool):
         options.append(st.just(not value))
     elif isinstance(value, int):
-        options.append(st.tuples(st.integers(1, 10 ** 6), st.booleans()).map(
+        options.append(st.tuples(st.one_of(st.integers(1, 3), st.integers(1, 10 ** 6)), st.booleans()).map(
             lambda kd: value + kd[0] if kd[1] else value - kd[0]))
     elif isinstance(value, float):
         d = step + 1e-7 * abs(value)
@@ -127,6 +128,8 @@ def _perturbed(st, value, step):
         if n >= 2:
             options.append(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).map(
                 lambda ij: kind(_swapped(value, *ij))))
+            options.append(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).map(
+                lambda ij: kind([*value[:ij[0]], value[ij[1]], *value[ij[0] + 1:]])))
     elif isinstance(value, dict) and value:
         keys = list(value)
         options.append(st.sampled_from(keys).map(lambda k: {x: y for x, y in value.items() if x != k}))
