@@ -282,13 +282,17 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
 
     wanted = [rel for rel in RELATIONS if rel in cfg.get("relations", RELATIONS)]
     live = list(wanted)
+    finished = {}
     try:
         while live:
             found = search(live)
             done = [found["relation"]] if found is not None and found.get("relation") in live else live
-            for rel in done:
-                record({"event": "search", "relation": rel, "tried": tried[rel], "hypothesis": hypothesis.__version__,
-                        **ended(rel, found)})
+            finished.update({rel: found for rel in done})
             live = [rel for rel in live if rel not in done]
+        # Written at the end: a change of the arguments seen in any later example still
+        # makes RW undecided.
+        for rel in wanted:
+            record({"event": "search", "relation": rel, "tried": tried[rel], "hypothesis": hypothesis.__version__,
+                    **ended(rel, finished[rel])})
     except HarnessFault as exc:
         record({"event": "search", "kind": "harness", "line": str(exc)[:300]})
