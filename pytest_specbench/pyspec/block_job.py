@@ -28,6 +28,11 @@ libseccomp).  Three roles, in one job:
 A child can lie only about its own case (any process that runs the answer
 could), and learn nothing of the others: no other case was ever in its memory
 or its zygote's, and it cannot reach a file, another process or the keeper.
+
+Search mode (the ``pbt`` tier, ``search`` in the configuration): the keeper
+makes the cases itself, with Hypothesis, the reference and the contract
+(``specbench_search.py``, imported only after the zygote's fork), and hands
+each case to a fresh child of its own; see :mod:`.pbt_keeper`.
 """
 import ctypes
 import json
