@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_specbench.benchmarks.contract.evalplus import EvalPlusData
-from pytest_specbench.benchmarks.contract.evalplus_data import canonical_program
+from pytest_specbench.benchmarks.contract.evalplus_data import canonical_program, outputs_match
 from pytest_specbench.benchmarks.nl2postcond.answers import postcondition_text
 from pytest_specbench.benchmarks.nl2postcond.observe import as_case, observe
 from pytest_specbench.benchmarks.nl2postcond.tasks import parameters, preamble
@@ -20,7 +20,7 @@ from pytest_specbench.execution.python import PythonExecutor
 from pytest_specbench.pyspec.blocks import available, check_blocks
 from pytest_specbench.pyspec.search import parameter_trees
 from pytest_specbench.pyspec.tiers.verdict import Relation, Status, TierVerdict, bounds, combine
-from shared_data import SHARED_DATA
+from shared_data import FULL, SHARED_DATA
 from shared_runs import run_pytest
 
 seccomp = pytest.mark.skipif(available() is not None, reason=str(available()))
@@ -68,11 +68,10 @@ def test_type_trees_come_from_the_hints_else_from_the_test_inputs():
 
 # ------------------------------------------------------------------ the bundled suite
 
-# Sorted, distinct, made of xs's values, from its minimum to its maximum: every output
-# of the corpus's buggy programs is rejected, yet an element may be missing.
-GAPPY = ("# Strictly increasing values of xs, from its minimum to its maximum.\n"
-         "assert all(a < b for a, b in zip(return_value, return_value[1:])) and all(x in xs for x in return_value)"
-         " and (not xs or (return_value[:1] == [min(xs)] and return_value[-1:] == [max(xs)]))")
+# The bundled answer file where the corpus passes and the search refutes (docs/tiers.md):
+# sorted, distinct, made of xs's values, from its minimum to its maximum: every output of
+# the corpus's buggy programs is rejected, yet an element may be missing.
+GAPPY = json.loads((PROJECT / "benchmarks" / "nl2postcond" / "replay_pbt_refutes.jsonl").read_text())["postcondition"]
 # Hostile: would hold exactly on the reference's outputs if it could see the keeper's state
 # (Hypothesis, the search's frames, the reference's expected value); it cannot: a weak spec.
 PEEKS = ("import sys, gc\n"
@@ -145,26 +144,31 @@ def test_pbt_refutes_what_the_corpus_passes_and_hostile_specs_get_no_forged_pass
 def test_upstream_correct_rows_refuted_by_search_replay_through_the_reference(tmp_path, command_executor):
     from pytest_specbench.benchmarks.nl2postcond.tools import search
 
-    rows = [r for r in search.correct_rows(SHARED_DATA, {"HumanEval/3"}) if r["r_num"] in (0, 1, 6)]
-    bench, _ = search.run_pbt(SHARED_DATA, rows, tmp_path, examples=15, workers=0)
+    # A bounded slice by default (3 rows of HumanEval/3); SPECBENCH_TESTS_FULL=1: HumanEval/0-9.
+    tasks = {f"HumanEval/{i}" for i in range(10)} if FULL else {"HumanEval/3"}
+    rows = [r for r in search.correct_rows(SHARED_DATA, tasks) if FULL or r["r_num"] in (0, 1, 6)]
+    bench, _ = search.run_pbt(SHARED_DATA, rows, tmp_path, examples=100 if FULL else 15, workers=2 if FULL else 0)
     entries = search.table(rows, bench)
-    assert len(entries) == 3 and all("verdicts" in e for e in entries), entries
+    assert all("verdicts" in e for e in entries), entries
     refuted = [(e, v) for e in entries for v in e["verdicts"] if v["status"] == "REFUTED"]
     assert refuted  # the weak ones among them (r_num 0 and 1 accept a wrong output)
-    task = EvalPlusData.load(SHARED_DATA / "evalplus").tasks["HumanEval/3"]
-    names = parameters(task)
-    before = [tuple(wire.loads(json.dumps(v["counterexample"]["inputs"][n])) for n in names) for _, v in refuted]
+    data = EvalPlusData.load(SHARED_DATA / "evalplus").tasks
+    before = [[wire.loads(json.dumps(v["counterexample"]["inputs"][n])) for n in parameters(data[e["task_id"]])]
+              for e, v in refuted]
     python = PythonExecutor(Limits(), hide=[str(PROJECT)])
     try:
-        seen = observe(python, canonical_program(task), task, "HumanEval/3:test-replay", [(b, {}) for b in before], 10.0)
+        seen = [observe(python, canonical_program(data[e["task_id"]]), data[e["task_id"]], f"test-replay-{i}",
+                        [(tuple(args), {})], 10.0)[0] for i, ((e, _), args) in enumerate(zip(refuted, before))]
     finally:
         python.close()
-    for (entry, verdict), obs in zip(refuted, seen):
+    for (entry, verdict), args, obs in zip(refuted, before, seen):
+        task = data[entry["task_id"]]
         assert obs.status == "ok"
         shown = wire.loads(json.dumps(verdict["counterexample"]["return_value"]))
         block = postcondition_text(entry["postcondition"])
-        outcome, = check_blocks(command_executor, preamble(task), block, [as_case(names, obs.args_after, shown)])
-        if verdict["relation"] == "AC":
+        case = as_case(parameters(task), obs.args_after, shown)
+        outcome, = check_blocks(command_executor, preamble(task), block, [case])
+        if verdict["relation"] == "AC":  # the reference's own output, and the postcondition fails on it
             assert shown == obs.result and outcome.kind != "holds", (entry, verdict)
-        else:
-            assert shown != obs.result and outcome.kind == "holds", (entry, verdict)
+        else:  # a wrong output by EvalPlus's oracle, and the postcondition holds on it
+            assert not outputs_match(dict(task), args, shown, obs.result) and outcome.kind == "holds", (entry, verdict)
