@@ -34,7 +34,7 @@ class Nl2PostcondBenchmark:
                                         "_data_root": str(data_root) if data_root else None,
                                         "_checks": tiers.checks(_option(settings, "spec_tiers"))}, t.source)
                        for t in taskset.tasks)
-        return TaskSet(tagged, files, taskset.bundled, taskset.warnings)
+        return TaskSet(tagged, files, taskset.bundled, taskset.warnings + tiers.unbuilt(_option(settings, "spec_tiers")))
 
     @staticmethod
     def _corpus_path(data_root: Path | None, settings: Any) -> Path | None:
@@ -47,7 +47,7 @@ class Nl2PostcondBenchmark:
         return corpus.default_path(data_root)
 
     def checks_for(self, task: Task) -> Sequence[str]:
-        return tuple(task.data.get("_checks") or CHECKS)  # the selected tiers' checks (--spec-tiers)
+        return tuple(task.data["_checks"]) if "_checks" in task.data else CHECKS  # the selected tiers' (--spec-tiers)
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
         if getattr(ctx.settings, "model_spec", "") == "reference" and not task.data.get("reference_postcondition"):

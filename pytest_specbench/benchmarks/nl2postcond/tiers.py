@@ -51,6 +51,13 @@ def checks(selected: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def unbuilt(selected: Sequence[str] | None) -> tuple[str, ...]:
+    """One warning naming the selected tiers this family has no check for."""
+    missing = [t for t in (selected or ()) if t != "corpus" and t not in TIER_CHECKS]
+    return (f"--spec-tiers: no {', '.join(missing)} tier for nl2postcond here (it has: corpus, "
+            f"{', '.join(TIER_CHECKS)}); nothing runs for it",) if missing else ()
+
+
 def search_config(task: Mapping[str, Any], examples: int, seconds: float = SEARCH_SECONDS) -> dict[str, Any]:
     """What the keeper needs (plain data): the reference, parameters and their
     type trees, the validity contract, the oracle, the budget."""
