@@ -3,7 +3,7 @@ qualitative sheet, ``nl2postcond/annotated_postconditions.jsonl``): search
 beyond the fixed tests, row by row, beside upstream's verdict.
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.search DATA_ROOT [--tasks HumanEval/0 ...]
-        [--examples 100] [-n 2] [--keep DIR]
+        [--examples 100] [--tiers pbt|corpus] [-n 2] [--keep DIR]
 
 Replays every row upstream marks ``test_set_correct`` (``--model=replay:``, as
 the agreement tool does) through the plugin with ``--spec-tiers=pbt``; prints
@@ -33,15 +33,15 @@ def correct_rows(data_root: Path, tasks: set[str] | None = None) -> list[dict[st
     return [r for r in sheet_rows(data_root, tasks) if r.get("test_set_correct")]
 
 
-def run_pbt(data_root: Path, rows: list[dict[str, Any]], folder: Path, examples: int, workers: int
-            ) -> tuple[dict[str, Any], float]:
-    """The plugin on ``rows`` with the pbt tier alone: (the report's nl2postcond
-    section, CPU seconds of the run and everything it started)."""
+def run_pbt(data_root: Path, rows: list[dict[str, Any]], folder: Path, examples: int, workers: int,
+            tiers: str = "pbt") -> tuple[dict[str, Any], float]:
+    """The plugin on ``rows`` with the pbt tier alone (or ``tiers``): (the report's
+    nl2postcond section, CPU seconds of the run and everything it started)."""
     replay = folder / "sheet-replay.jsonl"
     replay.write_text(replay_lines(rows), encoding="utf-8")
     report = folder / "report.json"
     argv = [sys.executable, "-m", "pytest", "--specbench=nl2postcond", f"--model=replay:{replay}",
-            f"--specbench-data={data_root}", "--spec-tiers=pbt", f"--spec-pbt-examples={examples}",
+            f"--specbench-data={data_root}", f"--spec-tiers={tiers}", f"--spec-pbt-examples={examples}",
             f"--specbench-report={report}", f"--specbench-tasks={','.join(sorted({r['task_id'] for r in rows}))}",
             "-p", "no:cacheprovider", "-q", "--rootdir", str(folder), "-o", "addopts="]
     argv += ["-n", str(workers)] if workers else []
@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("data_root", type=Path)
     p.add_argument("--tasks", nargs="*", default=None)
     p.add_argument("--examples", type=int, default=100)
+    p.add_argument("--tiers", default="pbt", help="tiers to run (corpus: measures the corpus tier's cost alone; "
+                                                  "its `complete` needs --nl2postcond-corpus, absent here)")
     p.add_argument("-n", dest="workers", type=int, default=0)
     p.add_argument("--keep", type=Path, default=None, help="keep the run's files here")
     args = p.parse_args(argv)
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        bench, cpu = run_pbt(args.data_root.resolve(), rows, folder, args.examples, args.workers)
+        bench, cpu = run_pbt(args.data_root.resolve(), rows, folder, args.examples, args.workers, args.tiers)
         wall = time.monotonic() - started
     entries = table(rows, bench)
     print(f"{'task':<14} {'r':>2}  upstream  pbt AC     pbt RW     counterexample")
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     share = f"{s['share_refuted']:.1%}" if s["share_refuted"] is not None else "n/a"
     print(f"rows upstream marks test-set correct: {s['rows']}; judged: {s['judged']}; refuted by search: "
           f"{s['refuted']} ({share}); " + ", ".join(f"{k}: {v}" for k, v in sorted(s["by_relation"].items())))
-    print(f"examples per relation: {args.examples}; CPU {cpu:.1f} s for {len(rows)} checks "
+    print(f"tiers: {args.tiers}; examples per relation: {args.examples}; CPU {cpu:.1f} s for {len(rows)} checks "
           f"({cpu / len(rows):.2f} s per check, plugin start included); wall {wall:.1f} s with -n {args.workers}")
     return 0
 
