@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -123,6 +124,20 @@ def parameter_trees(source: str, entry_point: str, examples: Sequence[Sequence[A
                 out[arg.arg] = tree
             return out
     raise ValueError(f"no def {entry_point} in the source")
+
+
+def contract_alphabet(contract: str, longest: int = 3) -> str:
+    """The characters of the short string literals a validity contract names
+    (HumanEval/1's ``ch in ["(", ")", " "]``, HumanEval/11's ``{"0", "1"}``): the
+    pbt tier draws strings over them first, as inputs of random text would
+    rarely pass such a contract.  Empty when there are none."""
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(line for line in contract.split("\n") if line.strip())))
+    except SyntaxError:
+        return ""
+    chars = {c for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and 0 < len(node.value) <= longest and node.value != "invalid inputs" for c in node.value}
+    return "".join(sorted(chars))
 
 
 @dataclass(frozen=True)

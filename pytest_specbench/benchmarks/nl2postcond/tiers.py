@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 from ...execution import wire
 from ...metrics.reducers import Declared, Mean
 from ...pyspec.blocks import check_blocks
-from ...pyspec.search import Found, parameter_trees, run_search
+from ...pyspec.search import Found, contract_alphabet, parameter_trees, run_search
 from ...pyspec.tiers.verdict import Relation, Status, TierVerdict, bounds
 from ..base import CheckResult, Task
 from ..contract.evalplus_data import canonical_program, outputs_match
@@ -69,6 +69,7 @@ def search_config(task: Mapping[str, Any], examples: int, seconds: float = SEARC
         oracle = {"kind": "poly_root", "function": "poly", "atol": atol}  # EvalPlus's special oracle
     return {"program": canonical_program(dict(task)), "entry_point": task["entry_point"], "params": names,
             "types": {n: trees.get(n, "any") for n in names}, "contract": task.get("contract") or "",
+            "alphabet": contract_alphabet(task.get("contract") or ""),
             "oracle": oracle, "examples": int(examples), "seconds": float(seconds), "call_seconds": CALL_SECONDS,
             "relations": list(RELATIONS)}
 
