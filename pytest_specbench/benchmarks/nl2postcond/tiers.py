@@ -13,7 +13,10 @@ counts only after the harness replays it in fresh jobs: the reference's output
 recomputed on the counterexample's input (the ``python`` executor), the
 perturbed output checked wrong by :func:`outputs_match` (EvalPlus's oracle),
 and the postcondition's outcome on it recomputed (:func:`check_blocks`).  A
-claim the replay does not confirm is UNKNOWN, never a refutation.
+claim whose case the replay does not confirm is UNKNOWN, never a refutation;
+a postcondition that answers the confirmed case differently in the replay is
+refuted for that (its outcome is no function of the values), unless the
+search's answer was a time-out (the machine's: UNKNOWN).
 """
 from __future__ import annotations
 
@@ -143,10 +146,23 @@ def replay(ctx: Any, task: Mapping[str, Any], block: str, claims: Sequence[Found
             why = f"accepts a wrong output (the reference gives {_short(obs.result)})"
             out[f.relation] = TierVerdict("pbt", rel, Status.REFUTED, examples=f.tried,
                                           counterexample={**example, "why": why}, reason=why)
-        else:
+        elif _timed_out(f.outcome or {}):  # the search's child ran out of time, the replay's did not: the machine
             out[f.relation] = TierVerdict("pbt", rel, Status.UNKNOWN, examples=f.tried,
-                                          reason=f"not confirmed: the replay gave {outcome.kind}")
+                                          reason=f"not confirmed: a time-out in the search, {outcome.kind} in the replay")
+        else:
+            # The case is confirmed (the reference recomputed, the output judged by the oracle) and
+            # the postcondition answered it both ways: it is no function of its values (a spec that
+            # reads its pid or the clock), and its failure was observed in a sealed child.
+            seen = (f.outcome or {}).get("kind", "?")
+            why = (f"{'rejects a correct output' if rel is Relation.AC else 'accepts a wrong output'} in the search "
+                   f"({seen}) but not in the replay ({outcome.kind}): its outcome on one case changes between runs")
+            out[f.relation] = TierVerdict("pbt", rel, Status.REFUTED, examples=f.tried,
+                                          counterexample={**example, "why": why}, reason=why)
     return out
+
+
+def _timed_out(outcome: Mapping[str, Any]) -> bool:
+    return outcome.get("kind") == "raised" and not outcome.get("exc") and "timeout" in str(outcome.get("line", ""))
 
 
 def _plain(value: Any) -> Any:
