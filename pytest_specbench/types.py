@@ -141,6 +141,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_int(text: str) -> int:
+    """``Option.parse`` for a count: a whole number of at least 1."""
+    try:
+        value = int(str(text))
+    except ValueError:
+        raise ValueError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"expected a positive number, got {value}")
+    return value
+
+
 def existing_folder(text: str) -> str:
     """``Option.parse`` for a folder that must exist (the text is kept as given, so
     result keys do not change with the working directory's spelling)."""

@@ -213,7 +213,7 @@ def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(t
         "HumanEval-N/3": "import os\nos.write(9, b'{\"kind\": \"holds\"}\\n')\nassert False",
     }
     result = run_pytest(tmp_path, "--specbench=nl2postcond", f"--model=replay:{_replay(tmp_path, answers)}",
-                        "--specbench-report=r.json", "-p", "no:cacheprovider", "-q", "-n", "0")
+                        "--spec-tiers=corpus", "--specbench-report=r.json", "-p", "no:cacheprovider", "-q", "-n", "0")
     report = json.loads((tmp_path / "r.json").read_text())["benchmarks"]["nl2postcond"]
     verdicts = {(t, c): s["samples"][0]["checks"][c]["passed"] for t, s in report["tasks"].items()
                 for c in ("correct", "complete")}

@@ -30,6 +30,9 @@ The API, for a family's harness side:
   filter (no file, socket, process, signal or IPC), one outcome per case
   (docs/nl2postcond.md, "Where a postcondition runs").  Stricter than (b):
   (b)'s children are forked from the keeper, which holds every case.
+* (d) the same block judged beyond given cases (the ``pbt`` tier, issue #47):
+  :func:`.search.run_search`, Hypothesis in (c)'s keeper, one child per case
+  (docs/tiers.md); verdicts per relation in :mod:`.tiers.verdict`.
 """
 from __future__ import annotations
 

@@ -28,6 +28,11 @@ libseccomp).  Three roles, in one job:
 A child can lie only about its own case (any process that runs the answer
 could), and learn nothing of the others: no other case was ever in its memory
 or its zygote's, and it cannot reach a file, another process or the keeper.
+
+Search mode (the ``pbt`` tier, ``search`` in the configuration): the keeper
+makes the cases itself, with Hypothesis, the reference and the contract
+(``specbench_search.py``, imported only after the zygote's fork), and hands
+each case to a fresh child of its own; see :mod:`.pbt_keeper`.
 """
 import ctypes
 import json
@@ -279,9 +284,22 @@ def main(config_path):
             data = data[os.write(channel, data):]
 
     record({"event": "start"})
-    with open(cfg["cases"], "rb") as fh:  # read only now: the zygote never held a case
-        batches = json.loads(fh.read())  # [[case index, ...], wire text of those cases]
-    os.unlink(cfg["cases"])
+    if cfg.get("search"):  # the pbt tier: Hypothesis here, one fresh child per case (specbench_search.py)
+        with open(cfg["search"]) as fh:  # read only now: the zygote never held it
+            search = json.load(fh)
+        os.unlink(cfg["search"])
+        import specbench_search
+        import wire
+
+        def ask(case):
+            return _one_batch(keeper_sock, wire.dumps([case]).encode(), 1)[0]
+
+        specbench_search.run(search, ask, record)
+        batches = []
+    else:
+        with open(cfg["cases"], "rb") as fh:  # read only now: the zygote never held a case
+            batches = json.loads(fh.read())  # [[case index, ...], wire text of those cases]
+        os.unlink(cfg["cases"])
     for indices, blob in batches:
         outs = _one_batch(keeper_sock, blob.encode(), len(indices))
         for index, out in zip(indices, outs):

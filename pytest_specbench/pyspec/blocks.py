@@ -23,6 +23,7 @@ from ..execution import wire
 from ..execution.protocol import CommandJob
 
 JOB_SCRIPT = Path(__file__).with_name("block_job.py")
+SEARCH_SCRIPT = Path(__file__).with_name("pbt_keeper.py")
 INSTALL_HINT = "libseccomp not available: apt-get install libseccomp2 (and pip install pyseccomp)"
 
 
@@ -66,18 +67,25 @@ def batches_of(keys: Sequence[Any], size: int) -> list[list[int]]:
 
 
 def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: float,
-               timeout: float, batches: Sequence[Sequence[int]] | None = None) -> tuple[CommandJob, str]:
+               timeout: float, batches: Sequence[Sequence[int]] | None = None,
+               search: dict | None = None) -> tuple[CommandJob, str]:
     """The command job evaluating ``source`` after ``preamble`` on each case
     (``{"inputs": {name: value}, "return_value": value}``, plain data), each
     batch of case indices in a child of its own (default: every case alone);
-    returns the job and its nonce."""
+    returns the job and its nonce.  With ``search`` (the pbt tier's
+    configuration, :mod:`.search`), the keeper makes its cases itself with
+    Hypothesis instead (``cases`` is then empty)."""
     nonce = secrets.token_hex(16)
     config = {"nonce": nonce, "preamble": preamble, "source": source, "case_seconds": case_seconds,
               "cases": "blocks-cases.json"}
     files = {"specbench_blocks.py": JOB_SCRIPT.read_bytes(), "wire.py": Path(wire.__file__).read_bytes(),
-             "blocks-config.json": json.dumps(config).encode(),
              "blocks-cases.json": json.dumps([[list(b), wire.dumps([cases[i] for i in b])] for b in
                                               (batches or [[i] for i in range(len(cases))])]).encode()}
+    if search is not None:
+        config["search"] = "search-config.json"
+        files.update({"specbench_search.py": SEARCH_SCRIPT.read_bytes(),
+                      "search-config.json": json.dumps(search).encode()})
+    files["blocks-config.json"] = json.dumps(config).encode()
     job = CommandJob(argv=(sys.executable, "-s", "-E", "specbench_blocks.py", "blocks-config.json"), files=files,
                      wall_seconds=timeout, cpu_seconds=timeout, memory_mb=2048, output_bytes=1 << 16)
     return job, nonce

@@ -10,10 +10,11 @@ from typing import Any, Mapping, Sequence
 from ...errors import DataError
 from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
-from . import corpus, metrics, observe, tasks
+from . import corpus, metrics, observe, tasks, tiers
 from .answers import AnswerError, postcondition_text
 from .evaluate import evaluate, rejects
 from .options import OPTIONS
+from ...metrics.reducers import evaluate as evaluate_metrics
 
 CHECKS = ("correct", "complete")
 JOB_SECONDS = 30.0  # per evaluation job, plus PER_CASE_SECONDS per case
@@ -30,9 +31,10 @@ class Nl2PostcondBenchmark:
         path = self._corpus_path(data_root, settings)
         files = taskset.files + ((path,) if path else ())
         tagged = tuple(Task(t.task_id, {**dict(t.data), "_corpus": str(path) if path else None,
-                                        "_data_root": str(data_root) if data_root else None}, t.source)
+                                        "_data_root": str(data_root) if data_root else None,
+                                        "_checks": tiers.checks(_option(settings, "spec_tiers"))}, t.source)
                        for t in taskset.tasks)
-        return TaskSet(tagged, files, taskset.bundled, taskset.warnings)
+        return TaskSet(tagged, files, taskset.bundled, taskset.warnings + tiers.unbuilt(_option(settings, "spec_tiers")))
 
     @staticmethod
     def _corpus_path(data_root: Path | None, settings: Any) -> Path | None:
@@ -45,7 +47,7 @@ class Nl2PostcondBenchmark:
         return corpus.default_path(data_root)
 
     def checks_for(self, task: Task) -> Sequence[str]:
-        return CHECKS
+        return tuple(task.data["_checks"]) if "_checks" in task.data else CHECKS  # the selected tiers' (--spec-tiers)
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
         if getattr(ctx.settings, "model_spec", "") == "reference" and not task.data.get("reference_postcondition"):
@@ -67,6 +69,8 @@ class Nl2PostcondBenchmark:
     def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
         if check == "complete":
             return self._complete(task, ctx)
+        if check == "pbt":
+            return tiers.pbt_check(task, sample, ctx)
         return self._correct(task, sample, ctx)
 
     def _correct(self, task: Task, sample: Any, ctx: Any) -> CheckResult:
@@ -105,13 +109,13 @@ class Nl2PostcondBenchmark:
                                      f"({d['codes_run'] - d['codes_killed']} of {d['codes_run']} buggy programs not rejected)")
 
     def metric_names(self, settings: Any) -> list[str]:
-        return metrics.names(settings.ks)
+        return [r.name for r in self.declared_metrics(settings).reducers]
 
     def declared_metrics(self, settings: Any):
-        return metrics.declared(settings.ks)
+        return tiers.declared(metrics.declared(settings.ks), _option(settings, "spec_tiers"))
 
     def aggregate(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks_by_id, settings: Any) -> dict:
-        return metrics.compute(results, settings.ks)
+        return evaluate_metrics(self.declared_metrics(settings), results)
 
 
 def _option(settings: Any, name: str) -> Any:

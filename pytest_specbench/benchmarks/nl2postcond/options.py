@@ -17,3 +17,8 @@ OPTIONS = (
     Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` wrote "
                                  "(default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)", default=None),
 )
+
+# The tiers of evidence (issue #47), shared with the other Python-spec families.
+from ..tier_options import TIER_OPTIONS  # noqa: E402 - kept apart from the family's own options
+
+OPTIONS = OPTIONS + TIER_OPTIONS

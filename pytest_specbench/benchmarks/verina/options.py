@@ -6,18 +6,8 @@ family never imports VERINA's Lean machinery.
 """
 from __future__ import annotations
 
-from ..base import Option, existing_folder
+from ..base import Option, existing_folder, positive_int as _positive_int
 from .kinds import KINDS
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(str(text))
-    except ValueError:
-        raise ValueError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise ValueError(f"expected a positive number, got {value}")
-    return value
 
 
 def _int(text: str) -> int:

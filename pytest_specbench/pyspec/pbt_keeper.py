@@ -1,0 +1,305 @@
+"""The ``pbt`` tier's search, in the keeper of a blocks job (shipped beside
+``specbench_blocks.py`` as ``specbench_search.py``; standard library,
+``hypothesis`` and ``wire`` only; :mod:`.search` is the harness side).
+
+Where the verdict lives: Hypothesis decides what failed and shrinks it, so it
+runs here, in the keeper (non-dumpable, the only holder of the result channel),
+with the task's reference implementation and validity contract, which are the
+benchmark's own code.  It is imported only after the zygote was forked: no
+spec child ever had Hypothesis, the reference or this configuration in its
+memory.  For every example Hypothesis draws, the keeper computes the case
+(``{"inputs": arguments after the call, "return_value": ...}``) and asks ONE
+fresh confined child of the zygote (``specbench_blocks._one_batch``) for the
+postcondition's outcome on that case alone; the child answers one line and
+dies.  A child thus learns one case and nothing else: whether its
+``return_value`` is the reference's output or a perturbed one it can tell only
+by the values.  No byte of the answer runs here.
+
+Relations (docs/tiers.md):
+
+* **AC**: valid inputs (strategies from the type trees the harness derived from
+  the signature, filtered by the contract), the reference's output; a case
+  fails when the postcondition does not hold (violated, raised, timed out).
+* **RW**: the same inputs, a type-directed perturbation of the reference's
+  output (bool flip, ints +- k, floats beyond the tolerance, list
+  drop/duplicate/swap/replace (by a perturbed element or another one of the
+  list), string edits, ``None``), kept only when it is
+  not a correct output (``!=`` the reference's; for a root-finding oracle, not
+  a root within ``atol``); a case fails when the postcondition holds on it (an
+  exception counts as rejecting).  Undecided (UNKNOWN) for a function that
+  changes its arguments: a postcondition sees them only after the call, and a
+  perturbed output may be the right one for another input with the same
+  after-state.
+
+Hypothesis runs with ``derandomize=True`` and no example database: the same
+answer gives the same cases.  One record per relation: ``refuted`` (the shrunk
+case, its input before the call, the child's outcome), ``passed`` (cases
+tried) or ``unknown`` (why).  The harness replays every refutation in a fresh
+job before it counts.
+"""
+import copy
+import random
+import signal
+import textwrap
+import time
+
+import wire
+
+RELATIONS = ("AC", "RW")
+
+
+class Refuted(Exception):
+    def __init__(self, found):
+        super().__init__("refuted")
+        self.found = found
+
+
+class ReferenceTimeout(BaseException):
+    """Raised in a reference call that ran out of its time (the input is discarded)."""
+
+
+class HarnessFault(Exception):
+    """The spec service failed (no libseccomp, the zygote ended): the job says so."""
+
+
+def _on_alarm(signum, frame):
+    raise ReferenceTimeout()
+
+
+def _strategy(st, tree, alphabet=""):
+    """A Hypothesis strategy of the type tree (see :func:`..search.type_tree`);
+    ``alphabet``: the characters the contract names, tried first for strings."""
+    if isinstance(tree, str):
+        texts = [st.text(st.sampled_from(alphabet), max_size=12)] * 3 if alphabet else []  # 3 in 5 draws
+        simple = {
+            "int": lambda: st.integers(-1000, 1000),
+            "float": lambda: st.floats(-1000, 1000, allow_nan=False, allow_infinity=False),
+            "bool": st.booleans,
+            "none": st.none,
+            "str": lambda: st.one_of(*texts, st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=12),
+                                     st.text(st.characters(exclude_categories=("Cs",)), max_size=8)),
+        }
+        if tree in simple:
+            return simple[tree]()
+        return st.one_of(st.integers(-1000, 1000), st.text(max_size=8))  # "any"
+    head, args = tree[0], [_strategy(st, t, alphabet) for t in tree[1:]]
+    if head == "list":
+        return st.lists(args[0], max_size=8)
+    if head == "set":
+        return st.sets(args[0], max_size=8)
+    if head == "tuple":
+        return st.tuples(*args)
+    if head == "tuple_var":
+        return st.lists(args[0], max_size=8).map(tuple)
+    if head == "dict":
+        return st.dictionaries(args[0], args[1], max_size=5)
+    if head in ("union", "optional"):
+        return st.one_of(*args, *([st.none()] if head == "optional" else []))
+    raise ValueError(f"unknown type tree {tree!r}")
+
+
+def _perturbed(st, value, step, alphabet=""):
+    """Strategy of outputs near ``value`` that differ from it (mostly by
+    construction; the caller drops any equal one).  ``step``: the smallest change
+    of a float that the oracle's tolerance does not absorb; a string's edits
+    use its own characters and the contract's first."""
+    options = []
+    if isinstance(value, bool):
+        options.append(st.just(not value))
+    elif isinstance(value, int):
+        options.append(st.tuples(st.one_of(st.integers(1, 3), st.integers(1, 10 ** 6)), st.booleans()).map(
+            lambda kd: value + kd[0] if kd[1] else value - kd[0]))
+    elif isinstance(value, float):
+        d = step + 1e-7 * abs(value)
+        options.append(st.tuples(st.floats(1.5, 1e6), st.booleans()).map(
+            lambda kd: value + kd[0] * d if kd[1] else value - kd[0] * d))
+    elif isinstance(value, str):
+        n = len(value)
+        chars = st.characters(min_codepoint=32, max_codepoint=126)
+        own = sorted(set(value) | set(alphabet))
+        chars = st.one_of(st.sampled_from(own), chars) if own else chars
+        options.append(st.tuples(st.integers(0, n), chars).map(lambda ic: value[:ic[0]] + ic[1] + value[ic[0]:]))
+        if n:
+            options.append(st.integers(0, n - 1).map(lambda i: value[:i] + value[i + 1:]))
+            options.append(st.tuples(st.integers(0, n - 1), chars).map(
+                lambda ic: value[:ic[0]] + ic[1] + value[ic[0] + 1:]))
+    elif isinstance(value, (list, tuple)):
+        kind, n = type(value), len(value)
+        if n:
+            options.append(st.integers(0, n - 1).flatmap(lambda i: _perturbed(st, value[i], step, alphabet).map(
+                lambda new: kind([*value[:i], new, *value[i + 1:]]))))
+            options.append(st.integers(0, n - 1).map(lambda i: kind([*value[:i], *value[i + 1:]])))
+            options.append(st.integers(0, n - 1).map(lambda i: kind([*value[:i + 1], *value[i:]])))
+        if n >= 2:
+            options.append(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).map(
+                lambda ij: kind(_swapped(value, *ij))))
+            options.append(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).map(
+                lambda ij: kind([*value[:ij[0]], value[ij[1]], *value[ij[0] + 1:]])))
+    elif isinstance(value, dict) and value:
+        keys = list(value)
+        options.append(st.sampled_from(keys).map(lambda k: {x: y for x, y in value.items() if x != k}))
+        options.append(st.sampled_from(keys).flatmap(lambda k: _perturbed(st, value[k], step, alphabet).map(
+            lambda new: {**value, k: new})))
+    elif isinstance(value, (set, frozenset)) and value:
+        options.append(st.sampled_from(sorted(value, key=repr)).map(lambda x: type(value)(value - {x})))
+    if value is not None:
+        options.append(st.none())
+    else:
+        options.append(st.sampled_from([0, "", False, []]))
+    return st.one_of(*options)
+
+
+def _swapped(value, i, j):
+    out = list(value)
+    out[i], out[j] = out[j], out[i]
+    return out
+
+
+def _same(a, b):
+    """Equal as plain data (``wire``'s encoding; 1 == 1.0 == True count as different
+    types only where EvalPlus's ``==`` would too: it would not)."""
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - reference values only; a comparison that fails is "different"
+        return False
+
+
+def run(cfg, ask, record):  # noqa: C901 - one search, two relations
+    """The search; ``ask(case) -> {"kind": ...}`` asks a fresh child,
+    ``record(obj)`` writes a record."""
+    import hypothesis
+    from hypothesis import HealthCheck, Phase, Verbosity, assume, given, settings, strategies as st
+    from hypothesis.errors import Unsatisfiable
+
+    names = {"__name__": "__reference__"}
+    exec(compile(cfg["program"], "<reference>", "exec"), names)  # noqa: S102 - the benchmark's own solution
+    function = names[cfg["entry_point"]]
+    params = cfg["params"]
+    contract = textwrap.indent(textwrap.dedent("\n".join(
+        line for line in (cfg.get("contract") or "").split("\n") if line.strip())), "    ")
+    valid_source = "def __specbench_valid(" + ", ".join(params) + "):\n    pass\n" + contract + "\n"
+    exec(compile(valid_source, "<contract>", "exec"), names)  # noqa: S102 - the benchmark's contract
+    valid = names["__specbench_valid"]
+    inputs = st.tuples(*[_strategy(st, cfg["types"][p], cfg.get("alphabet") or "") for p in params])
+    oracle = cfg.get("oracle") or {}
+    step = max(float(oracle.get("atol") or 0), 1e-6)
+    call_seconds = float(cfg.get("call_seconds", 1.0))
+    deadline = time.monotonic() + float(cfg["seconds"])
+    signal.signal(signal.SIGALRM, _on_alarm)
+
+    def call(args):
+        """(arguments after the call, output) of the reference, or None: an input
+        the contract refuses, or where the reference raised or ran out of time."""
+        try:
+            signal.setitimer(signal.ITIMER_REAL, call_seconds)
+            try:
+                valid(*copy.deepcopy(args))
+                after = copy.deepcopy(args)
+                out = function(*after)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except (Exception, ReferenceTimeout, RecursionError):  # noqa: BLE001 - the input is not one to judge on
+            return None
+        return after, out
+
+    def wrong(args, shown, expected):
+        if _same(shown, expected):
+            return False
+        if oracle.get("kind") == "poly_root":  # HumanEval/32: any root within atol is correct
+            try:
+                return not abs(names[oracle["function"]](args[0], shown)) <= float(oracle["atol"])
+            except Exception:  # noqa: BLE001 - not a number: not a root
+                return True
+        return True
+
+    mutated = [False]
+    coin = random.SystemRandom()
+    tried = {rel: 0 for rel in RELATIONS}
+
+    def search(live):
+        """One Hypothesis run; every example asks a child for its AC case and
+        another for its RW case, in a random order (the relations decided already
+        keep their cases as decoys: no child can tell a phase by when it runs or
+        by its pid).  Failures count for the ``live`` relations only."""
+        seen = []
+
+        def check(data):
+            # Out of time: the remaining examples (and shrink steps) are invalid, deciding nothing.
+            assume(time.monotonic() <= deadline)
+            args = data.draw(inputs, label="inputs")
+            ran = call(args)
+            assume(ran is not None)
+            after, expected = ran
+            shown = data.draw(_perturbed(st, expected, step, cfg.get("alphabet") or ""), label="perturbation")
+            if not _same(list(after), list(args)):
+                mutated[0] = True
+            assume(wrong(args, shown, expected))
+            cases = {"AC": {"inputs": dict(zip(params, after)), "return_value": expected},
+                     "RW": {"inputs": dict(zip(params, after)), "return_value": shown}}
+            order = list(RELATIONS)
+            coin.shuffle(order)
+            outs = {}
+            for rel in order:
+                outs[rel] = ask(cases[rel])
+                if outs[rel].get("kind") == "harness":
+                    raise HarnessFault(outs[rel].get("line", ""))
+            for rel in RELATIONS:
+                if rel not in live:
+                    continue
+                tried[rel] += 1
+                failed = outs[rel]["kind"] != "holds" if rel == "AC" else outs[rel]["kind"] == "holds"
+                if failed:
+                    found = {"relation": rel, "before": wire.dumps(list(args)), "case": wire.dumps(cases[rel]),
+                             "expected": wire.dumps(expected), "outcome": outs[rel]}
+                    seen.append(found)
+                    raise Refuted(found)
+
+        test = settings(max_examples=int(cfg["examples"]), derandomize=True, database=None, deadline=None,
+                        suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+                        verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)(
+            given(st.data())(check))
+        try:
+            test()
+        except Refuted as exc:
+            return exc.found
+        except HarnessFault:
+            raise
+        except Unsatisfiable:
+            return None
+        except Exception as exc:  # noqa: BLE001 - Flaky and kin: the child answered differently on one case
+            if seen:
+                return {**seen[-1], "note": f"{type(exc).__name__}: the outcome changed between runs"}
+            if time.monotonic() > deadline:  # the budget's rejections made the examples look flaky
+                return None
+            return {"relation": None, "reason": f"the search failed ({type(exc).__name__})"}
+        return None
+
+    def ended(rel, found):
+        if rel == "RW" and mutated[0]:
+            return {"status": "unknown", "reason": "the function changes its arguments: a perturbed output may be "
+                                                   "right for another input with the same after-state"}
+        if found is not None and found.get("relation") == rel:
+            return {"status": "refuted", **{k: v for k, v in found.items() if k != "relation"}}
+        if found is not None and found.get("reason"):
+            return {"status": "unknown", "reason": found["reason"]}
+        if not tried[rel]:
+            return {"status": "unknown", "reason": "out of time before any case" if time.monotonic() > deadline
+                    else "no valid input found from the type hints and the contract"}
+        return {"status": "passed"}
+
+    wanted = [rel for rel in RELATIONS if rel in cfg.get("relations", RELATIONS)]
+    live = list(wanted)
+    finished = {}
+    try:
+        while live:
+            found = search(live)
+            done = [found["relation"]] if found is not None and found.get("relation") in live else live
+            finished.update({rel: found for rel in done})
+            live = [rel for rel in live if rel not in done]
+        # Written at the end: a change of the arguments seen in any later example still
+        # makes RW undecided.
+        for rel in wanted:
+            record({"event": "search", "relation": rel, "tried": tried[rel], "hypothesis": hypothesis.__version__,
+                    **ended(rel, finished[rel])})
+    except HarnessFault as exc:
+        record({"event": "search", "kind": "harness", "line": str(exc)[:300]})
