@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 from ...errors import DataError
 from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
-from . import corpus, metrics, observe, tasks
+from . import corpus, metrics, observe, tasks, tier_checks
 from .answers import AnswerError, postcondition_text
 from .evaluate import evaluate, rejects
 from .options import OPTIONS
@@ -30,7 +30,8 @@ class Nl2PostcondBenchmark:
         path = self._corpus_path(data_root, settings)
         files = taskset.files + ((path,) if path else ())
         tagged = tuple(Task(t.task_id, {**dict(t.data), "_corpus": str(path) if path else None,
-                                        "_data_root": str(data_root) if data_root else None}, t.source)
+                                        "_data_root": str(data_root) if data_root else None,
+                                        "_tiers": tier_checks.selected(settings)}, t.source)
                        for t in taskset.tasks)
         return TaskSet(tagged, files, taskset.bundled, taskset.warnings)
 
@@ -45,11 +46,14 @@ class Nl2PostcondBenchmark:
         return corpus.default_path(data_root)
 
     def checks_for(self, task: Task) -> Sequence[str]:
-        return CHECKS
+        return CHECKS + tuple(task.data.get("_tiers") or ())
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
         if getattr(ctx.settings, "model_spec", "") == "reference" and not task.data.get("reference_postcondition"):
             return "no reference postcondition for this task (upstream has none; the bundled suite has one per task)"
+        if check == "crosshair":
+            from ...pyspec.tiers.crosshair_tier import available
+            return available()
         if check == "complete" and not task.data.get("_corpus"):
             return ("no buggy-program corpus for this data: build it with `specbench nl2postcond build-corpus "
                     "--specbench-data ROOT` (or pass --nl2postcond-corpus=FILE)")
@@ -67,6 +71,12 @@ class Nl2PostcondBenchmark:
     def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
         if check == "complete":
             return self._complete(task, ctx)
+        if check in tier_checks.TIER_CHECKS:
+            try:
+                block = postcondition_text(sample.text)
+            except AnswerError as exc:
+                return CheckResult(False, {"parse_error": str(exc)}, f"no postcondition: {exc}")
+            return tier_checks.run_tier(check, task, block, ctx)
         return self._correct(task, sample, ctx)
 
     def _correct(self, task: Task, sample: Any, ctx: Any) -> CheckResult:

@@ -1,6 +1,7 @@
 """nl2postcond's declared options (``--nl2postcond-*``), importable without the adapter."""
 from __future__ import annotations
 
+from ...pyspec.tiers.options import SPEC_TIERS
 from ..base import Option
 
 OPTIONS = (
@@ -16,4 +17,5 @@ OPTIONS = (
            default="assertion", choices=("assertion", "any")),
     Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` wrote "
                                  "(default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)", default=None),
+    SPEC_TIERS,
 )
