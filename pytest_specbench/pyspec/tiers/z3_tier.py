@@ -177,6 +177,59 @@ def encode(task: TierTask, spec: str, reference_spec: str, bound: int) -> Encode
 
 
 # ---------------------------------------------------------------- the check
+@dataclass
+class Searched:
+    """What the solver found, before any replay: per relation, candidates
+    (SAT), a reason it is undecided, or neither (UNSAT and exact up to
+    ``bound``: proved)."""
+
+    bound: int
+    candidates: dict
+    unknown: dict
+
+    def proved(self, relation: Relation) -> bool:
+        return relation not in self.candidates and relation not in self.unknown
+
+
+def search(task: TierTask, spec: str, reference_spec: str, settings: TierSettings) -> Searched:
+    """The solver's side of :func:`check`, in this process (no spec code runs):
+    bounds 1..``settings.max_bound`` in turn until each relation has candidates
+    or is undecided."""
+    relations = (Relation.AC, Relation.RW)
+    deadline = time.monotonic() + settings.seconds
+    open_relations = list(relations)
+    found: dict[Relation, list[Candidate]] = {}
+    unknown: dict[Relation, str] = {}
+    reached = 0
+    for bound in range(1, settings.max_bound + 1):
+        try:
+            enc = encode(task, spec, reference_spec, bound)
+        except NotTranslated as exc:
+            return Searched(bound, {}, {r: f"not translated: {exc}" for r in relations})
+        except RecursionError:
+            return Searched(bound, {}, {r: "too deeply nested to translate" for r in relations})
+        loose = _loose_reason(enc, deadline)
+        for relation in list(open_relations):
+            models = _models(enc, _goal(enc, relation, settings.kill), settings.candidates, deadline)
+            if models is None:
+                unknown[relation] = f"z3 gave no answer within {settings.seconds:g} s at bound {bound}"
+                open_relations.remove(relation)
+            elif models:
+                found[relation] = [_candidate(enc, relation, m) for m in models]
+                unknown.pop(relation, None)
+                open_relations.remove(relation)
+            elif loose:
+                unknown[relation] = f"no counterexample up to bound {bound}, but the translation is not exact: {loose}"
+        reached = bound
+        if not open_relations:
+            break
+        if time.monotonic() > deadline:
+            for relation in open_relations:
+                unknown.setdefault(relation, f"no counterexample up to bound {bound} (time ran out)")
+            break
+    return Searched(reached, found, unknown)
+
+
 def check(services: TierServices, task: TierTask, spec: str, reference_spec: str | None,
           settings: TierSettings) -> list[TierVerdict]:
     """AC and RW of ``spec`` (module docstring); never raises for the spec's sake."""
@@ -184,60 +237,21 @@ def check(services: TierServices, task: TierTask, spec: str, reference_spec: str
     if not reference_spec:
         return [TierVerdict(TIER, r, Status.UNKNOWN, reason="no reference specification for this task")
                 for r in relations]
-    deadline = time.monotonic() + settings.seconds
-    open_relations = list(relations)
-    found: dict[Relation, list[Candidate]] = {}
-    inexact: dict[Relation, str] = {}
-    undecided: dict[Relation, str] = {}
-    proved_at = 0
-    for bound in range(1, settings.max_bound + 1):
-        try:
-            enc = encode(task, spec, reference_spec, bound)
-        except NotTranslated as exc:
-            reason = f"not translated at bound {bound}: {exc}"
-            return [TierVerdict(TIER, r, Status.UNKNOWN, bound=bound, reason=reason) for r in relations]
-        except RecursionError:
-            return [TierVerdict(TIER, r, Status.UNKNOWN, reason="too deeply nested to translate")
-                    for r in relations]
-        loose = _loose_reason(enc, deadline)
-        for relation in list(open_relations):
-            goal = _goal(enc, relation, settings.kill)
-            models = _models(enc, goal, settings.candidates, deadline)
-            if models is None:
-                undecided[relation] = f"z3 gave no answer within {settings.seconds:g} s at bound {bound}"
-                open_relations.remove(relation)
-            elif models:
-                found[relation] = [_candidate(enc, relation, m) for m in models]
-                open_relations.remove(relation)
-            elif loose:
-                inexact[relation] = loose
-        proved_at = bound
-        if not open_relations or time.monotonic() > deadline:
-            break
-    confirmed = replay(services, task, spec, [c for cs in found.values() for c in cs], settings.kill) \
-        if found else None
+    searched = search(task, spec, reference_spec, settings)
+    replayed = replay(services, task, spec, [c for cs in searched.candidates.values() for c in cs], settings.kill)
     out = []
     for relation in relations:
-        if relation in found:
-            hit = next((ce for cand, ce in confirmed.confirmed if cand.relation is relation), None)
-            if hit is not None:
-                out.append(TierVerdict(TIER, relation, Status.REFUTED, counterexample=hit))
-            else:
-                why = next((w for cand, w in confirmed.unconfirmed if cand.relation is relation), "")
-                out.append(TierVerdict(TIER, relation, Status.UNKNOWN,
-                                       reason=f"z3's candidate did not replay ({why})"))
-        elif relation in undecided:
-            out.append(TierVerdict(TIER, relation, Status.UNKNOWN, reason=undecided[relation]))
-        elif relation in inexact:
-            out.append(TierVerdict(TIER, relation, Status.UNKNOWN,
-                                   reason=f"no counterexample up to bound {proved_at}, but the translation is "
-                                          f"not exact: {inexact[relation]}"))
-        elif relation in open_relations and proved_at < settings.max_bound:
-            out.append(TierVerdict(TIER, relation, Status.UNKNOWN,
-                                   reason=f"no counterexample up to bound {proved_at} (time ran out)"))
+        hit = next((ce for cand, ce in replayed.confirmed if cand.relation is relation), None)
+        if hit is not None:
+            out.append(TierVerdict(TIER, relation, Status.REFUTED, counterexample=hit))
+        elif relation in searched.candidates:
+            why = next((w for cand, w in replayed.unconfirmed if cand.relation is relation), "")
+            out.append(TierVerdict(TIER, relation, Status.UNKNOWN, reason=f"z3's candidate did not replay ({why})"))
+        elif relation in searched.unknown:
+            out.append(TierVerdict(TIER, relation, Status.UNKNOWN, reason=searched.unknown[relation]))
         else:
-            out.append(TierVerdict(TIER, relation, Status.PROVED, bound=proved_at,
-                                   reason=f"lengths <= {proved_at}, |ints| <= {MAX_INT}, floats in quarters, "
+            out.append(TierVerdict(TIER, relation, Status.PROVED, bound=searched.bound,
+                                   reason=f"lengths <= {searched.bound}, |ints| <= {MAX_INT}, floats in quarters, "
                                           f"printable-ASCII strings, the hinted types"))
     return out
 
