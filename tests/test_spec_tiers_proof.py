@@ -126,15 +126,7 @@ def test_a_name_the_preamble_binds_is_not_the_builtin():
 @pytest.fixture(scope="module")
 def services(python_executor):
     ex = CommandExecutor()
-    from pytest_specbench.benchmarks.nl2postcond import observe
-    from pytest_specbench.benchmarks.contract.evalplus_data import canonical_program
-
-    def run_reference(calls):
-        seen = observe.observe(python_executor, canonical_program(TASK_DATA), TASK_DATA,
-                               f"tiers-test-{len(calls)}-{hash(repr(calls))}", [(tuple(c), {}) for c in calls], 2.0)
-        return [(o.args_after, o.result) if o.status == "ok" else None for o in seen]
-
-    yield TierServices(ex, run_reference)
+    yield TierServices(ex, tier_checks.reference_runner(TASK_DATA, python_executor, 2.0))
     ex.close()
 
 

@@ -65,17 +65,23 @@ def tier_task(data: Mapping[str, Any]) -> TierTask:
                     tasks.preamble(data), str(data.get("contract") or ""), canonical_program(dict(data)))
 
 
-def services(task: Task, ctx: Any) -> TierServices:
-    data = dict(task.data)
+def reference_runner(data: Mapping[str, Any], python_executor: Any, cpu: float):
+    """``run_reference`` of :class:`TierServices`: the task's canonical solution
+    in the sandboxed Python executor, per call (arguments after, result) or None."""
+    data = dict(data)
 
     def run_reference(calls):
         key = hashlib.sha256(wire.dumps([list(c) for c in calls]).encode()).hexdigest()[:16]
-        seen = observe.observe(ctx.python_executor(), canonical_program(data), data,
-                               f"{task.task_id}:tiers-{key}", [(tuple(c), {}) for c in calls],
-                               ctx.settings.limits.call_cpu * observe.REFERENCE_CPU_FACTOR)
+        seen = observe.observe(python_executor, canonical_program(data), data, f"{data['task_id']}:tiers-{key}",
+                               [(tuple(c), {}) for c in calls], cpu)
         return [(o.args_after, o.result) if o.status == "ok" else None for o in seen]
 
-    return TierServices(ctx.executor("command"), run_reference)
+    return run_reference
+
+
+def services(task: Task, ctx: Any) -> TierServices:
+    return TierServices(ctx.executor("command"), reference_runner(
+        task.data, ctx.python_executor(), ctx.settings.limits.call_cpu * observe.REFERENCE_CPU_FACTOR))
 
 
 def run_tier(check: str, task: Task, block: str, ctx: Any) -> CheckResult:
