@@ -1,7 +1,6 @@
 """nl2postcond's declared options (``--nl2postcond-*``), importable without the adapter."""
 from __future__ import annotations
 
-from ...pyspec.tiers.options import SPEC_TIERS
 from ..base import Option
 
 OPTIONS = (
@@ -17,5 +16,13 @@ OPTIONS = (
            default="assertion", choices=("assertion", "any")),
     Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` wrote "
                                  "(default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)", default=None),
-    SPEC_TIERS,
 )
+
+# The tiers of evidence (issue #47), shared with the other Python-spec families.
+from ..tier_options import TIER_OPTIONS  # noqa: E402 - kept apart from the family's own options
+
+OPTIONS = OPTIONS + TIER_OPTIONS
+
+from ..search_tier_options import SEARCH_TIER_OPTIONS  # noqa: E402 - the crosshair and z3 tiers'
+
+OPTIONS = OPTIONS + SEARCH_TIER_OPTIONS

@@ -20,11 +20,11 @@ from ...execution import wire
 from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask
 from ...pyspec.tiers.verdict import Status
 from ..base import CheckResult, Task
-from ..contract.evalplus_data import canonical_program
+from ..search_tier_options import DEFAULT_TIER_SECONDS, DEFAULT_Z3_BOUND
+from ..contract.evalplus_data import canonical_program, outputs_match
 from . import observe, tasks
 
 TIER_CHECKS = ("crosshair", "z3")
-TIER_SECONDS = 20.0  # per check: z3's solver budget, CrossHair's search (CPU seconds)
 SHEET = "annotated_postconditions.jsonl"
 
 
@@ -79,9 +79,16 @@ def reference_runner(data: Mapping[str, Any], python_executor: Any, cpu: float):
     return run_reference
 
 
+def oracle(data: Mapping[str, Any]):
+    """EvalPlus's oracle (``atol``, special oracles): an output it accepts is not a wrong one."""
+    data = dict(data)
+    return lambda args, output, expected: outputs_match(data, list(args), output, expected)
+
+
 def services(task: Task, ctx: Any) -> TierServices:
     return TierServices(ctx.executor("command"), reference_runner(
-        task.data, ctx.python_executor(), ctx.settings.limits.call_cpu * observe.REFERENCE_CPU_FACTOR))
+        task.data, ctx.python_executor(), ctx.settings.limits.call_cpu * observe.REFERENCE_CPU_FACTOR),
+        oracle(task.data))
 
 
 def run_tier(check: str, task: Task, block: str, ctx: Any) -> CheckResult:
@@ -91,7 +98,9 @@ def run_tier(check: str, task: Task, block: str, ctx: Any) -> CheckResult:
         from ...pyspec.tiers import z3_tier as tier
     else:
         from ...pyspec.tiers import crosshair_tier as tier
-    settings = TierSettings(seconds=TIER_SECONDS, kill=ctx.option("nl2postcond_kill") or "assertion")
+    settings = TierSettings(max_bound=ctx.option("spec_z3_bound") or DEFAULT_Z3_BOUND,
+                            seconds=ctx.option("spec_tier_seconds") or DEFAULT_TIER_SECONDS,
+                            kill=ctx.option("nl2postcond_kill") or "assertion")
     verdicts = tier.check(services(task, ctx), tier_task(task.data), block, reference_spec(task), settings)
     details = {"tier": check, **{v.relation.value: v.status.value for v in verdicts},
                "verdicts": [{"relation": v.relation.value, "status": v.status.value, "bound": v.bound,

@@ -155,14 +155,34 @@ def candidates_from(stdout: str, task: TierTask) -> list[Candidate]:
         relation = SEARCHES[node.func.id]
         order = names + (["return_value"] if node.func.id != "_specbench_reference_vs_spec" else [])
         try:
-            values = dict(zip(order, (ast.literal_eval(a) for a in node.args)))
-            values.update({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
+            values = dict(zip(order, (_literal(a) for a in node.args)))
+            values.update({k.arg: _literal(k.value) for k in node.keywords if k.arg})
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             continue
         if any(n not in values for n in order):
             continue
         out.append(Candidate(relation, {p: values[p] for p in names}, values.get("return_value"), node.func.id))
     return out
+
+
+_FLOATS = ("inf", "-inf", "+inf", "nan", "-nan", "+nan", "infinity", "-infinity")
+
+
+class _SpecialFloats(ast.NodeTransformer):
+    """``float("inf")`` (how CrossHair writes a non-finite float) as the constant."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if (isinstance(node.func, ast.Name) and node.func.id == "float" and not node.keywords
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str) and node.args[0].value.strip().lower() in _FLOATS):
+            return ast.Constant(float(node.args[0].value))
+        return node
+
+
+def _literal(node: ast.expr):
+    """A value CrossHair printed: a Python literal, where ``float("inf")`` may stand
+    for a float; anything else raises ValueError (nothing is evaluated)."""
+    return ast.literal_eval(_SpecialFloats().visit(node))
 
 
 def check(services: TierServices, task: TierTask, spec: str, reference_spec: str | None,
@@ -186,7 +206,7 @@ def check(services: TierServices, task: TierTask, spec: str, reference_spec: str
     for relation in relations:
         hit = next((ce for cand, ce in replayed.confirmed if cand.relation is relation), None)
         if hit is not None:
-            out.append(TierVerdict(TIER, relation, Status.REFUTED, counterexample=hit))
+            out.append(TierVerdict(TIER, relation, Status.REFUTED, counterexample=hit, reason=hit["why"]))
         elif relation in per_relation:
             why = next((w for cand, w in replayed.unconfirmed if cand.relation is relation), "")
             out.append(TierVerdict(TIER, relation, Status.UNKNOWN,

@@ -45,13 +45,16 @@ class TierTask:
 
 @dataclass(frozen=True)
 class TierServices:
-    """What a tier may use: the ``command`` executor (the spec service's jobs)
-    and ``run_reference(calls)``, the family's sandboxed run of the reference
+    """What a tier may use: the ``command`` executor (the spec service's jobs);
+    ``run_reference(calls)``, the family's sandboxed run of the reference
     implementation: per argument tuple, ``(arguments after the call, result)``,
-    or None when it raised or timed out."""
+    or None when it raised or timed out; and ``same_output(args, output,
+    expected)``, the family's oracle (does ``output`` count as the reference's
+    ``expected`` on ``args``?), by default equality of value and type."""
 
     spec_executor: Any
     run_reference: Callable[[Sequence[tuple]], Sequence[tuple[tuple, Any] | None]]
+    same_output: Callable[[tuple, Any, Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,8 +79,8 @@ class Replayed:
     unconfirmed: list = field(default_factory=list)  # (Candidate, why)
 
 
-def same_value(a: Any, b: Any) -> bool:
-    """The nl2postcond corpus's ``exact`` oracle: equal and of the same types."""
+def same_value(args: tuple, a: Any, b: Any) -> bool:
+    """Equal and of the same types (the default oracle)."""
     return wire.dumps(a) == wire.dumps(b)
 
 
@@ -85,12 +88,14 @@ def replay(services: TierServices, task: TierTask, spec: str, candidates: Sequen
            kill: str) -> Replayed:
     """Each candidate replayed concretely (module docstring): AC is refuted when
     the spec does not hold on the reference's own output; RW when the spec lets
-    an output through that differs from the reference's."""
+    an output through that the family's oracle does not accept as the
+    reference's (:class:`TierServices`)."""
     out = Replayed()
     if not candidates:
         return out
     calls = [tuple(c.inputs[p] for p in task.parameters) for c in candidates]
     observed = list(services.run_reference(calls))
+    same = services.same_output or same_value
     valid = [True] * len(candidates)
     if task.precondition:
         pre = check_blocks(services.spec_executor, task.preamble, _dedented(task.precondition),
@@ -103,7 +108,7 @@ def replay(services: TierServices, task: TierTask, spec: str, candidates: Sequen
             out.unconfirmed.append((cand, "the input breaks the task's precondition"))
         elif obs is None:
             out.unconfirmed.append((cand, "the reference raised or timed out on this input"))
-        elif cand.relation is Relation.RW and same_value(obs[1], cand.return_value):
+        elif cand.relation is Relation.RW and same(calls[i], cand.return_value, obs[1]):
             out.unconfirmed.append((cand, "the proposed wrong output is the reference's"))
         else:
             args_after, result = obs

@@ -243,7 +243,7 @@ def check(services: TierServices, task: TierTask, spec: str, reference_spec: str
     for relation in relations:
         hit = next((ce for cand, ce in replayed.confirmed if cand.relation is relation), None)
         if hit is not None:
-            out.append(TierVerdict(TIER, relation, Status.REFUTED, counterexample=hit))
+            out.append(TierVerdict(TIER, relation, Status.REFUTED, counterexample=hit, reason=hit["why"]))
         elif relation in searched.candidates:
             why = next((w for cand, w in replayed.unconfirmed if cand.relation is relation), "")
             out.append(TierVerdict(TIER, relation, Status.UNKNOWN, reason=f"z3's candidate did not replay ({why})"))

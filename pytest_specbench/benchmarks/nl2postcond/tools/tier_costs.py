@@ -29,6 +29,7 @@ from ....execution.python import PythonExecutor
 from ....pyspec.tiers.replay import TierServices, TierSettings
 from ....pyspec.tiers.verdict import Status
 from ...base import Task
+from ...search_tier_options import DEFAULT_TIER_SECONDS
 from ..answers import AnswerError, postcondition_text
 from .. import tier_checks
 from ...contract.evalplus import EvalPlusData
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", nargs="*", default=None)
     parser.add_argument("--rows", type=int, default=3)
     parser.add_argument("--tiers", default="z3,crosshair")
-    parser.add_argument("--seconds", type=float, default=tier_checks.TIER_SECONDS)
+    parser.add_argument("--seconds", type=float, default=DEFAULT_TIER_SECONDS)
     args = parser.parse_args(argv)
     root = args.data_root.resolve()
     sheet = root / "nl2postcond" / tier_checks.SHEET
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> None:
             task = Task(task_id, data.tasks[task_id], None)
             mine = sorted((r for r in rows if r["task_id"] == task_id and r["postcondition"] != refs[task_id]),
                           key=lambda r: r["r_num"])[:args.rows]
-            services = TierServices(command, tier_checks.reference_runner(task.data, python, 20.0))
+            services = TierServices(command, tier_checks.reference_runner(task.data, python, 20.0),
+                                    tier_checks.oracle(task.data))
             for row in mine:
                 try:
                     block = postcondition_text(row["postcondition"])

@@ -1,0 +1,30 @@
+"""The search tiers' options (``crosshair``, ``z3``; issue #47), beside the
+shared :mod:`.tier_options`: the CPU budget of a check and z3's largest bound.
+Imports nothing but :mod:`.base` and :mod:`.tier_options` (every pytest start
+reads it)."""
+from __future__ import annotations
+
+from .base import Option
+from .tier_options import positive_count
+
+
+def positive_seconds(text: str) -> float:
+    """``Option.parse`` for a positive number of seconds."""
+    try:
+        value = float(str(text))
+    except ValueError:
+        raise ValueError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise ValueError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+DEFAULT_TIER_SECONDS = 20.0
+DEFAULT_Z3_BOUND = 3
+
+SEARCH_TIER_OPTIONS = (
+    Option("spec_tier_seconds", "CPU seconds per check of a search tier (crosshair: its search; z3: the solver)",
+           default=DEFAULT_TIER_SECONDS, parse=positive_seconds),
+    Option("spec_z3_bound", "the z3 tier's largest bound k: containers and strings of length up to k",
+           default=DEFAULT_Z3_BOUND, parse=positive_count),
+)
