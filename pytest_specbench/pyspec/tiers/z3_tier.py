@@ -33,9 +33,12 @@ translation exhausts the translator (deep nesting, recursion) is UNKNOWN.
 from __future__ import annotations
 
 import ast
+import os
+import resource
+import select
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import z3
 
@@ -44,6 +47,7 @@ from ...benchmarks.contract.synthesis.adt import (
     describe,
 )
 from ...benchmarks.contract.synthesis.translate import TRUE, Poison, Translator, count_asserts
+from ...execution import wire
 from .replay import Candidate, TierServices, TierSettings, TierTask, _dedented, preamble_names, replay
 from .verdict import Relation, Status, TierVerdict
 
@@ -230,6 +234,58 @@ def search(task: TierTask, spec: str, reference_spec: str, settings: TierSetting
     return Searched(reached, found, unknown)
 
 
+MEMORY_BYTES = 2 << 30  # the search child's address space
+
+
+def search_confined(task: TierTask, spec: str, reference_spec: str, settings: TierSettings) -> Searched:
+    """:func:`search` in a forked child with a CPU limit (the budget plus a margin)
+    and an address-space limit: no spec code runs there either, but a spec whose
+    translation explodes (nested comprehensions over long ranges) costs that
+    child its limits, never the harness; it is then UNKNOWN.  The child answers
+    in plain data (:mod:`~pytest_specbench.execution.wire`)."""
+    cpu = int(settings.seconds) + 3
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, answer, never return into the caller's stack
+        code = 1
+        try:
+            os.close(read_end)
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+            found = search(task, spec, reference_spec, settings)
+            answer = wire.dumps({"bound": found.bound, "unknown": {r.value: w for r, w in found.unknown.items()},
+                                 "candidates": [[c.relation.value, c.inputs, c.return_value]
+                                                for cs in found.candidates.values() for c in cs]})
+            with os.fdopen(write_end, "w", encoding="utf-8") as out:
+                out.write(answer)
+            code = 0
+        except BaseException:  # noqa: BLE001 - whatever it was, the parent reads no answer
+            pass
+        os._exit(code)
+    os.close(write_end)
+    chunks, deadline = [], time.monotonic() + 10 * cpu  # wall: a loaded machine
+    with os.fdopen(read_end, "rb") as pipe:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([pipe], [], [], 1.0)
+            if ready:
+                chunk = os.read(pipe.fileno(), 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        else:
+            os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+    relations = (Relation.AC, Relation.RW)
+    if status != 0 or not chunks:
+        why = f"the translation or the solver exceeded its limits ({cpu} CPU s, {MEMORY_BYTES >> 30} GiB)"
+        return Searched(0, {}, {r: why for r in relations})
+    answer = wire.loads(b"".join(chunks).decode("utf-8"))
+    candidates: dict = {}
+    for relation, inputs, return_value in answer["candidates"]:
+        candidates.setdefault(Relation(relation), []).append(Candidate(Relation(relation), inputs, return_value, TIER))
+    return Searched(answer["bound"], candidates, {Relation(r): w for r, w in answer["unknown"].items()})
+
+
 def check(services: TierServices, task: TierTask, spec: str, reference_spec: str | None,
           settings: TierSettings) -> list[TierVerdict]:
     """AC and RW of ``spec`` (module docstring); never raises for the spec's sake."""
@@ -237,7 +293,7 @@ def check(services: TierServices, task: TierTask, spec: str, reference_spec: str
     if not reference_spec:
         return [TierVerdict(TIER, r, Status.UNKNOWN, reason="no reference specification for this task")
                 for r in relations]
-    searched = search(task, spec, reference_spec, settings)
+    searched = search_confined(task, spec, reference_spec, settings)
     replayed = replay(services, task, spec, [c for cs in searched.candidates.values() for c in cs], settings.kill)
     out = []
     for relation in relations:
