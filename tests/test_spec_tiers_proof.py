@@ -241,14 +241,19 @@ class Ctx:
 
 
 @needs_seccomp
-def test_the_nl2postcond_z3_check_proves_the_reference_and_refutes_in_one_line(services, python_executor):
+def test_the_nl2postcond_z3_check_proves_the_bundled_reference_and_refutes_in_one_line(services, python_executor):
+    """The bundled task with its own reference postcondition: z3 proves AC and RW at
+    the default bound (the reference's answer); a weaker answer is F, one line."""
     from pytest_specbench.benchmarks.base import Task
+    from pytest_specbench.benchmarks.nl2postcond.tasks import load_tasks
 
+    task = next(t for t in load_tasks(None, None).tasks if t.task_id == "HumanEval-N/0")
     ctx = Ctx(services, python_executor)
-    task = Task("HumanEval-N/0", {**TASK_DATA, "reference_postcondition": R}, None)
-    ok = tier_checks.run_tier("z3", task, R, ctx)
+    bundled_r = tier_checks.reference_spec(task)
+    ok = tier_checks.run_tier("z3", task, bundled_r, ctx)
     assert ok.passed and ok.details["AC"] == ok.details["RW"] == "PROVED"
-    bad = tier_checks.run_tier("z3", task, "assert return_value >= 0", ctx)
+    assert {v["bound"] for v in ok.details["verdicts"]} == {3}
+    bad = tier_checks.run_tier("z3", Task(task.task_id, task.data, None), "assert return_value >= 0", ctx)
     assert not bad.passed and bad.details == {**bad.details, "AC": "PROVED", "RW": "REFUTED"}
     assert "\n" not in bad.message and "RW REFUTED" in bad.message and "z3" in bad.message
     (refuted,) = [v for v in bad.details["verdicts"] if v["status"] == "REFUTED"]
