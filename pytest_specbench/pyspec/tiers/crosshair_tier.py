@@ -193,6 +193,9 @@ def check(services: TierServices, task: TierTask, spec: str, reference_spec: str
         module = target_module(task, spec, reference_spec, settings.kill)
     except NotBuilt as exc:
         return [TierVerdict(TIER, r, Status.UNKNOWN, reason=str(exc)) for r in relations]
+    except (RecursionError, MemoryError, ValueError) as exc:  # ast.unparse of a pathological tree
+        return [TierVerdict(TIER, r, Status.UNKNOWN, reason=f"the target module was not built ({type(exc).__name__})")
+                for r in relations]
     result = services.spec_executor.run(None, crosshair_job(module, settings.seconds))
     found = candidates_from(result.stdout, task)
     per_relation: dict[Relation, list[Candidate]] = {}
