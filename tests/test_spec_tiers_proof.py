@@ -122,6 +122,16 @@ def test_hostile_specs_are_never_proved_where_python_disagrees():
     assert all(outcome[n] == {"AC": "unknown", "RW": "unknown"} for n in untranslatable), outcome
 
 
+def test_unhinted_parameters_and_return_take_the_observed_types():
+    from pytest_specbench.pyspec.tiers.replay import observed_type
+
+    data = {**TASK_DATA, "prompt": TASK_DATA["prompt"].replace("(s: str) -> int", "(s)")}
+    assert tier_checks.tier_task(data).observed_types == {"s": "str"}  # base_input's types; no outputs given
+    typed = tier_checks.tier_task(data, [0, 2, 1])
+    assert z3_tier.signature_shapes(typed) == z3_tier.signature_shapes(TASK)
+    assert (observed_type([[1, 2], []]), observed_type([1, 2.5]), observed_type([True, 1])) == ("List[int]", "float", None)
+
+
 def test_a_name_the_preamble_binds_is_not_the_builtin():
     task = replace(TASK, preamble="import re\ndef len(x):\n    return 0")
     searched = z3_tier.search(task, "assert return_value == len([c for c in s if c in 'aeiouAEIOU'])", R,
@@ -226,8 +236,8 @@ def test_the_crosshair_target_keeps_the_spec_out_of_the_harness():
 class Ctx:
     """What tier_checks.run_tier reads of a CheckContext."""
 
-    def __init__(self, services, python):
-        self._services, self._python = services, python
+    def __init__(self, services, python, folder):
+        self._services, self._python, self._folder = services, python, folder
         self.settings = type("S", (), {"limits": LIMITS})()
 
     def executor(self, kind):
@@ -236,24 +246,29 @@ class Ctx:
     def python_executor(self):
         return self._python
 
+    def cache_dir(self, *parts):
+        path = self._folder.joinpath(*parts)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
     def option(self, name):
         return "assertion" if name == "nl2postcond_kill" else None
 
 
 @needs_seccomp
-def test_the_nl2postcond_z3_check_proves_the_bundled_reference_and_refutes_in_one_line(services, python_executor):
+def test_the_nl2postcond_z3_check_proves_the_bundled_reference_and_refutes_in_one_line(services, python_executor,
+                                                                                      tmp_path):
     """The bundled task with its own reference postcondition: z3 proves AC and RW at
     the default bound (the reference's answer); a weaker answer is F, one line."""
-    from pytest_specbench.benchmarks.base import Task
     from pytest_specbench.benchmarks.nl2postcond.tasks import load_tasks
 
     task = next(t for t in load_tasks(None, None).tasks if t.task_id == "HumanEval-N/0")
-    ctx = Ctx(services, python_executor)
+    ctx = Ctx(services, python_executor, tmp_path)
     bundled_r = tier_checks.reference_spec(task)
     ok = tier_checks.run_tier("z3", task, bundled_r, ctx)
     assert ok.passed and ok.details["AC"] == ok.details["RW"] == "PROVED"
     assert {v["bound"] for v in ok.details["verdicts"]} == {3}
-    bad = tier_checks.run_tier("z3", Task(task.task_id, task.data, None), "assert return_value >= 0", ctx)
+    bad = tier_checks.run_tier("z3", task, "assert return_value >= 0", ctx)
     assert not bad.passed and bad.details == {**bad.details, "AC": "PROVED", "RW": "REFUTED"}
     assert "\n" not in bad.message and "RW REFUTED" in bad.message and "z3" in bad.message
     (refuted,) = [v for v in bad.details["verdicts"] if v["status"] == "REFUTED"]

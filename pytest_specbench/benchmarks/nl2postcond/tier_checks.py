@@ -14,10 +14,10 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ...execution import wire
-from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask
+from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask, observed_type
 from ...pyspec.tiers.verdict import Status
 from ..base import CheckResult, Task
 from ..search_tier_options import DEFAULT_TIER_SECONDS, DEFAULT_Z3_BOUND
@@ -60,9 +60,18 @@ def _upstream_references(path: str) -> dict[str, str]:
     return {tid: text for tid, (_, text) in out.items()}
 
 
-def tier_task(data: Mapping[str, Any]) -> TierTask:
-    return TierTask(str(data["task_id"]), str(data["entry_point"]), tuple(tasks.parameters(data)), data["prompt"],
-                    tasks.preamble(data), str(data.get("contract") or ""), canonical_program(dict(data)))
+def tier_task(data: Mapping[str, Any], outputs: Sequence[Any] = ()) -> TierTask:
+    """The task as the tiers see it; what its def leaves unhinted takes the type
+    every test input has (``base_input``) and, given the reference's ``outputs``,
+    the type all of them have (HumanEval+ leaves a third of its functions
+    unhinted; without a hint z3's search space holds every type)."""
+    names = tasks.parameters(data)
+    inputs = [list(i) for i in data.get("base_input") or ()]
+    seen = {n: observed_type([i[k] for i in inputs if len(i) > k]) for k, n in enumerate(names)}
+    seen["return"] = observed_type(outputs)
+    return TierTask(str(data["task_id"]), str(data["entry_point"]), tuple(names), data["prompt"],
+                    tasks.preamble(data), str(data.get("contract") or ""), canonical_program(dict(data)),
+                    {k: v for k, v in seen.items() if v})
 
 
 def reference_runner(data: Mapping[str, Any], python_executor: Any, cpu: float):
@@ -91,6 +100,17 @@ def services(task: Task, ctx: Any) -> TierServices:
         oracle(task.data))
 
 
+def _reference_outputs(task: Task, ctx: Any) -> list[Any]:
+    """The reference's outputs on the test inputs (computed once and cached by the ``correct`` check)."""
+    if task.source is None:
+        return []
+    from ..contract.evalplus import EvalPlusData
+
+    digest = EvalPlusData.load(task.source.parent).digest[task.task_id]
+    return [case["return_value"] for case in observe.reference_cases(task.data, digest,
+                                                                     ctx.option("nl2postcond_inputs") or "base+plus", ctx)]
+
+
 def run_tier(check: str, task: Task, block: str, ctx: Any) -> CheckResult:
     """One tier's check: F when a relation is REFUTED (its replayed
     counterexample in the message); the statuses in the details."""
@@ -101,7 +121,8 @@ def run_tier(check: str, task: Task, block: str, ctx: Any) -> CheckResult:
     settings = TierSettings(max_bound=ctx.option("spec_z3_bound") or DEFAULT_Z3_BOUND,
                             seconds=ctx.option("spec_tier_seconds") or DEFAULT_TIER_SECONDS,
                             kill=ctx.option("nl2postcond_kill") or "assertion")
-    verdicts = tier.check(services(task, ctx), tier_task(task.data), block, reference_spec(task), settings)
+    verdicts = tier.check(services(task, ctx), tier_task(task.data, _reference_outputs(task, ctx)), block,
+                          reference_spec(task), settings)
     details = {"tier": check, **{v.relation.value: v.status.value for v in verdicts},
                "verdicts": [{"relation": v.relation.value, "status": v.status.value, "bound": v.bound,
                              "counterexample": v.counterexample, "line": v.line()} for v in verdicts]}

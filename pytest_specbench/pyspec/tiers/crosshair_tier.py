@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import sys
 from ...execution.protocol import CommandJob
-from .replay import Candidate, TierServices, TierSettings, TierTask, _dedented, replay
+from .replay import Candidate, TierServices, TierSettings, TierTask, _dedented, replay, type_hints
 from .verdict import Relation, Status, TierVerdict
 
 TIER = "crosshair"
@@ -69,7 +69,9 @@ def target_module(task: TierTask, spec: str, reference_spec: str | None, kill: s
     returns = _returns(task)
     args = ", ".join(task.parameters)
     with_rv = f"{args}, return_value" if args else "return_value"
-    lines = [task.preamble, "", task.program, "", "import typing", ""]
+    # typing's names first (an observed hint may say List[int]); the task's own names win
+    lines = ["import typing", "from typing import Any, List, Optional, Tuple, Union", "", task.preamble, "",
+             task.program, ""]
 
     def func(name: str, signature: str, leading: list[ast.stmt] | None, body: list[ast.stmt]) -> None:
         # CrossHair analyses a function that starts with an assert (None: a helper it must not analyse)
@@ -113,18 +115,12 @@ def _predicate(block: list[ast.stmt], kill: str) -> list[ast.stmt]:
 
 
 def _returns(task: TierTask) -> str:
-    for node in ast.walk(ast.parse(task.signature)):
-        if isinstance(node, ast.FunctionDef) and node.name == task.entry_point and node.returns is not None:
-            return ast.unparse(node.returns)
-    return "typing.Any"
+    return type_hints(task)[1] or "typing.Any"
 
 
 def _hinted(task: TierTask) -> list[str]:
-    for node in ast.walk(ast.parse(task.signature)):
-        if isinstance(node, ast.FunctionDef) and node.name == task.entry_point:
-            hints = {a.arg: a.annotation for a in (*node.args.posonlyargs, *node.args.args)}
-            return [f"{p}: {ast.unparse(hints[p])}" if hints.get(p) is not None else p for p in task.parameters]
-    return list(task.parameters)
+    params, _ = type_hints(task)
+    return [f"{p}: {t}" if t else p for p, t in params.items()]
 
 
 def crosshair_job(module: str, seconds: float) -> CommandJob:

@@ -35,12 +35,45 @@ class TierTask:
     preamble: str = ""  # what a spec sees besides the inputs and return_value (benchmark text)
     precondition: str = ""  # the task's validity asserts over the inputs ("" when none)
     program: str = ""  # the reference implementation's source (defines entry_point)
+    # Type hints (source text) for what the def leaves unhinted, by parameter name and "return":
+    # what the family observed (e.g. the types of the test inputs and of the reference's outputs).
+    observed_types: Mapping[str, str] = field(default_factory=dict)
 
     @staticmethod
     def from_mapping(data: Mapping[str, Any]) -> "TierTask":
         return TierTask(str(data["task_id"]), str(data["entry_point"]), tuple(data["parameters"]),
                         str(data["signature"]), str(data.get("preamble", "")), str(data.get("precondition", "")),
                         str(data.get("program", "")))
+
+
+def type_hints(task: TierTask) -> tuple[dict[str, str | None], str | None]:
+    """Per parameter, and for the return value, a type hint's source text: the
+    entry point's own, else the observed one, else None."""
+    observed = dict(task.observed_types)
+    for node in ast.walk(ast.parse(task.signature)):
+        if isinstance(node, ast.FunctionDef) and node.name == task.entry_point:
+            own = {a.arg: ast.unparse(a.annotation) for a in (*node.args.posonlyargs, *node.args.args)
+                   if a.annotation is not None}
+            returns = ast.unparse(node.returns) if node.returns is not None else observed.get("return")
+            return {p: own.get(p) or observed.get(p) for p in task.parameters}, returns
+    return {p: observed.get(p) for p in task.parameters}, observed.get("return")
+
+
+def observed_type(values: Sequence[Any]) -> str | None:
+    """A type hint that every one of ``values`` has (bool, int, float, str, a list
+    of such), or None (mixed, empty, or another kind)."""
+    values = list(values)
+    if not values:
+        return None
+    kinds = {type(v) for v in values}
+    if kinds == {bool} or kinds == {int} or kinds == {str}:
+        return kinds.pop().__name__
+    if kinds == {float} or kinds == {int, float}:
+        return "float"
+    if kinds == {list}:
+        inner = observed_type([x for v in values for x in v])
+        return f"List[{inner}]" if inner else "list"
+    return None
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from ...benchmarks.contract.synthesis.adt import (
 )
 from ...benchmarks.contract.synthesis.translate import TRUE, Poison, Translator, count_asserts
 from ...execution import wire
-from .replay import Candidate, TierServices, TierSettings, TierTask, _dedented, preamble_names, replay
+from .replay import Candidate, TierServices, TierSettings, TierTask, _dedented, preamble_names, replay, type_hints
 from .verdict import Relation, Status, TierVerdict
 
 TIER = "z3"
@@ -107,12 +107,13 @@ def _depth(shape) -> int:
 
 
 def signature_shapes(task: TierTask) -> tuple[dict[str, tuple], tuple]:
-    """Per parameter its shape, and the return value's (from the entry point's hints)."""
-    for node in ast.walk(ast.parse(task.signature)):
-        if isinstance(node, ast.FunctionDef) and node.name == task.entry_point:
-            hinted = {a.arg: shape_of(a.annotation) for a in (*node.args.posonlyargs, *node.args.args)}
-            return {p: hinted.get(p, (None, None)) for p in task.parameters}, shape_of(node.returns)
-    return {p: (None, None) for p in task.parameters}, (None, None)
+    """Per parameter its shape, and the return value's (:func:`.replay.type_hints`)."""
+    params, returns = type_hints(task)
+
+    def shape(text: str | None):
+        return shape_of(ast.parse(text, mode="eval").body) if text else (None, None)
+
+    return {p: shape(t) for p, t in params.items()}, shape(returns)
 
 
 # ---------------------------------------------------------------- translation

@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> None:
                           key=lambda r: r["r_num"])[:args.rows]
             services = TierServices(command, tier_checks.reference_runner(task.data, python, 20.0),
                                     tier_checks.oracle(task.data))
+            seen = services.run_reference([tuple(i) for i in task.data.get("base_input") or ()])
+            tier_task = tier_checks.tier_task(task.data, [o[1] for o in seen if o is not None])
             for row in mine:
                 try:
                     block = postcondition_text(row["postcondition"])
@@ -83,8 +85,7 @@ def main(argv: list[str] | None = None) -> None:
                 for tier in tiers:
                     module = _tier_module(tier)
                     cpu0, wall0, jobs0 = _own_cpu(), time.monotonic(), command.cpu + python.cpu
-                    verdicts = module.check(services, tier_checks.tier_task(task.data), block, refs[task_id],
-                                            settings)
+                    verdicts = module.check(services, tier_task, block, refs[task_id], settings)
                     s = stats[tier]
                     s["cpu"].append(_own_cpu() - cpu0 + command.cpu + python.cpu - jobs0)
                     s["wall"].append(time.monotonic() - wall0)
