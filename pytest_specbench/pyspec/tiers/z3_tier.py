@@ -309,7 +309,7 @@ def check(services: TierServices, task: TierTask, spec: str, reference_spec: str
         else:
             out.append(TierVerdict(TIER, relation, Status.PROVED, bound=searched.bound,
                                    reason=f"lengths <= {searched.bound}, |ints| <= {MAX_INT}, floats in quarters, "
-                                          f"printable-ASCII strings, the hinted types"))
+                                          f"printable-ASCII strings, the hinted (else observed) types"))
     return out
 
 
