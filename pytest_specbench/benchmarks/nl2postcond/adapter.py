@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 from ...errors import DataError
 from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
-from . import corpus, metrics, observe, tasks, tiers
+from . import corpus, metrics, observe, tasks, tier_checks, tiers
 from .answers import AnswerError, postcondition_text
 from .evaluate import evaluate, rejects
 from .options import OPTIONS
@@ -52,6 +52,9 @@ class Nl2PostcondBenchmark:
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
         if getattr(ctx.settings, "model_spec", "") == "reference" and not task.data.get("reference_postcondition"):
             return "no reference postcondition for this task (upstream has none; the bundled suite has one per task)"
+        if check == "crosshair":
+            from ...pyspec.tiers.crosshair_tier import available
+            return available()
         if check == "complete" and not task.data.get("_corpus"):
             return ("no buggy-program corpus for this data: build it with `specbench nl2postcond build-corpus "
                     "--specbench-data ROOT` (or pass --nl2postcond-corpus=FILE)")
@@ -71,6 +74,12 @@ class Nl2PostcondBenchmark:
             return self._complete(task, ctx)
         if check == "pbt":
             return tiers.pbt_check(task, sample, ctx)
+        if check in tier_checks.TIER_CHECKS:
+            try:
+                block = postcondition_text(sample.text)
+            except AnswerError as exc:
+                return CheckResult(False, {"parse_error": str(exc)}, f"no postcondition: {exc}")
+            return tier_checks.run_tier(check, task, block, ctx)
         return self._correct(task, sample, ctx)
 
     def _correct(self, task: Task, sample: Any, ctx: Any) -> CheckResult:

@@ -22,3 +22,7 @@ OPTIONS = (
 from ..tier_options import TIER_OPTIONS  # noqa: E402 - kept apart from the family's own options
 
 OPTIONS = OPTIONS + TIER_OPTIONS
+
+from ..search_tier_options import SEARCH_TIER_OPTIONS  # noqa: E402 - the crosshair and z3 tiers'
+
+OPTIONS = OPTIONS + SEARCH_TIER_OPTIONS

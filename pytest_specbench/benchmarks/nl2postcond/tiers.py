@@ -37,7 +37,7 @@ from .observe import REFERENCE_CPU_FACTOR, as_case, observe
 from .tasks import parameters, preamble
 
 CORPUS_CHECKS = ("correct", "complete")
-TIER_CHECKS = {"pbt": ("pbt",)}  # the tiers this branch builds, as checks (crosshair, z3: their own)
+TIER_CHECKS = {"pbt": ("pbt",), "crosshair": ("crosshair",), "z3": ("z3",)}  # each tier's checks (crosshair, z3: tier_checks.py)
 RELATIONS = ("AC", "RW")
 SEARCH_SECONDS = 40.0  # the keeper's budget for the whole search (both relations)
 CASE_SECONDS = 0.2  # per case in a spec child (upstream's floor per input)

@@ -385,7 +385,11 @@ class Inputs:
         self.strings: list = []  # (is-str condition, length, codes): for alphabet steering
         self._count = 0
 
-    def fresh(self, name: str, level: int = 0, tags: frozenset | None = None) -> Sym:
+    def fresh(self, name: str, level: int = 0, tags: frozenset | None = None,
+              elements: tuple | None = None) -> Sym:
+        """A fresh symbolic input.  ``tags`` narrows its types; ``elements``
+        narrows its elements' the same way, as a pair ``(tags, elements)``
+        (e.g. from a type hint: ``List[int]`` is ``({LIST}, ({INT}, None))``)."""
         bd = self.bounds
         self._count += 1
         uid = f"{name}#{self._count}"
@@ -442,7 +446,8 @@ class Inputs:
             self.domain.append(z3.Implies(is_container, z3.And(v.n >= 0, v.n <= slots)))
             self.small.append(z3.Implies(is_container, v.n <= bd.small_len))
             self.tiny.append(z3.Implies(is_container, v.n <= 2))
-            elems = tuple(self.fresh(f"{name}[{k}]", level + 1) for k in range(slots))
+            elem_tags, elem_elements = elements if elements is not None else (None, None)
+            elems = tuple(self.fresh(f"{name}[{k}]", level + 1, elem_tags, elem_elements) for k in range(slots))
             v.items = elems
             if DICT in allowed:
                 # JSON objects only have string keys: dict keys are distinct strings.

@@ -18,7 +18,12 @@ then
 
 Where the encoding is only an approximation (bounded lengths, ``dict == dict``,
 float ``%`` ...) ``ok`` is made *false*: that only shrinks the search space, so
-a model of "violated" is always a real violation.  Anything outside the subset
+a model of "violated" is always a real violation.  Each such place is also
+recorded in ``Translator.inexact`` (a reason and the z3 condition under which
+the encoding may differ from CPython, including float rounding, which the
+encoding computes in exact reals): a *proof* from a translation (the z3 tier of
+the Python-spec service, ``pyspec/tiers/z3_tier.py``) needs that condition
+unsatisfiable, since dropping inputs from the search space would forge it.  Anything outside the subset
 raises :class:`~.adt.Unsupported` with a category, and the pipeline reports the
 assert by name.
 """
@@ -174,6 +179,19 @@ class Translator:
         self.inputs = inputs
         self.bounds = bounds
         self.axioms: list = []
+        # (reason, z3 condition): where the encoding may differ from CPython (see the module docstring)
+        self.inexact: list = []
+        self.tail_ok = TRUE  # the statements after the last assert raise nothing
+
+    def approx(self, reason: str, where=TRUE) -> None:
+        """Record that the encoding may differ from CPython where ``where`` holds."""
+        if not _is_false(where):
+            self.inexact.append((reason, where))
+
+    def _equal(self, a: Sym, b: Sym):
+        v, ok = equal(a, b)
+        self.approx("equality not modelled (dict == dict, or nesting too deep)", Not(ok))
+        return v, ok
 
     # -- expressions ------------------------------------------------------
     def ev(self, node: ast.expr, env: dict):
@@ -195,6 +213,9 @@ class Translator:
         raise Unsupported("value used where a plain value is needed", type(v).__name__)
 
     def ev_Constant(self, node, env):
+        if isinstance(node.value, str) and any(not (32 <= ord(c) <= 126 or c in "\t\n\r\x0b\x0c")
+                                               for c in node.value):
+            self.approx("string constant outside printable ASCII (str predicates are exact for ASCII only)")
         if isinstance(node.value, (bool, int, float, str)) or node.value is None:
             return const(node.value), TRUE
         raise Unsupported("constant", type(node.value).__name__)
@@ -292,6 +313,13 @@ class Translator:
         return v, And(oka, okb, ok)
 
     def binop(self, op, a: Sym, b: Sym):
+        may_float = a.has(FLOAT) or b.has(FLOAT)
+        if isinstance(op, ast.Div) or (may_float and isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Pow))):
+            self.approx("float arithmetic (CPython rounds, the encoding computes in exact reals)")
+        if may_float and isinstance(op, (ast.Mod, ast.FloorDiv)):
+            self.approx("float % or // not modelled")
+        if isinstance(op, ast.Mult) and (a.tags | b.tags) & (SEQUENCES | {STR}):
+            self.approx("sequence repetition not modelled")
         cases = []  # (condition, result)
         num = And(tag_in(a, NUMERIC), tag_in(b, NUMERIC)) if (a.tags & NUMERIC and b.tags & NUMERIC) else FALSE
         both_int = And(tag_in(a, INTEGRAL), tag_in(b, INTEGRAL)) if (a.tags & INTEGRAL and b.tags & INTEGRAL) else FALSE
@@ -391,6 +419,8 @@ class Translator:
             return (v if isinstance(op, ast.Eq) else Not(v)), ok
         a, _ = self.as_sym(a, TRUE)
         b, _ = self.as_sym(b, TRUE)
+        if a.tags & b.tags & SEQUENCES:
+            self.approx("ordering of lists or tuples not modelled")
         cases = []
         if a.tags & NUMERIC and b.tags & NUMERIC:
             cond = And(tag_in(a, NUMERIC), tag_in(b, NUMERIC))
@@ -418,7 +448,7 @@ class Translator:
             raise Unsupported("set compared with a non-set")
         a, _ = self.as_sym(a, TRUE)
         b, _ = self.as_sym(b, TRUE)
-        return equal(a, b)
+        return self._equal(a, b)
 
     def set_equal(self, a: IterV, b: IterV):
         ina, oka = self.subset(a, b)
@@ -450,7 +480,7 @@ class Translator:
                 if isinstance(e, Check):
                     oks.append(Implies(And(Not(found), e.guard), e.cond))
                 else:
-                    eqv, eok = equal(e.value, x)
+                    eqv, eok = self._equal(e.value, x)
                     oks.append(Implies(And(Not(found), e.guard), And(e.ok, eok)))
                     found = Or(found, And(e.guard, eqv))
             return found, And(*oks)
@@ -469,7 +499,7 @@ class Translator:
             cond = is_tag(c, t)
             hits, eoks = [], []
             for k, item in enumerate(c.items):
-                eqv, eok = equal(item, x)
+                eqv, eok = self._equal(item, x)
                 hits.append(And(k < c.n, eqv))
                 eoks.append(Implies(k < c.n, eok))
             cases.append(And(cond, Or(*hits)))
@@ -531,7 +561,7 @@ class Translator:
         if v.has(DICT):
             found, hit = FALSE, None
             for k, (key, val) in enumerate(zip(v.items, v.vals)):
-                eqv, _ = equal(key, idx)
+                eqv, _ = self._equal(key, idx)
                 c = And(k < v.n, eqv)
                 hit = val if hit is None else ite(c, val, hit)
                 found = Or(found, c)
@@ -554,6 +584,9 @@ class Translator:
         raise Unsupported("attribute access", node.attr)
 
     def ev_Lambda(self, node, env):
+        args = node.args
+        if args.posonlyargs or args.vararg or args.kwarg or args.kwonlyargs or args.defaults:
+            raise Unsupported("lambda with defaults, positional-only, starred or keyword-only parameters")
         return Macro([a.arg for a in node.args.args], node.body, env), TRUE
 
     def ev_Call(self, node, env):
@@ -592,6 +625,8 @@ class Translator:
         if isinstance(f, Macro):
             if len(args) != len(f.params):
                 raise Unsupported("helper called with a different arity")
+            if any(isinstance(a, IterV) and not a.materialized for a in args):
+                self.approx("a one-shot iterator passed to a helper (the encoding re-iterates it)")
             env = dict(f.env)
             env.update(zip(f.params, args))
             return self.ev(f.body, env)
@@ -600,6 +635,9 @@ class Translator:
         name = f.name
         if name == "isinstance":
             x, t = args
+            types = t.types if isinstance(t, TypeSet) else [t]
+            if not isinstance(x, Sym) or any(isinstance(u, TypeV) and u.tag is None for u in types):
+                self.approx("isinstance() of a non-value or with a type outside the encoding (object, set, ...)")
             if not isinstance(x, Sym):
                 return const(False), TRUE
             return bool_sym(isinstance_of(x, t)), TRUE
@@ -620,6 +658,8 @@ class Translator:
             return self._numeric_map(x, lambda i: If(i < 0, -i, i), lambda r: If(r < 0, -r, r)), tag_in(x, NUMERIC)
         if name == "int":
             (x,) = args
+            if not x.tags <= NUMERIC:
+                self.approx("int() of a non-number not modelled")
             parts = []
             if x.tags & INTEGRAL:
                 parts.append((tag_in(x, INTEGRAL), int_value(x)))
@@ -635,7 +675,14 @@ class Translator:
             (x,) = args
             text = sstr_value(x.s) if x.tags == {STR} else None
             if text is not None:
+                if "inf" in text.lower():
+                    self.approx("float('inf') stands for a large number")
                 return float_constant(text), TRUE
+            if not x.tags <= NUMERIC:
+                self.approx("float() of a non-number not modelled")
+            if x.tags & INTEGRAL:  # int -> float is exact up to 2**53
+                self.approx("float() of a large int rounds",
+                            And(tag_in(x, INTEGRAL), Or(int_value(x) > 2**53, int_value(x) < -2**53)))
             return float_sym(real_value(x) if x.tags & NUMERIC else z3.RealVal(0)), tag_in(x, NUMERIC)
         if name == "bool":
             (x,) = args
@@ -719,6 +766,8 @@ class Translator:
         return bool_sym(value), And(*reqs)
 
     def fold_minmax(self, name, items):
+        if any(not e.value.tags <= NUMERIC for e in items if isinstance(e.value, Sym)):
+            self.approx("min()/max() of non-numbers not modelled")
         best, seen, oks = None, FALSE, []
         for e in items:
             v = e.value
@@ -735,6 +784,9 @@ class Translator:
         return best, And(seen, *oks)  # max(()) raises ValueError
 
     def sum_(self, items, start, ok):
+        if (start is not None and start.has(FLOAT)) or any(isinstance(e.value, Sym) and e.value.has(FLOAT)
+                                                           for e in items):
+            self.approx("float arithmetic (CPython rounds, the encoding computes in exact reals)")
         if start is None or (start.tags & NUMERIC and not start.tags & (CONTAINERS | {STR})):
             total_i, total_r, is_float = z3.IntVal(0), z3.RealVal(0), FALSE
             oks = []
@@ -800,6 +852,7 @@ class Translator:
             return IterV(items, compact=True), ok
         # symbolic bounds: unroll a bounded number of steps, longer ranges are not modelled
         items = [Item(lo + k < hi, int_sym(lo + k)) for k in range(RANGE_SLOTS)]
+        self.approx(f"range() longer than {RANGE_SLOTS} not modelled", hi - lo > RANGE_SLOTS)
         return IterV(items, compact=True), And(ok, hi - lo <= RANGE_SLOTS)
 
     def method(self, recv, name, args):
@@ -825,6 +878,8 @@ class Translator:
             return bool_sym(STR_PREDICATES[name](recv.s)), is_tag(recv, STR)
         if name in ("startswith", "endswith") and len(args) == 1 and isinstance(args[0], Sym):
             a = args[0]
+            if not a.tags <= {STR}:
+                self.approx(f"{name}() of a tuple not modelled")
             if not (recv.has(STR) and a.has(STR)):
                 return const(False), FALSE
             f = sstr_prefix if name == "startswith" else sstr_suffix
@@ -942,6 +997,8 @@ class Translator:
             m = len(target.elts)
             if any(isinstance(t, ast.Starred) for t in target.elts):
                 raise Unsupported("starred unpacking")
+            if value.has(DICT):
+                self.approx("unpacking a dict not modelled")
             if m > len(value.items) and not value.has(STR):
                 return FALSE
             ok = And(tag_in(value, SEQUENCES), value.n == m) if value.tags & SEQUENCES else FALSE
@@ -997,7 +1054,7 @@ class Translator:
         # distinct elements: count an element when no earlier live element equals it
         flags = []
         for k, e in enumerate(items):
-            dup = Or(*[And(p.guard, equal(p.value, e.value)[0]) for p in items[:k]])
+            dup = Or(*[And(p.guard, self._equal(p.value, e.value)[0]) for p in items[:k]])
             flags.append(And(e.guard, Not(dup)))
         return _sum_if(flags)
 
@@ -1030,10 +1087,14 @@ class Translator:
         pending = TRUE
         for st in stmts:
             if isinstance(st, ast.Assert):
+                if st.msg is not None and not isinstance(st.msg, ast.Constant):
+                    self.approx("an assert message that is evaluated (it may raise instead)")
                 out.append(self._assert(st, env, names[len(out)], texts[len(out)], pending))
             elif isinstance(st, ast.Assign) and len(st.targets) == 1:
                 try:
                     v, ok = self.ev(st.value, env)
+                    if isinstance(v, IterV) and not v.materialized:
+                        self.approx("a one-shot iterator bound to a name (the encoding re-iterates it)")
                     if isinstance(st.targets[0], ast.Name):
                         env[st.targets[0].id] = v
                     else:
@@ -1041,6 +1102,7 @@ class Translator:
                         ok = And(ok, self.bind(st.targets[0], vs, env))
                     pending = And(pending, ok)
                 except Unsupported as exc:
+                    self.approx(f"statement not modelled: {exc}")
                     for n in _assigned_names(st):
                         env[n] = Poison(str(exc))
             elif isinstance(st, ast.FunctionDef):
@@ -1051,6 +1113,11 @@ class Translator:
                     env[st.name] = Macro([a.arg for a in args.args], body[0].value, env)
                 else:
                     env[st.name] = Poison(f"helper function {st.name}() is not a single return")
+                if (st.decorator_list or args.posonlyargs or st.returns is not None
+                        or any(a.annotation is not None for a in args.args)
+                        or isinstance(env[st.name], Poison)):
+                    # decorators, annotations and defaults run when the def does
+                    self.approx(f"def {st.name}() not modelled (decorators, annotations, defaults or body)")
             elif isinstance(st, ast.For) and _only_asserts(st):
                 # for x in xs: assert p(x)   ==   assert all(p(x) for x in xs)
                 n_inner = sum(isinstance(n, ast.Assert) for n in ast.walk(st))
@@ -1059,13 +1126,17 @@ class Translator:
                     continue
                 gen = _loop_as_all(st)
                 out.append(self._assert(gen, env, names[len(out)], texts[len(out)], pending))
+                for n in _assigned_names(st):  # the loop leaves its target bound to the last element
+                    env[n] = Poison("a loop variable after its loop")
             elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
                 continue
             else:
                 kind = type(st).__name__
+                self.approx(f"a {kind} statement not modelled")
                 for n in _assigned_names(st):
                     env[n] = Poison(f"assigned in a {kind} statement")
                 out.extend(self._unsupported_asserts(st, names, texts, len(out), f"assert inside a {kind} statement"))
+        self.tail_ok = pending
         return out
 
     def _unsupported_asserts(self, st, names, texts, start, category):
@@ -1087,7 +1158,7 @@ class Translator:
                 model.value, model.ok = truthy(v), And(pending, ok)
         except Unsupported as exc:
             model.error = exc
-        except (z3.Z3Exception, ValueError, TypeError, IndexError, AttributeError) as exc:
+        except (z3.Z3Exception, ValueError, TypeError, IndexError, AttributeError, RecursionError) as exc:
             model.error = Unsupported("translation error", f"{type(exc).__name__}: {exc}")
         return model
 
