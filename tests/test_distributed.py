@@ -115,6 +115,30 @@ def test_contract_with_copies_on_a_host_without_our_disk_equals_n0(pytester, hos
     assert not (pytester.path / "state-spread" / "cache" / "results").exists()
 
 
+@pytest.mark.slow
+def test_a_rerun_on_a_host_with_a_fresh_disk_takes_every_known_verdict_from_the_controller(pytester, tmp_path):
+    # The run's one store of verdicts is the controller's (engine/ledger.py): a re-run whose
+    # worker sits on a host that never ran anything (a fresh namespace: nothing the first
+    # run's worker left there) still takes every verdict the first run reached, pushed
+    # with its items.  Workers kept their own result caches before: this one had none.
+    require_namespace()
+    state = pytester.path / "state"
+    args = ["-p", "no:cacheprovider", f"--specbench-dir={state}", "--specbench=contract", "--model=reference",
+            "--specbench-checks=functional"]
+    hosts, results = [], []
+    try:
+        for name, tasks in (("first", "HumanEval-S/0 or HumanEval-S/1"),
+                            ("again", "HumanEval-S/0 or HumanEval-S/1 or HumanEval-S/2 or Mbpp-S/2")):
+            hosts.append(PrivateHost.socket_server(tmp_path / f"{name}.log"))
+            results.append(pytester.runpytest_subprocess(*args, "-k", tasks, *remote(hosts[-1], workers=1)))
+    finally:
+        for one in hosts:
+            one.close()
+    first, again = results
+    assert outcomes(first) == {"passed": 2} and outcomes(again) == {"passed": 4}, again.stdout.str()[-2000:]
+    again.stdout.fnmatch_lines(["*specbench: 2 of 4 results came from the result cache*"])
+
+
 def test_a_host_whose_data_differs_is_refused_in_one_line(pytester, host):
     data = pytester.path / "data"
     subprocess.run(["cp", "-r", str(REPO / "benchmarks" / "contract"), str(data)], check=True)
