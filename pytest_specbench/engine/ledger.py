@@ -28,10 +28,11 @@ merged only under an equal run part).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -48,22 +49,29 @@ RESUMED, COPY, CACHED = "resumed", "copy", "cached"
 
 @dataclass(frozen=True)
 class RunKey:
-    """The run's key, in two parts, computed once per run (the controller's).
+    """The run's key, in two parts, each computed once per run (the controller's).
 
+    ``run``: JSON text of what decides whether a journal is this run's (the
+    journal header without the shard and invocation, ``reports/journal.py``).
     ``verdict``: JSON text of everything besides the sample that decides a
     verdict (versions of specbench and the executors, the Python and the sample
     environment, data digests, limits, details, sandbox mode, every adapter's
-    version, option values and roles); the store's entries are keyed by it.
-    ``run``: JSON text of what decides whether a journal is this run's (the
-    journal header without the shard and invocation, ``reports/journal.py``).
+    version, option values and roles); the store's entries are keyed by it.  It
+    is computed when a first verdict is keyed (``verdict_of``): reading the
+    executors' versions imports them, which a run that evaluates nothing skips.
     """
 
-    verdict: str
     run: str
+    verdict_of: Callable[[], Any] = field(repr=False, compare=False)
 
     @classmethod
     def of(cls, verdict: Any, run: Mapping[str, Any]) -> "RunKey":
-        return cls(json.dumps(verdict, sort_keys=True), json.dumps(run, sort_keys=True))
+        """``verdict``: the verdict part, or a callable giving it."""
+        return cls(json.dumps(run, sort_keys=True), verdict if callable(verdict) else (lambda: verdict))
+
+    @functools.cached_property
+    def verdict(self) -> str:
+        return json.dumps(self.verdict_of(), sort_keys=True)
 
     def run_part(self) -> dict[str, Any]:
         return json.loads(self.run)

@@ -146,7 +146,7 @@ class SpecbenchRun:
         else:
             run_key = self.run_key
             self.dedupe = _dedupe.Dedupe(dedupe_on, lambda: run_key.verdict)
-            self.ledger = source = Ledger(run_key, self.verdict_store, self.finished, self.dedupe,
+            self.ledger = source = Ledger(self.run_key, self.verdict_store, self.finished, self.dedupe,
                                           self._journal_append, self.store, self.plan.completion)
             # the controller's end of each worker's channel
             self.link = _remote.ControllerLink(self.plan, self.services.model, self.worker_start, self.host_facts,
@@ -274,7 +274,8 @@ class SpecbenchRun:
         comes with its items (the ledger's known verdicts, ``plugin/remote.py``)."""
         if is_worker(self.config):
             return
-        self.run_key = RunKey.of(self._verdict_part(), self._run_part())
+        # the verdict part when a first verdict is keyed (a run that evaluates nothing imports no executor)
+        self.run_key = RunKey.of(self._verdict_part, self._run_part())
         runs = self.settings.state_dir / "runs"
         header = self.journal_header()
         if self.settings.merge:  # specbench merge: every outcome from the shards' journals, no journal of its own
