@@ -332,6 +332,17 @@ def test_result_of_reads_the_known_verdict_of_another_check_and_computes_once_pe
         fresh.evaluate(loop, plan.completion(loop))
 
 
+def test_without_a_program_key_equal_texts_of_two_samples_are_evaluated_each(tmp_path):
+    # CIFE asks its judge per sample index (no program key): the in-job memo is one item's
+    adapter = Counting()
+    plan, engine = _plan(tmp_path, adapter, Copies()), _engine(tmp_path, dedupe=False)
+    same = [s for s in plan.all_specs() if s.task.task_id == "t0" and s.check == "first" and s.sample in (0, 2)]
+    assert plan.completion(same[0]).text == plan.completion(same[1]).text
+    for spec in same:
+        assert engine.evaluate(spec, plan.completion(spec)).reached is None
+    assert adapter.calls["run", "t0", "first"] == 2
+
+
 def test_a_repeatable_error_is_kept_by_the_ledger_and_raised_again_under_its_name(tmp_path):
     class Flaky(Counting):
         def run_check(self, check, task, sample, ctx):

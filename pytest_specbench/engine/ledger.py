@@ -157,7 +157,6 @@ class Ledger:
         self._append, self.report, self._completion_of = append, report, completion_of
         self._alias: dict[str, dict[str, Any]] = {}  # program key -> verdict, this run
         self._items: dict[str, tuple[str, str | None]] = {}  # node id -> (result key, program key)
-        self.counts = {RESUMED: 0, COPY: 0, CACHED: 0}  # known verdicts handed out
 
     def keys(self, spec: ItemSpec, completion: Any) -> tuple[str, str | None]:
         """(result key, program key) of one item, computed once."""

@@ -104,8 +104,11 @@ class VerdictEngine:
         return self.context.for_item(lambda check: self.result_of(spec, completion, check, asking))
 
     @staticmethod
-    def _memo_key(benchmark: str, check: str, task_id: str, completion) -> tuple:
-        return benchmark, check, task_id, bool(completion.meta.get("trusted_reference")), completion.text
+    def _memo_key(spec: ItemSpec, check: str, completion) -> tuple:
+        # One item's (its sample index too): a family without a program key (CIFE) has two
+        # samples of equal text judged each, so equal text is not the same verdict here.
+        return (spec.benchmark, check, spec.task.task_id, spec.sample, bool(completion.meta.get("trusted_reference")),
+                completion.text)
 
     # ------------------------------------------------------------ verdicts
     def evaluate(self, spec: ItemSpec, completion, run_check: RunCheck = adapter_check) -> Evaluation:
@@ -121,7 +124,7 @@ class VerdictEngine:
             verdict, reached = self._programs[program], COPY
         else:
             reached = "evaluated"
-            memo = self._memo.get(self._memo_key(spec.benchmark, spec.check, spec.task.task_id, completion))
+            memo = self._memo.get(self._memo_key(spec, spec.check, completion))
             if memo is not None:  # result_of computed it for another check of this sample
                 verdict = _verdict(memo)
             else:
@@ -138,7 +141,7 @@ class VerdictEngine:
             raise repeated(verdict)
         # for result_of of another check of this sample, in this process (a worker's push said
         # "unknown" before this item ran)
-        self._remember(self._memo_key(spec.benchmark, spec.check, spec.task.task_id, completion), verdict)
+        self._remember(self._memo_key(spec, spec.check, completion), verdict)
         return Evaluation(verdict, reached if program is not None else None, reached == CACHED)
 
     def result_of(self, spec: ItemSpec, completion, check: str, asking: tuple[str, ...],
@@ -152,7 +155,7 @@ class VerdictEngine:
             raise RuntimeError(f"{adapter.name}: check {check!r} reads its own result (result_of cycle)")
         if check not in adapter.checks_for(task):
             return None
-        key = self._memo_key(adapter.name, check, task.task_id, completion)
+        key = self._memo_key(spec, check, completion)
         if key in self._memo:
             return self._memo[key]
         other = ItemSpec(adapter, task, spec.sample, check)
