@@ -115,6 +115,21 @@ def test_contract_with_copies_on_a_host_without_our_disk_equals_n0(pytester, hos
     assert not (pytester.path / "state-spread" / "cache" / "results").exists()
 
 
+@pytest.mark.slow
+def test_a_rerun_on_a_host_with_a_fresh_disk_takes_every_known_verdict_from_the_controller(pytester, host):
+    # The run's one store of verdicts is the controller's (engine/ledger.py): a re-run whose
+    # worker sits on a host that never saw this state folder still takes every verdict the
+    # first run (here -n 0, on the controller's disk) reached, pushed with its items.  Workers
+    # kept result caches on their own disks before: this one had none (0 of 4 on main).
+    args = ["-p", "no:cacheprovider", f"--specbench-dir={pytester.path / 'state'}", "--specbench=contract",
+            "--model=reference", "--specbench-checks=functional", "-k"]
+    first = pytester.runpytest_inprocess(*args, "HumanEval-S/0 or HumanEval-S/1", "-n", "0")
+    again = pytester.runpytest_subprocess(*args, "HumanEval-S/0 or HumanEval-S/1 or HumanEval-S/2 or Mbpp-S/2",
+                                          *remote(host, workers=1))
+    assert outcomes(first) == {"passed": 2} and outcomes(again) == {"passed": 4}, again.stdout.str()[-2000:]
+    again.stdout.fnmatch_lines(["*specbench: 2 of 4 results came from the result cache*"])
+
+
 def test_a_host_whose_data_differs_is_refused_in_one_line(pytester, host):
     data = pytester.path / "data"
     subprocess.run(["cp", "-r", str(REPO / "benchmarks" / "contract"), str(data)], check=True)

@@ -15,19 +15,19 @@ reports do not change (``docs/dedupe.md``).
   deduplicated: CIFE asks its judge once per sample index, so it declares
   ``program_key`` returning None.
 * ``-n 0``: items run in collection order; a copy finds its representative's
-  verdict in :class:`ProgramVerdicts` (memory).
+  verdict in the ledger's program alias (``engine/ledger.py``).
 * xdist: the controller groups the collection by key
   (``SpecbenchRun.dedupe_groups``); the scheduler (``plugin/scheduling.py``) dispatches the
   representative and holds its copies until it has finished, so a program never
-  runs on two workers at once.  The controller has the representative's verdict
-  from its report and sends it with each copy it dispatches to another worker,
-  over that worker's gateway (``plugin/remote.py``; workers may be on other hosts).
+  runs on two workers at once.  The controller's ledger has the representative's
+  verdict from its report and sends it with each copy it dispatches, over that
+  worker's gateway (``plugin/remote.py``; workers may be on other hosts).
 * ``--specbench-dedupe=off`` (ini ``specbench_dedupe``) evaluates every copy.
 """
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from typing import Callable
 
 from ..errors import OptionError
 
@@ -41,41 +41,18 @@ def mode(settings) -> str:
     return value
 
 
-class ProgramVerdicts:
-    """Verdicts of the programs evaluated in this run, by program key.
-
-    In memory; an xdist worker also reads ``pushed``: the verdicts the
-    controller sent with copies whose representative ran on another worker
-    (``plugin/remote.py``; workers share no disk).
-    """
-
-    def __init__(self, pushed: dict[str, dict[str, Any]] | None = None):
-        self._known: dict[str, dict[str, Any]] = {}
-        self._pushed = pushed if pushed is not None else {}
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        verdict = self._known.get(key)
-        return verdict if verdict is not None else self._pushed.get(key)
-
-    def put(self, key: str, verdict: dict[str, Any]) -> None:
-        self._known[key] = verdict
-
-    def close(self) -> None:
-        pass
-
-
 class Dedupe:
-    """The run's deduplication: program keys of items and the verdicts found so far.
+    """The run's deduplication: the program key of each item.
 
-    ``fingerprint`` is what the result cache keys on besides the sample (data,
-    limits, options, versions): constant within a run, it makes a store left by
-    a run with other settings unreadable to this one.
+    ``fingerprint`` is the verdict part of the run key (data, limits, options,
+    versions; ``ledger.RunKey``), hashed into every key.  The verdicts of
+    programs are the ledger's (its program alias, ``engine/ledger.py``); a worker
+    keys its in-job memo with an empty fingerprint (one process, one run).
     """
 
-    def __init__(self, enabled: bool, fingerprint: Callable[[], str], pushed: dict[str, Any] | None = None):
+    def __init__(self, enabled: bool, fingerprint: Callable[[], str]):
         self.enabled = enabled
         self._fingerprint = fingerprint
-        self.verdicts = ProgramVerdicts(pushed)
         self._keys: dict[tuple, str | None] = {}  # (benchmark, task, check, trusted, text) -> key
         self.counts = {"evaluated": 0, "copies": 0}  # this process's items with a program key
 
@@ -101,5 +78,3 @@ class Dedupe:
                 self._keys.clear()
         return self._keys[memo]
 
-    def close(self) -> None:
-        self.verdicts.close()

@@ -9,7 +9,7 @@ import pytest
 from ..types import CheckSkipped
 from ..engine.plan import ItemSpec, RunPlan
 from ..engine.verdicts import VerdictEngine
-from ..errors import InfrastructureError, SpecbenchError
+from ..errors import InfrastructureError, RepeatableError, SpecbenchError
 from ..models.base import SampleMissing
 from . import wire_safe
 
@@ -20,7 +20,10 @@ DEDUPE_PROPERTY = "specbench_dedupe"
 # Set when the verdict came from the result cache (an identical earlier run): counted by the
 # controller, which says in one line when a whole run was served that way.
 CACHED_PROPERTY = "specbench_cached"
-_OWN_PROPERTIES = (PROPERTY, DEDUPE_PROPERTY, CACHED_PROPERTY)
+# A repeatable harness error (``RepeatableError``), on the setup report: the controller's
+# ledger keeps it for the item's copies and the next run, which raise it again.
+REPEATABLE_PROPERTY = "specbench_repeatable"
+_OWN_PROPERTIES = (PROPERTY, DEDUPE_PROPERTY, CACHED_PROPERTY, REPEATABLE_PROPERTY)
 
 
 class SpecbenchFailure(AssertionError):
@@ -53,22 +56,8 @@ class SpecbenchItem(pytest.Item):
 
     def setup(self) -> None:
         # The work happens here so that harness trouble is an error (E), not a failure (F).
-        finished = self.verdicts.journal_result(self.nodeid)
-        if finished is not None:
-            self.outcome = finished
-            self._share_finished(finished)
-        else:
-            self.outcome = self._evaluate()
-
-    def _share_finished(self, finished: dict[str, Any]) -> None:
-        """Resumed run: a journaled verdict is also its program's, for the copies still to come."""
-        if not self.verdicts.dedupe.enabled or not isinstance(finished.get("passed"), bool):
-            return
-        try:
-            completion = self.plan.completion(self.spec)
-        except SampleMissing:
-            return
-        self.verdicts.share_finished(self.spec, completion, finished)
+        finished = self.verdicts.resumed(self.spec)  # a resumed run's journal: neither skipped nor run again
+        self.outcome = finished if finished is not None else self._evaluate()
 
     def _evaluate(self) -> dict[str, Any]:
         skip = self.plan.skip_reason(self.spec)
@@ -83,6 +72,10 @@ class SpecbenchItem(pytest.Item):
             evaluation = self.verdicts.evaluate(self.spec, completion)
         except CheckSkipped as exc:  # decided on the sample: e.g. no judge for this question
             pytest.skip(" ".join(str(exc).split()))
+        except RepeatableError as exc:
+            self.user_properties.append((REPEATABLE_PROPERTY, {"repeatable_error": str(exc),
+                                                               "error_type": type(exc).__name__}))
+            raise
         self.reached, self.from_result_cache = evaluation.reached, evaluation.from_result_cache
         return {"benchmark": self.adapter.name, "task_id": self.task.task_id, "sample": self.sample,
                 "check": self.check, **evaluation.verdict, "isolation": self.isolation()}

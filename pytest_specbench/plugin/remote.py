@@ -14,15 +14,18 @@ sends over it:
   ``runtests`` command on the same connection, so they are there when the item
   runs); a worker that misses one (another ``--dist`` mode) asks for it.  The
   ``reference`` model answers from the task data, which every host loads itself.
-* **dedupe verdicts**: a copy dispatched to another worker than its
-  representative gets the representative's verdict pushed with it (the
-  controller has it from the representative's report).
+* **known verdicts**: with each item the controller pushes what its ledger
+  (``engine/ledger.py``) knows of the item's verdict, or that it knows none: a
+  resumed run's journaled outcome, a copy's (its representative's verdict,
+  from that item's report), an earlier run's from the controller's store.  A
+  worker evaluates only items whose verdict is unknown and writes no store; an
+  item it got nothing with (another ``--dist`` mode, ``result_of``'s other
+  check) it asks about.
 * **judge answers**: a worker's ``ctx.model("judge").ask(...)`` is a request to
   the controller, which asks its own role (its cache under a file lock, or the
   API) on a small thread pool and replies.  So every question is asked once
   across hosts, from one place, with one cache; the controller's role counts
   them.
-* **a resumed run's finished items**, in ``workerinput``.
 
 At start a remote worker reports its facts (specbench version, toolchain
 versions, the digests of its data files); the controller prints one line per
@@ -65,20 +68,20 @@ class ControllerLink:
     """Controller side: one channel per worker, and what was sent on each."""
 
     def __init__(self, plan: Any, role_model: Callable[[str], Any], worker_start: Callable[[bool], dict[str, Any]],
-                 host_facts: Callable[[], dict[str, Any]], model_is_local: bool):
+                 host_facts: Callable[[], dict[str, Any]], model_is_local: bool,
+                 known: Callable[[str], Any] = lambda nodeid: None):
         # Plain things, not the run (issue #31): the plan answers for tasks and the
         # model, ``role_model`` gives the judge and other roles, ``worker_start`` what a
-        # worker is told at start, ``host_facts`` what a remote host is compared on.
-        self.plan, self._role_model = plan, role_model
+        # worker is told at start, ``host_facts`` what a remote host is compared on,
+        # ``known`` what the ledger knows of an item's verdict (a ``ledger.Known`` or None).
+        self.plan, self._role_model, self._known = plan, role_model, known
         self._worker_start, self._host_facts = worker_start, host_facts
         self.model_is_local = model_is_local
         self.facts: dict[str, dict[str, Any]] = {}  # gateway id -> facts a remote worker reported
         self.refusals: dict[str, str] = {}  # gateway id -> why the worker could not start its run
         self._channels: dict[Any, Any] = {}  # node -> channel
-        self._sent: dict[Any, set] = {}  # node -> answer keys and program keys already sent
+        self._sent: dict[Any, set] = {}  # node -> answer keys already sent
         self._answers: dict[tuple[str, str, int], list] = {}  # (benchmark, task_id, sample) -> reply
-        self.verdicts: dict[str, dict[str, Any]] = {}  # program key -> verdict, from reports
-        self.programs: dict[str, str] = {}  # node id -> program key (dedupe groups)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._tasks: dict[str, dict[str, Any]] = {}
@@ -124,6 +127,8 @@ class ControllerLink:
             args = json.loads(payload)
             if what == "answer":
                 reply = self.answer(*args)
+            elif what == "known":
+                reply = ["ok", self.known_wire(str(args))]
             elif what == "judge":
                 reply = ["ok", self._ask_role(args)]
             else:
@@ -171,12 +176,19 @@ class ControllerLink:
             raise InfrastructureError(f"{benchmark}: no task {task_id!r} on the controller")
         return task
 
+    def known_wire(self, nodeid: str) -> list | None:
+        """What the ledger knows of one item's verdict, as it crosses (None: unknown)."""
+        known = self._known(nodeid)
+        return None if known is None else known.wire()
+
     def before_send(self, node: Any, nodeids: list[str]) -> None:
-        """Push, ahead of xdist's ``runtests``, the answers and verdicts these items need."""
+        """Push, ahead of xdist's ``runtests``, the answers these items need and what
+        the ledger knows of their verdicts (None for each it does not know: the
+        worker then evaluates it without asking)."""
         sent = self._sent.get(node)
         if sent is None:
             return
-        answers, verdicts = [], {}
+        answers, known = [], {}
         local = self.model_is_local
         for nodeid in nodeids:
             parts = nodeid.split("::")
@@ -187,18 +199,9 @@ class ControllerLink:
                 if key not in sent:
                     sent.add(key)
                     answers.append([list(key), self.answer(*key)])
-            program = self.programs.get(nodeid)
-            if program is not None and program not in sent and program in self.verdicts:
-                sent.add(program)
-                verdicts[program] = self.verdicts[program]
-        if answers or verdicts:
-            self._send(node, ("push", _dumps({"answers": answers, "verdicts": verdicts})))
-
-    def note_verdict(self, nodeid: str, outcome: dict[str, Any]) -> None:
-        """A report arrived: its verdict is its program's, for copies dispatched later."""
-        program = self.programs.get(nodeid)
-        if program is not None and isinstance(outcome.get("passed"), bool) and program not in self.verdicts:
-            self.verdicts[program] = {k: outcome.get(k) for k in ("passed", "details", "message")}
+            known[nodeid] = self.known_wire(nodeid)
+        if answers or known:
+            self._send(node, ("push", _dumps({"answers": answers, "known": known})))
 
     # -- judge
     def _ask_role(self, args: dict[str, Any]) -> str:
@@ -302,12 +305,12 @@ def toolchain_versions() -> dict[str, str]:
 
 # -------------------------------------------------------------------- worker
 class WorkerLink:
-    """Worker side: pushed answers and verdicts, and requests to the controller."""
+    """Worker side: pushed answers and known verdicts, and requests to the controller."""
 
     def __init__(self, channel: Any):
         self.channel = channel
         self.answers: dict[tuple[str, str, int], list] = {}
-        self.verdicts: dict[str, dict[str, Any]] = {}
+        self.known: dict[str, list | None] = {}  # node id -> the ledger's Known (as it crossed), None: unknown
         self._waiting: dict[int, queue.Queue] = {}
         self._ids = itertools.count()
         channel.setcallback(self._receive, endmarker=None)
@@ -322,7 +325,7 @@ class WorkerLink:
             data = json.loads(message[1])
             for key, reply in data["answers"]:
                 self.answers[tuple(key)] = reply
-            self.verdicts.update(data["verdicts"])
+            self.known.update(data["known"])
         elif kind == "reply":
             waiting = self._waiting.pop(message[1], None)
             if waiting is not None:
@@ -353,6 +356,26 @@ def unwrap(reply: list) -> Any:
     if status == "error":
         raise InfrastructureError(reply[1])
     return reply[1] if len(reply) == 2 else reply[1:]
+
+
+class PushedVerdicts:
+    """A worker's verdict source (``engine/verdicts.py``): what the controller's ledger
+    pushed with each item, or, for an item that came without (another ``--dist``
+    mode, the other check ``result_of`` reads), its answer when asked."""
+
+    def __init__(self, link: WorkerLink):
+        self._link = link
+
+    def known(self, spec: Any, completion: Any = None) -> Any:
+        from ..engine.ledger import Known
+
+        nodeid, known = spec.nodeid, self._link.known
+        if nodeid not in known:
+            known[nodeid] = self._link.ask("known", nodeid)
+        # Taken once with its sample (the item's verdict, or result_of's read): what a later
+        # read asks is the controller's answer then, not a push made before the item ran.
+        wire = known.pop(nodeid) if completion is not None else known[nodeid]
+        return Known.from_wire(wire)
 
 
 class RemoteAnswers:

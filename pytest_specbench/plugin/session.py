@@ -29,10 +29,12 @@ import pytest
 
 from ..benchmarks import get_benchmark
 from ..engine import dedupe as _dedupe
-from ..engine.plan import RunPlan
-from ..engine.verdicts import ResultCache, VerdictEngine
+from ..engine.ledger import CACHED, Ledger, RunKey, VerdictStore
+from ..engine.plan import ItemSpec, RunPlan
+from ..engine.verdicts import NothingKnown, VerdictEngine
 from ..errors import DataError, InfrastructureError, OptionError
 from ..models import load_model
+from ..models.base import SampleMissing
 from ..reports.gate import section_extras
 from ..reports.journal import Journal, max_errors
 from ..reports.layout import shown_path
@@ -40,7 +42,8 @@ from ..reports.report import ResultStore, metric_sections, render_summary
 from . import remote as _remote
 from .exit_status import ExitStatus
 from .generation import GenerationPhase, stop_workers
-from .items import _OWN_PROPERTIES, CACHED_PROPERTY, DEDUPE_PROPERTY, PROPERTY, BenchmarkNode, SpecbenchItem
+from .items import (_OWN_PROPERTIES, CACHED_PROPERTY, DEDUPE_PROPERTY, PROPERTY, REPEATABLE_PROPERTY, BenchmarkNode,
+                    SpecbenchItem)
 from .options import WORKER_MODEL_KEY, Settings, model_record
 from .services import Services
 from ..data.bundled import suites_root
@@ -97,7 +100,7 @@ class SpecbenchRun:
         self.plan = RunPlan(settings, adapters, self.model, self.services.context(),
                             peer_digests=(self.start or {}).get("data_digests"))
         self.adapters = self.plan.adapters
-        self.result_cache = _result_cache(settings)  # a bad --specbench-result-cache is a usage error, now
+        self.verdict_store = _verdict_store(settings)  # a bad --specbench-result-cache is a usage error, now
         dedupe_on = _dedupe.mode(settings) == "on"  # a bad --specbench-dedupe too
         for name in self.adapters:  # bad data is a one-line usage error, now, not a traceback later
             self.plan.taskset(name)
@@ -106,9 +109,6 @@ class SpecbenchRun:
         self.plan.check_checks()  # checks are per task (checks_for): known once the tasks are loaded
         self.plan.check_selection()
         self._load_roles()  # a missing or bad --judge-model is a usage error, now
-        if not is_worker(config):  # the controller's end of each worker's channel
-            self.link = _remote.ControllerLink(self.plan, self.services.model, self.worker_start, self.host_facts,
-                                               self.model_is_local)
         # The task data lives as long as the process: keep it out of the cyclic
         # GC, which otherwise re-scans millions of input objects at every full
         # collection, and in pytest's gc.collect() loop at exit (~1 s per
@@ -134,12 +134,24 @@ class SpecbenchRun:
         self._check_model_reachable()  # nothing listening, a wrong key or model name: one line, now
         self.gate = self._register_gate()  # a threshold that cannot be met is a usage error, now
         # Last: a run that stops on a usage error above leaves no run folder behind.
+        self.run_key: RunKey | None = None  # the controller's, once (a worker keys nothing)
+        self._specs: dict[str, ItemSpec] | None = None  # node id -> spec, for the ledger
         self._open_journal()
-        # A worker also finds the verdicts the controller pushed with copies of programs run elsewhere.
-        pushed = self.link.verdicts if isinstance(self.link, _remote.WorkerLink) else None
-        self.dedupe = _dedupe.Dedupe(dedupe_on, lambda: self._result_fingerprint, pushed)
-        self.engine = VerdictEngine(lambda: self._result_fingerprint, self.result_cache, self.finished,
-                                    self.dedupe, self.services.context())
+        # The one writer and reader of verdicts is the controller's ledger; a worker's
+        # engine reads what the ledger pushed with each item (plugin/remote.py).
+        self.ledger: Ledger | None = None
+        if is_worker(config):
+            self.dedupe = _dedupe.Dedupe(dedupe_on, str)  # for the in-job memo only: no run key needed
+            source = _remote.PushedVerdicts(self.link) if isinstance(self.link, _remote.WorkerLink) else NothingKnown()
+        else:
+            run_key = self.run_key
+            self.dedupe = _dedupe.Dedupe(dedupe_on, lambda: run_key.verdict)
+            self.ledger = source = Ledger(self.run_key, self.verdict_store, self.finished, self.dedupe,
+                                          self._journal_append, self.store, self.plan.completion)
+            # the controller's end of each worker's channel
+            self.link = _remote.ControllerLink(self.plan, self.services.model, self.worker_start, self.host_facts,
+                                               self.model_is_local, self._known_of)
+        self.engine = VerdictEngine(source, self.dedupe, self.services.context())
         self.generation = GenerationPhase(self.plan, self.model, self.finished.get, config)
         terminal = config.pluginmanager.getplugin("terminalreporter")
         if terminal is not None and not is_worker(config):
@@ -149,22 +161,19 @@ class SpecbenchRun:
             self.link.send("facts", json.dumps(self.host_facts(), ensure_ascii=True))
 
     def _skip_workers_when_all_cached(self) -> int:
-        """xdist controller: when the result cache holds the verdict of every item,
-        run in this process instead of starting workers (which would only read
-        the cache, after a start-up that costs more than the whole run).  Only
-        for models that answer without a network call; returns the item count."""
+        """xdist controller: when the ledger knows the verdict of every item, run in
+        this process instead of starting workers (which would only be told the
+        verdicts, after a start-up that costs more than the whole run).  Only for
+        models that answer without a network call; returns the item count."""
         dist = getattr(self.config.option, "dist", "no")
         if is_worker(self.config) or dist == "no" or not getattr(self.config.option, "tx", None):
             return 0
-        if not getattr(self.model, "answers_locally", False) or self.result_cache.folder is None:
+        if not getattr(self.model, "answers_locally", False) or self.verdict_store.folder is None:
             return 0
-        count = 0
-        # An item whose skip only a worker can tell (planning, #28) and not cached: workers start.
-        for spec, completion in self.plan.runnable(planning=True):
-            if not self.result_cache.has(self.engine.result_key(spec.benchmark, spec.check, spec.task.task_id,
-                                                                completion)):
-                return 0
-            count += 1
+        # An item whose skip only a worker can tell (planning, #28) and not known: workers start.
+        count = self.ledger.all_known(self.plan.runnable(planning=True))
+        if not count:
+            return 0
         self.config.option.dist, self.config.option.tx = "no", []
         if self.config.pluginmanager.has_plugin("dsession"):
             self.config.pluginmanager.unregister(name="dsession")
@@ -206,11 +215,30 @@ class SpecbenchRun:
         if self.dedupe.enabled:
             keyed = [n for n, a in self.adapters.items() if getattr(a, "program_key", None) is not None]
             for spec, completion in self.plan.runnable(keyed, nodeids, planning=True):
-                key = self.dedupe.key(spec.adapter, spec.task, completion, spec.check)
+                key = self.ledger.program_key(spec, completion)
                 if key is not None:
                     keys[spec.nodeid] = key
-        self.link.programs = keys  # the controller pushes a representative's verdict with its copies
         return [keys.get(nodeid) for nodeid in nodeids]
+
+    def _spec_of(self, nodeid: str) -> ItemSpec | None:
+        if self._specs is None:
+            self._specs = {spec.nodeid: spec for spec in self.plan.all_specs()}
+        return self._specs.get(nodeid)
+
+    def _known_of(self, nodeid: str):
+        """xdist controller: what the ledger knows of an item's verdict, pushed with it."""
+        spec = self._spec_of(nodeid)
+        if spec is None:
+            return None
+        known = self.ledger.known(spec)
+        if known is not None:
+            return known
+        try:
+            completion = self.plan.completion(spec)
+        except (SampleMissing, InfrastructureError):
+            return None  # the worker says so, as an error (E)
+        completion.meta.setdefault("sample_index", spec.sample)
+        return self.ledger.known(spec, completion)
 
     def verdict_known(self, nodeid: str) -> bool:
         """Whether a finished item left a verdict its copies can take (it did not error)."""
@@ -241,13 +269,13 @@ class SpecbenchRun:
         return gate
 
     def _open_journal(self) -> None:
-        """Controller: start a journal, or reopen the one named by --specbench-resume.
-        Worker: learn the finished items of a resumed run from the controller
-        (``workerinput``: a worker may be on another host; only the controller writes)."""
+        """Controller: the run key, once; then start a journal, or reopen the one named
+        by --specbench-resume.  A worker has neither: what it needs of a resumed run
+        comes with its items (the ledger's known verdicts, ``plugin/remote.py``)."""
         if is_worker(self.config):
-            if self.start is not None:  # a resumed run's finished items, from the controller's journal
-                self.finished = self.start.get("finished") or {}
             return
+        # the verdict part when a first verdict is keyed (a run that evaluates nothing imports no executor)
+        self.run_key = RunKey.of(self._verdict_part, self._run_part())
         runs = self.settings.state_dir / "runs"
         header = self.journal_header()
         if self.settings.merge:  # specbench merge: every outcome from the shards' journals, no journal of its own
@@ -286,13 +314,20 @@ class SpecbenchRun:
                 self._failures += not entry.get("passed")
 
     def journal_header(self) -> dict[str, Any]:
-        """What results depend on: a run is resumed only when all of this is unchanged
-        (the run key), then what ``specbench merge`` reads: the shard, the invocation
+        """The run part of the run key (a run is resumed only when all of it is
+        unchanged), then what ``specbench merge`` reads: the shard, the invocation
         and the fingerprint (``reports/journal.py``)."""
+        from .merge import recorded_arguments
+
+        return {**self.run_key.run_part(), **({"shard": list(self.settings.shard)} if self.settings.shard else {}),
+                "invocation": {"args": recorded_arguments(self.config.invocation_params.args),
+                               "dir": str(self.config.invocation_params.dir)}}
+
+    def _run_part(self) -> dict[str, Any]:
+        """What a run is (``RunKey.run``): a journal of another run is not resumed or merged."""
         from dataclasses import asdict
 
         from .. import __version__
-        from .merge import recorded_arguments
 
         manifest = self.model.manifest()
         # The model's identity, not its counters (a generating model's counts change as it works).
@@ -300,10 +335,7 @@ class SpecbenchRun:
         return {"specbench_version": __version__, "benchmarks": self.settings.benchmarks,
                 "data_files": self.plan.data_digests, "model": model, "checks": self.settings.checks,
                 "samples": self.settings.samples, "limits": asdict(self.settings.limits),
-                "sandbox": self.settings.sandbox, "options": self._benchmark_options(),
-                **({"shard": list(self.settings.shard)} if self.settings.shard else {}),
-                "invocation": {"args": recorded_arguments(self.config.invocation_params.args),
-                               "dir": str(self.config.invocation_params.dir)}}
+                "sandbox": self.settings.sandbox, "options": self._benchmark_options()}
 
     @functools.cached_property
     def fingerprint(self) -> dict[str, Any]:
@@ -332,7 +364,7 @@ class SpecbenchRun:
     def worker_start(self, remote: bool) -> dict[str, Any]:
         """Controller: what each worker is told at start (``workerinput``)."""
         if self._worker_start is None:
-            start: dict[str, Any] = {"data_digests": self.plan.data_digests, "finished": self.finished,
+            start: dict[str, Any] = {"data_digests": self.plan.data_digests,
                                      "roles": {role: [model.spec, model.identity()]
                                                for role, model in self.services.loaded_roles().items()}}
             if not self.model_is_local:
@@ -340,9 +372,8 @@ class SpecbenchRun:
             self._worker_start = start
         return self._worker_start
 
-    @functools.cached_property
-    def _result_fingerprint(self) -> str:
-        """Everything besides the sample that decides a check's verdict."""
+    def _verdict_part(self) -> list[Any]:
+        """Everything besides the sample that decides a check's verdict (``RunKey.verdict``)."""
         import sys
         from dataclasses import asdict
 
@@ -350,10 +381,9 @@ class SpecbenchRun:
         from ..execution import executor_versions
         from ..execution.python import EXECUTOR_VERSION
 
-        return json.dumps([__version__, EXECUTOR_VERSION, executor_versions(), sys.version,
-                           _sample_environment(self.settings),
-                           self.plan.data_digests, asdict(self.settings.limits),
-                           self.settings.details, self.settings.sandbox, self._benchmark_options()], sort_keys=True)
+        return [__version__, EXECUTOR_VERSION, executor_versions(), sys.version, _sample_environment(self.settings),
+                self.plan.data_digests, asdict(self.settings.limits),
+                self.settings.details, self.settings.sandbox, self._benchmark_options()]
 
     def _benchmark_options(self) -> dict[str, Any]:
         """Name, version and declared option values of every adapter of the run (result key)."""
@@ -478,18 +508,17 @@ class SpecbenchRun:
             # The terminal reporter keeps every call report to the end of the run:
             # without its copy of the outcome (kept in the store) a report is a
             # few hundred bytes, not kilobytes (a 28,600-item run stays small).
-            how = next((v for k, v in report.user_properties if k == DEDUPE_PROPERTY), None)
-            if how in self.dedupe_counts:
-                self.dedupe_counts[how] += 1
-            if any(k == CACHED_PROPERTY for k, _ in report.user_properties):
-                self.result_cache_hits += 1
+            reached = next((v for k, v in report.user_properties if k == DEDUPE_PROPERTY), None)
+            if reached in self.dedupe_counts:
+                self.dedupe_counts[reached] += 1
+            cached = any(k == CACHED_PROPERTY for k, _ in report.user_properties)
+            self.result_cache_hits += cached
             report.user_properties = [p for p in report.user_properties if p[0] not in _OWN_PROPERTIES]
-            self.store.add(outcome)
-            self.link.note_verdict(report.nodeid, outcome)
             self.verdicts += 1
             if report.nodeid not in self.finished:  # a resumed item is in the journal already
                 self.results_this_run += 1
-                self._journal_append(report.nodeid, outcome)
+            # The ledger journals it, stores it (for copies and the next run) and feeds the report.
+            self.ledger.record(self._spec_of(report.nodeid), outcome, CACHED if cached else reached)
         elif report.when == "setup" and report.skipped and report.nodeid.startswith("specbench::"):
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             self.store.add_skip(report.nodeid.split("::")[1], reason.removeprefix("Skipped: "), report.nodeid)
@@ -499,6 +528,10 @@ class SpecbenchRun:
             parts = report.nodeid.split("::")
             if len(parts) == 5:
                 self._errored.add(report.nodeid)
+                repeatable = next((v for k, v in report.user_properties if k == REPEATABLE_PROPERTY), None)
+                spec = self._spec_of(report.nodeid) if isinstance(repeatable, dict) else None
+                if spec is not None:  # raised again without running anything: for its copies and the next run
+                    self.ledger.record_repeatable(spec, repeatable)
                 error = {"benchmark": parts[1], "task_id": parts[2], "sample": int(parts[3]), "check": parts[4],
                          "error": _error_message(report)}
                 self.store.add_error(error)
@@ -727,8 +760,9 @@ def _sample_environment(settings) -> dict[str, Any]:
     return sample_environment(settings, [])
 
 
-def _result_cache(settings: Settings) -> ResultCache:
+def _verdict_store(settings: Settings) -> VerdictStore:
+    """The ledger's store of earlier runs' verdicts (the controller's disk only)."""
     mode = str(settings.option("specbench_result_cache") or "readwrite")
     if mode not in ("readwrite", "off"):
         raise OptionError("--specbench-result-cache", f"expected readwrite or off, got {mode!r}")
-    return ResultCache(None if mode == "off" else settings.state_dir / "cache" / "results")
+    return VerdictStore(None if mode == "off" else settings.state_dir / "cache" / "results")
