@@ -1,0 +1,64 @@
+"""A pytest plugin that records the CPU seconds of each test, its children included.
+
+    pytest -p pytest_specbench.perf.suite_cpu -n 2 ...        (SPECBENCH_SUITE_CPU_DIR=DIR)
+
+For each test, the user + sys CPU of the process running it (the controller or an xdist
+worker) and of its children that ended during the test (``RUSAGE_CHILDREN``: the whole
+pytest runs a test starts, JVMs, sandbox jobs, a module's executor when its fixture is torn
+down), from the start of its setup to the end of its teardown; and each process's CPU
+outside tests (start, collection, the end of the session).  Each process writes one JSON
+file into ``$SPECBENCH_SUITE_CPU_DIR`` at the session's end; ``python -m
+pytest_specbench.perf.suite`` runs the suite with this plugin and prints the table.
+
+Why CPU and not wall: on a shared machine the wall time of a test says how loaded the
+machine was; its CPU seconds mostly say what the test costs (the suite's budget, issue #45:
+two cores with one busy process per core beside it give the suite about half the CPU).
+A module-scoped fixture's cost lands on the test that set it up and the one whose teardown
+ends it: add per file.  A child that outlives the session (never waited for) is not counted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from pathlib import Path
+
+import pytest
+
+DIR_VARIABLE = "SPECBENCH_SUITE_CPU_DIR"
+
+
+def cpu_seconds() -> float:
+    """User + sys CPU of this process and of its waited-for children, so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+class SuiteCpu:
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.tests: dict[str, list[float]] = {}  # node id -> [cpu, wall]
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        cpu, wall = cpu_seconds(), time.monotonic()
+        yield
+        self.tests[item.nodeid] = [round(cpu_seconds() - cpu, 3), round(time.monotonic() - wall, 3)]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session):
+        worker = getattr(session.config, "workerinput", {}).get("workerid", "controller")
+        total = cpu_seconds()
+        record = {"process": worker, "pid": os.getpid(), "cpu_total": round(total, 3),
+                  "cpu_outside_tests": round(total - sum(c for c, _ in self.tests.values()), 3),
+                  "tests": self.tests}
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / f"{worker}-{os.getpid()}.json").write_text(json.dumps(record))
+
+
+def pytest_configure(config):
+    folder = os.environ.get(DIR_VARIABLE)
+    if folder:
+        config.pluginmanager.register(SuiteCpu(Path(folder)), "specbench-suite-cpu")
