@@ -65,11 +65,13 @@ def load_records(folder: Path) -> tuple[dict[str, tuple[float, float]], float]:
     """Per test node id (cpu, wall), and the CPU the processes spent outside tests."""
     tests: dict[str, tuple[float, float]] = {}
     outside = 0.0
-    for path in sorted(folder.glob("*.json")):
-        record = json.loads(path.read_text())
-        outside += record["cpu_outside_tests"]
-        for node, (cpu, wall) in record["tests"].items():
-            tests[node] = (cpu, wall)
+    for path in sorted(folder.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if "test" in record:
+                tests[record["test"]] = (record["cpu"], record["wall"])
+            else:
+                outside += record["cpu_outside_tests"]
     return tests, outside
 
 

@@ -6,8 +6,9 @@ For each test, the user + sys CPU of the process running it (the controller or a
 worker) and of its children that ended during the test (``RUSAGE_CHILDREN``: the whole
 pytest runs a test starts, JVMs, sandbox jobs, a module's executor when its fixture is torn
 down), from the start of its setup to the end of its teardown; and each process's CPU
-outside tests (start, collection, the end of the session).  Each process writes one JSON
-file into ``$SPECBENCH_SUITE_CPU_DIR`` at the session's end; ``python -m
+outside tests (start, collection, the end of the session).  Each process appends one JSON
+line per test to its file in ``$SPECBENCH_SUITE_CPU_DIR`` (an interrupted run keeps what it
+measured) and a last line at the session's end; ``python -m
 pytest_specbench.perf.suite`` runs the suite with this plugin and prints the table.
 
 Why CPU and not wall: on a shared machine the wall time of a test says how loaded the
@@ -37,28 +38,33 @@ def cpu_seconds() -> float:
 
 
 class SuiteCpu:
-    def __init__(self, folder: Path):
-        self.folder = folder
-        self.tests: dict[str, list[float]] = {}  # node id -> [cpu, wall]
+    def __init__(self, folder: Path, worker: str):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{worker}-{os.getpid()}.jsonl"
+        self.worker = worker
+        self.in_tests = 0.0
+
+    def _write(self, record: dict) -> None:
+        with self.path.open("a") as out:
+            out.write(json.dumps(record) + "\n")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         cpu, wall = cpu_seconds(), time.monotonic()
         yield
-        self.tests[item.nodeid] = [round(cpu_seconds() - cpu, 3), round(time.monotonic() - wall, 3)]
+        spent = cpu_seconds() - cpu
+        self.in_tests += spent
+        self._write({"test": item.nodeid, "cpu": round(spent, 3), "wall": round(time.monotonic() - wall, 3)})
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session):
-        worker = getattr(session.config, "workerinput", {}).get("workerid", "controller")
         total = cpu_seconds()
-        record = {"process": worker, "pid": os.getpid(), "cpu_total": round(total, 3),
-                  "cpu_outside_tests": round(total - sum(c for c, _ in self.tests.values()), 3),
-                  "tests": self.tests}
-        self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / f"{worker}-{os.getpid()}.json").write_text(json.dumps(record))
+        self._write({"process": self.worker, "cpu_total": round(total, 3),
+                     "cpu_outside_tests": round(total - self.in_tests, 3)})
 
 
 def pytest_configure(config):
     folder = os.environ.get(DIR_VARIABLE)
     if folder:
-        config.pluginmanager.register(SuiteCpu(Path(folder)), "specbench-suite-cpu")
+        worker = getattr(config, "workerinput", {}).get("workerid", "controller")
+        config.pluginmanager.register(SuiteCpu(Path(folder), worker), "specbench-suite-cpu")
