@@ -4,6 +4,8 @@
     python -m pytest_specbench.perf.suite [--busy] [--fresh-clone] [--out DIR] [-- PYTEST_ARGS]
     python -m pytest_specbench.perf.suite --table DIR [--before DIR]
 
+Run it from the checkout (the current folder is the checkout whose suite runs).
+
 Runs the suite (default ``pytest -n 2 -q``, as ``.ci/run`` does; arguments after ``--``
 replace ``-n 2 -q``, e.g. ``-- -n 2 -q tests/test_gate.py``) with the plugin
 :mod:`pytest_specbench.perf.suite_cpu`, then prints the wall time, pytest's own "in N s",
@@ -36,7 +38,7 @@ from pathlib import Path
 from .spread import busy_load, stop_load
 from .suite_cpu import DIR_VARIABLE
 
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path.cwd()  # run from the checkout, as the other perf scripts
 PLUGIN = "pytest_specbench.perf.suite_cpu"
 
 
