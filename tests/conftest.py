@@ -36,8 +36,16 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 
+# Fixtures that make a test a whole pytest run (pytester's runs, the runs shared by a module
+# or the session) or that build a real project's venv: a test using one is ``slow``.
+WHOLE_RUN_FIXTURES = frozenset({"pytester", "module_runs", "session_runs", "postcond_real_state",
+                                "postcond_bundled_state"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own `-m` deselection reads the markers
 def pytest_collection_modifyitems(config, items):
     _long_modules_first(items)
+    _mark_slow(items)
     # The real-model tests (tests/realmodel/, README "Models and roles") need a C++ build and
     # a model file: opt in with SPECBENCH_REAL_MODEL=1; otherwise one skip line says how.
     if os.environ.get("SPECBENCH_REAL_MODEL") == "1":
@@ -47,6 +55,23 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("realmodel") is not None:
             item.add_marker(skip)
+
+
+def _mark_slow(items) -> None:
+    """``slow`` on every test that needs real data (``realdata``) or runs pytest
+    (:data:`WHOLE_RUN_FIXTURES`), besides those marked in their files (JVM runs, batched
+    sandbox jobs, costly plugin runs).  ``pytest -m "not slow" -n 2`` is then the fast
+    lane of an edit loop (README, "Real data in this repository's tests"); ``pytest -n 2``
+    (``.ci/run``) runs everything.  Decided from what a test uses, so a new test that
+    starts a pytest run is slow without being told; ``python -m
+    pytest_specbench.perf.suite -- -n 2 -q -m "not slow"`` shows what the lane costs."""
+    slow = pytest.mark.slow
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            continue
+        if item.get_closest_marker("realdata") is not None \
+                or WHOLE_RUN_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(slow)
 
 
 def _long_modules_first(items) -> None:

@@ -74,6 +74,7 @@ def section_of(folder, name):
     return json.loads((folder / name).read_text())["benchmarks"]["contract-cvt"]
 
 
+@pytest.mark.slow  # (three whole runs, one under xdist)
 def test_reference_answers_score_avc_100_on_the_bundled_suite(reference_runs):
     folder, result, _, _ = reference_runs
     result.assert_outcomes(passed=11, skipped=1)
@@ -129,6 +130,7 @@ def test_garbage_answers_fail_with_one_line(pytester):
     assert m["answers_parsed"] == 0.0 and "avc" not in m
 
 
+@pytest.mark.slow  # (three whole runs, one under xdist)
 def test_xdist_and_resume_give_the_same_report(reference_runs):
     folder, _, _, resumed = reference_runs
     resumed.stdout.fnmatch_lines(["*resuming run*11 items already finished*"])

@@ -101,7 +101,12 @@ def _conforms(tmp_path, name, state=None):
 STATE_FIXTURE = {"postcond": "postcond_bundled_state"}
 
 
-@pytest.mark.parametrize("name", benchmarks.known_benchmarks())
+# Families whose references run a JVM per program and every mutant: slow (7 and 5 CPU s).
+JVM_FAMILIES = {"postcond", "speceval"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in JVM_FAMILIES else name
+                                  for name in benchmarks.known_benchmarks()])
 def test_registered_family_conforms(tmp_path, request, name):
     state = request.getfixturevalue(STATE_FIXTURE[name]) if name in STATE_FIXTURE else None
     _conforms(tmp_path, name, state)

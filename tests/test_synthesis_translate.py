@@ -74,6 +74,7 @@ PATTERNS = [
 ]
 
 
+@pytest.mark.slow  # (hypothesis and z3 over 9 patterns: ~15 CPU s)
 @pytest.mark.parametrize("params,asserts", PATTERNS, ids=[",".join(p) + f"-{i}" for i, (p, _) in enumerate(PATTERNS)])
 def test_translation_agrees_with_cpython(params, asserts):
     names = [f"assert_{k}" for k in range(len(asserts))]

@@ -1,0 +1,74 @@
+"""A pytest plugin that records the CPU seconds of each test, its children included.
+
+    pytest -p pytest_specbench.perf.suite_cpu -n 2 ...        (SPECBENCH_SUITE_CPU_DIR=DIR)
+
+For each test, the user + sys CPU of the process running it (the controller or an xdist
+worker) and of its children that ended during the test (``RUSAGE_CHILDREN``: the whole
+pytest runs a test starts, JVMs, sandbox jobs, a module's executor when its fixture is torn
+down), from the start of its setup to the end of its teardown; and each process's CPU
+outside tests (start, collection, the end of the session).  Each process appends one JSON
+line per test to its file in ``$SPECBENCH_SUITE_CPU_DIR`` (an interrupted run keeps what it
+measured) and a last line at the session's end; ``python -m
+pytest_specbench.perf.suite`` runs the suite with this plugin and prints the table.
+
+Why CPU and not wall: on a shared machine the wall time of a test says how loaded the
+machine was; its CPU seconds mostly say what the test costs (the suite's budget, issue #45:
+two cores with one busy process per core beside it give the suite about half the CPU).
+A module-scoped fixture's cost lands on the test that set it up and the one whose teardown
+ends it: add per file.  A child that outlives the session (never waited for) is not counted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from pathlib import Path
+
+import pytest
+
+DIR_VARIABLE = "SPECBENCH_SUITE_CPU_DIR"
+
+
+def cpu_seconds(children: bool = True) -> float:
+    """User + sys CPU of this process and (``children``) of its waited-for children, so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    spent = own.ru_utime + own.ru_stime
+    if children:
+        below = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent += below.ru_utime + below.ru_stime
+    return spent
+
+
+class SuiteCpu:
+    def __init__(self, folder: Path, worker: str):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{worker}-{os.getpid()}.jsonl"
+        self.worker = worker
+        self.in_tests = 0.0
+
+    def _write(self, record: dict) -> None:
+        with self.path.open("a") as out:
+            out.write(json.dumps(record) + "\n")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        cpu, wall = cpu_seconds(), time.monotonic()
+        yield
+        spent = cpu_seconds() - cpu
+        self.in_tests += spent
+        self._write({"test": item.nodeid, "cpu": round(spent, 3), "wall": round(time.monotonic() - wall, 3)})
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session):
+        # An xdist controller's children are its workers, whose own lines count them.
+        total = cpu_seconds(children=not session.config.pluginmanager.hasplugin("dsession"))
+        self._write({"process": self.worker, "cpu_total": round(total, 3),
+                     "cpu_outside_tests": round(total - self.in_tests, 3)})
+
+
+def pytest_configure(config):
+    folder = os.environ.get(DIR_VARIABLE)
+    if folder:
+        worker = getattr(config, "workerinput", {}).get("workerid", "controller")
+        config.pluginmanager.register(SuiteCpu(Path(folder), worker), "specbench-suite-cpu")
