@@ -55,6 +55,9 @@ JVM_ENV = {"MALLOC_ARENA_MAX": "2"}
 JAVAC_FLAGS = ("-proc:none", "-nowarn", "-encoding", "UTF-8", "-Xmaxerrs", "20", "-J-XX:TieredStopAtLevel=1",
                "-J-XX:+UseSerialGC", "-J-Xshare:auto")
 INSTALL_HINT = "apt-get install openjdk-17-jdk-headless"
+# javac's exit status for errors in the sources (javac's Main.Result.ERROR; 2-4 are
+# command-line, system and abnormal ends, e.g. an OutOfMemoryError).
+JAVAC_ERRORS = 1
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,13 @@ class JvmExecutor:
             return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
         rc, diag, classes = answer
         if rc != 0:
-            fail.write_text(diag)
+            if rc == JAVAC_ERRORS:
+                # Errors in the sources: the same sources fail the same way next time.  Any
+                # other end (killed, out of memory, javac's own crash) may be the machine's:
+                # never remembered, the next compilation tries again (#48).
+                tmp = fail.with_name(f"{fail.name}.{os.getpid()}.tmp")
+                tmp.write_text(diag)
+                os.replace(tmp, fail)
             return CompileResult(False, None, diag, key)
         with tempfile.TemporaryDirectory(dir=self.cache_dir / "classes", prefix="tmp-") as tmp:
             outdir = Path(tmp) / "out"
@@ -216,8 +225,8 @@ class JvmExecutor:
             if r.timed_out:
                 return None
             diag = _strip_src(r.stdout + r.stderr)
-            if r.exit_code != 0:
-                return (r.exit_code if r.exit_code is not None else 1), diag, {}
+            if r.exit_code != 0:  # (a shell killed by a signal has no exit code: not javac's verdict)
+                return (r.exit_code if r.exit_code is not None else -1), diag, {}
             return 0, diag, _untar(r.files.get("out.tar", b""))
         with tempfile.TemporaryDirectory(prefix="specbench-javac-") as tmp:
             for n in names:
