@@ -45,6 +45,7 @@ def test_archive_built_once_used_read_only_and_a_damaged_one_is_a_plain_start(tm
         first = ex.run(None, job)  # one plain start counted: no archive yet
         assert first.exit_code == 0 and first.stdout.strip() == "probe" and ex.sharing.builds == 0
         assert "Probe source: file:" in first.stderr and not list((tmp_path / "jvm" / "cds").glob("*.jsa"))
+        assert not (tmp_path / "jvm" / "cds" / "jars").exists()  # below BUILD_AFTER nothing is made (tests' folders)
         second = ex.run(None, job)  # the second: built, then used
         [archive] = list((tmp_path / "jvm" / "cds").glob("*.jsa"))
         assert ex.sharing.builds == 1 and oct(archive.stat().st_mode & 0o777) == "0o444"

@@ -12,18 +12,20 @@ holds those too, for one class path.
   javac: ``jdk.compiler``).  No job's code runs in it, so no sample can shape an
   archive.  CDS takes classes from jars only (a non-empty class folder on the
   class path stops the JVM): the trusted class folders the executor compiled are
-  packed into a jar beside themselves (deterministic bytes: same content, same
-  jar), and the jobs run on the jars, the warm-up jar last (the archive's class
+  packed into jars in the state folder (named by their content, deterministic
+  bytes), and the jobs run on the jars, the warm-up jar last (the archive's class
   path must be a prefix of the job's).
-- **Key.**  ``java -version``'s whole output, the JVM flags, the modules, and each
-  class-path entry's path and SHA-256: a new JDK, other flags or other runtime
-  classes give another archive, built on first need; an old one is never read.
-- **Built once, when it pays.**  Building costs about two starts of the JVM; the
-  archive is built after :data:`BUILD_AFTER` plain starts of its key have been
-  counted in the state folder (a file one byte per start), under a file lock (two
-  workers never build the same archive), written atomically, read-only (0444)
-  and with its SHA-256 beside it: a damaged archive (the digest differs, checked
-  once per process) is removed and built again.
+- **Key.**  ``java -version``'s whole output, the JVM flags, the modules, the
+  training run's source, and each class-path entry's path and content (SHA-256):
+  a new JDK, other flags or other runtime classes give another archive; an old
+  one is never read.
+- **Built once, when it pays.**  Building costs a javac run (the training class,
+  once per state folder) and two starts of the JVM; the archive is built after
+  :data:`BUILD_AFTER` plain starts of its key have been counted in the state
+  folder (a file, one byte per start; until then nothing is made), under a file
+  lock (two workers never build the same archive), written atomically, read-only
+  (0444) and with its SHA-256 beside it: a damaged archive (the digest differs,
+  checked once per process) is removed and built again.
 - **Refused: plain start.**  An archive the JVM does not take (``-Xshare:on`` with
   it fails) is not used; the reason is kept in a ``.refused`` file (the JVM's
   answer is deterministic for a key).  A training run that times out keeps
@@ -57,6 +59,7 @@ ENV_SWITCH = "SPECBENCH_JVM_CDS"
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> sha256, per process
 _FOLDERS: dict[Path, tuple[str, tuple[Path, ...]]] = {}  # class folder -> (content digest, class files)
+_SOURCE: str | None = None  # the training run's source digest
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,6 @@ class ClassSharing:
         self.builds = 0  # archives this object built (tests, perf)
         self._checked: set[Path] = set()  # archives whose digest this process checked
         self._memo: dict[tuple, Shared] = {}
-        self._warmup_jar: Path | None = None
 
     def share(self, classpath: Sequence[Path], flags: Sequence[str], modules: Sequence[str] = ()) -> Shared:
         """The start of a JVM with ``flags`` on ``classpath``: with an archive when
@@ -110,28 +112,39 @@ class ClassSharing:
     def _share(self, classpath: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...]) -> Shared | None:
         if not all(p.is_dir() or p.is_file() for p in classpath):
             return None  # a missing entry: the job reports it
-        self.folder.mkdir(parents=True, exist_ok=True)
-        jars = tuple(self._jar(p) if p.is_dir() else p for p in classpath) + (self._warmup(),)
-        key = self.key(jars, flags, modules)
+        # Everything here is read, not made, until the archive is to be built: a state
+        # folder that never reaches BUILD_AFTER starts (a test's) pays a few stat calls.
+        entries = [(p, _folder_digest(p) if p.is_dir() else _digest(p)) for p in classpath]
+        key = self.key(entries, flags, modules)
         archive = self.folder / f"{key}.jsa"
+        jars = tuple(self.folder / "jars" / f"{d}.jar" if p.is_dir() else p for p, d in entries) \
+            + (self.folder / "jars" / f"warmup-{_source_digest()}.jar",)
         if (self.folder / f"{key}.refused").exists():
             return None
-        if not self._intact(archive):
+        if not (self._intact(archive) and all(j.is_file() for j in jars)):
+            self.folder.mkdir(parents=True, exist_ok=True)
             if not self._count(key):
                 return None
             from filelock import FileLock
 
             with FileLock(str(self.folder / f"{key}.lock")):
-                if not self._intact(archive) and not self._build(key, jars, flags, modules):
-                    return None
+                if not (self._intact(archive) and all(j.is_file() for j in jars)):
+                    for path, _ in entries:
+                        if path.is_dir():
+                            self._jar(path)
+                    self._warmup(jars[-1])
+                    if not self._build(key, jars, flags, modules):
+                        return None
         return Shared(jars, (f"-XX:SharedArchiveFile={archive}", *RUN_FLAGS), (archive, *jars), archive)
 
-    def key(self, jars: Sequence[Path], flags: Sequence[str], modules: Sequence[str]) -> str:
-        h = hashlib.sha256(f"{FORMAT}\0{self.jvm.jdk_version(full=True)}\0".encode())
+    def key(self, entries: Sequence[tuple[Path, str]], flags: Sequence[str], modules: Sequence[str]) -> str:
+        """The archive's name: the JVM's build, the flags, the modules, the training
+        run's source, each class-path entry's path and content."""
+        h = hashlib.sha256(f"{FORMAT}\0{self.jvm.jdk_version(full=True)}\0{_source_digest()}\0".encode())
         for part in (*flags, "\0modules", *modules, "\0classpath"):
             h.update(part.encode() + b"\0")
-        for jar in jars:
-            h.update(str(jar).encode() + b"\0" + _digest(jar).encode() + b"\0")
+        for path, digest in entries:
+            h.update(str(path).encode() + b"\0" + digest.encode() + b"\0")
         return h.hexdigest()[:32]
 
     def _count(self, key: str) -> bool:
@@ -199,39 +212,52 @@ class ClassSharing:
         (self.folder / f"{key}.refused").write_text(reason[:500] + "\n")
         return False
 
-    def _warmup(self) -> Path:
-        if self._warmup_jar is None:
-            res = self.jvm.compile({"specbench/jvm/ClassWarmup.java": WARMUP_SOURCE.read_text()},
-                                   use_server=False, trusted=True)
-            if not res.ok:
-                raise ValueError(f"ClassWarmup did not compile: {res.diagnostics[:200]}")
-            self._warmup_jar = self._jar(res.classes)
-        return self._warmup_jar
+    def _warmup(self, jar: Path) -> None:
+        """The training run's jar (named by its source, so that a key is known before it is built)."""
+        if jar.is_file():
+            return
+        res = self.jvm.compile({"specbench/jvm/ClassWarmup.java": WARMUP_SOURCE.read_text()},
+                               use_server=False, trusted=True)
+        if not res.ok:
+            raise ValueError(f"ClassWarmup did not compile: {res.diagnostics[:200]}")
+        os.replace(self._jar(res.classes), jar)
 
     def _jar(self, folder: Path) -> Path:
         """The jar of a trusted class folder, in this state folder, named by the classes'
         content (same classes, same jar, same bytes)."""
-        content = _FOLDERS.get(folder)
-        if content is None:
-            files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix == ".class")
-            h = hashlib.sha256()
-            for path in files:
-                h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-            content = _FOLDERS[folder] = (h.hexdigest()[:24], tuple(files))
-        digest, files = content
+        digest = _folder_digest(folder)
         jar = self.folder / "jars" / f"{digest}.jar"
         if jar.is_file():
             return jar
         jar.parent.mkdir(parents=True, exist_ok=True)
         tmp = jar.with_name(f"{digest}.{os.getpid()}.tmp")
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
-            for path in files:
+            for path in _FOLDERS[folder][1]:
                 info = zipfile.ZipInfo(path.relative_to(folder).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))
                 info.external_attr = 0o644 << 16
                 zf.writestr(info, path.read_bytes())
         os.chmod(tmp, 0o444)
         os.replace(tmp, jar)
         return jar
+
+
+def _folder_digest(folder: Path) -> str:
+    """The content of a class folder (its .class files, by relative name), once per process."""
+    content = _FOLDERS.get(folder)
+    if content is None:
+        files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix == ".class")
+        h = hashlib.sha256()
+        for path in files:
+            h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        content = _FOLDERS[folder] = (h.hexdigest()[:24], tuple(files))
+    return content[0]
+
+
+def _source_digest() -> str:
+    global _SOURCE
+    if _SOURCE is None:
+        _SOURCE = hashlib.sha256(WARMUP_SOURCE.read_bytes()).hexdigest()[:16]
+    return _SOURCE
 
 
 def _digest(path: Path) -> str:
