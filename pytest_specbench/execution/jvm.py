@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import InfrastructureError
+from .class_sharing import ClassSharing
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
 _SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
@@ -55,6 +56,9 @@ JVM_ENV = {"MALLOC_ARENA_MAX": "2"}
 JAVAC_FLAGS = ("-proc:none", "-nowarn", "-encoding", "UTF-8", "-Xmaxerrs", "20", "-J-XX:TieredStopAtLevel=1",
                "-J-XX:+UseSerialGC", "-J-Xshare:auto")
 INSTALL_HINT = "apt-get install openjdk-17-jdk-headless"
+# javac's exit status for errors in the sources (javac's Main.Result.ERROR; 2-4 are
+# command-line, system and abnormal ends, e.g. an OutOfMemoryError).
+JAVAC_ERRORS = 1
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,8 @@ class JvmExecutor:
     version = "1"
 
     def __init__(self, cache_dir: Path, hide: Sequence[str] = (), isolate: bool = True,
-                 memory_mb: int = 4096, output_bytes: int = 1 << 20, state_dir: Path | None = None):
+                 memory_mb: int = 4096, output_bytes: int = 1 << 20, state_dir: Path | None = None,
+                 class_sharing: bool | None = None):
         self.cache_dir = Path(cache_dir)
         self.state_dir = state_dir
         self.hide = list(hide)
@@ -97,10 +102,14 @@ class JvmExecutor:
         self.javac = shutil.which("javac")
         self.java = shutil.which("java")
         self._jdk: str | None = None
+        self._jdk_full = ""
+        # AppCDS archives in the state folder (class_sharing.py, issue 48)
+        self.sharing = ClassSharing(self, self.cache_dir / "cds", enabled=class_sharing)
         self._server: _JavacServer | None = None
         self._server_failures = 0
         self._command = None
         self._server_broken: str | None = None
+        self.starts = self.shared_starts = 0  # JVM jobs run, and of those with an archive (perf, tests)
 
     # ------------------------------------------------------------ toolchain
     def available(self) -> str | None:
@@ -109,14 +118,17 @@ class JvmExecutor:
             return f"{missing} not found: {INSTALL_HINT}"
         return None
 
-    def jdk_version(self) -> str:
+    def jdk_version(self, full: bool = False) -> str:
+        """``java -version``'s first line (the compile cache's key), or all of it (``full``:
+        the class-data-sharing archives' key, which names the build too)."""
         if self._jdk is None:
             try:
                 out = subprocess.run([self.java, "-version"], capture_output=True, text=True, timeout=60)
-                self._jdk = (out.stderr or out.stdout).splitlines()[0].strip()
+                self._jdk_full = (out.stderr or out.stdout).strip()
+                self._jdk = self._jdk_full.splitlines()[0].strip()
             except (OSError, subprocess.SubprocessError, IndexError) as exc:
                 raise InfrastructureError(f"java -version failed: {exc}") from None
-        return self._jdk
+        return (self._jdk_full or self._jdk) if full else self._jdk
 
     # -------------------------------------------------------------- compile
     def compile(self, sources: Mapping[str, str], classpath: Sequence[Path] = (),
@@ -157,7 +169,13 @@ class JvmExecutor:
             return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
         rc, diag, classes = answer
         if rc != 0:
-            fail.write_text(diag)
+            if rc == JAVAC_ERRORS:
+                # Errors in the sources: the same sources fail the same way next time.  Any
+                # other end (killed, out of memory, javac's own crash) may be the machine's:
+                # never remembered, the next compilation tries again (#48).
+                tmp = fail.with_name(f"{fail.name}.{os.getpid()}.tmp")
+                tmp.write_text(diag)
+                os.replace(tmp, fail)
             return CompileResult(False, None, diag, key)
         with tempfile.TemporaryDirectory(dir=self.cache_dir / "classes", prefix="tmp-") as tmp:
             outdir = Path(tmp) / "out"
@@ -216,8 +234,8 @@ class JvmExecutor:
             if r.timed_out:
                 return None
             diag = _strip_src(r.stdout + r.stderr)
-            if r.exit_code != 0:
-                return (r.exit_code if r.exit_code is not None else 1), diag, {}
+            if r.exit_code != 0:  # (a shell killed by a signal has no exit code: not javac's verdict)
+                return (r.exit_code if r.exit_code is not None else -1), diag, {}
             return 0, diag, _untar(r.files.get("out.tar", b""))
         with tempfile.TemporaryDirectory(prefix="specbench-javac-") as tmp:
             for n in names:
@@ -301,10 +319,16 @@ class JvmExecutor:
         if self.available():
             raise InfrastructureError(self.available())
         classpath = tuple(job.classpath) + (prepared.readonly if prepared else ())
-        job = JavaJob(**{**job.__dict__, "classpath": classpath})
+        # The class path's classes from an AppCDS archive when there is one (its jars
+        # for the folders, the archive bound read-only like them); else a plain start.
+        shared = self.sharing.share(classpath, JVM_FLAGS + tuple(job.flags))
+        job = JavaJob(**{**job.__dict__, "classpath": shared.classpath, "flags": shared.flags + tuple(job.flags)})
+        self.starts += 1
+        self.shared_starts += shared.archive is not None
         command = self._command_executor()
         if command is not None:
-            cjob = CommandJob(argv=tuple(self.argv(job)), readonly=classpath + tuple(job.readonly),
+            cjob = CommandJob(argv=tuple(self.argv(job)),
+                              readonly=classpath + shared.classpath + shared.readonly + tuple(job.readonly),
                               wall_seconds=job.wall_seconds,
                               env=dict(JVM_ENV),
                               cpu_seconds=job.cpu_seconds, memory_mb=job.memory_mb or self.memory_mb,
@@ -403,7 +427,10 @@ class _JavacServer:
     @classmethod
     def start(cls, jvm: "JvmExecutor", classes: Path, roots: set[Path]) -> "_JavacServer":
         server = cls(roots)
-        main = (jvm.java, *SERVER_FLAGS, "-cp", str(classes), "specbench.jvm.CompileServer")
+        # javac's own classes (jdk.compiler) are most of its start: archived with the server's.
+        shared = jvm.sharing.share((classes,), SERVER_FLAGS, modules=("jdk.compiler",))
+        cp = os.pathsep.join(str(p) for p in shared.classpath)
+        main = (jvm.java, *SERVER_FLAGS, *shared.flags, "-cp", cp, "specbench.jvm.CompileServer")
         if jvm._command_executor() is None:
             server._proc = subprocess.Popen(
                 [*main, "-", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -421,7 +448,7 @@ class _JavacServer:
         own = CommandExecutor(hide=jvm.hide, isolate=True, state_dir=jvm.state_dir)
         # stdout onto the record channel (fd 3, inherited: a uid of its own cannot reopen it by path)
         job = CommandJob(argv=("/bin/sh", "-c", 'exec "$@" >&3', "sh", *main, str(fifo), "-"),
-                         readonly=(classes, server._fifo_dir, *sorted(roots)), env=dict(JVM_ENV),
+                         readonly=(classes, *shared.readonly, server._fifo_dir, *sorted(roots)), env=dict(JVM_ENV),
                          cpu_seconds=3600.0, wall_seconds=7 * 86400.0, memory_mb=jvm.memory_mb, output_bytes=1 << 16)
         try:
             server._live = own.spawn(None, job)

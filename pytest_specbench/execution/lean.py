@@ -175,6 +175,8 @@ class LeanExecutor:
                     pass  # a damaged cache entry (disk full, older format): check the file again
             # The command executor keeps the project and toolchain visible (read-only) for this job.
             result = self._command_executor().run(prepared, self.command_job(prepared, job))
+            if result.timed_out or result.killed or result.signal is not None:
+                return result  # the machine's load may have caused it: not remembered, checked again (#48)
             record = {k: getattr(result, k) for k in ("exit_code", "signal", "timed_out", "killed", "stdout",
                                                        "stderr", "output_truncated", "cpu", "wall")}
             tmp = path.with_suffix(f".{os.getpid()}.tmp")

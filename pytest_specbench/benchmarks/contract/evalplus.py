@@ -36,7 +36,7 @@ from .evalplus_data import (canonical_program, equality_judged, expected_from_ca
 from ...data.jsonl import file_digest
 from .sanitize import NO_CODE, clean_sample, has_no_code, program_form
 from ...data.bundled import bundled_suite
-from ...errors import DataError, RepeatableError
+from ...errors import DataError, InfrastructureError, RepeatableError, lasting_failure
 from ...execution import wire
 from ...execution.python import CallsJob
 from ...execution.limits import (BORDERLINE_MARGIN, REFERENCE_RUNS, REMEASURE_RUNS, REMEASURE_WALL_FACTOR,
@@ -335,22 +335,25 @@ def _expected_outputs(task: Mapping[str, Any], digest: str, ctx) -> ExpectedOutp
     from filelock import FileLock
 
     path = _expected_index_path(task, digest, ctx)
-    # A canonical solution that fails under these limits fails the same way next
-    # time (CPU-time limits): remember it rather than spend the time again.
+    # A canonical solution that raises under these limits raises the same way next
+    # time: remember it (with its reason) rather than spend the time again.  Only
+    # that: a time-out, a lost job or a MemoryError may be the machine's load (#48).
     failed = path.with_suffix(".failed")
-    limits = json.dumps(asdict(ctx.settings.limits), sort_keys=True)
+    head = FAILED_FORMAT + " " + json.dumps(asdict(ctx.settings.limits), sort_keys=True)
     if not path.exists():
         with FileLock(str(path) + ".lock"):
-            if failed.exists() and failed.read_text().split("\n", 1)[0] == limits:
+            remembered = _remembered_failure(failed, head)
+            if remembered is not None:
                 # Same error, same words as the run that found it (reports stay comparable);
                 # deleting the .failed file retries.
-                raise CanonicalFailure(failed.read_text().split("\n", 1)[1])
+                raise CanonicalFailure(remembered)
             if not path.exists():
                 try:
                     encodings, work, work_seen = _run_canonical(task, digest, ctx)
                 except CanonicalFailure as exc:  # not a sandbox fault, which may pass
-                    if exc.lasting:  # a time-out may be the machine's load: the next run tries again
-                        failed.write_text(limits + "\n" + str(exc))
+                    tmp = failed.with_suffix(f".{os.getpid()}.tmp")
+                    tmp.write_text(head + "\n" + str(exc))
+                    os.replace(tmp, failed)
                     raise
                 ExpectedOutputs.write(path, encodings, work, work_seen)
     # Every sample of a task compares against the same outputs: index them once per process.
@@ -394,16 +397,35 @@ def functional_cost(task: Mapping[str, Any], digest: str, ctx) -> float:
     return guess + sum(work)
 
 
+# The first word of a ``.failed`` file: one written by an older version (which
+# also kept a canonical solution's MemoryError) is not read, and is tried again.
+FAILED_FORMAT = "failed-v2"
+
+
+def _remembered_failure(failed: Path, head: str) -> str | None:
+    """The reason a canonical solution failed under these limits in an earlier run, if remembered."""
+    try:
+        first, reason = failed.read_text().split("\n", 1)
+    except (OSError, ValueError):
+        return None
+    return reason if first == head else None
+
+
 class CanonicalFailure(RepeatableError):
-    """The benchmark's own solution did not run within the limits.
+    """The benchmark's own solution raised on an input under these limits: it
+    will again (remembered in a ``.failed`` file and, as a repeatable error, in
+    the result cache)."""
 
-    ``lasting``: it raised, which it will do again under the same limits (remembered
-    in a ``.failed`` file); a time-out or a lost job is not remembered, as the
-    load of the machine may have caused it."""
+    lasting = True
 
-    def __init__(self, message: str, lasting: bool = True):
-        super().__init__(message)
-        self.lasting = lasting
+
+class CanonicalTimeout(InfrastructureError):
+    """The benchmark's own solution timed out, ran out of memory or its job was
+    lost: the load of the machine may have caused it, so it is remembered
+    nowhere (neither a ``.failed`` file nor the result cache, which keeps only a
+    :class:`RepeatableError`) and the next run tries again (#48)."""
+
+    lasting = False
 
 
 def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, list[float], dict[int, list[float]]]:
@@ -427,8 +449,9 @@ def _run_canonical(task: Mapping[str, Any], digest: str, ctx) -> tuple[list, lis
         outcome = result.outcomes.get(i)
         if outcome is None or outcome.status != "ok":
             why = result.failure_reason() if outcome is None else (outcome.exc_type or outcome.status)
-            raise CanonicalFailure(f"{task['task_id']}: canonical solution failed on input #{i}: {why}",
-                                   lasting=outcome is not None and outcome.status == "raise")
+            error = CanonicalFailure if outcome is not None and lasting_failure(outcome.status, outcome.exc_type) \
+                else CanonicalTimeout
+            raise error(f"{task['task_id']}: canonical solution failed on input #{i}: {why}")
         if outcome.value_hash:
             encodings.append(Hashed(outcome.value_hash, outcome.hash_leaves, outcome.str_prefix))
         elif outcome.encoded_digest is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ...errors import RepeatableError
+from ...errors import InfrastructureError, RepeatableError, lasting_failure
 from ...execution import wire
 from ...execution.python import CallsJob
 from ..contract.evalplus import functional_calls
@@ -76,8 +76,16 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
 
 
 class ReferenceFailure(RepeatableError):
-    """The benchmark's own solution did not run on a test input (the harness's
-    data, not the sample: E with one line)."""
+    """The benchmark's own solution raised on a test input (the harness's
+    data, not the sample: E with one line); it will again, so the result cache
+    keeps it."""
+
+
+class ReferenceTimeout(InfrastructureError):
+    """The benchmark's own solution timed out, ran out of memory or its job was
+    lost on a test input: the machine's load may have caused it, so it is not a
+    :class:`RepeatableError` (the result cache does not keep it) and the next
+    run tries again (#48)."""
 
 
 def reference_cases(task: Mapping[str, Any], digest: str, inputs: str, ctx) -> list[dict]:
@@ -99,7 +107,9 @@ def reference_cases(task: Mapping[str, Any], digest: str, inputs: str, ctx) -> l
                                ctx.settings.limits.call_cpu * REFERENCE_CPU_FACTOR)
                 bad = [o for o in seen if o.status != "ok"]
                 if bad:
-                    raise ReferenceFailure(f"{task['task_id']}: the reference failed on input #{bad[0].index} "
+                    error = ReferenceFailure if all(lasting_failure(o.status, o.exc_type) for o in bad) \
+                        else ReferenceTimeout
+                    raise error(f"{task['task_id']}: the reference failed on input #{bad[0].index} "
                                            f"({bad[0].status} {bad[0].exc_type})".rstrip())
                 tmp = path.with_suffix(f".{os.getpid()}.tmp")
                 tmp.write_text(wire.dumps([[list(o.args_after), o.result] for o in seen]))

@@ -218,6 +218,7 @@ def _spec_holds(source_with_specs: str, tests_source: str | None, checker: Any,
                 admitted: tuple | set | None) -> SpecCheck:
     from ...jml import TranslationError, driver_from_daikon, translate
 
+    rep = None
     try:
         tr = translate(source_with_specs)
     except TranslationError as exc:
@@ -284,7 +285,9 @@ def ground_truth(source_with_specs: str, tests_source: str | None, ctx: Any,
     content (the source, the tests, the checker's version and call limit) in
     this process and, when the context has a cache folder, on disk: items and
     xdist workers reuse the verdict instead of re-checking it, and a second run
-    decides exactly as the first (a timeout under load cannot flip it).
+    decides exactly as the first.  A verdict the machine's load may have caused
+    (a time-out, a killed JVM: :func:`_load_may_have_caused`) holds for this
+    process only and is not written: the next run checks again (#48).
 
     Checked when an item of the program first needs it, in the process running
     that item (an xdist worker; a file lock keeps two workers from checking the
@@ -330,6 +333,20 @@ def _cached_ground_truth(path) -> GroundTruth | None:
         return None
 
 
+def _load_may_have_caused(rep: Any) -> bool:
+    """Whether the ground truth's report holds an end the machine's load may have
+    caused (#48): a call's time-out, a JVM that died (killed, out of memory) or
+    was not started again, the runner's failure, javac's time-out.  Such a
+    verdict holds for this process only (every item of the run reads the same);
+    the disk cache keeps only what the next run would find again."""
+    if rep is None:  # not translated: the text's own fault
+        return False
+    if rep.status == "runner_error" or (rep.status == "compile_error" and "timed out" in rep.message):
+        return True
+    return any(c.verdict == "timeout" or (c.verdict == "crashed" and c.message.startswith(("JVM ended", "not run:")))
+               for c in rep.calls)
+
+
 def _check_ground_truth(source_with_specs: str, tests_source: str | None, checker: Any, key: str,
                         path) -> GroundTruth:
     """Run the checker on the ground truth, record the verdict in memory and at ``path``."""
@@ -337,6 +354,7 @@ def _check_ground_truth(source_with_specs: str, tests_source: str | None, checke
 
     from ...jml import TranslationError, driver_from_daikon, translate
 
+    rep = None
     try:
         tr = translate(source_with_specs)
         driver = driver_from_daikon(tests_source or "class X {}", tr)
@@ -356,7 +374,7 @@ def _check_ground_truth(source_with_specs: str, tests_source: str | None, checke
                              branch_coverage=rep.branch_coverage,
                              domain=tuple(sorted(c.index for c in rep.in_domain if c.index in own)))
     _GROUND_TRUTH[key] = gt
-    if path is not None:
+    if path is not None and not _load_may_have_caused(rep):
         tmp = path.with_name(f"{key}.{os.getpid()}.tmp")
         try:
             tmp.write_text(json.dumps(gt.__dict__), encoding="utf-8")

@@ -1,0 +1,277 @@
+"""Application class-data sharing (AppCDS) for the ``jvm`` executor's JVMs (issue 48).
+
+A JVM spends much of a short job's start parsing and verifying classes: the JDK's
+own base archive (``lib/server/classes.jsa``) covers the classes every JVM loads,
+not JUnit's, the JML runtime's or javac's (``jdk.compiler``).  A dynamic archive
+(JDK 17: ``-XX:ArchiveClassesAtExit`` to write, ``-XX:SharedArchiveFile`` to use)
+holds those too, for one class path.
+
+- **What is archived.**  A trusted training run (:data:`WARMUP`,
+  ``java/specbench/jvm/ClassWarmup.java``) loads, without initialising, every
+  class of the class path's jars and of the JDK modules a job kind names (the warm
+  javac: ``jdk.compiler``).  No job's code runs in it, so no sample can shape an
+  archive.  CDS takes classes from jars only (a non-empty class folder on the
+  class path stops the JVM): the trusted class folders the executor compiled are
+  packed into jars in the state folder (named by their content, deterministic
+  bytes), and the jobs run on the jars, the warm-up jar last (the archive's class
+  path must be a prefix of the job's).
+- **Key.**  ``java -version``'s whole output, the JVM flags, the modules, the
+  training run's source, and each class-path entry's path and content (SHA-256):
+  a new JDK, other flags or other runtime classes give another archive; an old
+  one is never read.
+- **Built once, when it pays.**  Building costs a javac run (the training class,
+  once per state folder) and two starts of the JVM; the archive is built after
+  :data:`BUILD_AFTER` plain starts of its key have been counted in the state
+  folder (a file, one byte per start; until then nothing is made), under a file
+  lock (two workers never build the same archive), written atomically, read-only
+  (0444) and with its SHA-256 beside it: a damaged archive (the digest differs,
+  checked once per process) is removed and built again.
+- **Refused: plain start.**  An archive the JVM does not take (``-Xshare:on`` with
+  it fails) is not used; the reason is kept in a ``.refused`` file (the JVM's
+  answer is deterministic for a key).  A training run that times out keeps
+  nothing (the machine's load may have caused it).  At run time the JVM is given
+  ``-Xshare:auto``: an archive it cannot map means a plain start, never a failed
+  job.  JVM warnings go to stderr, never onto a job's record channel.
+- **Sandbox.**  The archive and the jars are bound read-only into a job, as the
+  class path is; nothing else of the state folder is visible.
+
+``SPECBENCH_JVM_CDS=0`` turns it off (plain starts: for measuring).  Figures:
+docs/timing.md, "Session 15".
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+FORMAT = "1"  # of the key: a change of how archives are made builds new ones
+WARMUP = "specbench.jvm.ClassWarmup"
+WARMUP_SOURCE = Path(__file__).with_name("java") / "specbench" / "jvm" / "ClassWarmup.java"
+BUILD_AFTER = 8  # plain starts of a key counted in the state folder before its archive is built
+TRAINING_SECONDS = 300.0
+# At run time: JVM messages (a refused archive's warning included) on stderr only.
+RUN_FLAGS = ("-Xshare:auto", "-Xlog:disable", "-Xlog:all=warning:stderr")
+ENV_SWITCH = "SPECBENCH_JVM_CDS"
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> sha256, per process
+_FOLDERS: dict[Path, tuple[str, tuple[Path, ...]]] = {}  # class folder -> (content digest, class files)
+_SOURCE: str | None = None  # the training run's source digest
+
+
+@dataclass(frozen=True)
+class Shared:
+    """How to start one JVM: its class path, extra flags and paths it must read."""
+
+    classpath: tuple[Path, ...]
+    flags: tuple[str, ...] = ()
+    readonly: tuple[Path, ...] = ()
+    archive: Path | None = None
+
+
+class ClassSharing:
+    """The archives of one ``jvm`` executor's state folder (``folder``)."""
+
+    def __init__(self, jvm: Any, folder: Path, enabled: bool | None = None):
+        self.jvm = jvm
+        self.folder = Path(folder)
+        self.enabled = os.environ.get(ENV_SWITCH, "1") != "0" if enabled is None else enabled
+        self.builds = 0  # archives this object built (tests, perf)
+        self._checked: set[Path] = set()  # archives whose digest this process checked
+        self._memo: dict[tuple, Shared] = {}
+
+    def share(self, classpath: Sequence[Path], flags: Sequence[str], modules: Sequence[str] = ()) -> Shared:
+        """The start of a JVM with ``flags`` on ``classpath``: with an archive when
+        there is one for its key (built when :data:`BUILD_AFTER` starts were counted),
+        else plain.  Never raises: any trouble here is a plain start."""
+        plain = Shared(tuple(Path(p) for p in classpath))
+        if not self.enabled:
+            return plain
+        memo = (plain.classpath, tuple(flags), tuple(modules))
+        shared = self._memo.get(memo)
+        if shared is not None:
+            return shared
+        try:
+            shared = self._share(plain.classpath, tuple(flags), tuple(modules))
+        except (OSError, ValueError, subprocess.SubprocessError, zipfile.BadZipFile) as exc:
+            shared = None
+            self.last_problem = str(exc)
+        except Exception as exc:  # noqa: BLE001 - the harness's own classes failed to compile etc.: plain
+            shared = None
+            self.last_problem = f"{type(exc).__name__}: {exc}"
+        if shared is None:
+            return plain  # not remembered: the next start counts and may build it
+        if shared.archive is not None:
+            self._memo[memo] = shared
+        return shared
+
+    # ------------------------------------------------------------ internals
+    def _share(self, classpath: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...]) -> Shared | None:
+        if not all(p.is_dir() or p.is_file() for p in classpath):
+            return None  # a missing entry: the job reports it
+        # Everything here is read, not made, until the archive is to be built: a state
+        # folder that never reaches BUILD_AFTER starts (a test's) pays a few stat calls.
+        entries = [(p, _folder_digest(p) if p.is_dir() else _digest(p)) for p in classpath]
+        key = self.key(entries, flags, modules)
+        archive = self.folder / f"{key}.jsa"
+        jars = tuple(self.folder / "jars" / f"{d}.jar" if p.is_dir() else p for p, d in entries) \
+            + (self.folder / "jars" / f"warmup-{_source_digest()}.jar",)
+        if (self.folder / f"{key}.refused").exists():
+            return None
+        if not (self._intact(archive) and all(j.is_file() for j in jars)):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if not self._count(key):
+                return None
+            from filelock import FileLock
+
+            with FileLock(str(self.folder / f"{key}.lock")):
+                if not (self._intact(archive) and all(j.is_file() for j in jars)):
+                    for path, _ in entries:
+                        if path.is_dir():
+                            self._jar(path)
+                    self._warmup(jars[-1])
+                    if not self._build(key, jars, flags, modules):
+                        return None
+        return Shared(jars, (f"-XX:SharedArchiveFile={archive}", *RUN_FLAGS), (archive, *jars), archive)
+
+    def key(self, entries: Sequence[tuple[Path, str]], flags: Sequence[str], modules: Sequence[str]) -> str:
+        """The archive's name: the JVM's build, the flags, the modules, the training
+        run's source, each class-path entry's path and content."""
+        h = hashlib.sha256(f"{FORMAT}\0{self.jvm.jdk_version(full=True)}\0{_source_digest()}\0".encode())
+        for part in (*flags, "\0modules", *modules, "\0classpath"):
+            h.update(part.encode() + b"\0")
+        for path, digest in entries:
+            h.update(str(path).encode() + b"\0" + digest.encode() + b"\0")
+        return h.hexdigest()[:32]
+
+    def _count(self, key: str) -> bool:
+        """Count one plain start of ``key``; True once :data:`BUILD_AFTER` were counted."""
+        fd = os.open(self.folder / f"{key}.starts", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, b".")
+            return os.fstat(fd).st_size >= BUILD_AFTER
+        finally:
+            os.close(fd)
+
+    def _intact(self, archive: Path) -> bool:
+        if archive in self._checked:
+            return True
+        try:
+            want = archive.with_suffix(".sha256").read_text().strip()
+        except OSError:
+            return False
+        if not archive.is_file() or _digest(archive) != want:
+            for stale in (archive, archive.with_suffix(".sha256")):
+                try:
+                    stale.unlink()  # damaged (or half removed): built again
+                except OSError:
+                    pass
+            return False
+        self._checked.add(archive)
+        return True
+
+    def _build(self, key: str, jars: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...]) -> bool:
+        """Train, dump, check that the JVM takes the archive, then publish it."""
+        archive = self.folder / f"{key}.jsa"
+        tmp = self.folder / f"{key}.{os.getpid()}.tmp.jsa"
+        cp = os.pathsep.join(str(p) for p in jars)
+        java = self.jvm.java
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "2"}
+        try:
+            train = subprocess.run([java, *flags, f"-XX:ArchiveClassesAtExit={tmp}", "-cp", cp, WARMUP, *modules],
+                                   capture_output=True, text=True, timeout=TRAINING_SECONDS, env=env,
+                                   cwd=self.folder)
+            if train.returncode != 0 or not tmp.is_file():
+                return self._refuse(key, "training run: " + _last_line(train, f"exit status {train.returncode}"))
+            check = subprocess.run([java, *flags, "-Xshare:on", f"-XX:SharedArchiveFile={tmp}", "-cp", cp,
+                                    "-version"], capture_output=True, text=True, timeout=TRAINING_SECONDS, env=env,
+                                   cwd=self.folder)
+            if check.returncode != 0:
+                return self._refuse(key, "the JVM refused it: " + _last_line(check, f"exit status {check.returncode}"))
+            os.chmod(tmp, 0o444)
+            digest = _digest(tmp)
+            side = archive.with_suffix(f".{os.getpid()}.tmp")
+            side.write_text(digest + "\n")
+            os.replace(tmp, archive)
+            os.replace(side, archive.with_suffix(".sha256"))  # last: its presence means the archive is complete
+        except subprocess.TimeoutExpired:
+            return False  # the machine's load may have caused it: nothing kept, tried again later
+        finally:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+        self.builds += 1
+        self._checked.add(archive)
+        return True
+
+    def _refuse(self, key: str, reason: str) -> bool:
+        (self.folder / f"{key}.refused").write_text(reason[:500] + "\n")
+        return False
+
+    def _warmup(self, jar: Path) -> None:
+        """The training run's jar (named by its source, so that a key is known before it is built)."""
+        if jar.is_file():
+            return
+        res = self.jvm.compile({"specbench/jvm/ClassWarmup.java": WARMUP_SOURCE.read_text()},
+                               use_server=False, trusted=True)
+        if not res.ok:
+            raise ValueError(f"ClassWarmup did not compile: {res.diagnostics[:200]}")
+        os.replace(self._jar(res.classes), jar)
+
+    def _jar(self, folder: Path) -> Path:
+        """The jar of a trusted class folder, in this state folder, named by the classes'
+        content (same classes, same jar, same bytes)."""
+        digest = _folder_digest(folder)
+        jar = self.folder / "jars" / f"{digest}.jar"
+        if jar.is_file():
+            return jar
+        jar.parent.mkdir(parents=True, exist_ok=True)
+        tmp = jar.with_name(f"{digest}.{os.getpid()}.tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
+            for path in _FOLDERS[folder][1]:
+                info = zipfile.ZipInfo(path.relative_to(folder).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, path.read_bytes())
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, jar)
+        return jar
+
+
+def _folder_digest(folder: Path) -> str:
+    """The content of a class folder (its .class files, by relative name), once per process."""
+    content = _FOLDERS.get(folder)
+    if content is None:
+        files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix == ".class")
+        h = hashlib.sha256()
+        for path in files:
+            h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        content = _FOLDERS[folder] = (h.hexdigest()[:24], tuple(files))
+    return content[0]
+
+
+def _source_digest() -> str:
+    global _SOURCE
+    if _SOURCE is None:
+        _SOURCE = hashlib.sha256(WARMUP_SOURCE.read_bytes()).hexdigest()[:16]
+    return _SOURCE
+
+
+def _digest(path: Path) -> str:
+    st = path.stat()
+    memo = (str(path), st.st_mtime_ns, st.st_size)
+    if memo not in _DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[memo] = h.hexdigest()
+    return _DIGESTS[memo]
+
+
+def _last_line(proc: subprocess.CompletedProcess, default: str) -> str:
+    lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else default
