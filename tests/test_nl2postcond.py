@@ -10,11 +10,12 @@ import pytest
 
 from pytest_specbench.benchmarks.nl2postcond import metrics
 from pytest_specbench.benchmarks.nl2postcond.answers import AnswerError, postcondition_text
-from pytest_specbench.benchmarks.nl2postcond.corpus import Candidate, select
+from pytest_specbench.benchmarks.nl2postcond import corpus
+from pytest_specbench.benchmarks.nl2postcond.corpus import Candidate, distinct_programs, program_key, select
 from pytest_specbench.benchmarks.nl2postcond.observe import Observation
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.pyspec.blocks import BlockOutcome, available, batches_of, check_blocks, read_blocks
-from shared_data import SHARED_DATA
+from shared_data import FULL, SHARED_DATA
 from shared_runs import run_pytest
 
 WRAPPER = '''from typing import List
@@ -77,6 +78,68 @@ def test_distinct_selection_keeps_programs_that_add_a_bad_output_in_response_ord
     kept = select(task, reference, [Candidate("T/0", n, "") for n in (250, 3, 2, 1, 0)], observations)
     assert [(k.program, k.natural, [b.index for b in k.bopi]) for k in kept] == \
         [(1, True, [0]), (3, True, [0, 1]), (250, False, [0])]
+
+
+def test_copies_of_a_program_share_a_key_and_programs_that_differ_do_not():
+    plain = 'def f(x):\n    """Doc."""\n    return x + "a"\n'
+    laid_out = "def f( x ):\n    '''Doc.'''\n    # a comment\n\n    return (x +  'a')\n"
+    assert program_key(plain) == program_key(laid_out)
+    for other in ('def f(x):\n    """Other doc."""\n    return x + "a"\n',  # a docstring is data
+                  'def f(y):\n    """Doc."""\n    return y + "a"\n',
+                  'def f(x):\n    """Doc."""\n    return x + "b"\n',
+                  "def f(x:\n"):  # no syntax tree: the text decides
+        assert program_key(other) != program_key(plain)
+    assert program_key("def f(x:\n") != program_key("def f(x:\n ")
+    groups = distinct_programs([Candidate("T", 7, laid_out), Candidate("T", 3, plain), Candidate("T", 5, "def f(x:\n")])
+    assert sorted([c.program for c in g] for g in groups.values()) == [[3, 7], [5]]
+
+
+def test_the_bundled_build_runs_each_distinct_program_once_in_two_sandboxes_and_gives_the_same_corpus(tmp_path):
+    from pytest_specbench.benchmarks.contract.evalplus import EvalPlusData
+    from pytest_specbench.data.bundled import bundled_suite
+    from pytest_specbench.execution.limits import Limits
+    from pytest_specbench.execution.python import PythonExecutor
+
+    suite, limits = bundled_suite("nl2postcond"), Limits()
+    data = EvalPlusData.load(suite)
+    executors = [PythonExecutor(limits), PythonExecutor(limits)]
+    try:
+        figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, suite / "buggy_programs.jsonl",
+                               tmp_path / "corpus.jsonl", executors, limits, "base+plus", log=lambda _: None,
+                               oracle="exact")
+    finally:
+        for executor in executors:
+            executor.close()
+    # buggy_programs.jsonl holds a copy of HumanEval-N/0's program 0, laid out otherwise: run once.
+    assert (figures["programs"], figures["runs"]) == (15, 14)
+    assert (tmp_path / "corpus.jsonl").read_text() == (suite / "corpus.jsonl").read_text()
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not FULL, reason="the real corpus's counts take minutes: SPECBENCH_TESTS_FULL=1")
+@pytest.mark.skipif(not (SHARED_DATA / "nl2postcond" / "code_mutants").is_dir(),
+                    reason="nl2postcond data not found beside the checkout (../shared/datasets/nl2postcond)")
+def test_the_real_build_keeps_upstream_counts(tmp_path):
+    """Last session's counts with one program after another in one sandbox
+    (docs/nl2postcond.md): (kept programs, distinct (input, bad output) pairs)."""
+    from pytest_specbench.benchmarks.contract.evalplus import EvalPlusData
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import bad_outputs
+    from pytest_specbench.execution.limits import Limits
+    from pytest_specbench.execution.python import PythonExecutor
+
+    expected = {"HumanEval/0": (6, 1819), "HumanEval/2": (28, 24887), "HumanEval/4": (33, 22308)}
+    data, limits = EvalPlusData.load(SHARED_DATA / "evalplus"), Limits()
+    executors = [PythonExecutor(limits), PythonExecutor(limits)]
+    try:
+        corpus.build({t: dict(v) for t, v in data.tasks.items()},
+                     SHARED_DATA / "nl2postcond" / "code_mutants" / "merged_codes_preprocessed.jsonl.zip",
+                     tmp_path / "corpus.jsonl", executors, limits, "base+plus", only=tuple(expected),
+                     log=lambda _: None, oracle="exact")
+    finally:
+        for executor in executors:
+            executor.close()
+    built = corpus.load(tmp_path / "corpus.jsonl")
+    assert {t: (len(built[t]), len(bad_outputs(built[t])[0])) for t in expected} == expected
 
 
 # ------------------------------------------------------------------ metrics, hand-checked
