@@ -73,4 +73,22 @@ def _build(args) -> int:
     if figures["left_out"]:
         print(f"  left out (the reference fails on a test input): {', '.join(figures['left_out'])}")
     print(f"  use it with --nl2postcond-corpus={out}")
+    if (root and not args.tasks and args.candidates is None and args.inputs == "base+plus" and args.oracle == "exact"
+            and not figures["left_out"]):
+        print("  " + _against_pin(out))
     return 0
+
+
+def _against_pin(out: Path) -> str:
+    """The whole default build against the pinned hash (``data.sources``): a user
+    without a mirror gets the corpus by building it, checked."""
+    from ...data.fetch import content_sha256
+    from ...data.sources import NL2POSTCOND_CORPUS_SHA256 as pin
+
+    actual = content_sha256(out)
+    if pin is None:
+        return f"sha256 {actual} (no pinned build to compare with)"
+    if actual == pin:
+        return f"sha256 {actual}: the pinned build"
+    return (f"sha256 {actual} differs from the pinned {pin}: a program near its time limit may have ended "
+            f"otherwise on this machine (docs/nl2postcond.md)")
