@@ -221,6 +221,25 @@ def test_a_postcondition_that_never_ends_is_stopped_per_case(command_executor):
 
 
 @pytestmark_seccomp
+def test_each_case_reports_the_cpu_seconds_it_took_and_upstreams_rule_fails_the_slow_ones(command_executor):
+    """Upstream's per-input rule (--nl2postcond-time=upstream): the postcondition may
+    take max(0.2 s, 2x the reference's time) less the reference's time on each input."""
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import over_upstream_time, upstream_time_limit
+
+    block = "n = 0\nwhile n < inputs_n: n += 1\nassert return_value >= 0"  # spends CPU in proportion to inputs_n
+    cases = [{"inputs": {"inputs_n": n}, "return_value": 1} for n in (10, 3_000_000)]
+    fast, slow = check_blocks(command_executor, "", block, cases, case_seconds=5.0, timeout=60)
+    assert fast.kind == slow.kind == "holds"
+    assert 0 <= fast.cpu < 0.05 < slow.cpu, (fast, slow)
+    assert upstream_time_limit(0.01) == pytest.approx(0.19) and upstream_time_limit(1.0) == pytest.approx(1.0)
+    kept, failed = over_upstream_time([fast, slow], [0.01, 0.01])
+    assert kept == fast and (failed.kind, failed.exc_type) == ("raised", "TimeLimit")
+    # a reference slow enough on that input leaves room for the slow postcondition
+    assert over_upstream_time([slow], [slow.cpu + 1.0]) == [slow]
+    assert over_upstream_time([BlockOutcome("violated", cpu=9.0)], [0.0])[0].kind == "violated"  # already failing
+
+
+@pytestmark_seccomp
 def test_a_forged_answer_speaks_for_its_own_case_only(command_executor):
     """A block may write its own answer line (it runs where the answer is written):
     that is the same as a block that says ``holds``, for this case and no other."""

@@ -12,7 +12,7 @@ from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
 from . import corpus, metrics, observe, tasks
 from .answers import AnswerError, postcondition_text
-from .evaluate import evaluate, rejects
+from .evaluate import evaluate, over_upstream_time, rejects
 from .options import OPTIONS
 
 CHECKS = ("correct", "complete")
@@ -79,9 +79,16 @@ class Nl2PostcondBenchmark:
         programs = corpus.load(Path(task.data["_corpus"])).get(task.task_id, []) if task.data.get("_corpus") else []
         done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
                         JOB_SECONDS, PER_CASE_SECONDS)
-        failing = [(i, o) for i, o in enumerate(done.reference) if o.kind != "holds"]
+        reference = done.reference
+        if ctx.option("nl2postcond_time") == "upstream":
+            reference = over_upstream_time(reference, observe.reference_seconds(
+                task.data, digest, ctx.option("nl2postcond_inputs"), ctx))
+        failing = [(i, o) for i, o in enumerate(reference) if o.kind != "holds"]
         details: dict[str, Any] = {"cases": len(cases), "test_set_correct": True,
-                                   **_kills(done, ctx.option("nl2postcond_kill"))}
+                                   **_kills(done, ctx.option("nl2postcond_kill")),
+                                   # both rules' counts, to calibrate --nl2postcond-kill (tools/agreement.py)
+                                   "killed_by_rule": {rule: {k: v for k, v in _kills(done, rule).items()
+                                                             if k in RULE_FIELDS} for rule in KILL_RULES}}
         if failing:
             i, outcome = failing[0]
             details.update(failed_case=i, failed_cases=len(failing), failure=outcome.kind, test_set_correct=False)
@@ -116,6 +123,10 @@ class Nl2PostcondBenchmark:
 
 def _option(settings: Any, name: str) -> Any:
     return settings.option(name) if hasattr(settings, "option") else None
+
+
+KILL_RULES = ("assertion", "any")
+RULE_FIELDS = ("codes_killed", "bopi_killed", "natural_codes_killed")
 
 
 def _kills(done, kill: str) -> dict[str, Any]:

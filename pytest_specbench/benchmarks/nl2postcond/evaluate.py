@@ -86,3 +86,29 @@ def rejects(outcome: BlockOutcome, kill: str) -> bool:
     ``AssertionError`` (upstream's modified EvalPlus counts a failed assert);
     ``any``: any exception (``--nl2postcond-kill``)."""
     return outcome.kind == "violated" or (kill == "any" and outcome.kind == "raised")
+
+
+# Upstream's per-input time rule (run_postcondition_evaluation.py, microsoft/nl-2-postcond@a93052f:
+# --min-time-limit 0.2, --gt-time-limit-factor 2.0, EvalPlus's untrusted_check): the wrapped
+# call, the reference and then the postcondition, must end within max(0.2 s, 2.0 x the
+# reference's time on that input).  The paper (§4) states no time rule.
+UPSTREAM_MIN_SECONDS, UPSTREAM_FACTOR = 0.2, 2.0
+
+
+def upstream_time_limit(reference_seconds: float) -> float:
+    """What upstream's limit leaves the postcondition on one input: the wrapped call's
+    limit less the reference's own time (here both CPU seconds in the sandbox)."""
+    return max(UPSTREAM_MIN_SECONDS, UPSTREAM_FACTOR * reference_seconds) - reference_seconds
+
+
+def over_upstream_time(outcomes: Sequence[BlockOutcome], reference_seconds: Sequence[float]) -> list[BlockOutcome]:
+    """``outcomes`` (of the reference's cases) with each case over upstream's limit
+    made ``raised`` (a time-out, as upstream's run counts it: not a success)."""
+    out = []
+    for outcome, seconds in zip(outcomes, reference_seconds):
+        limit = upstream_time_limit(seconds)
+        if outcome.kind == "holds" and outcome.cpu is not None and outcome.cpu > limit:
+            outcome = BlockOutcome("raised", "TimeLimit", f"took {outcome.cpu:.3f} s, over upstream's limit of "
+                                                          f"{limit:.3f} s (the reference's {seconds:.3f} s)")
+        out.append(outcome)
+    return out
