@@ -142,6 +142,31 @@ def test_the_real_build_keeps_upstream_counts(tmp_path):
     assert {t: (len(built[t]), len(bad_outputs(built[t])[0])) for t in expected} == expected
 
 
+def test_upstreams_kill_counts_take_any_exception_and_a_programs_own_added_bad_outputs():
+    """What upstream's sheet shows on HumanEval/2 (docs/nl2postcond.md, "Kill rule"):
+    a bad output the postcondition raises on (``0 <= '0.5'``: TypeError) counts as
+    killed, and a program counts as killed only on the bad outputs it added."""
+    from pytest_specbench.benchmarks.nl2postcond.adapter import _kills
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import Evaluated, _pairs
+
+    programs = [Kept("T/2", 1, True, (Bopi(0, (), 1.5), Bopi(1, (), 0.6))),  # adds both
+                Kept("T/2", 2, True, (Bopi(1, (), 0.6), Bopi(2, (), 0.7))),  # adds (2, 0.7) only
+                Kept("T/2", 3, False, (Bopi(0, (), "0.5"),))]  # a string: the assert raises TypeError
+    pairs, members, added = _pairs(programs)
+    assert [p[0] for p in pairs] == [0, 1, 2, 0] and added == [[0, 1], [2], [3]] and members[1] == [1, 2]
+    # the postcondition `assert 0 <= return_value < 1`, on each pair
+    bad = [BlockOutcome("violated"), BlockOutcome("holds"), BlockOutcome("holds"), BlockOutcome("raised", "TypeError")]
+    done = Evaluated([], bad, list(zip(programs, members)), added)
+    counts = {(kill, codes): (k["codes_killed"], k["bopi_killed"], k["natural_codes_killed"])
+              for kill in ("any", "assertion") for codes in ("added", "all") for k in [_kills(done, kill, codes)]}
+    assert counts == {("any", "added"): (2, 2, 1), ("any", "all"): (2, 2, 1),
+                      ("assertion", "added"): (1, 1, 1), ("assertion", "all"): (1, 1, 1)}
+    # program 2 gives (1, 0.6), which program 1 added: rejected there, it kills program 2 only under "all"
+    bad[1] = BlockOutcome("violated")
+    assert _kills(done, "any", "added")["codes_killed"] == 2 and _kills(done, "any", "all")["codes_killed"] == 3
+
+
 # ------------------------------------------------------------------ metrics, hand-checked
 
 def _sample(index, correct, bopi=(0, 0), codes=(0, 0), natural=(0, 0), killed=()):

@@ -60,7 +60,6 @@ def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs
 
 # Tasks whose reference changed between EvalPlus 0.1.5 (upstream's pin) and 0.1.10 (ours).
 CHANGED_REFERENCES = {"HumanEval/35", "HumanEval/114", "HumanEval/115", "HumanEval/140"}
-RULES = ("assertion", "any")
 
 
 def _known_cause(row: dict[str, Any]) -> str:
@@ -82,7 +81,7 @@ def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]
             ours[(task_id, sample["index"])] = sample["checks"]
     table, disagreements = Counter(), []
     kills = Counter()
-    by_rule = {rule: Counter() for rule in RULES}
+    by_rule: dict[str, Counter] = {}
     runs: dict[str, dict[str, Any]] = {}  # task -> {"ours": (...), "upstream": (...)}
     kill_rows: list[tuple[str, int, str, Any, Any]] = []
     for r in rows:
@@ -107,7 +106,7 @@ def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]
                 kill_rows.append((r["task_id"], r["r_num"], col, complete.get(col), r.get(f"num_{col}")))
         for rule, counts in (checks["correct"].get("killed_by_rule") or {}).items():
             for col in KILL_COLUMNS:
-                by_rule[rule][f"{col} {'agree' if counts.get(col) == r.get(f'num_{col}') else 'differ'}"] += 1
+                by_rule.setdefault(rule, Counter())[f"{col} {'agree' if counts.get(col) == r.get(f'num_{col}') else 'differ'}"] += 1
     run_table = Counter()
     for task_id, pair in runs.items():
         for col, a, b in zip(RUN_COLUMNS, pair["ours"], pair["upstream"]):
@@ -150,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         print("kill columns per row (rows correct on both sides, the run's rule): "
               + "  ".join(f"{col} {_share(result['kills'], col)}" for col in KILL_COLUMNS))
         for rule, counter in result["by_rule"].items():
-            print(f"  --nl2postcond-kill={rule}: " + "  ".join(f"{col} {_share(counter, col)}" for col in KILL_COLUMNS))
+            kill, _, codes = rule.partition("/")
+            print(f"  --nl2postcond-kill={kill} --nl2postcond-codes={codes}: " + "  ".join(f"{col} {_share(counter, col)}" for col in KILL_COLUMNS))
     for task_id, r_num, mine, theirs, note in result["disagreements"]:
         print(f"  {task_id} r_num={r_num}: ours {mine}, upstream {theirs} {note}".rstrip())
     for task_id, pair in sorted(result["runs"].items(), key=lambda kv: _order(kv[0])):
