@@ -43,6 +43,11 @@ from .observe import observe, test_inputs
 
 FORMAT = "1"
 NATURAL = 200  # upstream's first 200 programs per task come from the plain code-generation prompt
+# A candidate that times out on this many inputs in a row is stopped (the rest are time-outs, never
+# bad outputs): one that hangs everywhere costs this many CPU seconds, not one per input (HumanEval/11:
+# a program ran 20 minutes on a loaded machine).  Upstream's run bounds each program too (EvalPlus
+# kills a program's process after the sum of its per-input limits).
+STOP_AFTER_TIMEOUTS = 10
 
 
 @dataclass(frozen=True)
@@ -213,7 +218,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 continue
             reference = [o.result for o in ref]
             groups = distinct_programs(by_task[task_id])
-            futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu)
+            futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu, STOP_AFTER_TIMEOUTS)
                        for k, group in groups.items()}
             observations = {c.program: futures[k].result() for k, group in groups.items() for c in group}
             kept = select(task, reference, by_task[task_id], observations, oracle)
