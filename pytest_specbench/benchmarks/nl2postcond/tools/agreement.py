@@ -116,6 +116,21 @@ def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]
             "kill_rows": kill_rows, "disagreements": disagreements}
 
 
+def corpus_runs(rows: list[dict[str, Any]], corpus_path: Path) -> dict[str, dict[str, tuple]]:
+    """The run columns per task straight from a corpus (no postcondition runs: they are
+    the corpus's counts), beside upstream's (the same on every correct row of a task)."""
+    from ..corpus import load
+    from ..evaluate import bad_outputs
+
+    built = load(corpus_path)
+    upstream: dict[str, tuple] = {}
+    for r in rows:
+        if r["task_id"] in built and r.get("num_codes_run") not in (None, "", "TBD"):
+            upstream.setdefault(r["task_id"], tuple(r.get(f"num_{c}") for c in RUN_COLUMNS))
+    return {t: {"ours": (len(built[t]), len(bad_outputs(built[t])[0]), sum(k.natural for k in built[t])),
+                "upstream": theirs} for t, theirs in upstream.items()}
+
+
 def _share(counter: dict[str, int], col: str) -> str:
     agree, differ = counter.get(f"{col} agree", 0), counter.get(f"{col} differ", 0)
     return f"{agree}/{agree + differ}"
@@ -132,9 +147,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-n", dest="workers", type=int, default=0)
     p.add_argument("--keep", type=Path, default=None, help="keep the run's files here")
     p.add_argument("--report", type=Path, default=None, help="compare this run's report (no new run)")
+    p.add_argument("--runs-only", action="store_true",
+                   help="only the run columns per task, from --corpus (no postcondition runs)")
     p.add_argument("-v", dest="verbose", action="store_true", help="list each row whose kill columns differ")
     args = p.parse_args(argv)
     rows = sheet_rows(args.data_root, set(args.tasks) if args.tasks else None)
+    if args.runs_only:
+        if args.corpus is None:
+            p.error("--runs-only needs --corpus")
+        runs = corpus_runs(rows, args.corpus)
+        table = Counter(f"{col} {'agree' if a == b else 'differ'}" for pair in runs.values()
+                        for col, a, b in zip(RUN_COLUMNS, pair["ours"], pair["upstream"]))
+        print(f"run columns per task ({len(runs)} tasks of the corpus with a correct row upstream): "
+              + "  ".join(f"{col} {_share(table, col)}" for col in RUN_COLUMNS))
+        for task_id, pair in sorted(runs.items(), key=lambda kv: _order(kv[0])):
+            if pair["ours"] != pair["upstream"]:
+                print(f"  {task_id} runs (codes, bopi, natural codes): ours {pair['ours']}, upstream {pair['upstream']}")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
