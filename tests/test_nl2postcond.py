@@ -347,3 +347,33 @@ def test_test_set_correct_agrees_with_upstream_on_a_slice(tmp_path):
     result = agreement.compare(rows, agreement.run_plugin(SHARED_DATA, rows, tmp_path, "base+plus", None, 0))
     assert result["rows"] == 30
     assert result["table"].get("agree", 0) == 30, result["disagreements"]
+
+
+def test_the_agreement_table_counts_rows_per_column_and_names_known_causes():
+    from pytest_specbench.benchmarks.nl2postcond.tools import agreement
+
+    def row(task, r, correct, **cols):
+        return {"task_id": task, "r_num": r, "test_set_correct": correct, "base_error": cols.pop("base_error", ""),
+                **{f"num_{k}": v for k, v in cols.items()}}
+
+    def sample(r, passed, **kills):
+        rules = {"any/added": {"codes_killed": 2, "bopi_killed": 5, "natural_codes_killed": 1},
+                 "assertion/added": {"codes_killed": 1, "bopi_killed": 4, "natural_codes_killed": 1}}
+        counts = {"codes_run": 3, "bopi_run": 9, "natural_codes_run": 1, **kills}
+        return {"index": r, "checks": {"correct": {"passed": passed, "killed_by_rule": rules},
+                                       "complete": {"applicable": passed, **counts}}}
+
+    up = dict(codes_run=3, bopi_run=9, natural_codes_run=1, codes_killed=2, bopi_killed=5, natural_codes_killed=1)
+    rows = [row("HumanEval/2", 0, True, **up), row("HumanEval/2", 1, True, **up),
+            row("HumanEval/35", 0, False), row("HumanEval/9", 0, False, base_error="!!BASE ERROR!!invalid syntax")]
+    bench = {"tasks": {"HumanEval/2": {"samples": [sample(0, True, codes_killed=2, bopi_killed=5, natural_codes_killed=1),
+                                                   sample(1, True, codes_killed=1, bopi_killed=5, natural_codes_killed=1)]},
+                       "HumanEval/35": {"samples": [sample(0, True)]}}}
+    result = agreement.compare(rows, bench)
+    assert result["table"] == {"agree": 2, "differ": 1, "not evaluated (E or skipped)": 1}
+    assert result["run_table"] == {"codes_run agree": 1, "bopi_run agree": 1, "natural_codes_run agree": 1}
+    assert result["kills"]["codes_killed differ"] == 1 and result["kills"]["bopi_killed agree"] == 2
+    assert result["by_rule"]["any/added"]["bopi_killed agree"] == 2
+    assert result["by_rule"]["assertion/added"]["bopi_killed differ"] == 2
+    causes = {(t, r): note for t, r, _, _, note in result["disagreements"]}
+    assert causes[("HumanEval/35", 0)].startswith("reference changed") and causes[("HumanEval/9", 0)].startswith("base_error")
