@@ -43,11 +43,12 @@ from .observe import observe, test_inputs
 
 FORMAT = "1"
 NATURAL = 200  # upstream's first 200 programs per task come from the plain code-generation prompt
-# A candidate that times out on this many inputs in a row is stopped (the rest are time-outs, never
-# bad outputs): one that hangs everywhere costs this many CPU seconds, not one per input (HumanEval/11:
-# a program ran 20 minutes on a loaded machine).  Upstream's run bounds each program too (EvalPlus
-# kills a program's process after the sum of its per-input limits).
-STOP_AFTER_TIMEOUTS = 10
+# A candidate that times out on 10 inputs in a row, or on 30 in all, is stopped (the inputs after are
+# time-outs, never bad outputs): one that hangs everywhere costs 10 CPU seconds, not one per input
+# (HumanEval/11: a program ran 20 minutes on a loaded machine; HumanEval/13, 991 inputs up to 2.5e12:
+# programs that count down to a divisor ran past 18 minutes each).  Upstream's run bounds each
+# program too (EvalPlus ends a program's process after the sum of its per-input limits).
+STOP_AFTER_TIMEOUTS = (10, 30)
 
 
 @dataclass(frozen=True)

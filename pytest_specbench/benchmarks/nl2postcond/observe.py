@@ -52,18 +52,22 @@ class Observation:
 
 
 def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
-            cpu: float, stop_after_timeouts: int | None = None) -> list[Observation]:
+            cpu: float, stop_after_timeouts: tuple[int, int] | None = None) -> list[Observation]:
     """Run ``code``'s entry point on every call in the sandbox; one observation per input.
-    With ``stop_after_timeouts``, a program that times out on that many inputs in a
-    row is stopped there: the inputs after are time-outs too (a program that hangs
-    on every one of HumanEval/11's inputs would otherwise take a CPU second per input)."""
+    With ``stop_after_timeouts`` = (in a row, in all), a program that times out on
+    that many inputs in a row, or on that many in all, is stopped there: the inputs
+    after are time-outs too (a program that hangs on HumanEval/11's inputs, or on
+    HumanEval/13's large ones, would otherwise take a CPU second per input)."""
     job = CallsJob(observed_program(code, task["entry_point"]), OBSERVER, calls_key, lambda: calls,
                    range(len(calls)), call_cpu=[cpu] * len(calls))
-    in_a_row = [0]
+    in_a_row, in_all = [0], [0]
 
     def on_outcome(outcome) -> bool:
-        in_a_row[0] = in_a_row[0] + 1 if outcome.status == "timeout" else 0
-        return stop_after_timeouts is None or in_a_row[0] < stop_after_timeouts
+        timed_out = outcome.status == "timeout"
+        in_a_row[0] = in_a_row[0] + 1 if timed_out else 0
+        in_all[0] += timed_out
+        return stop_after_timeouts is None or (in_a_row[0] < stop_after_timeouts[0]
+                                               and in_all[0] < stop_after_timeouts[1])
 
     result = executor.run(None, job, on_outcome)
     if result.load_error:
