@@ -255,6 +255,9 @@ def test_registries_pin_every_file_with_a_sha256():
 def test_benchmark_names_map_to_data_folders():
     assert sources.folders_for(["contract", "evalplus"]) == ["contracteval", "evalplus"]
     assert sources.folders_for(["all"]) == list(sources.FOLDERS)
+    # a benchmark and a folder of its optional data: the run needs evalplus/, the download brings both
+    assert sources.folders_for(["nl2postcond"]) == ["evalplus"]
+    assert sources.folders_for(["nl2postcond"], download=True) == ["evalplus", "nl2postcond"]
     with pytest.raises(KeyError, match="unknown family 'nope'"):
         sources.folders_for(["nope"])
 
@@ -285,7 +288,8 @@ def test_each_family_declares_its_data_folders_and_a_family_without_any_keeps_th
         assert sources.folders_for(["postcond", "toy"]) == ["postcondbench"]
         seen = []
         monkeypatch.setattr(fetch, "is_complete", lambda root, folder: seen.append(folder) or True)
-        assert fetch.holds(tmp_path, everything) and sorted(seen) == sorted(sources.FOLDERS)
+        # nl2postcond/ is optional data (the family runs on evalplus/ alone): not needed to hold the cache
+        assert fetch.holds(tmp_path, everything) and sorted(seen) == sorted(set(sources.FOLDERS) - {"nl2postcond"})
         assert not fetch.holds(tmp_path, ["toy"])  # it reads nothing from the cache: bundled, its own data
     finally:
         sys.modules.pop("toyfamily", None)
@@ -410,3 +414,24 @@ def test_without_network_each_folder_is_one_line_with_the_ways_out(tmp_path, mon
     monkeypatch.setenv("SPECBENCH_DATA_MIRROR", dead)
     rc, lines = _download(["evalplus"], tmp_path / "cache")
     assert rc == 1 and len(lines) == 1 and "cannot reach the mirror 127.0.0.1:9 (SPECBENCH_DATA_MIRROR)" in lines[0], lines
+
+
+def test_nl2postcond_downloads_its_programs_pinned_and_says_how_to_build_the_corpus(tmp_path, monkeypatch):
+    """The corpus is derived from upstream's programs, so it is never served: the
+    download brings the programs (pinned, checked) and names the build command."""
+    if not (SHARED_DATA / "nl2postcond").is_dir():
+        pytest.skip(f"real data not found at {SHARED_DATA}")
+    m = Mirror(_copy_folders(tmp_path / "mirror", ["nl2postcond"]))
+    monkeypatch.setenv("SPECBENCH_DATA_MIRROR", m.url + "/")
+    monkeypatch.delenv("SPECBENCH_OFFLINE", raising=False)
+    try:
+        root = tmp_path / "cache"
+        rc, lines = _download(["nl2postcond"], root)
+    finally:
+        m.close()
+    assert rc == 0, lines
+    assert fetch.is_complete(root, "nl2postcond") and not fetch.verify_folder(root, "nl2postcond")
+    programs = next(e for e in fetch.entries("nl2postcond") if e.rel.endswith("merged_codes_preprocessed.jsonl.zip"))
+    assert programs.url.startswith("https://raw.githubusercontent.com/microsoft/nl-2-postcond/" + sources.NL2POSTCOND_COMMIT)
+    assert not any(e.rel.endswith("corpus.jsonl") for e in fetch.entries("nl2postcond"))  # derived: never served
+    assert "specbench nl2postcond build-corpus --specbench-data" in lines[-1] and "not downloaded" in lines[-1], lines

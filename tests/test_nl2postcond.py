@@ -10,11 +10,12 @@ import pytest
 
 from pytest_specbench.benchmarks.nl2postcond import metrics
 from pytest_specbench.benchmarks.nl2postcond.answers import AnswerError, postcondition_text
-from pytest_specbench.benchmarks.nl2postcond.corpus import Candidate, select
+from pytest_specbench.benchmarks.nl2postcond import corpus
+from pytest_specbench.benchmarks.nl2postcond.corpus import Candidate, distinct_programs, program_key, select
 from pytest_specbench.benchmarks.nl2postcond.observe import Observation
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.pyspec.blocks import BlockOutcome, available, batches_of, check_blocks, read_blocks
-from shared_data import SHARED_DATA
+from shared_data import FULL, SHARED_DATA
 from shared_runs import run_pytest
 
 WRAPPER = '''from typing import List
@@ -77,6 +78,93 @@ def test_distinct_selection_keeps_programs_that_add_a_bad_output_in_response_ord
     kept = select(task, reference, [Candidate("T/0", n, "") for n in (250, 3, 2, 1, 0)], observations)
     assert [(k.program, k.natural, [b.index for b in k.bopi]) for k in kept] == \
         [(1, True, [0]), (3, True, [0, 1]), (250, False, [0])]
+
+
+def test_copies_of_a_program_share_a_key_and_programs_that_differ_do_not():
+    plain = 'def f(x):\n    """Doc."""\n    return x + "a"\n'
+    laid_out = "def f( x ):\n    '''Doc.'''\n    # a comment\n\n    return (x +  'a')\n"
+    assert program_key(plain) == program_key(laid_out)
+    for other in ('def f(x):\n    """Other doc."""\n    return x + "a"\n',  # a docstring is data
+                  'def f(y):\n    """Doc."""\n    return y + "a"\n',
+                  'def f(x):\n    """Doc."""\n    return x + "b"\n',
+                  "def f(x:\n"):  # no syntax tree: the text decides
+        assert program_key(other) != program_key(plain)
+    assert program_key("def f(x:\n") != program_key("def f(x:\n ")
+    groups = distinct_programs([Candidate("T", 7, laid_out), Candidate("T", 3, plain), Candidate("T", 5, "def f(x:\n")])
+    assert sorted([c.program for c in g] for g in groups.values()) == [[3, 7], [5]]
+
+
+def test_the_bundled_build_runs_each_distinct_program_once_in_two_sandboxes_and_gives_the_same_corpus(tmp_path):
+    from pytest_specbench.benchmarks.contract.evalplus import EvalPlusData
+    from pytest_specbench.data.bundled import bundled_suite
+    from pytest_specbench.execution.limits import Limits
+    from pytest_specbench.execution.python import PythonExecutor
+
+    suite, limits = bundled_suite("nl2postcond"), Limits()
+    data = EvalPlusData.load(suite)
+    executors = [PythonExecutor(limits), PythonExecutor(limits)]
+    try:
+        figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, suite / "buggy_programs.jsonl",
+                               tmp_path / "corpus.jsonl", executors, limits, "base+plus", log=lambda _: None,
+                               oracle="exact")
+    finally:
+        for executor in executors:
+            executor.close()
+    # buggy_programs.jsonl holds a copy of HumanEval-N/0's program 0, laid out otherwise: run once.
+    assert (figures["programs"], figures["runs"]) == (15, 14)
+    assert (tmp_path / "corpus.jsonl").read_text() == (suite / "corpus.jsonl").read_text()
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not FULL, reason="the real corpus's counts take minutes: SPECBENCH_TESTS_FULL=1")
+@pytest.mark.skipif(not (SHARED_DATA / "nl2postcond" / "code_mutants").is_dir(),
+                    reason="nl2postcond data not found beside the checkout (../shared/datasets/nl2postcond)")
+def test_the_real_build_keeps_upstream_counts(tmp_path):
+    """Last session's counts with one program after another in one sandbox
+    (docs/nl2postcond.md): (kept programs, distinct (input, bad output) pairs)."""
+    from pytest_specbench.benchmarks.contract.evalplus import EvalPlusData
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import bad_outputs
+    from pytest_specbench.execution.limits import Limits
+    from pytest_specbench.execution.python import PythonExecutor
+
+    expected = {"HumanEval/0": (6, 1819), "HumanEval/2": (28, 24887), "HumanEval/4": (33, 22308)}
+    data, limits = EvalPlusData.load(SHARED_DATA / "evalplus"), Limits()
+    executors = [PythonExecutor(limits), PythonExecutor(limits)]
+    try:
+        corpus.build({t: dict(v) for t, v in data.tasks.items()},
+                     SHARED_DATA / "nl2postcond" / "code_mutants" / "merged_codes_preprocessed.jsonl.zip",
+                     tmp_path / "corpus.jsonl", executors, limits, "base+plus", only=tuple(expected),
+                     log=lambda _: None, oracle="exact")
+    finally:
+        for executor in executors:
+            executor.close()
+    built = corpus.load(tmp_path / "corpus.jsonl")
+    assert {t: (len(built[t]), len(bad_outputs(built[t])[0])) for t in expected} == expected
+
+
+def test_upstreams_kill_counts_take_any_exception_and_a_programs_own_added_bad_outputs():
+    """What upstream's sheet shows on HumanEval/2 (docs/nl2postcond.md, "Kill rule"):
+    a bad output the postcondition raises on (``0 <= '0.5'``: TypeError) counts as
+    killed, and a program counts as killed only on the bad outputs it added."""
+    from pytest_specbench.benchmarks.nl2postcond.adapter import _kills
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import Evaluated, _pairs
+
+    programs = [Kept("T/2", 1, True, (Bopi(0, (), 1.5), Bopi(1, (), 0.6))),  # adds both
+                Kept("T/2", 2, True, (Bopi(1, (), 0.6), Bopi(2, (), 0.7))),  # adds (2, 0.7) only
+                Kept("T/2", 3, False, (Bopi(0, (), "0.5"),))]  # a string: the assert raises TypeError
+    pairs, members, added = _pairs(programs)
+    assert [p[0] for p in pairs] == [0, 1, 2, 0] and added == [[0, 1], [2], [3]] and members[1] == [1, 2]
+    # the postcondition `assert 0 <= return_value < 1`, on each pair
+    bad = [BlockOutcome("violated"), BlockOutcome("holds"), BlockOutcome("holds"), BlockOutcome("raised", "TypeError")]
+    done = Evaluated([], bad, list(zip(programs, members)), added)
+    counts = {(kill, codes): (k["codes_killed"], k["bopi_killed"], k["natural_codes_killed"])
+              for kill in ("any", "assertion") for codes in ("added", "all") for k in [_kills(done, kill, codes)]}
+    assert counts == {("any", "added"): (2, 2, 1), ("any", "all"): (2, 2, 1),
+                      ("assertion", "added"): (1, 1, 1), ("assertion", "all"): (1, 1, 1)}
+    # program 2 gives (1, 0.6), which program 1 added: rejected there, it kills program 2 only under "all"
+    bad[1] = BlockOutcome("violated")
+    assert _kills(done, "any", "added")["codes_killed"] == 2 and _kills(done, "any", "all")["codes_killed"] == 3
 
 
 # ------------------------------------------------------------------ metrics, hand-checked
@@ -155,6 +243,25 @@ def test_a_postcondition_reaches_nothing_but_its_own_case(command_executor, sour
 @pytestmark_seccomp
 def test_a_postcondition_that_never_ends_is_stopped_per_case(command_executor):
     assert _run(command_executor, "while True: pass", cases=CASES[:1], case_seconds=0.2) == [("raised", "")]
+
+
+@pytestmark_seccomp
+def test_each_case_reports_the_cpu_seconds_it_took_and_upstreams_rule_fails_the_slow_ones(command_executor):
+    """Upstream's per-input rule (--nl2postcond-time=upstream): the postcondition may
+    take max(0.2 s, 2x the reference's time) less the reference's time on each input."""
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import over_upstream_time, upstream_time_limit
+
+    block = "n = 0\nwhile n < inputs_n: n += 1\nassert return_value >= 0"  # spends CPU in proportion to inputs_n
+    cases = [{"inputs": {"inputs_n": n}, "return_value": 1} for n in (10, 3_000_000)]
+    fast, slow = check_blocks(command_executor, "", block, cases, case_seconds=5.0, timeout=60)
+    assert fast.kind == slow.kind == "holds"
+    assert 0 <= fast.cpu < 0.05 < slow.cpu, (fast, slow)
+    assert upstream_time_limit(0.01) == pytest.approx(0.19) and upstream_time_limit(1.0) == pytest.approx(1.0)
+    kept, failed = over_upstream_time([fast, slow], [0.01, 0.01])
+    assert kept == fast and (failed.kind, failed.exc_type) == ("raised", "TimeLimit")
+    # a reference slow enough on that input leaves room for the slow postcondition
+    assert over_upstream_time([slow], [slow.cpu + 1.0]) == [slow]
+    assert over_upstream_time([BlockOutcome("violated", cpu=9.0)], [0.0])[0].kind == "violated"  # already failing
 
 
 @pytestmark_seccomp
@@ -240,3 +347,33 @@ def test_test_set_correct_agrees_with_upstream_on_a_slice(tmp_path):
     result = agreement.compare(rows, agreement.run_plugin(SHARED_DATA, rows, tmp_path, "base+plus", None, 0))
     assert result["rows"] == 30
     assert result["table"].get("agree", 0) == 30, result["disagreements"]
+
+
+def test_the_agreement_table_counts_rows_per_column_and_names_known_causes():
+    from pytest_specbench.benchmarks.nl2postcond.tools import agreement
+
+    def row(task, r, correct, **cols):
+        return {"task_id": task, "r_num": r, "test_set_correct": correct, "base_error": cols.pop("base_error", ""),
+                **{f"num_{k}": v for k, v in cols.items()}}
+
+    def sample(r, passed, **kills):
+        rules = {"any/added": {"codes_killed": 2, "bopi_killed": 5, "natural_codes_killed": 1},
+                 "assertion/added": {"codes_killed": 1, "bopi_killed": 4, "natural_codes_killed": 1}}
+        counts = {"codes_run": 3, "bopi_run": 9, "natural_codes_run": 1, **kills}
+        return {"index": r, "checks": {"correct": {"passed": passed, "killed_by_rule": rules},
+                                       "complete": {"applicable": passed, **counts}}}
+
+    up = dict(codes_run=3, bopi_run=9, natural_codes_run=1, codes_killed=2, bopi_killed=5, natural_codes_killed=1)
+    rows = [row("HumanEval/2", 0, True, **up), row("HumanEval/2", 1, True, **up),
+            row("HumanEval/35", 0, False), row("HumanEval/9", 0, False, base_error="!!BASE ERROR!!invalid syntax")]
+    bench = {"tasks": {"HumanEval/2": {"samples": [sample(0, True, codes_killed=2, bopi_killed=5, natural_codes_killed=1),
+                                                   sample(1, True, codes_killed=1, bopi_killed=5, natural_codes_killed=1)]},
+                       "HumanEval/35": {"samples": [sample(0, True)]}}}
+    result = agreement.compare(rows, bench)
+    assert result["table"] == {"agree": 2, "differ": 1, "not evaluated (E or skipped)": 1}
+    assert result["run_table"] == {"codes_run agree": 1, "bopi_run agree": 1, "natural_codes_run agree": 1}
+    assert result["kills"]["codes_killed differ"] == 1 and result["kills"]["bopi_killed agree"] == 2
+    assert result["by_rule"]["any/added"]["bopi_killed agree"] == 2
+    assert result["by_rule"]["assertion/added"]["bopi_killed differ"] == 2
+    causes = {(t, r): note for t, r, _, _, note in result["disagreements"]}
+    assert causes[("HumanEval/35", 0)].startswith("reference changed") and causes[("HumanEval/9", 0)].startswith("base_error")

@@ -14,7 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                           "(SPECBENCH_DATA, SPECBENCH_DATA_MIRROR, SPECBENCH_OFFLINE)")
     dl.add_argument("families", nargs="*", default=["all"], metavar="FAMILY",
                     help="all (default), a benchmark (contract, contract-cvt, evalplus, postcond, verina, speceval, "
-                         "cife) or a data folder (contracteval, evalplus, verina, cife, specgenbench, postcondbench)")
+                         "cife, nl2postcond) or a data folder (contracteval, evalplus, verina, cife, specgenbench, "
+                         "postcondbench, nl2postcond)")
     dl.add_argument("--root", type=Path, default=None,
                     help="data root (default: $SPECBENCH_DATA, else the user cache folder)")
     dl.set_defaults(func=_download)
@@ -26,7 +27,7 @@ def _download(args: argparse.Namespace) -> int:
     from . import fetch, sources
 
     try:
-        folders = sources.folders_for(args.families or ["all"])
+        folders = sources.folders_for(args.families or ["all"], download=True)
     except KeyError as exc:
         raise SpecbenchError(f"data download: {exc.args[0]}") from None
     return fetch.download(folders, args.root)

@@ -299,6 +299,8 @@ def download(folders: list[str], root: Path | None = None, *, out: TextIO = sys.
                 ok = _download_folder(root, folder, base, is_offline, staging, out, missing_offline, unreachable)
                 if folder == "postcondbench" and not is_offline and not unreachable:
                     _download_repos(root, base, staging, out)
+                if folder == "nl2postcond" and ok:
+                    _say(out, nl2postcond_corpus_line(root))
                 failed |= not ok
             if missing_offline:
                 shown = ", ".join(missing_offline[:3]) + (f" and {len(missing_offline) - 3} more"
@@ -393,6 +395,21 @@ def _download_folder(root: Path, folder: str, base: str | None, is_offline: bool
 def _mark(root: Path, folder: str) -> None:
     (root / folder).mkdir(parents=True, exist_ok=True)
     (root / folder / MARKER).write_text(_digest(folder) + "\n")
+
+
+def nl2postcond_corpus_line(root: Path) -> str:
+    """What to do for nl2postcond's buggy-program corpus, which is derived from the
+    upstream programs just fetched and so not served: build it here."""
+    corpus = root / "nl2postcond" / "corpus.jsonl"
+    pin = S.NL2POSTCOND_CORPUS_SHA256
+    if corpus.is_file():
+        state = ("verified" if content_sha256(corpus) == pin else
+                 "present, not the pinned build" if pin else "present (no pinned hash to check it against)")
+        return f"nl2postcond: {corpus}: {state}"
+    check = f"; its sha256 is checked against the pinned {pin[:16]}..." if pin else ""
+    return (f"nl2postcond: the buggy-program corpus is derived from upstream's programs and built here, not "
+            f"downloaded: specbench nl2postcond build-corpus --specbench-data {root} --out {corpus} (resumable; "
+            f"hours on two cores, docs/timing.md){check}")
 
 
 # ----------------------------------------------------------- PostcondBench repositories

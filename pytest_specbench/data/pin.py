@@ -54,6 +54,10 @@ def upstream_url(folder: str, rel: str, notes: dict[str, str]) -> str | None:
         return _raw("IBM/CIFE", S.CIFE_COMMIT, rel)
     if folder == "specgenbench":
         return _raw("LHospital13/SpecGen-Dataset", S.SPECGEN_COMMIT, rel)
+    if folder == "nl2postcond":  # upstream's own files; the others are derived (sources.FOLDERS' note)
+        path = {"LICENSE": "LICENSE", "code_mutants/merged_codes_preprocessed.jsonl.zip":
+                f"{S.NL2POSTCOND_ROOT}/nl2postcondition_source_evalplus/code_mutants/merged_codes_preprocessed.jsonl.zip"}
+        return _raw("microsoft/nl-2-postcond", S.NL2POSTCOND_COMMIT, path[rel]) if rel in path else None
     if folder == "postcondbench":
         model, name = rel.split("/")
         return _raw("zhang-ge-hao/postcond-bench", notes[rel], f"data/step/9.{model}/{name}")

@@ -28,6 +28,8 @@ MBPPPLUS_VERSION = "v0.2.0"  # evalplus/mbppplus_release @ 64fc4195b858a17cdfdb3
 VERINA_COMMIT = "d12090a87619cbfcc43b83a8cb08f6deda1ecea8"
 CIFE_COMMIT = "e9ac6573a68f7b86996a17b7080a9e24c1a4b337"
 SPECGEN_COMMIT = "984d7db1bf9ff5f1d92e983b7a7641a6f4107758"
+NL2POSTCOND_COMMIT = "a93052f0ad07c3950d1fb46ebb3647f70ff0c482"
+NL2POSTCOND_ROOT = "nl2postcondition-fse2024"
 
 GITHUB_RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 GITHUB_RELEASE = "https://github.com/{repo}/releases/download/{tag}/{asset}"
@@ -42,9 +44,24 @@ FOLDERS = {
     "verina": Folder("verina", f"sunblaze-ucb/verina @ {VERINA_COMMIT[:7]} (datasets/verina)", "LICENSE"),
     "cife": Folder("cife", f"IBM/CIFE @ {CIFE_COMMIT[:7]}", "LICENSE"),
     "specgenbench": Folder("specgenbench", f"LHospital13/SpecGen-Dataset @ {SPECGEN_COMMIT[:7]}", ""),
+    "nl2postcond": Folder("nl2postcond", f"microsoft/nl-2-postcond @ {NL2POSTCOND_COMMIT[:7]} ({NL2POSTCOND_ROOT}/)",
+                          "LICENSE",
+                          note="annotated_postconditions.jsonl, prompts.json and gpt4-simple-with-ref/ are derived "
+                               "(upstream's .xlsx sheet, LLMPrompts.py, a zip): only a mirror can serve them; the "
+                               "buggy-program corpus is built locally (specbench nl2postcond build-corpus)"),
     "postcondbench": Folder("postcondbench", "zhang-ge-hao/postcond-bench (per-file commits in the registry)", "",
                             note="the tasks run in keon/algorithms at the tasks' commit (fetched into repos/)"),
 }
+
+# Names that are a benchmark and a data folder of optional data.
+_BENCHMARK_AND_FOLDER = {"nl2postcond"}
+
+# nl2postcond's buggy-program corpus is derived from upstream's programs, so it is
+# not served: `specbench data download nl2postcond` fetches the programs (pinned
+# above) and `specbench nl2postcond build-corpus` builds it locally; the build of
+# the default corpus (every task, base+plus inputs, the exact oracle) is checked
+# against this hash (None: no whole build has been pinned yet).
+NL2POSTCOND_CORPUS_SHA256: str | None = None
 
 # Repositories PostcondBench tasks run in: fetched as source archives at the
 # commit, every file checked against ``registry/repos/<owner>--<name>@<commit>.txt``.
@@ -53,12 +70,19 @@ POSTCOND_REPOS = {
 }
 
 
-def folders_for(names: list[str]) -> list[str]:
-    """Data folders for benchmark or folder names (``all``: every folder)."""
+def folders_for(names: list[str], download: bool = False) -> list[str]:
+    """Data folders for benchmark or folder names (``all``: every folder).  A name
+    that is a benchmark and a folder (``nl2postcond``) gives the folders the
+    benchmark needs and, with ``download``, the folder of its name too (optional
+    data: the benchmark runs without it)."""
     out: list[str] = []
     for name in names:
         if name == "all":
             wanted = list(FOLDERS)
+        elif name in FOLDERS and name in _BENCHMARK_AND_FOLDER:
+            from ..benchmarks import data_folders
+
+            wanted = list(data_folders(name)) + ([name] if download else [])
         elif name in FOLDERS:
             wanted = [name]
         else:  # a benchmark: the folders its family declares (benchmarks.data_folders)

@@ -23,7 +23,9 @@ libseccomp).  Three roles, in one job:
   ``write`` to its answer pipe (EPERM for the rest: no file, socket, IPC,
   process, signal to another process or ptrace).  Then the block runs, and the
   harness's code writes one answer line: ``holds`` (it completed), ``violated``
-  (``AssertionError``) or ``raised`` (any other exception, with its type).
+  (``AssertionError``) or ``raised`` (any other exception, with its type), with
+  the CPU seconds the case took (for a per-input time rule, nl2postcond's
+  ``--nl2postcond-time=upstream``).
 
 A child can lie only about its own case (any process that runs the answer
 could), and learn nothing of the others: no other case was ever in its memory
@@ -134,6 +136,7 @@ def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed):  # noqa: C9
         os._exit(3)
     for case in cases:
         names = dict(base)
+        start = time.process_time()
         try:
             names.update(case.get("inputs") or {})
             names["return_value"] = case.get("return_value")
@@ -141,9 +144,11 @@ def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed):  # noqa: C9
             end = None
         except BaseException as exc:  # noqa: BLE001
             end = exc
+        spent = time.process_time() - start
         kind, exc_type, line = _answer(end)
         try:
-            os.write(ANSWER_FD, (json.dumps({"kind": kind, "exc": exc_type, "line": line}) + "\n").encode())
+            os.write(ANSWER_FD, (json.dumps({"kind": kind, "exc": exc_type, "line": line,
+                                             "cpu": round(spent, 6)}) + "\n").encode())
         except BaseException:  # noqa: BLE001
             os._exit(0)
     os._exit(0)
@@ -245,8 +250,11 @@ def _one_batch(keeper_sock, data, count):
         if ended == b"e":  # the harness failed before any answer ran: only the zygote can say so
             out.append({"kind": "harness", "exc": "", "line": _one_line(first.get("line", ""))})
         elif first.get("kind") in ("holds", "violated", "raised"):
+            cpu = first.get("cpu")
             out.append({"kind": first["kind"], "exc": _one_line(first.get("exc", ""), 100),
-                        "line": _one_line(first.get("line", ""))})
+                        "line": _one_line(first.get("line", "")),
+                        # the child's own figure: it speaks for its own case only, as its kind does
+                        "cpu": float(cpu) if type(cpu) in (int, float) and 0 <= cpu < 1e6 else None})
         else:
             out.append({"kind": "raised", "exc": "", "line": "timeout" if ended == b"t"
                         else "the spec process ended without an answer"})

@@ -32,6 +32,9 @@ class BlockOutcome:
     kind: str  # "holds" | "violated" | "raised" | "harness"
     exc_type: str = ""
     line: str = ""
+    # CPU seconds the case took, as its spec process reported it (None: no answer).  That
+    # process can write any figure, for its own batch only, as it can write any kind.
+    cpu: float | None = None
 
 
 def available() -> str | None:
@@ -101,7 +104,9 @@ def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool)
         index = rec.get("case")
         if isinstance(index, int) and 0 <= index < cases and index not in found \
                 and rec.get("kind") in ("holds", "violated", "raised", "harness"):
-            found[index] = BlockOutcome(rec["kind"], str(rec.get("exc", "")), str(rec.get("line", "")))
+            cpu = rec.get("cpu")
+            found[index] = BlockOutcome(rec["kind"], str(rec.get("exc", "")), str(rec.get("line", "")),
+                                        float(cpu) if type(cpu) in (int, float) else None)
     why = "timeout (the whole evaluation)" if timed_out else "the evaluation ended early"
     return [found.get(i, BlockOutcome("raised", "", why)) for i in range(cases)]
 

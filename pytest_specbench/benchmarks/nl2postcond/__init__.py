@@ -10,7 +10,8 @@ service (:mod:`pytest_specbench.pyspec`)."""
 ADAPTERS = {"nl2postcond": "pytest_specbench.benchmarks.nl2postcond.adapter:ADAPTER"}
 # The declared options, importable without the adapter (every pytest start lists them).
 OPTIONS = "pytest_specbench.benchmarks.nl2postcond.options:OPTIONS"
-# The data folders it reads from a data root: HumanEval+ (evalplus/); nl2postcond/ (the paper's
-# prompts, upstream's sheet for the agreement tool, the candidate programs) is optional and not
-# served by `specbench data download` yet (upstream keeps the sheet in an .xlsx).
+# The data folders it needs from a data root: HumanEval+ (evalplus/).  nl2postcond/ (the paper's
+# prompts, upstream's sheet for the agreement tool, the candidate programs) is optional data:
+# `specbench data download nl2postcond` brings both; the buggy-program corpus is built locally
+# from the programs (`specbench nl2postcond build-corpus`), never downloaded (data.sources).
 DATA = {"nl2postcond": ("evalplus",)}

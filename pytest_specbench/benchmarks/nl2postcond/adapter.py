@@ -12,7 +12,7 @@ from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
 from . import corpus, metrics, observe, tasks, tier_checks, tiers
 from .answers import AnswerError, postcondition_text
-from .evaluate import evaluate, rejects
+from .evaluate import evaluate, over_upstream_time, rejects
 from .options import OPTIONS
 from ...metrics.reducers import evaluate as evaluate_metrics
 
@@ -92,9 +92,15 @@ class Nl2PostcondBenchmark:
         programs = corpus.load(Path(task.data["_corpus"])).get(task.task_id, []) if task.data.get("_corpus") else []
         done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
                         JOB_SECONDS, PER_CASE_SECONDS)
-        failing = [(i, o) for i, o in enumerate(done.reference) if o.kind != "holds"]
+        reference = done.reference
+        if ctx.option("nl2postcond_time") == "upstream":
+            reference = over_upstream_time(reference, observe.reference_seconds(
+                task.data, digest, ctx.option("nl2postcond_inputs"), ctx))
+        failing = [(i, o) for i, o in enumerate(reference) if o.kind != "holds"]
         details: dict[str, Any] = {"cases": len(cases), "test_set_correct": True,
-                                   **_kills(done, ctx.option("nl2postcond_kill"))}
+                                   **_kills(done, ctx.option("nl2postcond_kill"), ctx.option("nl2postcond_codes")),
+                                   # every rule's counts, to calibrate --nl2postcond-kill/-codes (tools/agreement.py)
+                                   "killed_by_rule": _every_rule(done)}
         if failing:
             i, outcome = failing[0]
             details.update(failed_case=i, failed_cases=len(failing), failure=outcome.kind, test_set_correct=False)
@@ -131,12 +137,26 @@ def _option(settings: Any, name: str) -> Any:
     return settings.option(name) if hasattr(settings, "option") else None
 
 
-def _kills(done, kill: str) -> dict[str, Any]:
-    """upstream's columns: distinct bad outputs (bopi) and programs run and rejected, all and natural ones."""
+KILL_RULES = ("assertion", "any")
+CODE_RULES = ("added", "all")
+RULE_FIELDS = ("codes_killed", "bopi_killed", "natural_codes_killed")
+
+
+def _every_rule(done) -> dict[str, dict[str, int]]:
+    return {f"{rule}/{codes}": {k: v for k, v in _kills(done, rule, codes).items() if k in RULE_FIELDS}
+            for rule in KILL_RULES for codes in CODE_RULES}
+
+
+def _kills(done, kill: str, codes: str = "added") -> dict[str, Any]:
+    """upstream's columns: distinct bad outputs (bopi) and programs run and rejected, all and natural ones.
+    A program is rejected when one of its bad outputs is: of those it added (``codes=added``,
+    upstream's run, which tries each program on its ``unique_bopi``) or of all it gives (``all``)."""
     rejected = [rejects(o, kill) for o in done.bad]
     out = {"codes_run": 0, "codes_killed": 0, "bopi_run": len(rejected), "bopi_killed": sum(rejected),
            "natural_codes_run": 0, "natural_codes_killed": 0, "killed_programs": []}
-    for kept, members in done.programs:
+    for n, (kept, members) in enumerate(done.programs):
+        if codes == "added" and done.added:
+            members = done.added[n]
         out["codes_run"] += 1
         out["natural_codes_run"] += kept.natural
         if any(rejected[i] for i in members):

@@ -1,6 +1,8 @@
 """``specbench nl2postcond ...``: build the buggy-program corpus."""
 from __future__ import annotations
 
+import os
+import resource
 from pathlib import Path
 
 
@@ -21,6 +23,8 @@ def register(subparsers) -> None:
                    help="what a bad output is: not accepted by EvalPlus's oracle (tolerance for floats), or not "
                         "equal to the reference's output (exact)")
     b.add_argument("--tasks", nargs="*", default=(), help="only these task ids")
+    b.add_argument("--jobs", type=int, default=2,
+                   help="sandbox jobs at a time (one sandbox per job; default 2)")
     b.set_defaults(func=_build)
 
 
@@ -47,16 +51,44 @@ def _build(args) -> int:
         out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / \
             f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle)}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.jobs < 1:
+        raise SpecbenchError(f"--jobs: must be at least 1, got {args.jobs}")
     limits = Limits()
-    executor = PythonExecutor(limits)
+    executors = [PythonExecutor(limits) for _ in range(args.jobs)]
+    children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executor, limits,
+        figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executors, limits,
                                args.inputs, only=args.tasks, oracle=args.oracle)
     finally:
-        executor.close()
+        for executor in executors:
+            executor.close()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sandbox_cpu = (children.ru_utime + children.ru_stime) - (children0.ru_utime + children0.ru_stime)
     print(f"corpus: {out}")
+    rate = figures["programs"] / figures["wall"] if figures["wall"] else 0.0
     print(f"  {figures['tasks']} tasks ({figures['skipped_tasks']} already built), {figures['programs']} programs "
-          f"run, {figures['kept']} kept, {figures['bopi']} bad outputs; wall {figures['wall']} s, "
-          f"harness CPU {figures['harness_cpu']} s")
+          f"({figures['runs']} distinct, run), {figures['kept']} kept, {figures['bopi']} bad outputs; "
+          f"wall {figures['wall']} s, harness CPU {figures['harness_cpu']} s, sandbox CPU {sandbox_cpu:.1f} s, "
+          f"{rate:.2f} programs/s; load average {os.getloadavg()[0]:.1f}")
+    if figures["left_out"]:
+        print(f"  left out (the reference fails on a test input): {', '.join(figures['left_out'])}")
     print(f"  use it with --nl2postcond-corpus={out}")
+    if (root and not args.tasks and args.candidates is None and args.inputs == "base+plus" and args.oracle == "exact"
+            and not figures["left_out"]):
+        print("  " + _against_pin(out))
     return 0
+
+
+def _against_pin(out: Path) -> str:
+    """The whole default build against the pinned hash (``data.sources``): a user
+    without a mirror gets the corpus by building it, checked."""
+    from ...data.fetch import content_sha256
+    from ...data.sources import NL2POSTCOND_CORPUS_SHA256 as pin
+
+    actual = content_sha256(out)
+    if pin is None:
+        return f"sha256 {actual} (no pinned build to compare with)"
+    if actual == pin:
+        return f"sha256 {actual}: the pinned build"
+    return (f"sha256 {actual} differs from the pinned {pin}: a program near its time limit may have ended "
+            f"otherwise on this machine (docs/nl2postcond.md)")

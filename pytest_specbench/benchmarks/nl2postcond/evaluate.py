@@ -29,12 +29,14 @@ BATCH = 64  # cases per spec process, of distinct inputs
 @dataclass(frozen=True)
 class Evaluated:
     """Outcomes of one postcondition: per reference case; per distinct bad output
-    (an (input, bad output) pair, :func:`bad_outputs`); and, per corpus program,
-    the indices of its bad outputs among those."""
+    (an (input, bad output) pair, :func:`bad_outputs`); per corpus program, the
+    indices of its bad outputs among those (``programs``) and of the ones it
+    added, no program before it having given them (``added``)."""
 
     reference: list[BlockOutcome]
     bad: list[BlockOutcome]
     programs: list[tuple[Kept, list[int]]]
+    added: list[list[int]] = ()
 
 
 def bad_outputs(programs: Sequence[Kept]) -> tuple[list[tuple[int, tuple, Any]], list[list[int]]]:
@@ -43,19 +45,33 @@ def bad_outputs(programs: Sequence[Kept]) -> tuple[list[tuple[int, tuple, Any]],
     and each program's pairs by index.  Upstream's ``num_bopi_run`` counts these
     pairs: on HumanEval/0 its 6 programs give 2,983 (program, input) bad outputs and
     1,819 distinct pairs, against upstream's 1,820 (docs/nl2postcond.md)."""
+    pairs, members, _ = _pairs(programs)
+    return pairs, members
+
+
+def added_outputs(programs: Sequence[Kept]) -> list[list[int]]:
+    """Per program, the indices of the pairs it added (no earlier program gave them):
+    upstream's ``unique_bopi_id``, the bad outputs its run tries each program on."""
+    return _pairs(programs)[2]
+
+
+def _pairs(programs: Sequence[Kept]):
     index: dict[tuple[int, str], int] = {}
     pairs: list[tuple[int, tuple, Any]] = []
     members: list[list[int]] = []
+    added: list[list[int]] = []
     for kept in programs:
-        mine = []
+        mine, new = [], []
         for b in kept.bopi:
             key = (b.index, wire.dumps(b.output))
             if key not in index:
                 index[key] = len(pairs)
                 pairs.append((b.index, b.args_after, b.output))
+                new.append(index[key])
             mine.append(index[key])
         members.append(sorted(set(mine)))
-    return pairs, members
+        added.append(sorted(set(new)))
+    return pairs, members, added
 
 
 def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, reference_cases: Sequence[dict],
@@ -63,7 +79,7 @@ def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, refer
     """Both checks' cases in one job, whose budget is ``base_seconds`` plus
     ``case_seconds`` per case."""
     names = parameters(task)
-    pairs, members = bad_outputs(programs)
+    pairs, members, added = _pairs(programs)
     pool = list(reference_cases) + [as_case(names, args, out) for _, args, out in pairs]
     order = list(range(len(pool)))
     random.SystemRandom().shuffle(order)
@@ -78,11 +94,39 @@ def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, refer
     by_slot: list[BlockOutcome] = [BlockOutcome("raised")] * len(pool)  # every slot is filled below
     for position, i in enumerate(order):
         by_slot[i] = outcomes[position]
-    return Evaluated(by_slot[:n], by_slot[n:], list(zip(programs, members)))
+    return Evaluated(by_slot[:n], by_slot[n:], list(zip(programs, members)), added)
 
 
 def rejects(outcome: BlockOutcome, kill: str) -> bool:
-    """Does the postcondition reject this output?  ``assertion``: an
-    ``AssertionError`` (upstream's modified EvalPlus counts a failed assert);
-    ``any``: any exception (``--nl2postcond-kill``)."""
+    """Does the postcondition reject this output?  ``any`` (the default): it
+    raised, whatever the exception; ``assertion``: an ``AssertionError`` only
+    (``--nl2postcond-kill``).  Calibrated on upstream's sheet (docs/nl2postcond.md,
+    "Kill rule"): on HumanEval/2, a program that returns strings makes ``0 <=
+    return_value`` raise ``TypeError``, and upstream counts those bad outputs killed."""
     return outcome.kind == "violated" or (kill == "any" and outcome.kind == "raised")
+
+
+# Upstream's per-input time rule (run_postcondition_evaluation.py, microsoft/nl-2-postcond@a93052f:
+# --min-time-limit 0.2, --gt-time-limit-factor 2.0, EvalPlus's untrusted_check): the wrapped
+# call, the reference and then the postcondition, must end within max(0.2 s, 2.0 x the
+# reference's time on that input).  The paper (§4) states no time rule.
+UPSTREAM_MIN_SECONDS, UPSTREAM_FACTOR = 0.2, 2.0
+
+
+def upstream_time_limit(reference_seconds: float) -> float:
+    """What upstream's limit leaves the postcondition on one input: the wrapped call's
+    limit less the reference's own time (here both CPU seconds in the sandbox)."""
+    return max(UPSTREAM_MIN_SECONDS, UPSTREAM_FACTOR * reference_seconds) - reference_seconds
+
+
+def over_upstream_time(outcomes: Sequence[BlockOutcome], reference_seconds: Sequence[float]) -> list[BlockOutcome]:
+    """``outcomes`` (of the reference's cases) with each case over upstream's limit
+    made ``raised`` (a time-out, as upstream's run counts it: not a success)."""
+    out = []
+    for outcome, seconds in zip(outcomes, reference_seconds):
+        limit = upstream_time_limit(seconds)
+        if outcome.kind == "holds" and outcome.cpu is not None and outcome.cpu > limit:
+            outcome = BlockOutcome("raised", "TimeLimit", f"took {outcome.cpu:.3f} s, over upstream's limit of "
+                                                          f"{limit:.3f} s (the reference's {seconds:.3f} s)")
+        out.append(outcome)
+    return out

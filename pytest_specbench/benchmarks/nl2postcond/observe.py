@@ -26,7 +26,7 @@ OBSERVER = "__specbench_observe"
 # The reference may be slow on HumanEval+'s large inputs: its calls get this many
 # times the per-call CPU limit (as the ContractEval family's canonical runs do).
 REFERENCE_CPU_FACTOR = 20
-FORMAT = "1"
+FORMAT = "2"  # 2: each case with the reference's CPU seconds
 
 
 def observed_program(code: str, entry_point: str) -> str:
@@ -48,14 +48,28 @@ class Observation:
     args_after: tuple = ()
     result: Any = None
     exc_type: str = ""
+    cpu: float = 0.0  # CPU seconds of the call, as the sandbox measured it
 
 
 def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
-            cpu: float) -> list[Observation]:
-    """Run ``code``'s entry point on every call in the sandbox; one observation per input."""
+            cpu: float, stop_after_timeouts: tuple[int, int] | None = None) -> list[Observation]:
+    """Run ``code``'s entry point on every call in the sandbox; one observation per input.
+    With ``stop_after_timeouts`` = (in a row, in all), a program that times out on
+    that many inputs in a row, or on that many in all, is stopped there: the inputs
+    after are time-outs too (a program that hangs on HumanEval/11's inputs, or on
+    HumanEval/13's large ones, would otherwise take a CPU second per input)."""
     job = CallsJob(observed_program(code, task["entry_point"]), OBSERVER, calls_key, lambda: calls,
                    range(len(calls)), call_cpu=[cpu] * len(calls))
-    result = executor.run(None, job)
+    in_a_row, in_all = [0], [0]
+
+    def on_outcome(outcome) -> bool:
+        timed_out = outcome.status == "timeout"
+        in_a_row[0] = in_a_row[0] + 1 if timed_out else 0
+        in_all[0] += timed_out
+        return stop_after_timeouts is None or (in_a_row[0] < stop_after_timeouts[0]
+                                               and in_all[0] < stop_after_timeouts[1])
+
+    result = executor.run(None, job, on_outcome)
     if result.load_error:
         return [Observation(i, "raise", exc_type="load error") for i in range(len(calls))]
     out = []
@@ -71,7 +85,7 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
             except (ValueError, TypeError):
                 out.append(Observation(i, "raise", exc_type="unreadable output"))
                 continue
-            out.append(Observation(i, "ok", tuple(args_after), value))
+            out.append(Observation(i, "ok", tuple(args_after), value, cpu=outcome.cpu))
     return out
 
 
@@ -92,9 +106,20 @@ def reference_cases(task: Mapping[str, Any], digest: str, inputs: str, ctx) -> l
     """The cases of test-set correctness: for each test input, ``{"inputs":
     {param: value after the call}, "return_value": the reference's result}``,
     computed once in the sandbox and cached on disk."""
-    from filelock import FileLock
-
     from .tasks import parameters
+
+    names = parameters(task)
+    return [as_case(names, args_after, result) for args_after, result, _ in _reference_run(task, digest, inputs, ctx)]
+
+
+def reference_seconds(task: Mapping[str, Any], digest: str, inputs: str, ctx) -> list[float]:
+    """The reference's CPU seconds per test input (the same cached run as
+    :func:`reference_cases`), for upstream's per-input time rule."""
+    return [float(cpu) for _, _, cpu in _reference_run(task, digest, inputs, ctx)]
+
+
+def _reference_run(task: Mapping[str, Any], digest: str, inputs: str, ctx) -> list:
+    from filelock import FileLock
 
     key = hashlib.sha256(f"{FORMAT}|{digest}|{task['task_id']}|{inputs}".encode()).hexdigest()[:24]
     path = Path(ctx.cache_dir("nl2postcond", "reference")) / f"{key}.json"
@@ -112,10 +137,9 @@ def reference_cases(task: Mapping[str, Any], digest: str, inputs: str, ctx) -> l
                     raise error(f"{task['task_id']}: the reference failed on input #{bad[0].index} "
                                            f"({bad[0].status} {bad[0].exc_type})".rstrip())
                 tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(wire.dumps([[list(o.args_after), o.result] for o in seen]))
+                tmp.write_text(wire.dumps([[list(o.args_after), o.result, o.cpu] for o in seen]))
                 os.replace(tmp, path)
-    names = parameters(task)
-    return [as_case(names, args_after, result) for args_after, result in wire.loads(path.read_text())]
+    return wire.loads(path.read_text())
 
 
 def as_case(names: Sequence[str], args_after: Sequence[Any], result: Any) -> dict:

@@ -11,9 +11,16 @@ OPTIONS = (
     Option("nl2postcond_inputs", "test inputs of test-set correctness: base+plus (what upstream's sheet was "
                                  "decided on) or base (the released script's main())",
            default="base+plus", choices=("base+plus", "base")),
-    Option("nl2postcond_kill", "a bad output is rejected when the postcondition raises AssertionError "
-                               "(assertion) or any exception (any)",
-           default="assertion", choices=("assertion", "any")),
+    Option("nl2postcond_kill", "a bad output is rejected when the postcondition raises any exception (any, "
+                               "upstream's counts) or AssertionError only (assertion)",
+           default="any", choices=("any", "assertion")),
+    Option("nl2postcond_codes", "a buggy program is rejected when one of the bad outputs it added (added, "
+                                "upstream's counts) or of all its bad outputs (all) is rejected",
+           default="added", choices=("added", "all")),
+    Option("nl2postcond_time", "per-input time rule of test-set correctness: paper (none; the job's budget "
+                               "only) or upstream (the postcondition within max(0.2 s, 2x the reference's time) "
+                               "less the reference's time on each input, as upstream's script)",
+           default="paper", choices=("paper", "upstream")),
     Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` wrote "
                                  "(default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)", default=None),
 )

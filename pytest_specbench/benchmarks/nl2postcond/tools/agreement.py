@@ -3,12 +3,15 @@
 HumanEval/0-109) through the plugin, and print the agreement row by row.
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...]
-        [--inputs base+plus|base] [--corpus FILE] [-n 2] [--keep DIR]
+        [--inputs base+plus|base] [--time paper|upstream] [--corpus FILE] [-n 2] [--keep DIR] [--report FILE] [-v]
 
 Each row's ``postcondition`` text is replayed (``sample_index`` = its ``r_num``);
 ``correct`` is compared with ``test_set_correct``; with a corpus, ``complete``'s
-``codes_run``/``bopi_run`` per task and ``codes_killed``/``bopi_killed`` per
-correct row with upstream's columns.  Prints a table and each disagreement.
+``codes_run``/``bopi_run``/``natural_codes_run`` per task and the kill columns
+per correct row with upstream's, under the run's ``--nl2postcond-kill`` and under
+each rule (the calibration of the kill rule, docs/nl2postcond.md).  Prints the
+table (rows agreeing / total per column) and each disagreement with its known
+cause; ``--report`` compares a kept run's report again without running.
 """
 from __future__ import annotations
 
@@ -37,13 +40,14 @@ def replay_lines(rows: list[dict[str, Any]]) -> str:
 
 
 def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
-               workers: int) -> dict[str, Any]:
+               workers: int, time_rule: str = "paper") -> dict[str, Any]:
     replay = folder / "sheet-replay.jsonl"
     replay.write_text(replay_lines(rows), encoding="utf-8")
     report = folder / "report.json"
     tasks = sorted({r["task_id"] for r in rows})
     argv = [sys.executable, "-m", "pytest", "--specbench=nl2postcond", f"--model=replay:{replay}",
-            f"--specbench-data={data_root}", f"--nl2postcond-inputs={inputs}", f"--specbench-report={report}",
+            f"--specbench-data={data_root}", f"--nl2postcond-inputs={inputs}", f"--nl2postcond-time={time_rule}",
+            f"--specbench-report={report}",
             f"--specbench-tasks={','.join(tasks)}", "-p", "no:cacheprovider", "-q", "--rootdir", str(folder),
             "-o", "addopts="]
     argv += [f"--nl2postcond-corpus={corpus}"] if corpus else ["--specbench-checks=correct"]
@@ -54,30 +58,82 @@ def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs
     return json.loads(report.read_text())["benchmarks"]["nl2postcond"]
 
 
+# Tasks whose reference changed between EvalPlus 0.1.5 (upstream's pin) and 0.1.10 (ours).
+CHANGED_REFERENCES = {"HumanEval/35", "HumanEval/114", "HumanEval/115", "HumanEval/140"}
+
+
+def _known_cause(row: dict[str, Any]) -> str:
+    if row["task_id"] in CHANGED_REFERENCES:
+        return "reference changed (EvalPlus 0.1.5 -> 0.1.10)"
+    if row.get("base_error"):
+        return "base_error: " + str(row["base_error"])[:60]
+    return ""
+
+
 def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]:
-    """Per row: ours against upstream's ``test_set_correct`` (and kill columns where both have them)."""
+    """Per row: ours against upstream's ``test_set_correct``; for rows correct on
+    both sides (with a corpus), per task the run columns (``codes_run``,
+    ``bopi_run``, ``natural_codes_run``: the same for every correct row of a
+    task) and per row the kill columns, under each kill rule."""
     ours: dict[tuple[str, int], dict[str, Any]] = {}
     for task_id, task in bench.get("tasks", {}).items():
         for sample in task["samples"]:
             ours[(task_id, sample["index"])] = sample["checks"]
     table, disagreements = Counter(), []
     kills = Counter()
+    by_rule: dict[str, Counter] = {}
+    runs: dict[str, dict[str, Any]] = {}  # task -> {"ours": (...), "upstream": (...)}
+    kill_rows: list[tuple[str, int, str, Any, Any]] = []
     for r in rows:
         checks = ours.get((r["task_id"], r["r_num"]))
         if checks is None or "correct" not in checks:
             table["not evaluated (E or skipped)"] += 1
-            disagreements.append((r["task_id"], r["r_num"], "no verdict", r["test_set_correct"], ""))
+            disagreements.append((r["task_id"], r["r_num"], "no verdict", r["test_set_correct"], _known_cause(r)))
             continue
         mine = bool(checks["correct"].get("passed"))
         table[("agree" if mine == bool(r["test_set_correct"]) else "differ")] += 1
         if mine != bool(r["test_set_correct"]):
-            disagreements.append((r["task_id"], r["r_num"], mine, r["test_set_correct"],
-                                  "base_error" if r.get("base_error") else ""))
+            disagreements.append((r["task_id"], r["r_num"], mine, r["test_set_correct"], _known_cause(r)))
         complete = checks.get("complete", {})
-        if mine and r["test_set_correct"] and complete.get("applicable"):
+        if not (mine and r["test_set_correct"] and complete.get("applicable")):
+            continue
+        runs.setdefault(r["task_id"], {"ours": tuple(complete.get(c) for c in RUN_COLUMNS),
+                                       "upstream": tuple(r.get(f"num_{c}") for c in RUN_COLUMNS)})
+        for col in KILL_COLUMNS:
+            same = complete.get(col) == r.get(f"num_{col}")
+            kills[f"{col} {'agree' if same else 'differ'}"] += 1
+            if not same:
+                kill_rows.append((r["task_id"], r["r_num"], col, complete.get(col), r.get(f"num_{col}")))
+        for rule, counts in (checks["correct"].get("killed_by_rule") or {}).items():
             for col in KILL_COLUMNS:
-                kills[f"{col} agree" if complete.get(col) == r.get(f"num_{col}") else f"{col} differ"] += 1
-    return {"rows": len(rows), "table": dict(table), "kills": dict(kills), "disagreements": disagreements}
+                by_rule.setdefault(rule, Counter())[f"{col} {'agree' if counts.get(col) == r.get(f'num_{col}') else 'differ'}"] += 1
+    run_table = Counter()
+    for task_id, pair in runs.items():
+        for col, a, b in zip(RUN_COLUMNS, pair["ours"], pair["upstream"]):
+            run_table[f"{col} {'agree' if a == b else 'differ'}"] += 1
+    return {"rows": len(rows), "table": dict(table), "kills": dict(kills),
+            "by_rule": {k: dict(v) for k, v in by_rule.items() if v}, "runs": runs, "run_table": dict(run_table),
+            "kill_rows": kill_rows, "disagreements": disagreements}
+
+
+def corpus_runs(rows: list[dict[str, Any]], corpus_path: Path) -> dict[str, dict[str, tuple]]:
+    """The run columns per task straight from a corpus (no postcondition runs: they are
+    the corpus's counts), beside upstream's (the same on every correct row of a task)."""
+    from ..corpus import load
+    from ..evaluate import bad_outputs
+
+    built = load(corpus_path)
+    upstream: dict[str, tuple] = {}
+    for r in rows:
+        if r["task_id"] in built and r.get("num_codes_run") not in (None, "", "TBD"):
+            upstream.setdefault(r["task_id"], tuple(r.get(f"num_{c}") for c in RUN_COLUMNS))
+    return {t: {"ours": (len(built[t]), len(bad_outputs(built[t])[0]), sum(k.natural for k in built[t])),
+                "upstream": theirs} for t, theirs in upstream.items()}
+
+
+def _share(counter: dict[str, int], col: str) -> str:
+    agree, differ = counter.get(f"{col} agree", 0), counter.get(f"{col} differ", 0)
+    return f"{agree}/{agree + differ}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,22 +142,58 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", nargs="*", default=None)
     p.add_argument("--inputs", choices=("base+plus", "base"), default="base+plus")
     p.add_argument("--corpus", type=Path, default=None)
+    p.add_argument("--time", dest="time_rule", choices=("paper", "upstream"), default="paper",
+                   help="--nl2postcond-time of the run")
     p.add_argument("-n", dest="workers", type=int, default=0)
     p.add_argument("--keep", type=Path, default=None, help="keep the run's files here")
+    p.add_argument("--report", type=Path, default=None, help="compare this run's report (no new run)")
+    p.add_argument("--runs-only", action="store_true",
+                   help="only the run columns per task, from --corpus (no postcondition runs)")
+    p.add_argument("-v", dest="verbose", action="store_true", help="list each row whose kill columns differ")
     args = p.parse_args(argv)
     rows = sheet_rows(args.data_root, set(args.tasks) if args.tasks else None)
+    if args.runs_only:
+        if args.corpus is None:
+            p.error("--runs-only needs --corpus")
+        runs = corpus_runs(rows, args.corpus)
+        table = Counter(f"{col} {'agree' if a == b else 'differ'}" for pair in runs.values()
+                        for col, a, b in zip(RUN_COLUMNS, pair["ours"], pair["upstream"]))
+        print(f"run columns per task ({len(runs)} tasks of the corpus with a correct row upstream): "
+              + "  ".join(f"{col} {_share(table, col)}" for col in RUN_COLUMNS))
+        for task_id, pair in sorted(runs.items(), key=lambda kv: _order(kv[0])):
+            if pair["ours"] != pair["upstream"]:
+                print(f"  {task_id} runs (codes, bopi, natural codes): ours {pair['ours']}, upstream {pair['upstream']}")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        result = compare(rows, run_plugin(args.data_root.resolve(), rows, folder, args.inputs, args.corpus,
-                                          args.workers))
+        bench = (json.loads(args.report.read_text())["benchmarks"]["nl2postcond"] if args.report else
+                 run_plugin(args.data_root.resolve(), rows, folder, args.inputs, args.corpus, args.workers,
+                            args.time_rule))
+        result = compare(rows, bench)
     print(f"rows: {result['rows']}  " + "  ".join(f"{k}: {v}" for k, v in sorted(result["table"].items())))
-    if result["kills"]:
-        print("kill columns (rows correct on both sides): " +
-              "  ".join(f"{k}: {v}" for k, v in sorted(result["kills"].items())))
+    if result["runs"]:
+        print(f"run columns per task ({len(result['runs'])} tasks with a row correct on both sides): "
+              + "  ".join(f"{col} {_share(result['run_table'], col)}" for col in RUN_COLUMNS))
+        print("kill columns per row (rows correct on both sides, the run's rule): "
+              + "  ".join(f"{col} {_share(result['kills'], col)}" for col in KILL_COLUMNS))
+        for rule, counter in result["by_rule"].items():
+            kill, _, codes = rule.partition("/")
+            print(f"  --nl2postcond-kill={kill} --nl2postcond-codes={codes}: " + "  ".join(f"{col} {_share(counter, col)}" for col in KILL_COLUMNS))
     for task_id, r_num, mine, theirs, note in result["disagreements"]:
         print(f"  {task_id} r_num={r_num}: ours {mine}, upstream {theirs} {note}".rstrip())
+    for task_id, pair in sorted(result["runs"].items(), key=lambda kv: _order(kv[0])):
+        if pair["ours"] != pair["upstream"]:
+            print(f"  {task_id} runs (codes, bopi, natural codes): ours {pair['ours']}, upstream {pair['upstream']}")
+    if args.verbose:
+        for task_id, r_num, col, mine, theirs in result["kill_rows"]:
+            print(f"  {task_id} r_num={r_num} {col}: ours {mine}, upstream {theirs}")
     return 0
+
+
+def _order(task_id: str) -> tuple[str, int]:
+    prefix, _, number = task_id.rpartition("/")
+    return (prefix, int(number)) if number.isdigit() else (task_id, -1)
 
 
 if __name__ == "__main__":
