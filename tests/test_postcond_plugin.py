@@ -115,8 +115,9 @@ def test_xdist_equals_serial_on_python_and_java_tasks(pytester, tmp_path, postco
 
 def run_plugin_inprocess(pytester, tmp_path, *args):
     """A run of the plugin in this process (pytester): for runs that end before any
-    check runs, where a Python of its own, the plugin's import, were most of the cost.
-    An exception escaping the run is printed with its traceback into the captured output."""
+    check runs, where a Python of its own, the plugin's import, were most of the cost, and
+    runs of a few answers (each still checked in the sandbox).  An exception escaping the
+    run is printed with its traceback into the captured output."""
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--specbench=postcond", "--model=reference",
                                         f"--specbench-dir={tmp_path / 'state'}", "--specbench-result-cache=off", *args)
 
@@ -154,19 +155,25 @@ MISBEHAVING = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("names", [("hang",), ("flood", "fork", "garbage")], ids=["hang", "flood+fork+garbage"])
-def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, names):
+def test_a_sample_that_misbehaves_is_F_with_a_reason(pytester, tmp_path, names):
     # The misbehaving answers are samples of one run (a plugin run's start and collection
     # cost more CPU than the check of a garbage answer), each its own item in its own sandbox
     # job, each asserted on alone.  The endless computation burns CPU until the limit: a run
-    # of its own with a short one; the others keep room to fail on their own.
+    # of its own with a short one; the others keep room to fail on their own.  The runs are
+    # made in this process: the answers run in the sandbox either way, and a Python of its
+    # own and the plugin's import were ~1 s of CPU per run.
     folder = one_task(tmp_path)
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({"task_id": "minilib--gcd", "sample_index": i, "solution": MISBEHAVING[n][0]})
                                + "\n" for i, n in enumerate(names)))
     timeout = 2 if names == ("hang",) else 5
-    proc, rep = run_plugin(tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
-                           f"--postcond-timeout={timeout}", "--specbench-checks=correct")
-    assert rep is not None, proc.stdout[-2000:]
+    report = tmp_path / "run.json"
+    result = run_plugin_inprocess(pytester, tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
+                                  f"--postcond-timeout={timeout}", "--specbench-checks=correct",
+                                  f"--specbench-report={report}")
+    output = result.stdout.str()
+    rep = json.loads(report.read_text()) if report.exists() else None
+    assert rep is not None, output[-2000:]
     samples = rep["benchmarks"]["postcond"]["tasks"]["minilib--gcd"]["samples"]
     assert [s["index"] for s in samples] == list(range(len(names)))
     for name, sample in zip(names, samples):
@@ -174,7 +181,7 @@ def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, names):
         assert result["passed"] is False and result["verdict"] != "passed", (name, result)
         assert MISBEHAVING[name][1] in result["verdict"], (name, result)
     assert rep["benchmarks"]["postcond"]["errors"] == 0
-    assert f"{len(names)} failed" in proc.stdout
+    assert f"{len(names)} failed" in output
 
 
 # The task of the upstream slice the default test run replays for each model, which of its
