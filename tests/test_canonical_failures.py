@@ -123,7 +123,7 @@ def test_speceval_ground_truth_keeps_no_load_caused_verdict_on_disk(tmp_path):
 def test_nl2postcond_reference_time_out_is_not_repeatable(ctx, monkeypatch):
     from pytest_specbench.benchmarks.nl2postcond import observe
 
-    task = _task(9805, "def f(n):\n    return n\n")
+    task = {**_task(9805, "def f(n):\n    return n\n"), "prompt": "def f(n):\n    pass\n"}  # the parameters' names
     for status, exc_type, error in (("timeout", "", observe.ReferenceTimeout),
                                     ("raise", "MemoryError", observe.ReferenceTimeout),
                                     ("raise", "ValueError", observe.ReferenceFailure)):

@@ -115,8 +115,9 @@ def test_xdist_equals_serial_on_python_and_java_tasks(pytester, tmp_path, postco
 
 def run_plugin_inprocess(pytester, tmp_path, *args):
     """A run of the plugin in this process (pytester): for runs that end before any
-    check runs, where a Python of its own, the plugin's import, were most of the cost.
-    An exception escaping the run is printed with its traceback into the captured output."""
+    check runs, where a Python of its own, the plugin's import, were most of the cost, and
+    runs of a few answers (each still checked in the sandbox).  An exception escaping the
+    run is printed with its traceback into the captured output."""
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--specbench=postcond", "--model=reference",
                                         f"--specbench-dir={tmp_path / 'state'}", "--specbench-result-cache=off", *args)
 
@@ -154,19 +155,25 @@ MISBEHAVING = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("names", [("hang",), ("flood", "fork", "garbage")], ids=["hang", "flood+fork+garbage"])
-def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, names):
+def test_a_sample_that_misbehaves_is_F_with_a_reason(pytester, tmp_path, names):
     # The misbehaving answers are samples of one run (a plugin run's start and collection
     # cost more CPU than the check of a garbage answer), each its own item in its own sandbox
     # job, each asserted on alone.  The endless computation burns CPU until the limit: a run
-    # of its own with a short one; the others keep room to fail on their own.
+    # of its own with a short one; the others keep room to fail on their own.  The runs are
+    # made in this process: the answers run in the sandbox either way, and a Python of its
+    # own and the plugin's import were ~1 s of CPU per run.
     folder = one_task(tmp_path)
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({"task_id": "minilib--gcd", "sample_index": i, "solution": MISBEHAVING[n][0]})
                                + "\n" for i, n in enumerate(names)))
     timeout = 2 if names == ("hang",) else 5
-    proc, rep = run_plugin(tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
-                           f"--postcond-timeout={timeout}", "--specbench-checks=correct")
-    assert rep is not None, proc.stdout[-2000:]
+    report = tmp_path / "run.json"
+    result = run_plugin_inprocess(pytester, tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
+                                  f"--postcond-timeout={timeout}", "--specbench-checks=correct",
+                                  f"--specbench-report={report}")
+    output = result.stdout.str()
+    rep = json.loads(report.read_text()) if report.exists() else None
+    assert rep is not None, output[-2000:]
     samples = rep["benchmarks"]["postcond"]["tasks"]["minilib--gcd"]["samples"]
     assert [s["index"] for s in samples] == list(range(len(names)))
     for name, sample in zip(names, samples):
@@ -174,18 +181,24 @@ def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, names):
         assert result["passed"] is False and result["verdict"] != "passed", (name, result)
         assert MISBEHAVING[name][1] in result["verdict"], (name, result)
     assert rep["benchmarks"]["postcond"]["errors"] == 0
-    assert f"{len(names)} failed" in proc.stdout
+    assert f"{len(names)} failed" in output
 
 
-# The task of the upstream slice the default test run replays for each model, and which of
-# its five samples (SPECBENCH_TESTS_FULL=1: all 8 tasks, all five samples, for both).  gpt-5
-# on decode_rle: #0, a failed set, and #2, a correct set whose 9 mutants are all killed
-# (icontract_fail), kills compared mutant by mutant; claude on contains_cycle: #0, a correct
-# set whose 8 mutants all survive (failed), #1, a failed set, and #4, a parse_error for us
-# where upstream says compile_failure (both fail).  Every kind of verdict of those two tasks
-# is kept: the samples left out repeat a kind (gpt-5 #1, #3, #4 are failed sets like #0;
-# claude #2 is a correct set whose 8 mutants survive, like #0, and #3 a failed set, like #1),
-# 13 of the 34 sandboxed runs of the two tasks' five samples (a parse_error runs nothing).  What the rest of the slice adds
+# The task of the upstream slice the default test run replays for each model, which of its
+# five samples, and which of its mutants (SPECBENCH_TESTS_FULL=1: all 8 tasks, all five
+# samples, every mutant, for both).  gpt-5 on decode_rle: #0, a failed set (local_crash here),
+# and #2, a correct set whose mutants are all killed (icontract_fail), kills compared mutant
+# by mutant; claude on contains_cycle: #0, a correct set whose mutants all survive (failed),
+# and #4, a parse_error for us where upstream says compile_failure (both fail).  Every kind of
+# verdict of those two tasks is kept: the samples left out repeat a kind (gpt-5 #1, #3, #4 are
+# failed sets like #0; claude #1 is a failed set that crashes here as gpt-5 #0 does, #2 a
+# correct set whose mutants survive, like #0, and #3 a failed set).  Of each task's mutants
+# (9 and 8) the first two are kept, a rule mutant and an LLM one (upstream's ``mutant_tags``;
+# their kills and the reference's cut alike): every mutant is the method's text put in the
+# checkout the same way, one sandboxed run each, and those two still show both kinds on each
+# side (killed on decode_rle, survived on contains_cycle).  That is 7 sandboxed runs (one per
+# set checked for correctness, one per mutant of a correct set; a parse_error runs nothing),
+# where every mutant and claude #1 made 21.  What the rest of the slice adds
 # is shown on the bundled suite too: a violation icontract cannot render (gpt-5
 # contains_cycle) and an icontract_fail set (claude decode_rle) are cases of
 # tests/test_postcond_run.py::test_bad_answers_fail_with_one_line_reasons.
@@ -196,8 +209,10 @@ def test_a_sample_that_misbehaves_is_F_with_a_reason(tmp_path, names):
 # comparisons as a run per model, one pytest start and one collection less.  With
 # SPECBENCH_TESTS_FULL=1 each model's whole folder is a run.
 REAL_SLICE = {"gpt-5--v2-all": ("keon--algorithms--decode_rle", (0, 2)),
-              "claude-sonnet-4-5--v2-all": ("keon--algorithms--contains_cycle", (0, 1, 4))}
+              "claude-sonnet-4-5--v2-all": ("keon--algorithms--contains_cycle", (0, 4))}
 PER_SAMPLE = ("postconds", "postcond_corr", "mutant_kill")  # upstream's lists with one entry per sample
+KEPT_MUTANTS = (0, 1)  # on both tasks a rule mutant, then an LLM one
+PER_MUTANT = ("mutants", "mutant_tags", "ref_mutant_kill")  # upstream's lists with one entry per mutant
 REPLAYS = [(model,) for model in REAL_SLICE] if FULL else [tuple(REAL_SLICE)]
 
 
@@ -207,6 +222,9 @@ def sliced_task(model: str, folder: Path) -> None:
     data = json.loads((DATA / model / f"{name}.json").read_text())
     assert all(len(data[key]) == 5 for key in PER_SAMPLE), name
     data.update({key: [data[key][i] for i in keep] for key in PER_SAMPLE})
+    assert [data["mutant_tags"][i] for i in KEPT_MUTANTS] == [["rule"], ["llm"]], name
+    data.update({key: [data[key][i] for i in KEPT_MUTANTS] for key in PER_MUTANT})
+    data["mutant_kill"] = [[kills[i] for i in KEPT_MUTANTS] if kills else kills for kills in data["mutant_kill"]]
     (folder / f"{name}.json").write_text(json.dumps(data))
 
 
@@ -254,5 +272,7 @@ def test_replay_of_upstream_answers_agrees_sample_by_sample(pytester, tmp_path, 
     assert counts["corr_agree"] == counts["corr_total"]
     # the kept samples still hold every kind of upstream verdict named above
     assert FULL or {v for u in upstream for v in u["postcond_corr"]} == {"passed", "failed", "compile_failure"}
+    # and both outcomes of a mutant (killed on decode_rle, survived on contains_cycle)
+    assert FULL or {v for u in upstream for k in u["mutant_kill"] for v in k} == {"icontract_fail", "failed"}
     # every sample upstream found correct has its kills compared, mutant by mutant
     assert counts["kill_agree"] == counts["kill_total"] == sum(len(k) for u in upstream for k in u["mutant_kill"] if k) > 0
