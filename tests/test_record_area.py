@@ -44,6 +44,16 @@ DEATHS = {
 @pytest.mark.parametrize("death", list(DEATHS))
 def test_answers_before_a_death_reach_the_harness(executor, death):
     result = run(executor, DEATHS[death])
+    if death.startswith("CPU rlimit") and result.finished:
+        # On a loaded machine the harness's wall bound on the call can end the spinning child
+        # before its 2 s of CPU do (the sample ignores the child's own timers): the call is then a
+        # time-out and the calls after it run in a new child. The answers before it must still
+        # all have arrived, in order (seen in the busy-core suite run of #45).
+        assert result.outcomes[DIES_AT].status == "timeout", result.failure_reason()
+        assert [i for i, o in result.outcomes.items() if o.status == "ok"] == [i for i in range(N) if i != DIES_AT]
+        before = {i: o for i, o in result.outcomes.items() if i < DIES_AT}
+        assert all(o.value == 2 * o.index for o in before.values())
+        return
     assert not result.finished
     assert sorted(result.outcomes) == list(range(DIES_AT)), result.failure_reason()
     assert all(o.status == "ok" and o.value == 2 * o.index for o in result.outcomes.values())
