@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..base import Option
+from ..tier_options import TIER_OPTIONS
 
 OPTIONS = (
     Option("nl2postcond_prompt", "prompt form (paper: simple, or base with its examples of format)",
@@ -23,13 +24,5 @@ OPTIONS = (
            default="paper", choices=("paper", "upstream")),
     Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` wrote "
                                  "(default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)", default=None),
-)
+) + TIER_OPTIONS  # the tiers of evidence (issue #47), shared with the other Python-spec families
 
-# The tiers of evidence (issue #47), shared with the other Python-spec families.
-from ..tier_options import TIER_OPTIONS  # noqa: E402 - kept apart from the family's own options
-
-OPTIONS = OPTIONS + TIER_OPTIONS
-
-from ..search_tier_options import SEARCH_TIER_OPTIONS  # noqa: E402 - the crosshair and z3 tiers'
-
-OPTIONS = OPTIONS + SEARCH_TIER_OPTIONS

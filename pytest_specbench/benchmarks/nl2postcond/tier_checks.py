@@ -20,7 +20,7 @@ from ...execution import wire
 from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask, observed_type
 from ...pyspec.tiers.verdict import Status
 from ..base import CheckResult, Task
-from ..search_tier_options import DEFAULT_TIER_SECONDS, DEFAULT_Z3_BOUND
+from ..tier_options import DEFAULT_TIER_SECONDS, DEFAULT_Z3_BOUND
 from ..contract.evalplus_data import canonical_program, outputs_match
 from . import observe, tasks
 

@@ -30,7 +30,7 @@ from ....execution.python import PythonExecutor
 from ....pyspec.tiers.replay import TierServices, TierSettings
 from ....pyspec.tiers.verdict import Status
 from ...base import Task
-from ...search_tier_options import DEFAULT_TIER_SECONDS
+from ...tier_options import DEFAULT_TIER_SECONDS
 from ..answers import AnswerError, postcondition_text
 from .. import tier_checks
 from ...contract.evalplus import EvalPlusData
