@@ -430,26 +430,35 @@ def test_a_judge_that_always_says_correct_gets_the_label_balance(pytester):
 
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
-def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(pytester, specgen_state):
+def test_real_judge_that_always_says_correct_gets_the_predicted_label_balance(specgen_state, jvm):
     """The deliberately wrong model on the real data (dynamic validation): its accuracy is the
-    share of correct labels among the judgement tasks left after oracle exclusion and dropping
-    (-n 0, as the reference's run above)."""
-    settings = _Settings(Path(tempfile.gettempdir()), speceval_task="judgement")
-    tasks = ADAPTER.load(SPECGEN, settings).tasks
-    rows = [{"task_id": t.task_id, "solution": "Answer: correct"} for t in tasks]
-    (pytester.path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = pytester.runpytest_subprocess(
-        "--specbench=speceval", "--model=replay:s.jsonl", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
-        "--speceval-task=judgement", "--speceval-validation=dynamic", "-n", "0", "--specbench-report=r.json",
-        f"--specbench-dir={specgen_state}", *k_slice(DYNAMIC_SLICE))
-    assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
-    bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
-    metrics = bench["metrics"]
-    excluded = {reason.split(":", 1)[0] for reason in bench["skipped"]}
+    share of correct labels among the judgement tasks left after oracle exclusion and dropping.
+
+    Through the adapter in this process, on the module's warm JVM executor and its state
+    folder (the ground truth of each program is checked once there, by whichever of this
+    test and the reference's run comes first): the items' verdicts, the skip reasons and
+    ``aggregate`` are the adapter's, as a plugin run calls them.  What a run adds on top --
+    the answers read from a ``replay:`` file, skipped items kept out of ``aggregate``, the
+    report -- is test_a_judge_that_always_says_correct_gets_the_label_balance's (the bundled
+    suite, the plugin in this process) and the reference's dynamic run above (a Python of
+    its own on this slice); a run of its own here was a Python, the plugin, a warm javac and
+    a JVM more."""
+    settings = _Settings(specgen_state, speceval_task="judgement", speceval_validation="dynamic")
+    ctx = _Ctx(settings, jvm=jvm)  # its caches in the state folder, where a plugin run keeps them
+    tasks = [t for t in ADAPTER.load(SPECGEN, settings).tasks if FULL or t.data["program"] in DYNAMIC_SLICE]
+    skipped, results = {}, {}
+    for t in tasks:
+        (check,) = ADAPTER.checks_for(t)
+        reason = ADAPTER.skip_reason(check, t, ctx)
+        if reason:
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        r = ADAPTER.run_check(check, t, Completion("Answer: correct"), ctx)
+        results[t.task_id] = [{"index": 0, "checks": {check: r.details}}]
+    metrics = ADAPTER.aggregate(results, {t.task_id: t for t in tasks if t.task_id in results}, settings)
+    excluded = {reason.split(":", 1)[0] for reason in skipped}
     assert excluded == (ORACLE_REFUTED if FULL else ORACLE_REFUTED & set(DYNAMIC_SLICE))
-    if not FULL:
-        tasks = [t for t in tasks if t.data["program"] in DYNAMIC_SLICE]
-    dropped = {tid for tid, t in bench["tasks"].items() if t["samples"][0]["checks"]["judgement"].get("dropped")}
+    dropped = {tid for tid, samples in results.items() if samples[0]["checks"]["judgement"].get("dropped")}
     assert len(dropped) == metrics["judgement_dropped/original"]
     assert dropped or not FULL  # the whole benchmark has dropped tasks; a slice may have none
     labels = [instantiate(t.source.read_text(), t.data["plan"], "original", 0).data["label"] for t in tasks
