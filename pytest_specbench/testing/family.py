@@ -69,11 +69,15 @@ class _Item:
         return self.results[check]
 
 
-def spread_of(tasks: list, adapter: Any, spread: int | None, kind_of: Callable[[Any], Any] | None = None) -> list:
+def spread_of(tasks: list, adapter: Any, spread: int | None, kind_of: Callable[[Any], Any] | None = None,
+              order: Callable[[Any], Any] | None = None) -> list:
     """Every kind of task of the family first (its checks, and ``kind_of``), then an even
-    spread, ``spread`` tasks at most (None: every task)."""
+    spread, ``spread`` tasks at most (None: every task).  ``order``: a sort key over the
+    tasks, so that the first of each kind is the one it ranks first (e.g. the cheapest)."""
     if spread is None or len(tasks) <= spread:
         return list(tasks)
+    if order is not None:
+        tasks = sorted(tasks, key=order)
     chosen, kinds = [], set()
     kind_of = kind_of or (lambda task: None)
     for t in tasks:
@@ -108,9 +112,11 @@ def same_json(a: Any, b: Any) -> bool:
 def check_family(adapter: Any, *args: str, state_dir: Path | None = None, spread: int | None = 16,
                  kind_of: Callable[[Any], Any] | None = None,
                  also: Callable[[Any, str, Any], None] | None = None,
-                 known_absent: Iterable[str] = ()) -> FamilyCheck:
+                 known_absent: Iterable[str] = (), order: Callable[[Any], Any] | None = None) -> FamilyCheck:
     """Check ``adapter`` against the family contract (module docstring); AssertionError
     names what is broken.  ``args``: the family's options for an offline reference run;
+    ``kind_of`` and ``order``: what else makes a task a kind of its own for the spread, and
+    which task of a kind it takes first (:func:`spread_of`);
     ``also(task, check, result)``: the family's own extra assertions on each result;
     ``known_absent``: metric names ``aggregate`` may not return on the bundled suite
     (exact: one that is returned is an error, so a fixed gap must leave the list)."""
@@ -129,7 +135,7 @@ def check_family(adapter: Any, *args: str, state_dir: Path | None = None, spread
         services.role_defaults.update(defaults(taskset))
     results, ran, skipped = {}, 0, []
     try:
-        for task in spread_of(list(taskset.tasks), adapter, spread, kind_of):
+        for task in spread_of(list(taskset.tasks), adapter, spread, kind_of, order):
             checks = {}
             item = None
             for check in adapter.checks_for(task):
