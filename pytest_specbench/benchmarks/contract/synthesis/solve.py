@@ -401,10 +401,9 @@ class ConcreteChecker:
                 continue
             found = []
             for name, cond in (("pass", a.satisfied), ("fail", a.violated)):
-                s.push()
-                s.add(cond)
-                r = s.check()
-                s.pop()
+                # as an assumption, not a push/add/pop: the same question, and z3 keeps what it
+                # learnt of the values between the two (~17% of the CPython agreement test)
+                r = s.check(cond)
                 if r == z3.sat:
                     found.append(name)
                 elif r == z3.unknown:
