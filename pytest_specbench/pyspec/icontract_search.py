@@ -149,7 +149,8 @@ def _on_alarm(signum, frame):
 def _strategy(st, base, tree, bound):
     """``tree``'s strategy (nl2postcond's), narrowed by ``bound`` (from the
     method's simple ``require``/``assert`` forms: ``min``/``max`` of a number,
-    ``min_size``/``max_size`` of a container or string, ``sorted``)."""
+    ``min_size``/``max_size`` of a container or string, ``sorted``, ``items``: the
+    elements' own bounds)."""
     if not bound:
         return base._strategy(st, tree)
     if tree in ("int", "float"):
@@ -158,12 +159,14 @@ def _strategy(st, base, tree, bound):
             lo, hi = int(lo), int(hi)
             return st.integers(lo, max(lo, min(hi, lo + 2000)))
         return st.floats(float(lo), float(hi), allow_nan=False, allow_infinity=False)
+    if set(bound) == {"items"} and not (isinstance(tree, list) and tree[0] in ("list", "tuple_var", "set")):
+        return base._strategy(st, tree)
     sizes = {"min_size": int(bound.get("min_size", 0))}
     sizes["max_size"] = max(sizes["min_size"], int(bound.get("max_size", sizes["min_size"] + 8)))
     if tree == "str":
         return st.text(st.characters(min_codepoint=32, max_codepoint=126), **sizes)
     if isinstance(tree, list) and tree[0] in ("list", "tuple_var", "set"):
-        element = base._strategy(st, tree[1])
+        element = _strategy(st, base, tree[1], bound.get("items"))
         made = (st.sets if tree[0] == "set" else st.lists)(element, **sizes)
         if bound.get("sorted") and tree[0] != "set":
             made = made.map(sorted)

@@ -136,7 +136,8 @@ def _bound(bounds: dict, subject: tuple[str, str], op: ast.cmpop, value: float) 
 
 def simple_forms(conditions: Sequence[ast.expr], params: Sequence[str]) -> tuple[dict, dict]:
     """From the validity conditions' simple conjuncts: per parameter its bounds
-    (``min``/``max``, ``min_size``/``max_size``, ``sorted``) and the type tree an
+    (``min``/``max``, ``min_size``/``max_size``, ``sorted``, ``items``: its elements'
+    bounds) and the type tree an
     ``isinstance`` names.  Anything else is left to the keeper's filter."""
     bounds: dict[str, dict] = {}
     kinds: dict[str, Any] = {}
@@ -159,6 +160,18 @@ def simple_forms(conditions: Sequence[ast.expr], params: Sequence[str]) -> tuple
                       and right.func.id == "sorted" and len(right.args) == 1
                       and isinstance(right.args[0], ast.Name) and right.args[0].id == left.id):
                     bounds.setdefault(left.id, {})["sorted"] = True
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "all"
+              and len(node.args) == 1 and isinstance(node.args[0], ast.GeneratorExp)
+              and len(node.args[0].generators) == 1 and not node.args[0].generators[0].ifs
+              and isinstance(node.args[0].generators[0].target, ast.Name)
+              and isinstance(node.args[0].generators[0].iter, ast.Name)
+              and node.args[0].generators[0].iter.id in params):
+            # all(LO <= v <= HI for v in p): bounds of p's elements
+            gen = node.args[0]
+            inner, _ = simple_forms([gen.elt], [gen.generators[0].target.id])
+            items = inner.get(gen.generators[0].target.id)
+            if items:
+                bounds.setdefault(gen.generators[0].iter.id, {})["items"] = items
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
               and len(node.args) == 2 and isinstance(node.args[0], ast.Name) and node.args[0].id in params):
             kinds.setdefault(node.args[0].id, type_tree(node.args[1]))
