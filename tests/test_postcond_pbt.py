@@ -125,6 +125,11 @@ def total(xs: List[int]) -> int:
     r = sum(xs)
     _LAST[:] = [r]
     return r
+
+
+def sort_in_place(xs: List[int]) -> List[int]:
+    xs.sort()
+    return xs
 '''
 
 # Run in the case child as the postcondition's body (a helper, so a test can write statements):
@@ -190,3 +195,11 @@ def test_hostile_postconditions_learn_nothing_and_forge_nothing(tmp_path):
         found = pbt.run_search(ex, prepared, task, checkout, the_plan, decorators, HOSTILE_MODULE, 20)
         got = {rel: v.status.value for rel, v in zip(pbt.RELATIONS, pbt.verdicts(found, the_plan.params))}
         assert got == expected, (name, found)
+    # Not hostile, the same job's machinery: a method that sorts its argument in place and returns
+    # it is judged as icontract judges it (OLD taken before the call, ``result is xs``): AC and RW pass.
+    sort_task = {**task, "name": "sort_in_place", "start_line": 12, "end_line": 14}
+    full = ("@icontract.snapshot(lambda xs: list(xs), name='xs')\n"
+            "@icontract.ensure(lambda OLD, xs, result: result is xs and result == sorted(OLD.xs))")
+    found = pbt.run_search(ex, prepared, sort_task, checkout, pbt.plan(sort_task, HOSTILE_MODULE), full,
+                           HOSTILE_MODULE, 20)
+    assert {rel: f.status for rel, f in found.items()} == {"AC": "passed", "RW": "passed"}, found
