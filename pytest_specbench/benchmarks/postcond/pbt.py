@@ -40,7 +40,7 @@ from ...pyspec import blocks
 from ...pyspec.search import Found, read_search, type_tree
 from ...pyspec.tiers.verdict import Relation, Status, TierVerdict
 from ..base import CheckResult
-from . import execute, source
+from . import source
 
 RELATIONS = ("AC", "RW")
 SEARCH_SECONDS = 40.0  # the keeper's budget for the whole search (both relations), as nl2postcond's
