@@ -2,13 +2,11 @@
 read from the method's hints and simple conditions (in-process), the bundled task where the
 repository's tests pass a weak postcondition and the search refutes it with a shrunk input,
 the reference passing wherever the check runs, and hostile postconditions (one job each)."""
-import json
-from pathlib import Path
 
 import pytest
 
-from pytest_specbench.benchmarks.postcond import pbt
-from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, _file_text_from_prompt, load_tasks
+from pytest_specbench.benchmarks.postcond import execute, pbt
+from pytest_specbench.benchmarks.postcond.adapter import ADAPTER, BUNDLED, load_tasks
 from pytest_specbench.errors import DataError
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.models.base import Completion
@@ -79,18 +77,25 @@ def test_hints_file_errors_name_the_file(tmp_path):
         assert "hints.json" in str(info.value)
 
 
-def _ctx(tmp_path, examples):
-    return fake_context(cache=tmp_path, executors={"command": CommandExecutor(state_dir=tmp_path / "state")},
-                        postcond_injection="fixed", postcond_timeout=30.0, postcond_complete="paper",
-                        spec_pbt_examples=examples)
+@pytest.fixture
+def executor(tmp_path):
+    ex = CommandExecutor(state_dir=tmp_path / "state")
+    yield ex
+    ex.close()  # (its sandbox's CPU is then counted with the test's)
 
 
-def test_bundled_weak_postcondition_passes_the_tests_and_pbt_refutes_it_shrunk(tmp_path):
+def _ctx(tmp_path, executor, examples):
+    return fake_context(cache=tmp_path, executors={"command": executor}, postcond_injection="fixed",
+                        postcond_timeout=30.0, postcond_complete="paper", spec_pbt_examples=examples)
+
+
+@pytest.mark.slow
+def test_bundled_weak_postcondition_passes_the_tests_and_pbt_refutes_it_shrunk(tmp_path, executor):
     """minilib--running_max: the repository's tests pass ``all(r >= -5 ...)`` (their
     smallest value is -5); the search refutes it on the shrunk input ``[-6]``.  The
     reference passes the pbt check on every bundled task where it runs (the others
     skip with one line)."""
-    ctx = _ctx(tmp_path, 40)
+    ctx = _ctx(tmp_path, executor, 15)
     tasks = load_tasks(BUNDLED)[0]
     ran = []
     for task in tasks:
@@ -105,7 +110,7 @@ def test_bundled_weak_postcondition_passes_the_tests_and_pbt_refutes_it_shrunk(t
     task = next(t for t in tasks if t.task_id == "minilib--running_max")
     weak = Completion("```python\n@icontract.ensure(lambda xs, result: all(r >= -5 for r in result))\n```")
     assert ADAPTER.run_check("correct", task, weak, ctx).passed
-    result = ADAPTER.run_check("pbt", task, weak, ctx)
+    result = ADAPTER.run_check("pbt", task, weak, _ctx(tmp_path, executor, 40))
     assert not result.passed
     assert result.message.startswith("AC REFUTED by pbt: does not hold on the method's result")
     assert '"inputs": {"xs": [-6]}' in result.message  # shrunk: the smallest list below the tests' floor
@@ -167,7 +172,8 @@ def _helper(source, name):
             f"(dict(__builtins__=__import__('builtins'))))")
 
 
-def test_hostile_postconditions_learn_nothing_and_forge_nothing(tmp_path):
+@pytest.mark.slow
+def test_hostile_postconditions_learn_nothing_and_forge_nothing(tmp_path, executor):
     """Screen bypassed (the decorators go to the job as written).  (1) A postcondition that
     looks for the search in its process (Hypothesis, the keeper's frames, a dict of both
     cases) finds nothing: it is ``True``, so AC passes and RW is refuted.  (2) One that
@@ -181,8 +187,7 @@ def test_hostile_postconditions_learn_nothing_and_forge_nothing(tmp_path):
     (checkout / "pkg" / "state.py").write_text(HOSTILE_MODULE)
     task = {"name": "total", "file": "pkg/state.py", "start_line": 6, "end_line": 9, "repo": {"env": "harness"}}
     the_plan = pbt.plan(task, HOSTILE_MODULE)
-    ex = CommandExecutor(state_dir=tmp_path / "state")
-    from pytest_specbench.benchmarks.postcond import execute
+    ex = executor
 
     prepared = ex.prepare(execute.environment_for(task, checkout))
     answers = {
@@ -192,7 +197,7 @@ def test_hostile_postconditions_learn_nothing_and_forge_nothing(tmp_path):
         "forge": (_helper(FORGE, "forge"), {"AC": "REFUTED", "RW": "PASSED"}),
     }
     for name, (decorators, expected) in answers.items():
-        found = pbt.run_search(ex, prepared, task, checkout, the_plan, decorators, HOSTILE_MODULE, 20)
+        found = pbt.run_search(ex, prepared, task, checkout, the_plan, decorators, HOSTILE_MODULE, 8)
         got = {rel: v.status.value for rel, v in zip(pbt.RELATIONS, pbt.verdicts(found, the_plan.params))}
         assert got == expected, (name, found)
     # Not hostile, the same job's machinery: a method that sorts its argument in place and returns
@@ -201,5 +206,5 @@ def test_hostile_postconditions_learn_nothing_and_forge_nothing(tmp_path):
     full = ("@icontract.snapshot(lambda xs: list(xs), name='xs')\n"
             "@icontract.ensure(lambda OLD, xs, result: result is xs and result == sorted(OLD.xs))")
     found = pbt.run_search(ex, prepared, sort_task, checkout, pbt.plan(sort_task, HOSTILE_MODULE), full,
-                           HOSTILE_MODULE, 20)
+                           HOSTILE_MODULE, 8)
     assert {rel: f.status for rel, f in found.items()} == {"AC": "passed", "RW": "passed"}, found
