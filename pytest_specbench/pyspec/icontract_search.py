@@ -182,6 +182,44 @@ def _plain(value):
         return False
 
 
+def _cases(args, after, expected, shown):
+    """The AC case (the method's result) and the RW case (``shown``) of one call, as a child gets them."""
+    # (a container the method changes in place and returns; an int is shared by identity anyway)
+    result_is = next((i for i, a in enumerate(after) if a is expected and type(a) in (list, dict, set)), None)
+    after_rw, rw_is = list(after), None
+    if result_is is not None and type(shown) is type(expected):
+        # the method returns its argument: a wrong output of its type is that argument's wrong state
+        after_rw[result_is], rw_is = shown, result_is
+    return {"AC": {"inputs": {"__before": args, "__after": after, "__result_is": result_is}, "return_value": expected},
+            "RW": {"inputs": {"__before": args, "__after": after_rw, "__result_is": rw_is}, "return_value": shown}}
+
+
+def _replay(claims, call, ask, record):
+    """Each claimed refutation again, in this fresh job: the method called anew on
+    the claim's input, the case rebuilt, one fresh child asked; one record each."""
+    for index, claim in enumerate(claims):
+        args = wire.loads(claim["before"])
+        ran = call(args)
+        if ran is None:
+            record({"event": "replay", "index": index, "status": "no call"})
+            continue
+        after, expected = ran
+        shown = wire.loads(claim["shown"]) if claim["relation"] == "RW" else expected
+        if claim["relation"] == "RW" and _same_plain(shown, expected):
+            record({"event": "replay", "index": index, "status": "not wrong", "expected": wire.dumps(expected)})
+            continue
+        outcome = ask(_cases(args, after, expected, shown)[claim["relation"]])
+        record({"event": "replay", "index": index, "status": "asked", "outcome": outcome,
+                "expected": wire.dumps(expected)})
+
+
+def _same_plain(a, b):
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def run(cfg, ask, record):  # noqa: C901 - one search, two relations
     """The search (``specbench_blocks`` calls it in the keeper, after the zygote's
     fork); ``ask(case)`` asks a fresh child, ``record(obj)`` writes a record."""
@@ -223,6 +261,9 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
             return None
         return after, out
 
+    if cfg.get("replay"):
+        _replay(cfg["replay"], call, ask, record)
+        return
     coin = random.SystemRandom()
     tried = {rel: 0 for rel in RELATIONS}
 
@@ -235,18 +276,9 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
             ran = call(args)
             assume(ran is not None)
             after, expected = ran
-            # (a container the method changes in place and returns; an int is shared by identity anyway)
-            result_is = next((i for i, a in enumerate(after) if a is expected and type(a) in (list, dict, set)), None)
             shown = data.draw(base._perturbed(st, expected, 1e-6), label="perturbation")
             assume(not base._same(shown, expected))
-            after_rw, rw_is = list(after), None
-            if result_is is not None and type(shown) is type(expected):
-                # the method returns its argument: a wrong output of its type is that argument's wrong state
-                after_rw[result_is], rw_is = shown, result_is
-            cases = {"AC": {"inputs": {"__before": args, "__after": after, "__result_is": result_is},
-                            "return_value": expected},
-                     "RW": {"inputs": {"__before": args, "__after": after_rw, "__result_is": rw_is},
-                            "return_value": shown}}
+            cases = _cases(args, after, expected, shown)
             order = list(RELATIONS)
             coin.shuffle(order)
             outs = {}

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 
 from ... import pyspec
 from ...errors import DataError
+from ...execution import wire
 from ...pyspec import blocks
 from ...pyspec.search import Found, read_search, type_tree
 from ...pyspec.tiers.verdict import Relation, Status, TierVerdict
@@ -275,8 +276,8 @@ def _harness_paths() -> list[str]:
 
 
 def search_job(task_data: Mapping[str, Any], checkout: Path, the_plan: Plan, decorators: str, file_text: str,
-               python: str, examples: int, seconds: float = SEARCH_SECONDS):
-    """The blocks job of one search: (job, nonce)."""
+               python: str, examples: int, seconds: float = SEARCH_SECONDS, replay: Sequence[dict] = ()):
+    """The blocks job of one search (or, with ``replay``, of replaying its claims): (job, nonce)."""
     injected = source.inject(file_text, task_data["name"], task_data["start_line"], task_data["end_line"],
                              decorators, "fixed")
     spec = pyspec.guard_spec(injected.decorators_text(), injected.first_line, injected.text)
@@ -289,7 +290,7 @@ def search_job(task_data: Mapping[str, Any], checkout: Path, the_plan: Plan, dec
     config = {"paths": paths, "harness_paths": _harness_paths(), "module": the_plan.module, "name": the_plan.name,
               "params": list(the_plan.params), "types": dict(the_plan.types), "bounds": dict(the_plan.bounds),
               "require": list(the_plan.require), "examples": int(examples), "seconds": float(seconds),
-              "call_seconds": CALL_SECONDS, "relations": list(RELATIONS)}
+              "call_seconds": CALL_SECONDS, "relations": list(RELATIONS), "replay": list(replay)}
     job, nonce = blocks.blocks_job(preamble, "__specbench_check(__before, __after, __result_is, return_value)", [],
                                    CASE_SECONDS, seconds + 30.0, search=config,
                                    keeper=KEEPER)
@@ -301,11 +302,47 @@ def search_job(task_data: Mapping[str, Any], checkout: Path, the_plan: Plan, dec
 
 def run_search(executor: Any, prepared: Any, task_data: Mapping[str, Any], checkout: Path, the_plan: Plan,
                decorators: str, file_text: str, examples: int, seconds: float = SEARCH_SECONDS) -> dict[str, Found]:
+    """The search's claims per relation, each refutation replayed (:func:`confirm`): a
+    claim the replay does not confirm comes back ``unknown`` with why."""
     python = (getattr(prepared, "executables", None) or {}).get("python") or sys.executable
     job, nonce = search_job(task_data, checkout, the_plan, decorators, file_text, python, examples, seconds)
     result = executor.run(prepared, job)
     LAST_CPU[0] = result.cpu
-    return read_search(result.records, nonce, RELATIONS, result.timed_out)
+    found = read_search(result.records, nonce, RELATIONS, result.timed_out)
+    claims = [f for f in found.values() if f.status == "refuted"]
+    if not claims:
+        return found
+    job, nonce = search_job(task_data, checkout, the_plan, decorators, file_text, python, 1, seconds,
+                            [{"relation": f.relation, "before": wire.dumps(f.before),
+                              "shown": wire.dumps((f.case or {}).get("return_value"))} for f in claims])
+    result = executor.run(prepared, job)
+    LAST_CPU[0] += result.cpu
+    replayed = {r.get("index"): r for r in result.records if isinstance(r, dict) and r.get("nonce") == nonce
+                and r.get("event") == "replay"}
+    return {**found, **{f.relation: confirm(f, replayed.get(i)) for i, f in enumerate(claims)}}
+
+
+def confirm(claim: Found, replayed: Mapping[str, Any] | None) -> Found:
+    """A refutation counts once a fresh job, calling the method anew on the claim's
+    input and asking a fresh child, sees it again (nl2postcond's rule: a case the
+    postcondition answers both ways is refuted for that, unless the search's answer
+    was a time-out, the machine's)."""
+    def unknown(why: str) -> Found:
+        return Found(claim.relation, "unknown", claim.tried, reason=f"not confirmed: {why}")
+
+    if replayed is None:
+        return unknown("the replay job ended early")
+    if replayed.get("status") == "no call":
+        return unknown("the method did not run on the search's input in the replay")
+    if replayed.get("status") == "not wrong":
+        return unknown("the shown output is the method's own result in the replay")
+    kind = (replayed.get("outcome") or {}).get("kind")
+    if (kind != "holds") if claim.relation == "AC" else (kind == "holds"):
+        return claim
+    first = claim.outcome or {}
+    if first.get("kind") == "raised" and not first.get("exc") and "timeout" in str(first.get("line", "")):
+        return unknown(f"a time-out in the search, {kind} in the replay")
+    return replace(claim, reason=f"{kind} in the replay: its outcome on one case changes between runs")
 
 
 def verdicts(found: Mapping[str, Found], params: Sequence[str]) -> list[TierVerdict]:
@@ -345,8 +382,6 @@ def result_of(found_verdicts: Sequence[TierVerdict], the_plan: Plan, examples: i
 
 
 def _plain(value: Any) -> Any:
-    from ...execution import wire
-
     return json.loads(wire.dumps(value))
 
 
