@@ -208,3 +208,19 @@ def test_hostile_postconditions_learn_nothing_and_forge_nothing(tmp_path, execut
     found = pbt.run_search(ex, prepared, sort_task, checkout, pbt.plan(sort_task, HOSTILE_MODULE), full,
                            HOSTILE_MODULE, 8)
     assert {rel: f.status for rel, f in found.items()} == {"AC": "passed", "RW": "passed"}, found
+
+
+def test_spec_tiers_select_postcond_checks_and_postcond_defaults_to_its_corpus():
+    """--spec-tiers: PostcondBench runs its corpus (correct, complete) by default, the pbt
+    check only when asked (a search job per sample); a tier it lacks is one warning."""
+    from fakes import FakeSettings
+
+    def loaded(**options):
+        return ADAPTER.load(None, FakeSettings(options=options))
+
+    default = loaded()
+    assert {ADAPTER.checks_for(t) for t in default.tasks} == {("correct", "complete")} and not default.warnings
+    assert {ADAPTER.checks_for(t) for t in loaded(spec_tiers=["pbt"]).tasks} == {("pbt",)}
+    both = loaded(spec_tiers=["corpus", "pbt", "z3"])
+    assert {ADAPTER.checks_for(t) for t in both.tasks} == {("correct", "complete", "pbt")}
+    assert both.warnings == ("--spec-tiers: no z3 tier for postcond (it has: corpus, pbt); nothing runs for it",)
