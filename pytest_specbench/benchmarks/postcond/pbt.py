@@ -3,9 +3,9 @@ the model's icontract postcondition judged on the repository's REAL method beyon
 the repository's tests, on arguments Hypothesis draws from the method's own types.
 
 * **Types**: each parameter's type hint (:func:`pytest_specbench.pyspec.search.type_tree`),
-  else an ``isinstance`` among the method's simple conditions, else (for a
-  repository without hints) the stub the hints file gives for the task
-  (``--postcond-pbt-hints``); a parameter with a default and no type keeps its
+  else (for a repository without hints) the stub the hints file gives for the task
+  (``--postcond-pbt-hints``), else an ``isinstance`` among the method's simple
+  conditions; a parameter with a default and no type keeps its
   default.  Where a parameter has none of them, or is ``self``/``cls`` (an object
   Hypothesis cannot build), the check skips with one line saying why.
 * **Validity** (a small filter of our own, not icontract-hypothesis: the issue's
