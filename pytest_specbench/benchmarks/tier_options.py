@@ -8,7 +8,9 @@ from __future__ import annotations
 from .base import Option, positive_int, positive_seconds
 
 TIERS = ("corpus", "pbt", "crosshair", "z3")
-DEFAULT_TIERS = ("corpus", "pbt")  # the cheap ones
+DEFAULT_TIERS = ("corpus", "pbt")  # nl2postcond's default: the cheap ones
+# The option's own default is None, "the family's default": PostcondBench runs only
+# its corpus (its pbt check costs a sandboxed search job per sample, 2-5 CPU s).
 DEFAULT_PBT_EXAMPLES = 100
 DEFAULT_TIER_SECONDS = 20.0
 DEFAULT_Z3_BOUND = 3
@@ -16,7 +18,8 @@ DEFAULT_Z3_BOUND = 3
 
 TIER_OPTIONS = (
     Option("spec_tiers", "tiers of evidence about a specification, each its own check: corpus (the benchmark's "
-                         "own cases), pbt (Hypothesis), crosshair, z3", default=DEFAULT_TIERS, choices=TIERS,
+                         "own cases), pbt (Hypothesis), crosshair, z3 (default: the family's own: nl2postcond "
+                         "corpus,pbt; postcond corpus)", default=None, choices=TIERS,
            multiple=True),
     Option("spec_pbt_examples", "cases the pbt tier tries per relation (Hypothesis max_examples)",
            default=DEFAULT_PBT_EXAMPLES, parse=positive_int),

@@ -71,13 +71,15 @@ def batches_of(keys: Sequence[Any], size: int) -> list[list[int]]:
 
 def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: float,
                timeout: float, batches: Sequence[Sequence[int]] | None = None,
-               search: dict | None = None) -> tuple[CommandJob, str]:
+               search: dict | None = None, keeper: Path = SEARCH_SCRIPT) -> tuple[CommandJob, str]:
     """The command job evaluating ``source`` after ``preamble`` on each case
     (``{"inputs": {name: value}, "return_value": value}``, plain data), each
     batch of case indices in a child of its own (default: every case alone);
     returns the job and its nonce.  With ``search`` (the pbt tier's
     configuration, :mod:`.search`), the keeper makes its cases itself with
-    Hypothesis instead (``cases`` is then empty)."""
+    Hypothesis instead (``cases`` is then empty); ``keeper`` is the search's
+    module (nl2postcond's :mod:`.pbt_keeper`; PostcondBench's
+    :mod:`.icontract_search`), shipped as ``specbench_search.py``."""
     nonce = secrets.token_hex(16)
     config = {"nonce": nonce, "preamble": preamble, "source": source, "case_seconds": case_seconds,
               "cases": "blocks-cases.json"}
@@ -86,7 +88,7 @@ def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: 
                                               (batches or [[i] for i in range(len(cases))])]).encode()}
     if search is not None:
         config["search"] = "search-config.json"
-        files.update({"specbench_search.py": SEARCH_SCRIPT.read_bytes(),
+        files.update({"specbench_search.py": keeper.read_bytes(),
                       "search-config.json": json.dumps(search).encode()})
     files["blocks-config.json"] = json.dumps(config).encode()
     job = CommandJob(argv=(sys.executable, "-s", "-E", "specbench_blocks.py", "blocks-config.json"), files=files,

@@ -314,6 +314,21 @@ def _decorated(key, func, local_ns):
     return out
 
 
+def apply_spec(key, func, target):
+    """``target`` decorated with spec ``key``'s decorators, evaluated in the module
+    of ``func`` (a module-level function) at their lines of the injected file; in a
+    spec process only (the ``pbt`` tier's case child, ``pyspec/icontract_search.py``)."""
+    out = target
+    for dec in reversed(_decorator_values(_SPECS[str(key)], func.__code__.co_filename, func.__globals__, None)):
+        out = dec(out)
+    return out
+
+
+def is_violation(exc):
+    """Whether ``exc`` is icontract's report of a violated condition."""
+    return _is_violation(exc)
+
+
 def _from_the_method(exc, decorated, func):
     """Whether ``exc`` left the outermost decorated call from the method's own
     body (the method raised: no postcondition applies), not from the contract

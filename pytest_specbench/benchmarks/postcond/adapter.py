@@ -13,7 +13,7 @@ from ...data.bundled import bundled_suite
 from ...errors import DataError, InfrastructureError
 from ...metrics.reducers import evaluate
 from ..base import CheckResult, Message, Prompt, Task, TaskSet
-from . import execute, metrics, repos, source
+from . import execute, metrics, pbt, repos, source
 from .options import OPTIONS
 from .sides import LANGUAGES, side_of
 
@@ -60,17 +60,29 @@ class PostcondBenchmark:
     # the Java side refuses hostile clauses, checks threads and escapes its records (#25).
     # 3: Python postconditions run in a spec child apart from the verdict channel (#41); the Java side's
     # clauses normalised, purity observed, ranges that cannot wrap (#42); Dep/Solo per method (#49).
-    version = "3"
+    # 4: the pbt tier (#47; a new check: the corpus checks' verdicts are unchanged).
+    version = "4"
     options = OPTIONS
 
 
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
         root = _task_folder(Path(data_root)) if data_root else bundled_suite("postcond") / "tasks"
         tasks, files = load_tasks(root)
-        return TaskSet(tuple(tasks), tuple(files), bundled=data_root is None)
+        checks = _selected_checks(_option(settings, "spec_tiers"))
+        hints_file = _option(settings, "postcond_pbt_hints")
+        hints = pbt.load_hints(hints_file) if "pbt" in checks else {}
+        tasks = [Task(t.task_id, {**t.data, "_checks": checks, **({"_pbt_stub": hints[t.task_id]}
+                                                                   if t.task_id in hints else {})},
+                      t.source, line=t.line, group=t.group) for t in tasks]
+        files = tuple(files) + ((Path(hints_file),) if hints_file and "pbt" in checks else ())
+        other = [t for t in (_option(settings, "spec_tiers") or ()) if t not in ("corpus", "pbt")]
+        warnings = (f"--spec-tiers: no {', '.join(other)} tier for postcond (it has: corpus, pbt); nothing runs "
+                    f"for it",) if other else ()
+        return TaskSet(tuple(tasks), files, bundled=data_root is None, warnings=warnings)
 
     def checks_for(self, task: Task) -> Sequence[str]:
-        return ("correct", "complete")
+        # --spec-tiers: corpus = the paper's two checks; pbt = the search tier (issue #47). Default: corpus.
+        return tuple(task.data.get("_checks", CORPUS_CHECKS))
 
     def _checkout(self, task: Task, ctx: Any) -> Path | None:
         """The task's repository at its commit, exported into the cache on first use;
@@ -81,6 +93,12 @@ class PostcondBenchmark:
                                   ctx.cache_dir("postcond", "checkouts"), export=not ctx.planning)
 
     def skip_reason(self, check: str, task: Task, ctx: Any) -> str | None:
+        if check == "pbt":
+            if side_of(task).language != "python":
+                return "pbt: Python tasks only (the Java side has no search tier)"
+            planned = pbt.plan(task.data, _file_text_from_prompt(task.data), task.data.get("_pbt_stub"))
+            if isinstance(planned, str):
+                return planned
         missing = side_of(task).missing_toolchain(task, ctx)
         if missing:
             return missing
@@ -125,9 +143,28 @@ class PostcondBenchmark:
         ok = run["verdict"] == "passed"
         return CheckResult(ok, dict(run), "" if ok else f"{run['verdict']}: {run['reason']}")
 
+    def _pbt(self, task: Task, sample: Any, ctx: Any) -> CheckResult:
+        """The ``pbt`` tier (:mod:`.pbt`): AC and RW on arguments Hypothesis draws, on the real method."""
+        try:
+            spec = self._parse(task, sample)
+        except source.AnswerError as exc:
+            return CheckResult(False, {"verdict": "parse_error", "reason": str(exc)}, str(exc))
+        planned = pbt.plan(task.data, _file_text_from_prompt(task.data), task.data.get("_pbt_stub"))
+        if isinstance(planned, str):
+            raise InfrastructureError(planned)  # (skip_reason said so first)
+        checkout = self._checkout(task, ctx)
+        ex = ctx.executor("command")
+        prepared = ex.prepare(execute.environment_for(dict(task.data), checkout))
+        examples = int(ctx.option("spec_pbt_examples") or 100)
+        found = pbt.run_search(ex, prepared, task.data, checkout, planned, spec, self._original(task, ctx).file_text,
+                               examples)
+        return pbt.result_of(pbt.verdicts(found, planned.params), planned, examples)
+
     def run_check(self, check: str, task: Task, sample: Any, ctx: Any) -> CheckResult:
         if check == "correct":
             return self._correct(task, sample, ctx)
+        if check == "pbt":
+            return self._pbt(task, sample, ctx)
         if check != "complete":
             raise InfrastructureError(f"postcond has no check {check!r}")
         correct = ctx.result_of("correct") or self._correct(task, sample, ctx)
@@ -184,6 +221,22 @@ class PostcondBenchmark:
                  "caption": (f"{len(gaps)} methods with Corr > 0; gap quartiles {q[0]:.2f} / {q[1]:.2f} / {q[2]:.2f}, "
                              f"mean {sum(gaps) / len(gaps):.2f}"),
                  "xlabel": "gap = corr_rate - comp_rate (bins of 0.1)", "ylabel": "methods"}]
+
+
+CORPUS_CHECKS = ("correct", "complete")
+
+
+def _option(settings: Any, name: str) -> Any:
+    return settings.option(name) if hasattr(settings, "option") else None
+
+
+def _selected_checks(tiers: Sequence[str] | None) -> tuple[str, ...]:
+    """The checks of ``--spec-tiers`` (PostcondBench's default: corpus only)."""
+    chosen = tuple(tiers) if tiers else ("corpus",)
+    out: list[str] = []
+    for tier in chosen:
+        out += CORPUS_CHECKS if tier == "corpus" else ("pbt",) if tier == "pbt" else ()
+    return tuple(dict.fromkeys(out))
 
 
 def _quantile(sorted_values: Sequence[float], p: float) -> float:

@@ -6,10 +6,21 @@ machinery (nor the JML service its Java side uses).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..base import Option, existing_folder, positive_seconds
+from ..tier_options import TIER_OPTIONS
 
 SETTINGS = ("f2p", "c2p", "n2p")  # input settings (Appendix D.2)
 DEFAULT_TIMEOUT = 30.0  # upstream: 30 s per test-suite run
+
+def existing_file(text: str) -> str:
+    """``Option.parse`` for a file that must exist (kept as given; its content
+    enters the result key as one of the task set's files)."""
+    if not Path(str(text)).expanduser().is_file():
+        raise ValueError(f"file not found: {text}")
+    return str(text)
+
 
 OPTIONS = (
     Option("postcond_setting", "input setting (Appendix D.2)", default="f2p", choices=SETTINGS),
@@ -21,4 +32,6 @@ OPTIONS = (
            default="paper", choices=("paper", "upstream")),
     Option("postcond_timeout", "seconds per test run (upstream: 30)", default=DEFAULT_TIMEOUT,
            parse=positive_seconds),
-)
+    Option("postcond_pbt_hints", "JSON file: task id -> a stub def with type hints and validity asserts, for the "
+                                 "pbt tier on a repository without hints", default=None, parse=existing_file),
+) + TIER_OPTIONS  # --spec-tiers (postcond: corpus = correct, complete; pbt), shared with nl2postcond
