@@ -3,9 +3,9 @@
 The result key is the run key's verdict part (``engine/ledger.py``, ``RunKey``; the
 session's ``_verdict_part``): whatever decides a verdict besides the sample.  Tested in
 this process (issue #45): each run is the real session of a configured pytest run
-(``pytester.parseconfigure``: options, settings, plan, ledger, store), whose items'
-verdicts are asked of the session's ledger the way the controller asks before an item
-runs (``_known_of``) and evaluated by the session's engine.  Whole runs that read the
+(``tests/session_items.py``), whose items' verdicts are asked of the session's ledger the
+way the controller asks before an item runs (``_known_of``) and evaluated by the
+session's engine.  Whole runs that read the
 store end to end stay in test_distributed.py (a re-run on a host with a fresh disk) and
 test_generation_cache.py.
 """
@@ -18,6 +18,7 @@ import pytest
 from pytest_specbench.benchmarks.base import CheckResult
 from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 from pytest_specbench.engine.ledger import CACHED
+from session_items import configured_session, evaluate_all
 
 BASE_ARGS = ("--specbench=contract", "--model=reference", "-p", "no:cacheprovider", "--specbench-checks=contract")
 
@@ -54,26 +55,10 @@ def runs(pytester, monkeypatch):
     monkeypatch.setattr(type(CONTRACT), "run_check", counted)
 
     def run(*args):
-        config = pytester.parseconfigure(*BASE_ARGS, f"--specbench-dir={state}", *args)
-        return config.pluginmanager.getplugin("specbench-run")
+        return configured_session(pytester, *BASE_ARGS, f"--specbench-dir={state}", *args)
 
     run.calls = calls
     return run
-
-
-def evaluate_all(session) -> dict[str, tuple[dict, str]]:
-    """Each runnable item's verdict from the session's engine and how it was reached, each
-    recorded by the ledger as the controller records an item's report."""
-    reached = {}
-    for spec, completion in session.plan.runnable():
-        completion.meta.setdefault("sample_index", spec.sample)
-        evaluation = session.engine.evaluate(spec, completion)
-        how = CACHED if evaluation.from_result_cache else evaluation.reached
-        outcome = {"benchmark": spec.benchmark, "task_id": spec.task.task_id, "sample": spec.sample,
-                   "check": spec.check, **evaluation.verdict}
-        session.ledger.record(spec, outcome, how)
-        reached[spec.nodeid] = (evaluation.verdict, how)
-    return reached
 
 
 def test_an_identical_run_reads_every_verdict_and_a_changed_version_option_or_limit_reads_none(runs, monkeypatch):
