@@ -18,7 +18,10 @@ from pytest_specbench.engine.ledger import CACHED
 
 def configured_session(pytester, *args: str):
     config = pytester.parseconfigure(*args)
-    return config.pluginmanager.getplugin("specbench-run")
+    session = config.pluginmanager.getplugin("specbench-run")
+    if session.journal is not None:  # (no session end closes it: left open, a later run would count a ResourceWarning)
+        config.add_cleanup(session.journal.close)
+    return session
 
 
 def evaluate_all(session) -> dict[str, tuple[dict[str, Any], str]]:
