@@ -11,6 +11,7 @@ whole pytest run would only add its start-up.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pytest_specbench.engine.ledger import CACHED
@@ -22,6 +23,20 @@ def configured_session(pytester, *args: str):
     if session.journal is not None:  # (no session end closes it: left open, a later run would count a ResourceWarning)
         config.add_cleanup(session.journal.close)
     return session
+
+
+def counted_checks(monkeypatch, adapter) -> Counter:
+    """How many times each check of ``adapter`` executes from now on (``run_check``
+    wrapped; a verdict the ledger gives is no call), until the test's end."""
+    calls: Counter = Counter()
+    real_check = type(adapter).run_check
+
+    def counted(self, check, task, sample, ctx):
+        calls[check] += 1
+        return real_check(self, check, task, sample, ctx)
+
+    monkeypatch.setattr(type(adapter), "run_check", counted)
+    return calls
 
 
 def evaluate_all(session) -> dict[str, tuple[dict[str, Any], str]]:

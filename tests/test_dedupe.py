@@ -15,7 +15,7 @@ from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 from pytest_specbench.benchmarks.contract.evalplus import sample_code
 from pytest_specbench.benchmarks.contract.sanitize import program_form
 from pytest_specbench.models.base import Completion
-from session_items import configured_session, evaluate_all
+from session_items import configured_session, counted_checks, evaluate_all
 
 WRONG = "def {entry}(*args, **kwargs):\n    return None\n"
 RAISES = "def {entry}(*args):\n    raise ValueError('no')\n"
@@ -87,14 +87,7 @@ def dups(pytester, monkeypatch):
     engine's, a whole pytest run only adds its start-up)."""
     samples = pytester.path / "dups.jsonl"
     rows = duplicated_samples(samples, DEDUPE_TASKS)
-    calls: Counter = Counter()
-    real_check = type(CONTRACT).run_check
-
-    def counted(self, check, task, sample, ctx):
-        calls[check] += 1
-        return real_check(self, check, task, sample, ctx)
-
-    monkeypatch.setattr(type(CONTRACT), "run_check", counted)
+    calls = counted_checks(monkeypatch, CONTRACT)
 
     def session(name, *extra):
         return configured_session(pytester, *run_args(pytester.path, samples, name, "-p", "no:cacheprovider", *extra))

@@ -11,14 +11,13 @@ test_generation_cache.py.
 """
 from __future__ import annotations
 
-from collections import Counter
 
 import pytest
 
 from pytest_specbench.benchmarks.base import CheckResult
 from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 from pytest_specbench.engine.ledger import CACHED
-from session_items import configured_session, evaluate_all
+from session_items import configured_session, counted_checks, evaluate_all
 
 BASE_ARGS = ("--specbench=contract", "--model=reference", "-p", "no:cacheprovider", "--specbench-checks=contract")
 
@@ -45,14 +44,7 @@ def runs(pytester, monkeypatch):
     """``run(*args)``: the session of a run over one state folder (its store of earlier
     runs' verdicts); the checks the adapter executes are counted in ``calls``."""
     state = pytester.path / "state"
-    calls: Counter = Counter()
-    real_check = type(CONTRACT).run_check
-
-    def counted(self, check, task, sample, ctx):
-        calls[check] += 1
-        return real_check(self, check, task, sample, ctx)
-
-    monkeypatch.setattr(type(CONTRACT), "run_check", counted)
+    calls = counted_checks(monkeypatch, CONTRACT)
 
     def run(*args):
         return configured_session(pytester, *BASE_ARGS, f"--specbench-dir={state}", *args)
