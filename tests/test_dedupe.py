@@ -97,9 +97,9 @@ def dups(pytester, monkeypatch):
 
 def test_verdicts_journal_and_report_are_the_same_with_dedupe_on_and_off(dups):
     # What an item gets must not depend on dedupe.  Under xdist (copies on another worker
-    # than their representative take its verdict from the controller):
-    # test_distributed.py's contract run with copies over two hosts' workers equals -n 0,
-    # dedupe counts included, and test_engine.py's copies on another worker.
+    # than their representative take its verdict from the controller): the -n 2 run below,
+    # test_distributed.py's contract run with copies over two hosts' workers (equals -n 0,
+    # dedupe counts included) and test_engine.py's copies on another worker.
     on = dups.session("on")
     reached_on = evaluate_all(on)
     evaluated_on = sum(dups.calls.values())
@@ -128,14 +128,21 @@ def test_verdicts_journal_and_report_are_the_same_with_dedupe_on_and_off(dups):
         assert wrong[0]["reason"]
 
 
-def test_last_failed_and_k_select_copies_without_their_representative(pytester):
-    # Whole runs (in this process): a copy whose representative is not selected is evaluated
-    # itself, and the run's dedupe line says so.
+def test_under_xdist_no_program_is_evaluated_twice_and_last_failed_and_k_select_copies_alone(pytester):
+    # Whole runs (the controller in this process).  The first under -n 2: the one end-to-end
+    # run of dedupe across real workers that stays where test_distributed's private host
+    # cannot start (a checkout under /tmp): each distinct program evaluated once, the copies
+    # on the other worker given their verdict by the controller, no folder of programs.
     samples = pytester.path / "dups.jsonl"
-    duplicated_samples(samples, DEDUPE_TASKS[:1])
+    rows = duplicated_samples(samples, DEDUPE_TASKS[:1])
     args = (*ARGS, f"--model=replay:{samples}", f"--specbench-dir={pytester.path / 'state'}")
-    first = pytester.runpytest_inprocess(*args)
-    failed = first.parseoutcomes()["failed"]
+    first = pytester.runpytest_inprocess(*args, "-n", "2")
+    outcomes = first.parseoutcomes()
+    evaluated, copies = dedupe_line(first)
+    assert evaluated == distinct_programs(rows) and evaluated + copies == outcomes["passed"] + outcomes["failed"]
+    assert not list((pytester.path / "state" / "runs").glob("*/programs"))
+    # A copy whose representative is not selected is evaluated itself.
+    failed = outcomes["failed"]
     assert failed >= 8  # the wrong answers (4, 5, 6: one program) and the raising one, both checks
     again = pytester.runpytest_inprocess(*args, "--lf")
     outcomes = again.parseoutcomes()
