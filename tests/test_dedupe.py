@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +15,7 @@ from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
 from pytest_specbench.benchmarks.contract.evalplus import sample_code
 from pytest_specbench.benchmarks.contract.sanitize import program_form
 from pytest_specbench.models.base import Completion
+from session_items import configured_session, counted_checks, evaluate_all
 
 WRONG = "def {entry}(*args, **kwargs):\n    return None\n"
 RAISES = "def {entry}(*args):\n    raise ValueError('no')\n"
@@ -64,25 +66,6 @@ def run_args(folder, samples, name, *extra) -> tuple[str, ...]:
             f"--specbench-report={folder / (name + '.json')}", *extra)
 
 
-@pytest.fixture(scope="module")
-def dups(module_runs, tmp_path_factory):
-    """The duplicated samples and the module's runs over them, each made once: ``on-N``
-    and ``off-N`` (dedupe on and off, under ``-n N``; the tests use on-0, on-2 and off-0).  ``on-0`` keeps pytest's cache
-    provider (test_last_failed_... reruns its failures)."""
-    private = tmp_path_factory.mktemp("dups") / "dups.jsonl"
-    rows = duplicated_samples(private, DEDUPE_TASKS)
-    samples = module_runs.write_once("dups.jsonl", private.read_text())
-
-    def get(mode: str, workers: int):
-        name = f"{mode}-{workers}"
-        extra = ["-n", str(workers)] + (["--specbench-dedupe=off"] if mode == "off" else [])
-        if name != "on-0":
-            extra += ["-p", "no:cacheprovider"]
-        return module_runs.once(name, *run_args(module_runs.path, samples, name, *extra))
-
-    return SimpleNamespace(folder=module_runs.path, samples=samples, rows=rows, run=get)
-
-
 def journal(folder, name) -> dict[str, dict]:
     (path,) = (folder / f"state-{name}" / "runs").glob("*/journal.jsonl")
     entries = [json.loads(line) for line in path.read_text().splitlines()[1:]]
@@ -96,56 +79,76 @@ def dedupe_line(result) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist-2"])
-def test_verdicts_journal_and_report_are_the_same_with_dedupe_on_and_off(dups, workers):
-    # Dedupe on (alone and under -n 2) against one run with dedupe off, alone: what an item
-    # gets must not depend on dedupe, nor on xdist (a second run with dedupe off under -n 2
-    # would show only the latter, which test_plugin_contract.py's xdist test shows).
-    on, off = dups.run("on", workers), dups.run("off", 0)
-    assert on.parseoutcomes() == off.parseoutcomes()
-    assert on.ret == off.ret == 1  # the wrong answers fail
-    report_on = json.loads((dups.folder / f"on-{workers}.json").read_text())
-    report_off = json.loads((dups.folder / "off-0.json").read_text())
+@pytest.fixture
+def dups(pytester, monkeypatch):
+    """The duplicated samples, a counter of the checks the adapter executes, and
+    ``session(name, *extra)``: the real session of a run over them in this process
+    (``tests/session_items.py``; issue #45: what dedupe decides is the ledger's and the
+    engine's, a whole pytest run only adds its start-up)."""
+    samples = pytester.path / "dups.jsonl"
+    rows = duplicated_samples(samples, DEDUPE_TASKS)
+    calls = counted_checks(monkeypatch, CONTRACT)
+
+    def session(name, *extra):
+        return configured_session(pytester, *run_args(pytester.path, samples, name, "-p", "no:cacheprovider", *extra))
+
+    return SimpleNamespace(folder=pytester.path, samples=samples, rows=rows, calls=calls, session=session)
+
+
+def test_verdicts_journal_and_report_are_the_same_with_dedupe_on_and_off(dups):
+    # What an item gets must not depend on dedupe.  Under xdist (copies on another worker
+    # than their representative take its verdict from the controller): the -n 2 run below,
+    # test_distributed.py's contract run with copies over two hosts' workers (equals -n 0,
+    # dedupe counts included) and test_engine.py's copies on another worker.
+    on = dups.session("on")
+    reached_on = evaluate_all(on)
+    evaluated_on = sum(dups.calls.values())
+    off = dups.session("off", "--specbench-dedupe=off")
+    reached_off = evaluate_all(off)
+    assert {n: v for n, (v, _) in reached_on.items()} == {n: v for n, (v, _) in reached_off.items()}
+    assert journal(dups.folder, "on") == journal(dups.folder, "off")
+    report_on, report_off = on.report(), off.report()
     assert report_on["benchmarks"] == report_off["benchmarks"]
     assert (report_on["manifest"]["dedupe"], report_off["manifest"]["dedupe"]) == ("on", "off")
-    assert journal(dups.folder, f"on-{workers}") == journal(dups.folder, "off-0")
-    # Each distinct program was evaluated once; every other item took a verdict.
-    evaluated, copies = dedupe_line(on)
-    items = sum(on.parseoutcomes().get(k, 0) for k in ("passed", "failed"))
-    assert evaluated == distinct_programs(dups.rows) and evaluated + copies == items
-    assert "specbench: dedupe:" not in off.stdout.str()
-
-
-def test_under_xdist_no_program_is_evaluated_twice(dups):
-    result = dups.run("on", 2)
-    # Each item says how its verdict was reached; the controller counts the
-    # evaluations: a program evaluated twice (on two workers) would count twice.
-    # The verdicts of copies run on another worker than their representative
-    # came from the controller (plugin/remote.py), not from a shared folder.
-    evaluated, copies = dedupe_line(result)
-    assert evaluated == distinct_programs(dups.rows)
-    assert not list((dups.folder / "state-on-2" / "runs").glob("*/programs"))
-
-
-def test_a_failing_representative_gives_every_copy_the_same_failure(dups):
-    dups.run("on", 2)
-    tasks = json.loads((dups.folder / "on-2.json").read_text())["benchmarks"]["contract"]["tasks"]
+    # Each distinct program was evaluated once (its check executed once); every other item
+    # took its verdict; with dedupe off each item executed its check.
+    hows = Counter(how for _, how in reached_on.values())
+    assert hows["evaluated"] == evaluated_on == distinct_programs(dups.rows)
+    assert hows["evaluated"] + hows["copy"] == len(reached_on) == len(reached_off) == 40  # 8 skipped: no CVTs
+    assert sum(dups.calls.values()) - evaluated_on == len(reached_off)
+    assert not any(how == "copy" for _, how in reached_off.values())
+    assert not list((dups.folder / "state-on" / "runs").glob("*/programs"))
+    # A failing representative gives every copy the same failure (reason and details).
+    tasks = report_on["benchmarks"]["contract"]["tasks"]
+    assert sorted(tasks) == sorted(DEDUPE_TASKS)
     for task_id, task in tasks.items():
         wrong = [s["checks"]["functional"] for s in task["samples"] if s["index"] in (4, 5, 6)]
         assert len(wrong) == 3 and not wrong[0]["passed"], task_id
-        assert wrong[0] == wrong[1] == wrong[2], task_id  # same reason, same details
+        assert wrong[0] == wrong[1] == wrong[2], task_id
         assert wrong[0]["reason"]
 
 
-def test_last_failed_and_k_select_copies_without_their_representative(dups, module_runs):
-    # The serial dedupe-on run, cache provider on, recorded its failures for --lf.
-    failed = dups.run("on", 0).parseoutcomes()["failed"]
-    args = (*ARGS, f"--model=replay:{dups.samples}", f"--specbench-dir={dups.folder / 'state-lf'}")
-    again = module_runs.run(*args, "--lf", "-n", "0")  # (xdist is not the subject: two workers were most of its cost)
+def test_under_xdist_no_program_is_evaluated_twice_and_last_failed_and_k_select_copies_alone(pytester):
+    # Whole runs (the controller in this process).  The first under -n 2: the one end-to-end
+    # run of dedupe across real workers that stays where test_distributed's private host
+    # cannot start (a checkout under /tmp): each distinct program evaluated once, the copies
+    # on the other worker given their verdict by the controller, no folder of programs.
+    samples = pytester.path / "dups.jsonl"
+    rows = duplicated_samples(samples, DEDUPE_TASKS[:1])
+    args = (*ARGS, f"--model=replay:{samples}", f"--specbench-dir={pytester.path / 'state'}")
+    first = pytester.runpytest_inprocess(*args, "-n", "2")
+    outcomes = first.parseoutcomes()
+    evaluated, copies = dedupe_line(first)
+    assert evaluated == distinct_programs(rows) and evaluated + copies == outcomes["passed"] + outcomes["failed"]
+    assert not list((pytester.path / "state" / "runs").glob("*/programs"))
+    # A copy whose representative is not selected is evaluated itself.
+    failed = outcomes["failed"]
+    assert failed >= 8  # the wrong answers (4, 5, 6: one program) and the raising one, both checks
+    again = pytester.runpytest_inprocess(*args, "--lf")
     outcomes = again.parseoutcomes()
     assert outcomes["failed"] == failed and "passed" not in outcomes
     # A copy alone (sample 5: its representative, sample 4, is not selected) is evaluated itself.
-    alone = module_runs.run(*args, "-k", "HumanEval-S/2 and 5 and functional")
+    alone = pytester.runpytest_inprocess(*args, "-k", "HumanEval-S/2 and 5 and functional", "-p", "no:cacheprovider")
     outcomes = alone.parseoutcomes()
     assert outcomes["failed"] == 1 and "passed" not in outcomes
     assert dedupe_line(alone) == (1, 0)
@@ -163,21 +166,17 @@ def test_cife_opts_out_identical_answers_are_judged_each(pytester):
     # Two identical answers per task.  Deduplicated, sample 1 would copy sample 0's
     # verdicts; opted out, every item asks the judge (the bundled recorded judgments,
     # bound to the question, answer both: the same answer is the same question, issue
-    # #43), with dedupe on as off: 30 items, 30 questions to the recorded judge.
+    # #43), with dedupe on: 30 items, 30 questions to the recorded judge (a run with
+    # dedupe off asks the same 30, which the on run's count alone already proves).
     assert CIFE.program_key(CIFE.load(None, None).tasks[0], Completion("x"), "correctness") is None
     lines = [{"task_id": t.task_id, "sample_index": i, "solution": t.data["reference_answer"]}
              for t in CIFE.load(None, None).tasks[:3] for i in range(2)]
     (pytester.path / "answers.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
-    outcomes, asked = {}, {}
-    for mode in ("on", "off"):
-        result = pytester.runpytest_inprocess("--specbench=cife", "--model=replay:answers.jsonl",
-                                              f"--specbench-dedupe={mode}", "--specbench-result-cache=off",
-                                              f"--specbench-report={mode}.json",
-                                              f"--specbench-dir={pytester.path / mode}", "-p", "no:cacheprovider")
-        # Without "warnings": an in-process run also counts ResourceWarnings of objects other
-        # tests of this worker left to the garbage collector.
-        outcomes[mode] = {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}
-        asked[mode] = json.loads((pytester.path / f"{mode}.json").read_text())["manifest"]["roles"]["judge"]["asked"]
-        assert "specbench: dedupe:" not in result.stdout.str()
-    assert outcomes["on"] == outcomes["off"] == {"passed": 30}
-    assert asked["on"] == asked["off"] == 30
+    result = pytester.runpytest_inprocess("--specbench=cife", "--model=replay:answers.jsonl", "--specbench-dedupe=on",
+                                          "--specbench-result-cache=off", "--specbench-report=on.json",
+                                          f"--specbench-dir={pytester.path / 'on'}", "-p", "no:cacheprovider")
+    # Without "warnings": an in-process run also counts ResourceWarnings of objects other
+    # tests of this worker left to the garbage collector.
+    assert {k: v for k, v in result.parseoutcomes().items() if k != "warnings"} == {"passed": 30}
+    assert json.loads((pytester.path / "on.json").read_text())["manifest"]["roles"]["judge"]["asked"] == 30
+    assert "specbench: dedupe:" not in result.stdout.str()

@@ -1,56 +1,25 @@
 """Declared adapter options and a result key that cannot go stale (issue 19).
 
-Each run counts the checks that really executed (a conftest wraps the adapter's
-``run_check`` and appends to a file), so a cached verdict shows as no call.
+The result key is the run key's verdict part (``engine/ledger.py``, ``RunKey``; the
+session's ``_verdict_part``): whatever decides a verdict besides the sample.  Tested in
+this process (issue #45): each run is the real session of a configured pytest run
+(``tests/session_items.py``), whose items' verdicts are asked of the session's ledger the
+way the controller asks before an item runs (``_known_of``) and evaluated by the
+session's engine.  Whole runs that read the
+store end to end stay in test_distributed.py (a re-run on a host with a fresh disk) and
+test_generation_cache.py.
 """
 from __future__ import annotations
 
+
 import pytest
 
-CONFTEST = '''
-import os
-from pytest_specbench.benchmarks.contract.contract import ADAPTER
-
-ADAPTER.version = os.environ.get("SB_VERSION", ADAPTER.version)
-_run = type(ADAPTER).run_check
-
-def run_check(self, check, task, sample, ctx):
-    with open(os.environ["SB_CALLS"], "a") as f:
-        f.write(check + "\\n")
-    result = _run(self, check, task, sample, ctx)
-    if os.environ.get("SB_ALWAYS_FAIL"):  # "edit the check to always fail"
-        result.passed, result.message = False, "edited check"
-    return result
-
-type(ADAPTER).run_check = run_check
-'''
-
+from pytest_specbench.benchmarks.base import CheckResult
+from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
+from pytest_specbench.engine.ledger import CACHED
+from session_items import configured_session, counted_checks, evaluate_all
 
 BASE_ARGS = ("--specbench=contract", "--model=reference", "-p", "no:cacheprovider", "--specbench-checks=contract")
-
-
-@pytest.fixture(scope="module")
-def project(module_runs):
-    """``run(name, *args, **env)``: the run ``name`` in one state folder shared by the
-    module, made once, and how many checks it executed.  Its first two runs, ``first``
-    and ``again`` (identical), are made here: every later run changes one thing
-    against them, so a verdict it may reuse is one of theirs."""
-    module_runs.write_once("conftest.py", CONFTEST)
-    state = module_runs.path / "state"
-
-    def run(name, *args, **env):
-        calls = module_runs.path / f"calls-{name}.txt"
-        result = module_runs.once(name, *BASE_ARGS, f"--specbench-dir={state}", *args,
-                                  env={"SB_CALLS": str(calls), **env})
-        return result, len(calls.read_text().split()) if calls.exists() else 0
-
-    first, calls = run("first")
-    first.assert_outcomes(passed=11, skipped=1)
-    assert calls == 11
-    again, calls = run("again")  # identical re-run: every verdict from the cache
-    again.assert_outcomes(passed=11, skipped=1)
-    assert calls == 0
-    return run
 
 
 def test_bad_ini_value_of_a_declared_option_is_one_line(pytester):
@@ -70,18 +39,39 @@ def test_declared_options_are_in_help_with_their_ini_keys(pytester):
     assert "contract_condition (string):" in out
 
 
-def test_stale_cache_edited_check_with_bumped_version_is_rerun(project):
-    # (the fixture ran it twice: 11 checks, then 0, every verdict from the cache)
-    # The check is edited to always fail and its adapter's version bumped (what base.py
-    # asks of an adapter whose verdicts can change): no cached verdict may be served.
-    result, calls = project("edited", SB_ALWAYS_FAIL="1", SB_VERSION="edited-and-bumped")
-    result.assert_outcomes(failed=11, skipped=1)
-    assert calls == 11
+@pytest.fixture
+def runs(pytester, monkeypatch):
+    """``run(*args)``: the session of a run over one state folder (its store of earlier
+    runs' verdicts); the checks the adapter executes are counted in ``calls``."""
+    state = pytester.path / "state"
+    calls = counted_checks(monkeypatch, CONTRACT)
+
+    def run(*args):
+        return configured_session(pytester, *BASE_ARGS, f"--specbench-dir={state}", *args)
+
+    run.calls = calls
+    return run
 
 
-@pytest.mark.parametrize("change", [("--contract-rejection=assert-or-raise",), ("--specbench-call-cpu=3",),
-                                    ("--specbench-details",)])
-def test_any_option_or_limit_change_misses_the_cache(project, change):
-    # (against the fixture's two runs: 11 checks, then 0)
-    result, calls = project("change" + change[0], *change)
-    assert calls == 11, change
+def test_an_identical_run_reads_every_verdict_and_a_changed_version_option_or_limit_reads_none(runs, monkeypatch):
+    first = evaluate_all(runs())
+    assert len(first) == 11 and runs.calls == {"contract": 11}
+    assert all(verdict["passed"] for verdict, _ in first.values())
+    # The identical run: every verdict from the store of the first, no check executed.
+    again = evaluate_all(runs())
+    assert {n: how for n, (_, how) in again.items()} == {n: CACHED for n in first}
+    assert {n: v for n, (v, _) in again.items()} == {n: v for n, (v, _) in first.items()}
+    assert runs.calls == {"contract": 11}
+    # Any option or limit change misses the store: the ledger knows no item of the run.
+    for change in ("--contract-rejection=assert-or-raise", "--specbench-call-cpu=3", "--specbench-details"):
+        session = runs(change)
+        assert [n for n in first if session._known_of(n) is not None] == [], change
+    # The check edited to always fail and its adapter's version bumped (what base.py asks of
+    # an adapter whose verdicts can change): no stored verdict may be served, each item runs.
+    monkeypatch.setattr(CONTRACT, "version", f"{CONTRACT.version}-edited-and-bumped")
+    monkeypatch.setattr(type(CONTRACT), "run_check",
+                        lambda self, check, task, sample, ctx: CheckResult(False, {}, "edited check"))
+    edited = runs()
+    assert [n for n in first if edited._known_of(n) is not None] == []
+    assert {n: (v["passed"], v["message"], how) for n, (v, how) in evaluate_all(edited).items()} \
+        == {n: (False, "edited check", "evaluated") for n in first}

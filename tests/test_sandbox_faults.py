@@ -418,7 +418,9 @@ def test_plugin_run_with_cheating_samples(pytester):
     samples.write_text("".join(json.dumps({"task_id": t, "sample_index": i, "solution": code}) + "\n"
                                for i, (t, code, _) in enumerate(PLUGIN_CHEATS)))
     t0 = time.monotonic()
-    result = pytester.runpytest_subprocess(
+    # In this process, as a user's run is one: the samples run in the sandbox either way
+    # (one that reached this process would end the test run, which fails loudly too).
+    result = pytester.runpytest_inprocess(
         "--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
         "--specbench-checks=functional", "--specbench-call-cpu=0.3", "--specbench-report=r.json", "-rA")
     OBSERVED.append(("plugin run with cheating samples", f"exit {result.ret}", time.monotonic() - t0))
@@ -432,7 +434,7 @@ def test_plugin_run_with_cheating_samples(pytester):
 
 
 def test_plugin_sandbox_none_runs_and_is_labelled(pytester):
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(  # the reference's code only: trusted
         "--specbench=contract", "-p", "no:cacheprovider", "--model=reference", "--specbench-sandbox=none",
         "--specbench-report=r.json")
     result.assert_outcomes(passed=23, skipped=1)
@@ -443,16 +445,14 @@ def test_plugin_sandbox_none_runs_and_is_labelled(pytester):
     assert "isolation disabled by configuration" in manifest["sandbox"]["isolation"]["notes"]
 
 
-def test_sandbox_that_cannot_start_is_an_error_not_a_failure(pytester):
-    pytester.makeconftest("""
-        from pytest_specbench.execution import python
+def test_sandbox_that_cannot_start_is_an_error_not_a_failure(pytester, monkeypatch):
+    from pytest_specbench.execution import python
 
-        def no_sandbox(self):
-            raise OSError("simulated: cannot start the sandbox")
+    def no_sandbox(self):
+        raise OSError("simulated: cannot start the sandbox")
 
-        python.PythonExecutor._start = no_sandbox
-    """)
-    result = pytester.runpytest_subprocess(
+    monkeypatch.setattr(python.PythonExecutor, "_start", no_sandbox)  # a run in this process: undone after it
+    result = pytester.runpytest_inprocess(
         "--specbench=contract", "-p", "no:cacheprovider", "--model=reference", "--specbench-report=r.json",
         "-k", "HumanEval-S/0 or HumanEval-S/1")
     result.assert_outcomes(errors=4)

@@ -249,10 +249,22 @@ def _quantile(sorted_values: Sequence[float], p: float) -> float:
 
 def _dependency_group(task_id: str, task: Task) -> str:
     """Table 3 / §5.4: ``Solo`` for a standalone method, else ``Dep`` (a task's own
-    ``standalone`` field wins over the label its side derives from the file)."""
+    ``standalone`` field wins over the label its side derives from the file).
+
+    Decided once per task: the bootstrap evaluates the metrics on ~1,000 resamples of
+    the same tasks, and deriving the label parses the method's file (a Java file's
+    dependency level: 3 CPU s of the bundled suite's intervals, issue #45)."""
+    known = _GROUPS.get(id(task))
+    if known is not None and known[0] is task:
+        return known[1]
     d = task.data
     solo = d["standalone"] if "standalone" in d else side_of(task).is_standalone(_file_text_from_prompt(d), d)
-    return "Solo" if solo else "Dep"
+    group = "Solo" if solo else "Dep"
+    _GROUPS[id(task)] = (task, group)  # the task kept: its id cannot be another task's while cached
+    return group
+
+
+_GROUPS: dict[int, tuple[Task, str]] = {}
 
 
 def _language(task_id: str, task: Task) -> str:
