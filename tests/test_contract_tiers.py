@@ -1,0 +1,131 @@
+"""ContractEval's tiers of evidence about a model-written precondition (issue
+#47, ``benchmarks/contract/tiers.py``): one plugin run over the bundled suite
+under the ``cs`` prompt, batched (every answer of the module in one replay
+file, one run): a too-weak precondition the corpus passes and the search
+refutes with a shrunk input, the reference passing every tier check, and
+hostile preconditions that try to forge AV/RI."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_specbench.benchmarks.contract.tiers import precondition_of
+from pytest_specbench.data.bundled import bundled_suite
+from pytest_specbench.pyspec.blocks import available
+from shared_runs import run_pytest
+
+seccomp = pytest.mark.skipif(available() is not None, reason=str(available()))
+SUITE = bundled_suite("contract")
+ROWS = {r["task_id"]: r for r in map(json.loads, (SUITE / "contracteval" / "contracteval_rebuilt.jsonl")
+                                     .read_text().splitlines())}
+WEAK = json.loads((SUITE / "replay_pre_pbt_refutes.jsonl").read_text())["solution"]
+BODY = '    for bound, letter in ((90, "A"), (80, "B"), (70, "C"), (60, "D")):\n' \
+       '        if score >= bound:\n            return letter\n    return "F"\n'
+
+# Hostile preconditions of Mbpp-S/5 (grade_for: an int or float, not a bool, in [0, 100]).
+HOSTILE = {
+    # Looks for the reference contract (the job's files, the keeper's memory and modules, the
+    # data file): with it, it would be the contract itself; it finds nothing, so it is the
+    # precondition it looks like (accepts everything): RI REFUTED, AV PASSED.
+    "reads the reference": (
+        "import gc, sys\n\ndef peek(score):\n"
+        "    found = [m for m in sys.modules if m.startswith(('specbench_', 'hypothesis', 'pytest_specbench'))]\n"
+        "    for path in ('search-config.json', 'blocks-config.json', 'blocks-cases.json', '/proc/self/environ',\n"
+        "                 '" + str(SUITE / "contracteval" / "contracteval_rebuilt.jsonl") + "'):\n"
+        "        try:\n            found.append(open(path).read())\n        except Exception:\n            pass\n"
+        "    found += [o for o in gc.get_objects() if isinstance(o, dict) and ('contract' in o or 'cvts' in o)]\n"
+        "    return not found or (isinstance(score, (int, float)) and not isinstance(score, bool) and "
+        "0 <= score <= 100)\n\ndef grade_for(score):\n    assert peek(score)\n" + BODY),
+    # Writes "violated" lines on every descriptor it has: its forgery speaks for its own case
+    # (valid inputs too): AV REFUTED.
+    "writes the verdict channel": (
+        "import os\n\ndef forge():\n    for fd in range(64):\n        try:\n"
+        "            os.write(fd, b'{\"kind\": \"violated\", \"exc\": \"AssertionError\"}\\n' * 4)\n"
+        "        except OSError:\n            pass\n    return True\n\n"
+        "def grade_for(score):\n    assert forge()\n" + BODY),
+    # Knows the corpus: rejects exactly the task's CVTs and nothing else. The corpus passes it;
+    # the search's inputs are not the corpus's: RI REFUTED by pbt.
+    "knows the corpus": (
+        "def grade_for(score):\n"
+        "    assert not any(score == c and type(score) is type(c) for c in (-1, 100.5, 101, '95', True, None, -0.01))\n"
+        + BODY),
+    # Rejects by something clever: an exception that claims to be an AssertionError to
+    # isinstance (its __class__) and has no message, or leaves the process (a bool): the
+    # first rejects valid inputs too (AV REFUTED), the second rejects nothing (RI REFUTED).
+    "raises something clever": (
+        "import os\n\nclass Clever(Exception):\n    __class__ = property(lambda self: AssertionError)\n"
+        "    def __str__(self):\n        raise RuntimeError('no message')\n\n"
+        "def judge(score):\n    if isinstance(score, bool):\n        os._exit(0)\n"
+        "    if not 0 <= score <= 42:\n        raise Clever()\n    return True\n\n"
+        "def grade_for(score):\n    assert isinstance(score, (int, float))\n    assert judge(score)\n" + BODY),
+}
+# The reference passing every tier check on every bundled task: docs/tiers.md's run (not repeated here).
+ANSWERS = [("HumanEval-S/0", WEAK), ("Mbpp-S/5", ROWS["Mbpp-S/5"]["reference_with_contracts"]),
+           *(("Mbpp-S/5", h) for h in HOSTILE.values())]
+
+
+@pytest.fixture(scope="module")
+def tiers_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("contract-tiers")
+    seen: dict[str, int] = {}
+    lines = []
+    for task_id, answer in ANSWERS:
+        seen[task_id] = seen.get(task_id, -1) + 1
+        lines.append(json.dumps({"task_id": task_id, "sample_index": seen[task_id], "solution": answer}))
+    (folder / "answers.jsonl").write_text("\n".join(lines) + "\n")
+    result = run_pytest(folder, "--specbench=contract", f"--model=replay:{folder / 'answers.jsonl'}",
+                        "--contract-condition=cs", "--spec-tiers=corpus,pbt,z3", "--spec-pbt-examples=15",
+                        "--spec-z3-bound=2", "--spec-tier-seconds=2", "--specbench-tasks=HumanEval-S/0,Mbpp-S/5",
+                        "-k", "pre_", "--specbench-report=r.json", "-p", "no:cacheprovider", "-q", "-n", "0")
+    report = json.loads((folder / "r.json").read_text())["benchmarks"]["contract"]
+    assert report["errors"] == 0, result.stdout.str()
+    checks = {(t, s["index"]): s["checks"] for t, task in report["tasks"].items() for s in task["samples"]}
+    return {key: {check: {d["relation"]: d for d in c[check].get("tiers", ())} | {
+        "passed": c[check]["passed"], "message": c[check].get("message"), "asserts": c[check].get("asserts")}
+        for check in c} for key, c in checks.items()}, report
+
+
+def test_the_answer_precondition_is_its_leading_asserts_called_by_position():
+    pre = precondition_of('import math\n\ndef f(a: int, b=2):\n    """doc"""\n    assert a > 0\n    assert b\n'
+                          '    x = 1\n    assert x\n    return a\n', "f", ["x", "y"])
+    assert pre.asserts == "assert a > 0\nassert b" and pre.params == ("a", "b")
+    assert pre.block.splitlines()[0] == "import math" and pre.block.splitlines()[-1] == "__specbench_precondition(x, y)"
+    assert "return a" not in pre.block and "assert x" not in pre.block
+
+
+@seccomp
+def test_corpus_passes_a_weak_precondition_that_pbt_and_z3_refute_and_the_reference_passes(tiers_run):
+    checks, report = tiers_run
+    weak = checks[("HumanEval-S/0", 0)]
+    assert weak["pre_corpus"]["passed"] and weak["pre_corpus"]["RI"]["examples"] == 7, weak["pre_corpus"]
+    assert weak["pre_pbt"]["AV"]["status"] == "PASSED" and weak["pre_pbt"]["RI"]["status"] == "REFUTED"
+    shrunk = weak["pre_pbt"]["RI"]["counterexample"]["inputs"]
+    assert shrunk == {"values": [0.0], "low": 0.0, "high": None}, shrunk  # high's type is never checked
+    assert weak["pre_pbt"]["message"].startswith("RI REFUTED by pbt: an invalid input that the precondition accepts")
+    assert weak["pre_z3"]["RI"]["status"] == "REFUTED", weak["pre_z3"]
+    reference = checks[("Mbpp-S/5", 0)]  # the reference contract as an answer
+    assert all(c["passed"] for c in reference.values()), reference
+    assert reference["pre_pbt"]["RI"]["status"] == reference["pre_pbt"]["AV"]["status"] == "PASSED"
+    assert reference["pre_z3"]["AV"]["status"] == reference["pre_z3"]["RI"]["status"] == "PROVED"
+    metrics = report["metrics"]
+    assert metrics["pre_pbt:RI_lower"] < 1.0 and metrics["pre_corpus:RI_lower"] < 1.0  # the hostiles
+
+
+@seccomp
+def test_hostile_preconditions_get_no_forged_av_or_ri(tiers_run):
+    checks, _ = tiers_run
+    got = dict(zip(HOSTILE, (checks[("Mbpp-S/5", i)] for i in range(1, 1 + len(HOSTILE)))))
+    reader = got["reads the reference"]
+    assert reader["pre_corpus"]["asserts"] == 1  # its precondition is the peek (not an empty one)
+    assert reader["pre_corpus"]["AV"]["status"] == "PASSED"  # found nothing: accepts everything
+    assert reader["pre_corpus"]["RI"]["status"] == reader["pre_pbt"]["RI"]["status"] == "REFUTED"
+    assert got["writes the verdict channel"]["pre_corpus"]["AV"]["status"] == "REFUTED"
+    assert got["writes the verdict channel"]["pre_pbt"]["AV"]["status"] == "REFUTED"
+    knows = got["knows the corpus"]
+    assert knows["pre_corpus"]["passed"] and knows["pre_pbt"]["RI"]["status"] == "REFUTED", knows
+    clever = got["raises something clever"]
+    assert clever["pre_corpus"]["RI"]["status"] == "REFUTED"  # os._exit on True is no rejection
+    assert clever["pre_pbt"]["AV"]["status"] == "REFUTED"  # 43 to 100 are valid
+    for name, c in got.items():
+        assert not (c["pre_corpus"]["passed"] and c["pre_pbt"]["passed"]), name
