@@ -201,8 +201,10 @@ def replay(services: TierServices, task: TierTask, spec: str, candidates: Sequen
             continue
         claim = cand.claimed
         if claim is None:
-            out.unconfirmed.append((cand, f"the spec {'holds on' if accepting else 'rejects'} this case "
-                                          f"({outcome.kind})"))
+            out.unconfirmed.append((cand, {Relation.AC: "the spec holds on the reference's output",
+                                           Relation.RW: f"the spec rejects this output ({what})",
+                                           Relation.AV: "the precondition holds on this valid input",
+                                           Relation.RI: f"the precondition rejects this input ({what})"}[cand.relation]))
         elif _timed_out(claim):  # the search's child ran out of time, the replay's did not: the machine
             out.unconfirmed.append((cand, f"a time-out in the search, {outcome.kind} in the replay"))
         else:
