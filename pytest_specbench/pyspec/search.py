@@ -26,6 +26,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import InfrastructureError
 from ..execution import wire
 from .blocks import INSTALL_HINT, blocks_job
+from .tiers.replay import Candidate, Replayed
+from .tiers.verdict import Relation, Status, TierVerdict
 
 _SCALARS = {"int": "int", "float": "float", "str": "str", "bool": "bool", "None": "none", "Any": "any",
             "object": "any"}
@@ -235,14 +237,11 @@ def run_search(executor: Any, preamble: str, source: str, config: Mapping[str, A
 
 
 def verdicts_of(tier: str, found: Mapping[str, Found], relations: Sequence[str], names: Sequence[str],
-                replayed: Callable[[list], Any]) -> list:
+                replayed: Callable[[list], Replayed]) -> list[TierVerdict]:
     """A search tier's verdict per relation from the keeper's records: a claimed
     refutation counts only once ``replayed(candidates)`` (the one replay,
     :func:`.tiers.replay.replay`, which gives a ``Replayed``) confirms it; else
     it is UNKNOWN with why."""
-    from .tiers.replay import Candidate, Replayed
-    from .tiers.verdict import Relation, Status, TierVerdict
-
     claims = [Candidate(Relation(f.relation), dict(zip(names, f.before)), (f.case or {}).get("return_value"), tier,
                         dict(f.outcome or {})) for f in found.values() if f.status == "refuted"]
     done = replayed(claims) if claims else Replayed()

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from ...pyspec.blocks import check_blocks
 from ...pyspec.search import contract_alphabet, parameter_trees, run_search, verdicts_of
-from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask, replay
+from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask, rejects, replay
 from ...pyspec.tiers.verdict import Relation, Status, TierVerdict, bounds
 from ..base import CheckResult
 from ..tier_options import DEFAULT_TIER_SECONDS, DEFAULT_TIERS, DEFAULT_Z3_BOUND
@@ -40,7 +40,7 @@ from .sanitize import quiet_parse
 
 
 def entry_parameters(row: Mapping[str, Any]) -> list[str] | None:
-    from .contract import entry_parameters as of_reference
+    from .contract import entry_parameters as of_reference  # late: contract.py imports this module
 
     return of_reference(row)
 
@@ -176,8 +176,6 @@ def corpus_verdicts(ctx: Any, row: Mapping[str, Any], evalplus_task: Mapping[str
     """RI on the CVTs, AV on the valid test inputs: one job, the cases in a random
     order (``SystemRandom``) in children of :data:`CORPUS_BATCH` cases, so that no
     position says which kind a case is."""
-    from ...pyspec.tiers.replay import rejects
-
     invalid = [{p: cvt["input"][p] for p in names} for cvt in row["cvts"] if all(p in cvt["input"] for p in names)]
     valid = [dict(zip(names, args)) for args in [*evalplus_task.get("base_input", ()),
                                                  *evalplus_task.get("plus_input", ())]]
