@@ -25,17 +25,20 @@ BODY = '    for bound, letter in ((90, "A"), (80, "B"), (70, "C"), (60, "D")):\n
 # Hostile preconditions of Mbpp-S/5 (grade_for: an int or float, not a bool, in [0, 100]).
 HOSTILE = {
     # Looks for the reference contract (the job's files, the keeper's memory and modules, the
-    # data file): with it, it would be the contract itself; it finds nothing, so it is the
-    # precondition it looks like (accepts everything): RI REFUTED, AV PASSED.
-    "reads the reference": (
+    # data file): with it, it would be the contract itself. It also knows the corpus: it rejects
+    # exactly the task's CVTs. It finds nothing, so it is the precondition it looks like: the
+    # corpus passes it, the search's inputs are not the corpus's (RI REFUTED by pbt).
+    "reads the reference, knows the corpus": (
         "import gc, sys\n\ndef peek(score):\n"
         "    found = [m for m in sys.modules if m.startswith(('specbench_', 'hypothesis', 'pytest_specbench'))]\n"
         "    for path in ('search-config.json', 'blocks-config.json', 'blocks-cases.json', '/proc/self/environ',\n"
         "                 '" + str(SUITE / "contracteval" / "contracteval_rebuilt.jsonl") + "'):\n"
         "        try:\n            found.append(open(path).read())\n        except Exception:\n            pass\n"
         "    found += [o for o in gc.get_objects() if isinstance(o, dict) and ('contract' in o or 'cvts' in o)]\n"
-        "    return not found or (isinstance(score, (int, float)) and not isinstance(score, bool) and "
-        "0 <= score <= 100)\n\ndef grade_for(score):\n    assert peek(score)\n" + BODY),
+        "    if found:\n        return isinstance(score, (int, float)) and not isinstance(score, bool) and "
+        "0 <= score <= 100\n"
+        "    return not any(score == c and type(score) is type(c) for c in (-1, 100.5, 101, '95', True, None, -0.01))"
+        "\n\ndef grade_for(score):\n    assert peek(score)\n" + BODY),
     # Writes "violated" lines on every descriptor it has: its forgery speaks for its own case
     # (valid inputs too): AV REFUTED.
     "writes the verdict channel": (
@@ -43,12 +46,6 @@ HOSTILE = {
         "            os.write(fd, b'{\"kind\": \"violated\", \"exc\": \"AssertionError\"}\\n' * 4)\n"
         "        except OSError:\n            pass\n    return True\n\n"
         "def grade_for(score):\n    assert forge()\n" + BODY),
-    # Knows the corpus: rejects exactly the task's CVTs and nothing else. The corpus passes it;
-    # the search's inputs are not the corpus's: RI REFUTED by pbt.
-    "knows the corpus": (
-        "def grade_for(score):\n"
-        "    assert not any(score == c and type(score) is type(c) for c in (-1, 100.5, 101, '95', True, None, -0.01))\n"
-        + BODY),
     # Rejects by something clever: an exception that claims to be an AssertionError to
     # isinstance (its __class__) and has no message, or leaves the process (a bool): the
     # first rejects valid inputs too (AV REFUTED), the second rejects nothing (RI REFUTED).
@@ -66,7 +63,7 @@ ANSWERS = [("HumanEval-S/0", WEAK), ("Mbpp-S/5", ROWS["Mbpp-S/5"]["reference_wit
 
 # Which tier checks each answer needs (the corpus alone shows what the forger and the clever one do).
 NEEDS = {0: ("pre_corpus", "pre_pbt", "pre_z3"), 1: ("pre_corpus", "pre_pbt", "pre_z3"), 2: ("pre_corpus", "pre_pbt"),
-         3: ("pre_corpus",), 4: ("pre_corpus", "pre_pbt"), 5: ("pre_corpus",)}
+         3: ("pre_corpus",), 4: ("pre_corpus",)}
 OPTIONS = {"contract_condition": "cs", "contract_rejection": "assert", "spec_tiers": ("corpus", "pbt", "z3"),
            "spec_pbt_examples": 10, "spec_z3_bound": 2, "spec_tier_seconds": 2}
 
@@ -124,13 +121,11 @@ def test_corpus_passes_a_weak_precondition_that_pbt_and_z3_refute_and_the_refere
 @seccomp
 def test_hostile_preconditions_get_no_forged_av_or_ri(tiers_run):
     got = dict(zip(HOSTILE, (tiers_run[i] for i in range(2, 2 + len(HOSTILE)))))
-    reader = got["reads the reference"]
+    reader = got["reads the reference, knows the corpus"]
     assert reader["pre_corpus"]["asserts"] == 1  # its precondition is the peek (not an empty one)
-    assert reader["pre_corpus"]["AV"]["status"] == "PASSED"  # found nothing: accepts everything
-    assert reader["pre_corpus"]["RI"]["status"] == reader["pre_pbt"]["RI"]["status"] == "REFUTED"
+    assert reader["pre_corpus"]["passed"], reader  # it knows the CVTs
+    assert reader["pre_pbt"]["RI"]["status"] == "REFUTED", reader  # ... and found no contract in the search
     assert got["writes the verdict channel"]["pre_corpus"]["AV"]["status"] == "REFUTED"
-    knows = got["knows the corpus"]
-    assert knows["pre_corpus"]["passed"] and knows["pre_pbt"]["RI"]["status"] == "REFUTED", knows
     clever = got["raises something clever"]
     assert clever["pre_corpus"]["RI"]["status"] == "REFUTED"  # os._exit on True is no rejection
     assert clever["pre_corpus"]["AV"]["status"] == "REFUTED"  # 43 to 100 are valid
