@@ -9,7 +9,10 @@ CVT synthesis of ContractEval §3.2) and ``return_value`` one more symbolic inpu
   ⇔ UNSAT(P ∧ ¬R ∧ Q lets the output through),
 
 P being the task's validity precondition (EvalPlus's contract asserts; none
-for the bundled suite).  The search space at bound k: the entry point's
+for the bundled suite).  For a precondition P (:class:`Precondition`, ContractEval's
+model-written asserts) against a reference precondition Pref (the task's
+contract): **AV** ⇔ UNSAT(Pref ∧ ¬P), **RI** ⇔ UNSAT(P ∧ ¬Pref), over
+parameters of any type (:func:`encode_pre`).  The search space at bound k: the entry point's
 parameters and ``return_value`` of their type hints, containers and strings of
 length 1..k (strings printable ASCII), ints within ±10^6, floats in quarters.
 Bounds are iterated k = 1, 2, ... with small values tried first, so the first
