@@ -182,9 +182,18 @@ def corpus_verdicts(ctx: Any, row: Mapping[str, Any], evalplus_task: Mapping[str
     cases = [("RI", i) for i in invalid] + [("AV", v) for v in valid]
     random.SystemRandom().shuffle(cases)
     batches = [list(range(k, min(k + CORPUS_BATCH, len(cases)))) for k in range(0, len(cases), CORPUS_BATCH)]
-    outcomes = check_blocks(ctx.executor("command"), preamble(row), pre.block,
-                            [{"inputs": inputs, "return_value": None} for _, inputs in cases], CASE_SECONDS,
+    blocks = [{"inputs": inputs, "return_value": None} for _, inputs in cases]
+    outcomes = check_blocks(ctx.executor("command"), preamble(row), pre.block, blocks, CASE_SECONDS,
                             timeout=30.0 + CASE_SECONDS * len(cases), batches=batches)
+    # A child that ran out of time leaves the rest of its batch unanswered ("timeout" too): those
+    # cases run again, each in a child of its own, so one case's time-out is no other case's verdict.
+    again = [i for i, o in enumerate(outcomes) if o.kind == "raised" and not o.exc_type and "timeout" in o.line]
+    if again:
+        alone = check_blocks(ctx.executor("command"), preamble(row), pre.block, [blocks[i] for i in again],
+                             CASE_SECONDS, timeout=30.0 + 3 * CASE_SECONDS * len(again))
+        outcomes = list(outcomes)
+        for i, o in zip(again, alone):
+            outcomes[i] = o
     out = []
     for rel, failed_when in (("AV", lambda o: o.kind != "holds"), ("RI", lambda o: not rejects(o.kind, o.exc_type, kill))):
         mine = [(inputs, o) for (r, inputs), o in zip(cases, outcomes) if r == rel]
