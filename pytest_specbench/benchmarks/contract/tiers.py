@@ -35,7 +35,7 @@ from ...pyspec.search import contract_alphabet, parameter_trees, run_search, ver
 from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask, rejects, replay
 from ...pyspec.tiers.verdict import Relation, Status, TierVerdict, bounds
 from ..base import CheckResult
-from ..tier_options import DEFAULT_TIER_SECONDS, DEFAULT_TIERS, DEFAULT_Z3_BOUND
+from ..tier_options import DEFAULT_TIER_SECONDS, DEFAULT_Z3_BOUND
 from .sanitize import quiet_parse
 
 
@@ -52,12 +52,16 @@ CORPUS_BATCH = 8  # cases per spec child in the corpus tier (in a random order)
 KILL = {"assert": "assertion", "assert-or-raise": "assert-or-raise"}  # --contract-rejection -> the tiers' rule
 
 
+DEFAULT = ("corpus",)  # the family's own default: pre_pbt costs a search job per sample (opt-in)
+
+
 def checks(selected: Sequence[str] | None, condition: str | None) -> tuple[str, ...]:
     """The tier checks of a run: none under the ``standard`` prompt (it asks for no
-    precondition), else one per selected tier this family has."""
+    precondition), else one per selected tier this family has (``--spec-tiers``
+    unset, None: :data:`DEFAULT`)."""
     if (condition or "standard") == "standard":
         return ()
-    return tuple(TIER_CHECKS[t] for t in (selected or DEFAULT_TIERS) if t in TIER_CHECKS)
+    return tuple(TIER_CHECKS[t] for t in (selected or DEFAULT) if t in TIER_CHECKS)
 
 
 def unbuilt(selected: Sequence[str] | None, condition: str | None) -> tuple[str, ...]:
