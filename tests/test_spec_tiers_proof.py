@@ -123,7 +123,7 @@ def test_hostile_specs_are_never_proved_where_python_disagrees():
 
 
 def test_unhinted_parameters_and_return_take_the_observed_types():
-    from pytest_specbench.pyspec.tiers.replay import observed_type
+    from pytest_specbench.pyspec.search import observed_type
 
     data = {**TASK_DATA, "prompt": TASK_DATA["prompt"].replace("(s: str) -> int", "(s)")}
     assert tier_checks.tier_task(data).observed_types == {"s": "str"}  # base_input's types; no outputs given

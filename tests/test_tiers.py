@@ -66,6 +66,69 @@ def test_type_trees_come_from_the_hints_else_from_the_test_inputs():
         "d": ["dict", "str", ["list", "int"]], "e": ["list", "str"], "g": "int"}
 
 
+# ------------------------------------------------------------------ the keeper's rules (in-process)
+
+def _keeper():
+    """The pbt keeper's module as a job loads it (``wire`` a top-level module)."""
+    import importlib.util
+    import sys
+
+    from pytest_specbench.pyspec.blocks import SEARCH_SCRIPT
+
+    sys.modules.setdefault("wire", wire)
+    spec = importlib.util.spec_from_file_location("specbench_search_under_test", SEARCH_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _asking(spec):
+    """The keeper's ``ask`` over a spec written in this test as a Python function
+    (trusted test code: the rules, not the sandbox, are under test here)."""
+    def ask(case):
+        try:
+            spec(**case["inputs"], return_value=case["return_value"])
+        except AssertionError:
+            return {"kind": "violated", "exc": "AssertionError"}
+        except Exception as exc:  # noqa: BLE001
+            return {"kind": "raised", "exc": type(exc).__name__}
+        return {"kind": "holds"}
+    return ask
+
+
+def _searched(config, spec):
+    records = []
+    _keeper().run({"examples": 25, "seconds": 20, **config}, _asking(spec), records.append)
+    return {r["relation"]: r for r in records}
+
+
+def test_the_keeper_follows_the_kill_rule_and_judges_preconditions():
+    """RW under ``assertion``: a postcondition that raises ValueError on a wrong
+    output lets it through (before #47's fix the keeper ignored the rule: PASSED).
+    AV/RI: a precondition too strong (rejects x > 500) and too weak (lets a bool
+    through) is refuted on both, each with a shrunk input."""
+    def strict(x, return_value):
+        if return_value != x + 1:
+            raise ValueError("wrong")
+
+    post = {"program": "def f(x):\n    return x + 1\n", "entry_point": "f", "params": ["x"], "types": {"x": "int"},
+            "contract": "", "relations": ["AC", "RW"]}
+    assert _searched({**post, "kill": "any"}, strict)["RW"]["status"] == "passed"
+    found = _searched({**post, "kill": "assertion"}, strict)
+    assert found["AC"]["status"] == "passed" and found["RW"]["status"] == "refuted", found
+    assert wire.loads(found["RW"]["case"])["return_value"] is None  # shrunk to the simplest wrong output
+
+    def pre(x, return_value):
+        assert not (isinstance(x, int) and x < 0)
+        assert not (isinstance(x, int) and x > 500)
+
+    contract = "    assert isinstance(x, int) and not isinstance(x, bool)\n    assert x >= 0\n"
+    found = _searched({"params": ["x"], "types": {"x": "int"}, "contract": contract, "relations": ["AV", "RI"],
+                       "kill": "assertion"}, pre)
+    assert found["AV"]["status"] == "refuted" and wire.loads(found["AV"]["before"]) == [501], found
+    assert found["RI"]["status"] == "refuted" and wire.loads(found["RI"]["before"]) in ([None], [True], [False]), found
+
+
 # ------------------------------------------------------------------ the bundled suite
 
 # The bundled answer file where the corpus passes and the search refutes (docs/tiers.md):
@@ -99,8 +162,8 @@ def test_pbt_refutes_what_the_corpus_passes_and_hostile_specs_get_no_forged_pass
     replay.write_text("".join(json.dumps({"task_id": t, "sample_index": i, "postcondition": a}) + "\n"
                               for t, i, a in answers))
     result = run_pytest(tmp_path, "--specbench=nl2postcond", f"--model=replay:{replay}", "--spec-tiers=corpus,pbt",
-                        "--spec-pbt-examples=25", "--specbench-report=r.json", "-p", "no:cacheprovider", "-q",
-                        "-n", "2")
+                        "--spec-pbt-examples=15", "--specbench-report=r.json", "-p", "no:cacheprovider", "-q",
+                        "-n", "0")
     report = json.loads((tmp_path / "r.json").read_text())["benchmarks"]["nl2postcond"]
     assert report["errors"] == 0, result.stdout
     checks = {(t, s["index"]): s["checks"] for t, task in report["tasks"].items() for s in task["samples"]}

@@ -25,11 +25,20 @@ Relations (docs/tiers.md):
   drop/duplicate/swap/replace (by a perturbed element or another one of the
   list), string edits, ``None``), kept only when it is
   not a correct output (``!=`` the reference's; for a root-finding oracle, not
-  a root within ``atol``); a case fails when the postcondition holds on it (an
-  exception counts as rejecting).  Undecided (UNKNOWN) for a function that
+  a root within ``atol``); a case fails when the postcondition lets it through:
+  it holds, or (``kill``: ``assertion``, nl2postcond's ``--nl2postcond-kill``)
+  it raises something other than AssertionError.  Undecided (UNKNOWN) for a function that
   changes its arguments: a postcondition sees them only after the call, and a
   perturbed output may be the right one for another input with the same
   after-state.
+* **AV** (a precondition, ``relations`` AV/RI: no reference runs): inputs the
+  validity contract admits; a case fails when the precondition does not hold.
+* **RI**: inputs that break exactly one validity assert (each assert run alone
+  raises AssertionError for one of them, as ContractEval's
+  ``fired_individually``; drawn from the type trees or, as often, from other
+  kinds of values); a case fails when the precondition lets it through (the
+  ``kill`` rule as for RW).  Each example draws one input of each; a child sees
+  ``{"inputs": ..., "return_value": None}`` and nothing says which it is.
 
 Hypothesis runs with ``derandomize=True`` and no example database: the same
 answer gives the same cases.  One record per relation: ``refuted`` (the shrunk
@@ -37,6 +46,7 @@ case, its input before the call, the child's outcome), ``passed`` (cases
 tried) or ``unknown`` (why).  The harness replays every refutation in a fresh
 job before it counts.
 """
+import ast
 import copy
 import random
 import signal
@@ -45,7 +55,20 @@ import time
 
 import wire
 
-RELATIONS = ("AC", "RW")
+RELATIONS = ("AC", "RW", "AV", "RI")
+PRECONDITION = ("AV", "RI")  # a precondition's relations: cases of inputs only
+ACCEPTING = ("AC", "AV")  # a case the spec must let through; the others it must reject
+
+
+def rejects(outcome, kill):
+    """Does the spec's outcome reject its case (the harness's ``replay.rejects``)?
+    ``assertion``: AssertionError only; ``any``: any exception; ``assert-or-raise``:
+    also a ValueError or TypeError."""
+    if outcome.get("kind") == "violated":
+        return True
+    if outcome.get("kind") != "raised":
+        return False
+    return kill == "any" or (kill == "assert-or-raise" and outcome.get("exc") in ("ValueError", "TypeError"))
 
 
 class Refuted(Exception):
@@ -96,6 +119,32 @@ def _strategy(st, tree, alphabet=""):
     if head in ("union", "optional"):
         return st.one_of(*args, *([st.none()] if head == "optional" else []))
     raise ValueError(f"unknown type tree {tree!r}")
+
+
+def _wild(st, tree, alphabet=""):
+    """Values of the type tree or, as often, of another kind (None, bools, numbers,
+    text, short lists): the RI search's raw material, filtered to inputs that
+    break exactly one validity assert."""
+    other = st.one_of(st.none(), st.booleans(), st.integers(-10, 10),
+                      st.floats(-10, 10, allow_nan=False, allow_infinity=False), st.text(max_size=4),
+                      st.lists(st.integers(-10, 10), max_size=3), st.lists(st.text(max_size=2), max_size=3))
+    return st.one_of(_strategy(st, tree, alphabet), other)
+
+
+def _asserts(params, contract):
+    """The validity contract whole and assert by assert, as functions of the
+    parameters (benchmark code)."""
+    body = textwrap.dedent("\n".join(line for line in (contract or "").split("\n") if line.strip()))
+    names = {}
+    whole = "def __specbench_valid(" + ", ".join(params) + "):\n    pass\n" + textwrap.indent(body, "    ") + "\n"
+    exec(compile(whole, "<contract>", "exec"), names)  # noqa: S102 - the benchmark's contract
+    single = []
+    for k, node in enumerate(n for n in ast.parse(body).body if isinstance(n, ast.Assert)):
+        source = "def __specbench_assert(" + ", ".join(params) + "):\n" + textwrap.indent(ast.unparse(node), "    ")
+        scope = {}
+        exec(compile(source, f"<contract assert {k}>", "exec"), scope)  # noqa: S102 - the benchmark's contract
+        single.append(scope["__specbench_assert"])
+    return names["__specbench_valid"], single
 
 
 def _perturbed(st, value, step, alphabet=""):
@@ -164,7 +213,7 @@ def _same(a, b):
         return False
 
 
-def run(cfg, ask, record):  # noqa: C901 - one search, two relations
+def run(cfg, ask, record):  # noqa: C901 - one search, two relations (AC/RW or AV/RI)
     """The search; ``ask(case) -> {"kind": ...}`` asks a fresh child,
     ``record(obj)`` writes a record."""
     import hypothesis
@@ -172,15 +221,17 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
     from hypothesis.errors import Unsatisfiable
 
     names = {"__name__": "__reference__"}
-    exec(compile(cfg["program"], "<reference>", "exec"), names)  # noqa: S102 - the benchmark's own solution
-    function = names[cfg["entry_point"]]
+    wanted = [rel for rel in RELATIONS if rel in cfg.get("relations", RELATIONS[:2])]
+    pre_mode = any(rel in PRECONDITION for rel in wanted)  # the spec is a precondition (no reference runs)
+    if not pre_mode:
+        exec(compile(cfg["program"], "<reference>", "exec"), names)  # noqa: S102 - the benchmark's own solution
+    function = names.get(cfg.get("entry_point"))
     params = cfg["params"]
-    contract = textwrap.indent(textwrap.dedent("\n".join(
-        line for line in (cfg.get("contract") or "").split("\n") if line.strip())), "    ")
-    valid_source = "def __specbench_valid(" + ", ".join(params) + "):\n    pass\n" + contract + "\n"
-    exec(compile(valid_source, "<contract>", "exec"), names)  # noqa: S102 - the benchmark's contract
-    valid = names["__specbench_valid"]
-    inputs = st.tuples(*[_strategy(st, cfg["types"][p], cfg.get("alphabet") or "") for p in params])
+    kill = cfg.get("kill") or "any"
+    valid, single_asserts = _asserts(params, cfg.get("contract"))
+    alphabet = cfg.get("alphabet") or ""
+    inputs = st.tuples(*[_strategy(st, cfg["types"][p], alphabet) for p in params])
+    wild_inputs = st.tuples(*[_wild(st, cfg["types"][p], alphabet) for p in params])
     oracle = cfg.get("oracle") or {}
     step = max(float(oracle.get("atol") or 0), 1e-6)
     call_seconds = float(cfg.get("call_seconds", 1.0))
@@ -202,6 +253,28 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
             return None
         return after, out
 
+    def timed(fn, args):
+        """``fn(*args)``'s end: None (it completed), "assert" (AssertionError) or
+        "other" (another exception, or out of time)."""
+        try:
+            signal.setitimer(signal.ITIMER_REAL, call_seconds)
+            try:
+                fn(*copy.deepcopy(args))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except AssertionError:
+            return "assert"
+        except (Exception, ReferenceTimeout, RecursionError):  # noqa: BLE001
+            return "other"
+        return None
+
+    def breaks_one(args):
+        """Does ``args`` break exactly one validity assert (run alone: AssertionError,
+        ContractEval's ``fired_individually``), the contract as a whole rejecting it?"""
+        if not single_asserts or timed(valid, args) != "assert":
+            return False
+        return sum(timed(one, args) == "assert" for one in single_asserts) == 1
+
     def wrong(args, shown, expected):
         if _same(shown, expected):
             return False
@@ -211,6 +284,34 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
             except Exception:  # noqa: BLE001 - not a number: not a root
                 return True
         return True
+
+    def postcondition_cases(data):
+        """AC: a valid input and the reference's output; RW: the same input and a
+        perturbed output that is not a correct one."""
+        args = data.draw(inputs, label="inputs")
+        ran = call(args)
+        assume(ran is not None)
+        after, expected = ran
+        shown = data.draw(_perturbed(st, expected, step, alphabet), label="perturbation")
+        if not _same(list(after), list(args)):
+            mutated[0] = True
+        assume(wrong(args, shown, expected))
+        cases = {"AC": {"inputs": dict(zip(params, after)), "return_value": expected},
+                 "RW": {"inputs": dict(zip(params, after)), "return_value": shown}}
+        return cases, {"AC": args, "RW": args}, expected
+
+    def precondition_cases(data):
+        """AV: an input the validity contract admits; RI: one that breaks exactly
+        one of its asserts (each drawn apart; an example has either or both)."""
+        good = data.draw(inputs, label="valid input")
+        bad = data.draw(wild_inputs, label="invalid input")
+        cases, before = {}, {}
+        if "AV" in wanted and timed(valid, good) is None:
+            cases["AV"], before["AV"] = {"inputs": dict(zip(params, copy.deepcopy(good))), "return_value": None}, good
+        if "RI" in wanted and breaks_one(bad):
+            cases["RI"], before["RI"] = {"inputs": dict(zip(params, copy.deepcopy(bad))), "return_value": None}, bad
+        assume(cases)
+        return cases, before, None
 
     mutated = [False]
     coin = random.SystemRandom()
@@ -226,30 +327,24 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
         def check(data):
             # Out of time: the remaining examples (and shrink steps) are invalid, deciding nothing.
             assume(time.monotonic() <= deadline)
-            args = data.draw(inputs, label="inputs")
-            ran = call(args)
-            assume(ran is not None)
-            after, expected = ran
-            shown = data.draw(_perturbed(st, expected, step, cfg.get("alphabet") or ""), label="perturbation")
-            if not _same(list(after), list(args)):
-                mutated[0] = True
-            assume(wrong(args, shown, expected))
-            cases = {"AC": {"inputs": dict(zip(params, after)), "return_value": expected},
-                     "RW": {"inputs": dict(zip(params, after)), "return_value": shown}}
-            order = list(RELATIONS)
+            if pre_mode:
+                cases, before, expected = precondition_cases(data)
+            else:
+                cases, before, expected = postcondition_cases(data)
+            order = list(cases)
             coin.shuffle(order)
             outs = {}
             for rel in order:
                 outs[rel] = ask(cases[rel])
                 if outs[rel].get("kind") == "harness":
                     raise HarnessFault(outs[rel].get("line", ""))
-            for rel in RELATIONS:
+            for rel in [r for r in RELATIONS if r in cases]:  # a fixed order: the same answer, the same record
                 if rel not in live:
                     continue
                 tried[rel] += 1
-                failed = outs[rel]["kind"] != "holds" if rel == "AC" else outs[rel]["kind"] == "holds"
+                failed = outs[rel]["kind"] != "holds" if rel in ACCEPTING else not rejects(outs[rel], kill)
                 if failed:
-                    found = {"relation": rel, "before": wire.dumps(list(args)), "case": wire.dumps(cases[rel]),
+                    found = {"relation": rel, "before": wire.dumps(list(before[rel])), "case": wire.dumps(cases[rel]),
                              "expected": wire.dumps(expected), "outcome": outs[rel]}
                     seen.append(found)
                     raise Refuted(found)
@@ -283,11 +378,14 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
         if found is not None and found.get("reason"):
             return {"status": "unknown", "reason": found["reason"]}
         if not tried[rel]:
-            return {"status": "unknown", "reason": "out of time before any case" if time.monotonic() > deadline
-                    else "no valid input found from the type hints and the contract"}
+            if time.monotonic() > deadline:
+                return {"status": "unknown", "reason": "out of time before any case"}
+            if rel == "RI":
+                return {"status": "unknown", "reason": "no input found that breaks exactly one validity assert"
+                        if single_asserts else "the task has no validity asserts: no input is invalid"}
+            return {"status": "unknown", "reason": "no valid input found from the type hints and the contract"}
         return {"status": "passed"}
 
-    wanted = [rel for rel in RELATIONS if rel in cfg.get("relations", RELATIONS)]
     live = list(wanted)
     finished = {}
     try:

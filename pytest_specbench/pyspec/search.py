@@ -21,11 +21,13 @@ import ast
 import json
 import textwrap
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import InfrastructureError
 from ..execution import wire
 from .blocks import INSTALL_HINT, blocks_job
+from .tiers.replay import Candidate, Replayed
+from .tiers.verdict import Relation, Status, TierVerdict
 
 _SCALARS = {"int": "int", "float": "float", "str": "str", "bool": "bool", "None": "none", "Any": "any",
             "object": "any"}
@@ -84,16 +86,34 @@ def type_tree(annotation: ast.expr | None) -> Any:
 
 
 def value_tree(values: Sequence[Any]) -> Any:
-    """A type tree covering example values (where a parameter has no usable hint):
-    the types of the task's own test inputs."""
-    trees = []
+    """The one reading of types from example values (issue #47): a type tree
+    covering ``values`` (the task's test inputs, or the reference's outputs),
+    where a parameter has no usable hint.  The elements of all the list (tuple,
+    set) values together give the element tree, so ``[[1, 2], []]`` is a list
+    of ints; ``"any"`` where there is nothing to read."""
+    trees: list[Any] = []
     for v in values:
         t = _tree_of(v)
         if t not in trees:
             trees.append(t)
+    containers: dict[str, list] = {}
+    for v in values:
+        head = _CONTAINER_HEADS.get(type(v))
+        if head is not None:
+            containers.setdefault(head, []).extend(list(v)[:20])
     if not trees:
         return "any"
-    return trees[0] if len(trees) == 1 else ["union", *trees]
+    merged: list[Any] = []
+    for t in trees:
+        if isinstance(t, list) and t[0] in containers:
+            t = [t[0], value_tree(containers.pop(t[0]))]
+        elif isinstance(t, list) and t[0] in _CONTAINER_HEADS.values():
+            continue  # merged into the first tree of its head
+        merged.append(t)
+    return merged[0] if len(merged) == 1 else ["union", *merged]
+
+
+_CONTAINER_HEADS = {list: "list", tuple: "tuple_var", set: "set"}
 
 
 def _tree_of(v: Any) -> Any:
@@ -102,12 +122,35 @@ def _tree_of(v: Any) -> Any:
     for kind, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str")):
         if type(v) is kind:
             return name
-    if isinstance(v, (list, tuple, set)):
-        head = {list: "list", tuple: "tuple_var", set: "set"}[type(v)] if type(v) in (list, tuple, set) else "list"
-        return [head, value_tree(list(v)[:20])]
+    if type(v) in _CONTAINER_HEADS:
+        return [_CONTAINER_HEADS[type(v)], value_tree(list(v)[:20])]
     if isinstance(v, dict):
         return ["dict", value_tree(list(v)[:20]), value_tree(list(v.values())[:20])]
     return "any"
+
+
+_HINTS = {"int": "int", "float": "float", "str": "str", "bool": "bool"}
+
+
+def hint_text(tree: Any) -> str | None:
+    """A type tree as one type hint's source text (z3's and CrossHair's reading),
+    or None where no single hint says it: ``"none"``, ``"any"``, a dict, a union
+    (but ints and floats together read as ``float``)."""
+    if isinstance(tree, str):
+        return _HINTS.get(tree)
+    if tree[0] == "union" and sorted(map(str, tree[1:])) == ["float", "int"]:
+        return "float"
+    if tree[0] == "list":
+        inner = hint_text(tree[1])
+        return f"List[{inner}]" if inner else "list" if tree[1] == "any" else None
+    return None
+
+
+def observed_type(values: Sequence[Any]) -> str | None:
+    """A type hint every one of ``values`` has (bool, int, float, str, a list of
+    such), or None (mixed, empty, or another kind): :func:`hint_text` of
+    :func:`value_tree`."""
+    return hint_text(value_tree(values)) if list(values) else None
 
 
 def parameter_trees(source: str, entry_point: str, examples: Sequence[Sequence[Any]] = ()) -> dict[str, Any]:
@@ -191,3 +234,31 @@ def run_search(executor: Any, preamble: str, source: str, config: Mapping[str, A
     job, nonce = blocks_job(preamble, source, [], case_seconds, timeout, search=search)
     result = executor.run(None, job)
     return read_search(result.records, nonce, relations, result.timed_out)
+
+
+def verdicts_of(tier: str, found: Mapping[str, Found], relations: Sequence[str], names: Sequence[str],
+                replayed: Callable[[list], Replayed]) -> list[TierVerdict]:
+    """A search tier's verdict per relation from the keeper's records: a claimed
+    refutation counts only once ``replayed(candidates)`` (the one replay,
+    :func:`.tiers.replay.replay`, which gives a ``Replayed``) confirms it; else
+    it is UNKNOWN with why."""
+    claims = [Candidate(Relation(f.relation), dict(zip(names, f.before)), (f.case or {}).get("return_value"), tier,
+                        dict(f.outcome or {})) for f in found.values() if f.status == "refuted"]
+    done = replayed(claims) if claims else Replayed()
+    out = []
+    for rel in relations:
+        f, relation = found[rel], Relation(rel)
+        if f.status == "passed":
+            out.append(TierVerdict(tier, relation, Status.PASSED, examples=f.tried))
+        elif f.status == "unknown":
+            out.append(TierVerdict(tier, relation, Status.UNKNOWN, examples=f.tried, reason=f.reason))
+        else:
+            hit = next((ce for cand, ce in done.confirmed if cand.relation is relation), None)
+            if hit is not None:
+                out.append(TierVerdict(tier, relation, Status.REFUTED, examples=f.tried, counterexample=hit,
+                                       reason=hit["why"]))
+            else:
+                why = next((w for cand, w in done.unconfirmed if cand.relation is relation), "")
+                out.append(TierVerdict(tier, relation, Status.UNKNOWN, examples=f.tried,
+                                       reason=f"not confirmed: {why}"))
+    return out

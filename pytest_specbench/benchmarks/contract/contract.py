@@ -30,7 +30,8 @@ from .evalplus_data import canonical_program
 from .evalplus import (CALL_OVERHEAD_WORK, JOB_OVERHEAD_WORK, EvalPlusData, bundled_folder, functional_check,
                        functional_cost, index_folder, no_code, pass_at_k_metrics, sample_code, sample_program_key)
 from .metrics import contract_satisfaction
-from .options import CONTRACT_OPTIONS
+from . import tiers
+from .options import OPTIONS
 from .sanitize import NO_CODE, program_form, quiet_parse
 
 CONTRACT_FIELDS = ("task_id", "entry_point", "original_prompt", "contracts", "reference_with_contracts", "cvts")
@@ -46,17 +47,23 @@ class ContractBenchmark:
     # and judges large outputs by the oracle where the expected output is not exact (#28);
     # an answer without code fails with "the answer has no code block" (#32).
     version = "2"
-    options = CONTRACT_OPTIONS
+    options = OPTIONS
 
     def checks_for(self, task: Task) -> tuple[str, ...]:
-        return self.checks
+        return self.checks + tuple(task.data.get("_checks") or ())  # the precondition tiers (cs, eas: tiers.py)
 
     def metric_names(self, settings) -> list[str]:
         probe = self.aggregate({"probe": [{"index": i, "checks": {c: {"passed": True, "base_passed": True,
                                                                        "rejected": 1, "total": 1}
                                                                    for c in self.checks}}
                                           for i in range(max(settings.ks))]}, {}, settings)
-        return sorted(k for k, v in probe.items() if not isinstance(v, Mapping))  # the curve is a table
+        names = [k for k, v in probe.items() if not isinstance(v, Mapping)]  # the curve is a table
+        return sorted(set(names) | set(tiers.tier_metrics({}, self._tier_checks(settings))))
+
+    @staticmethod
+    def _tier_checks(settings) -> tuple[str, ...]:
+        option = settings.option if hasattr(settings, "option") else (lambda name: None)
+        return tiers.checks(option("spec_tiers"), option("contract_condition"))
 
     def figures(self, metrics: Mapping[str, Any], settings) -> list[dict]:
         """Appendix J, Figure 10: E[c | f >= t] and Pr(c = 1 | f >= t) by functionality threshold t."""
@@ -109,10 +116,11 @@ class ContractBenchmark:
             if row["task_id"] not in evalplus.tasks:
                 missing.append(row["task_id"])
                 continue
-            tasks.append(Task(row["task_id"], row, path, lineno))
-        warnings = ()
+            tasks.append(Task(row["task_id"], {**row, "_checks": self._tier_checks(settings)}, path, lineno))
+        option = settings.option if hasattr(settings, "option") else (lambda name: None)
+        warnings = tiers.unbuilt(option("spec_tiers"), option("contract_condition"))
         if missing:
-            warnings = (f"{len(missing)} ContractEval tasks have no HumanEval+/MBPP+ entry and are left out: "
+            warnings += (f"{len(missing)} ContractEval tasks have no HumanEval+/MBPP+ entry and are left out: "
                         + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),)
         return TaskSet(tuple(tasks), (path, *evalplus.files), bundled=data_root is None, warnings=warnings)
 
@@ -138,7 +146,7 @@ class ContractBenchmark:
         if check == "functional":
             evalplus = self._evalplus(task)
             return canonical_program(evalplus.tasks[task.task_id])
-        return task.data["reference_with_contracts"]
+        return task.data["reference_with_contracts"]  # contract, and the precondition tiers: its contract block
 
     def skip_reason(self, check: str, task: Task, ctx=None) -> str | None:
         if check == "contract" and not task.data["cvts"]:
@@ -152,6 +160,11 @@ class ContractBenchmark:
             return functional_check(evalplus.tasks[task.task_id], evalplus.digest[task.task_id], sample, ctx)
         if check == "contract":
             return self._contract_check(task, sample, ctx)
+        if check in tiers.TIER_CHECKS.values():
+            code = sample_code(sample, task.data["entry_point"])
+            if no_code(sample, code):
+                return CheckResult(False, {"no_code": True}, f"{NO_CODE}: no precondition to judge")
+            return tiers.run_tier(check, task.data, evalplus.tasks[task.task_id], code, ctx)
         raise OptionError("--specbench-checks", f"contract has no check {check!r}")
 
     def program_key(self, task: Task, sample: Completion, check: str) -> str:
@@ -166,6 +179,8 @@ class ContractBenchmark:
         if check == "functional":
             evalplus = self._evalplus(task)
             return functional_cost(evalplus.tasks[task.task_id], evalplus.digest[task.task_id], ctx)
+        if check == "pre_pbt":
+            return JOB_OVERHEAD_WORK * 40  # a search of up to tiers.SEARCH_SECONDS
         return JOB_OVERHEAD_WORK + len(task.data["cvts"]) * CALL_OVERHEAD_WORK
 
     def _contract_check(self, task: Task, sample: Completion, ctx) -> CheckResult:
@@ -212,6 +227,7 @@ class ContractBenchmark:
                   settings) -> dict[str, Any]:
         metrics = pass_at_k_metrics(results, settings.ks)
         metrics.update(contract_satisfaction(results))
+        metrics.update(tiers.tier_metrics(results, self._tier_checks(settings)))
         return metrics
 
 

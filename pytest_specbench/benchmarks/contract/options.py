@@ -7,6 +7,7 @@ imports the ContractEval machinery.  The adapters use the same declarations.
 from __future__ import annotations
 
 from ..base import Option
+from ..tier_options import TIER_OPTIONS
 
 CONDITIONS = ("standard", "cs", "eas")
 REJECTION_RULES = ("assert", "assert-or-raise")
@@ -20,5 +21,6 @@ CONTRACT_OPTIONS = (
            default="assert", choices=REJECTION_RULES),
 )
 
-# Every option of the family's adapters (contract; contract-cvt and evalplus declare none).
-OPTIONS = CONTRACT_OPTIONS
+# Every option of the family's adapters (contract; contract-cvt and evalplus declare none); the
+# tiers of evidence about a model-written precondition (issue #47) under the cs and eas prompts.
+OPTIONS = CONTRACT_OPTIONS + TIER_OPTIONS

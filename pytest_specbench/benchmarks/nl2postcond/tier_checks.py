@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ...execution import wire
-from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask, observed_type
+from ...pyspec.search import observed_type
+from ...pyspec.tiers.replay import TierServices, TierSettings, TierTask
 from ...pyspec.tiers.verdict import Status
 from ..base import CheckResult, Task
 from ..tier_options import DEFAULT_TIER_SECONDS, DEFAULT_Z3_BOUND
@@ -94,10 +95,9 @@ def oracle(data: Mapping[str, Any]):
     return lambda args, output, expected: outputs_match(data, list(args), output, expected)
 
 
-def services(task: Task, ctx: Any) -> TierServices:
+def services(data: Mapping[str, Any], ctx: Any) -> TierServices:
     return TierServices(ctx.executor("command"), reference_runner(
-        task.data, ctx.python_executor(), ctx.settings.limits.call_cpu * observe.REFERENCE_CPU_FACTOR),
-        oracle(task.data))
+        data, ctx.python_executor(), ctx.settings.limits.call_cpu * observe.REFERENCE_CPU_FACTOR), oracle(data))
 
 
 def _reference_outputs(task: Task, ctx: Any) -> list[Any]:
@@ -121,7 +121,7 @@ def run_tier(check: str, task: Task, block: str, ctx: Any) -> CheckResult:
     settings = TierSettings(max_bound=ctx.option("spec_z3_bound") or DEFAULT_Z3_BOUND,
                             seconds=ctx.option("spec_tier_seconds") or DEFAULT_TIER_SECONDS,
                             kill=ctx.option("nl2postcond_kill") or "assertion")
-    verdicts = tier.check(services(task, ctx), tier_task(task.data, _reference_outputs(task, ctx)), block,
+    verdicts = tier.check(services(task.data, ctx), tier_task(task.data, _reference_outputs(task, ctx)), block,
                           reference_spec(task), settings)
     details = {"tier": check, **{v.relation.value: v.status.value for v in verdicts},
                "tiers": [{**v.as_dict(), "line": v.line()} for v in verdicts]}

@@ -9,10 +9,11 @@ The ``pbt`` check: valid inputs from the signature's type hints (HumanEval+'s;
 a parameter without a hint gets the types of the task's test inputs), filtered
 by EvalPlus's ``contract`` asserts; AC on the reference's outputs, RW on
 perturbations of them that EvalPlus's oracle does not accept.  A refutation
-counts only after the harness replays it in fresh jobs: the reference's output
-recomputed on the counterexample's input (the ``python`` executor), the
-perturbed output checked wrong by :func:`outputs_match` (EvalPlus's oracle),
-and the postcondition's outcome on it recomputed (:func:`check_blocks`).  A
+counts only after the harness replays it in fresh jobs (the one replay of every
+tier, :func:`pytest_specbench.pyspec.tiers.replay.replay`): the reference's
+output recomputed on the counterexample's input (the ``python`` executor), the
+perturbed output checked wrong by EvalPlus's oracle, and the postcondition's
+outcome on it recomputed in the spec service.  A
 claim whose case the replay does not confirm is UNKNOWN, never a refutation;
 a postcondition that answers the confirmed case differently in the replay is
 refuted for that (its outcome is no function of the values), unless the
@@ -20,20 +21,17 @@ search's answer was a time-out (the machine's: UNKNOWN).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, Mapping, Sequence
 
-from ...execution import wire
 from ...metrics.reducers import Declared, Mean
-from ...pyspec.blocks import check_blocks
-from ...pyspec.search import Found, contract_alphabet, parameter_trees, run_search
-from ...pyspec.tiers.verdict import Relation, Status, TierVerdict, bounds
+from ...pyspec.search import contract_alphabet, parameter_trees, run_search, verdicts_of
+from ...pyspec.tiers.replay import replay
+from ...pyspec.tiers.verdict import Status, TierVerdict, bounds
 from ..base import CheckResult, Task
-from ..contract.evalplus_data import canonical_program, outputs_match
+from ..contract.evalplus_data import canonical_program
 from ..tier_options import DEFAULT_TIERS
+from . import tier_checks
 from .answers import AnswerError, postcondition_text
-from .observe import REFERENCE_CPU_FACTOR, as_case, observe
 from .tasks import parameters, preamble
 
 CORPUS_CHECKS = ("correct", "complete")
@@ -90,89 +88,15 @@ def pbt_check(task: Task, sample: Any, ctx: Any) -> CheckResult:
 def search_and_replay(ctx: Any, task: Mapping[str, Any], block: str, examples: int,
                       seconds: float = SEARCH_SECONDS) -> list[TierVerdict]:
     """The pbt tier's verdict per relation: the keeper's search, then every claimed
-    refutation replayed in fresh jobs."""
-    found = run_search(ctx.executor("command"), preamble(task), block, search_config(task, examples, seconds),
-                       CASE_SECONDS, seconds + 30.0)
-    claims = [f for f in found.values() if f.status == "refuted"]
-    replayed = replay(ctx, task, block, claims) if claims else {}
-    out = []
-    for rel in RELATIONS:
-        f = found[rel]
-        if f.status == "passed":
-            out.append(TierVerdict("pbt", Relation(rel), Status.PASSED, examples=f.tried))
-        elif f.status == "unknown":
-            out.append(TierVerdict("pbt", Relation(rel), Status.UNKNOWN, examples=f.tried, reason=f.reason))
-        else:
-            out.append(replayed[rel])
-    return out
-
-
-def replay(ctx: Any, task: Mapping[str, Any], block: str, claims: Sequence[Found]) -> dict[str, TierVerdict]:
-    """Each claim checked again from scratch: the reference's output recomputed on
-    the claim's input (one ``python`` job), the shown output judged by EvalPlus's
-    oracle, the postcondition run on the case (one blocks job, a child per case)."""
-    names = parameters(task)
-    calls = [(tuple(f.before), {}) for f in claims]
-    key = hashlib.sha256(wire.dumps([list(c[0]) for c in calls]).encode()).hexdigest()[:16]
-    seen = observe(ctx.python_executor(), canonical_program(dict(task)), task,
-                   f"{task['task_id']}:pbt-replay-{key}", calls,
-                   ctx.settings.limits.call_cpu * REFERENCE_CPU_FACTOR)
-    out: dict[str, TierVerdict] = {}
-    cases, slots = [], []
-    for f, obs in zip(claims, seen):
-        rel = Relation(f.relation)
-        if obs.status != "ok":
-            out[f.relation] = TierVerdict("pbt", rel, Status.UNKNOWN, examples=f.tried,
-                                          reason=f"not confirmed: the reference did not run on the search's "
-                                                 f"input in the replay ({obs.status})")
-            continue
-        shown = obs.result if rel is Relation.AC else f.case["return_value"]
-        if rel is Relation.RW and outputs_match(dict(task), list(f.before), shown, obs.result):
-            out[f.relation] = TierVerdict("pbt", rel, Status.UNKNOWN, examples=f.tried,
-                                          reason="not confirmed: EvalPlus's oracle accepts the perturbed output")
-            continue
-        cases.append(as_case(names, obs.args_after, shown))
-        slots.append((f, obs, shown))
-    outcomes = check_blocks(ctx.executor("command"), preamble(task), block, cases) if cases else []
-    for (f, obs, shown), outcome in zip(slots, outcomes):
-        rel = Relation(f.relation)
-        example = {"inputs": {n: _plain(v) for n, v in zip(names, f.before)}, "return_value": _plain(shown)}
-        if rel is Relation.AC and outcome.kind != "holds":
-            what = "does not hold" if outcome.kind == "violated" else f"raised {outcome.exc_type or ''}".rstrip()
-            why = f"{what} on the reference's output" + (f": {outcome.line}" if outcome.line else "")
-            out[f.relation] = TierVerdict("pbt", rel, Status.REFUTED, examples=f.tried,
-                                          counterexample={**example, "why": why}, reason=why)
-        elif rel is Relation.RW and outcome.kind == "holds":
-            why = f"accepts a wrong output (the reference gives {_short(obs.result)})"
-            out[f.relation] = TierVerdict("pbt", rel, Status.REFUTED, examples=f.tried,
-                                          counterexample={**example, "why": why}, reason=why)
-        elif _timed_out(f.outcome or {}):  # the search's child ran out of time, the replay's did not: the machine
-            out[f.relation] = TierVerdict("pbt", rel, Status.UNKNOWN, examples=f.tried,
-                                          reason=f"not confirmed: a time-out in the search, {outcome.kind} in the replay")
-        else:
-            # The case is confirmed (the reference recomputed, the output judged by the oracle) and
-            # the postcondition answered it both ways: it is no function of its values (a spec that
-            # reads its pid or the clock), and its failure was observed in a sealed child.
-            seen = (f.outcome or {}).get("kind", "?")
-            why = (f"{'rejects a correct output' if rel is Relation.AC else 'accepts a wrong output'} in the search "
-                   f"({seen}) but not in the replay ({outcome.kind}): its outcome on one case changes between runs")
-            out[f.relation] = TierVerdict("pbt", rel, Status.REFUTED, examples=f.tried,
-                                          counterexample={**example, "why": why}, reason=why)
-    return out
-
-
-def _timed_out(outcome: Mapping[str, Any]) -> bool:
-    return outcome.get("kind") == "raised" and not outcome.get("exc") and "timeout" in str(outcome.get("line", ""))
-
-
-def _plain(value: Any) -> Any:
-    """Plain JSON data, exact (wire's tags for tuples, dicts with other keys, ...)."""
-    return json.loads(wire.dumps(value))
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    refutation replayed in fresh jobs (:func:`pytest_specbench.pyspec.tiers.replay.replay`:
+    the reference's output recomputed on the claim's input, a shown output judged
+    by EvalPlus's oracle, the postcondition run on the case again)."""
+    kill = ctx.option("nl2postcond_kill") or "any"
+    found = run_search(ctx.executor("command"), preamble(task), block,
+                       {**search_config(task, examples, seconds), "kill": kill}, CASE_SECONDS, seconds + 30.0)
+    return verdicts_of("pbt", found, RELATIONS, parameters(task),
+                       lambda claims: replay(tier_checks.services(task, ctx), tier_checks.tier_task(task), block,
+                                             claims, kill))
 
 
 def result_of(verdicts: Sequence[TierVerdict], examples: int) -> CheckResult:

@@ -4,7 +4,9 @@ Relations (VERINA, Ye et al. 2025, §3.2 calls a postcondition *complete* when i
 accepts every correct output and *sound* when it rejects every wrong one;
 nl2postcond says *test-set correct* and *complete*): **AC** accepts correct
 outputs, **RW** rejects wrong outputs; for a precondition **AV** accepts valid
-inputs, **RI** rejects invalid inputs.
+inputs, **RI** rejects invalid inputs (ContractEval's model-written
+preconditions: the corpus's valid test inputs and CVTs, the pbt keeper's AV/RI
+search, z3 against the reference contract; docs/tiers.md).
 
 Statuses: ``REFUTED`` (a counterexample, replayed concretely by the harness
 before it counts), ``PROVED`` (only z3, up to a bound), ``PASSED`` (n cases

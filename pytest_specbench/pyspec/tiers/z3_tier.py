@@ -9,7 +9,10 @@ CVT synthesis of ContractEval §3.2) and ``return_value`` one more symbolic inpu
   ⇔ UNSAT(P ∧ ¬R ∧ Q lets the output through),
 
 P being the task's validity precondition (EvalPlus's contract asserts; none
-for the bundled suite).  The search space at bound k: the entry point's
+for the bundled suite).  For a precondition P (:class:`Precondition`, ContractEval's
+model-written asserts) against a reference precondition Pref (the task's
+contract): **AV** ⇔ UNSAT(Pref ∧ ¬P), **RI** ⇔ UNSAT(P ∧ ¬Pref), over
+parameters of any type (:func:`encode_pre`).  The search space at bound k: the entry point's
 parameters and ``return_value`` of their type hints, containers and strings of
 length 1..k (strings printable ASCII), ints within ±10^6, floats in quarters.
 Bounds are iterated k = 1, 2, ... with small values tried first, so the first
@@ -37,7 +40,7 @@ import os
 import resource
 import select
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
@@ -52,6 +55,8 @@ from .replay import Candidate, TierServices, TierSettings, TierTask, _dedented, 
 from .verdict import Relation, Status, TierVerdict
 
 TIER = "z3"
+POST_RELATIONS = (Relation.AC, Relation.RW)
+PRE_RELATIONS = (Relation.AV, Relation.RI)
 MAX_INT = 10**6
 SMALL_INT = 20
 
@@ -131,6 +136,7 @@ class Encoded:
     spec_violated: Any  # Q raises AssertionError first
     inexact: list  # (reason, condition)
     axioms: list
+    ref_violated: Any = None  # a reference precondition raises AssertionError first (AV/RI)
 
 
 class NotTranslated(Exception):
@@ -150,35 +156,67 @@ def encode(task: TierTask, spec: str, reference_spec: str, bound: int) -> Encode
     shadowed = {n: Poison("a name the task's preamble binds") for n in preamble_names(task.preamble)}
 
     def block(source: str, with_return: bool):
-        try:
-            stmts = ast.parse(source).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            raise NotTranslated(f"does not parse: {type(exc).__name__}") from None
-        env = {**shadowed, **syms}
-        if with_return:
-            env["return_value"] = rv
-        n = count_asserts(stmts)
-        if n == 0:
-            raise NotTranslated("no assert")
-        try:
-            models = tr.translate_block(stmts, env, [f"assert_{k}" for k in range(n)], [""] * n)
-        except (Unsupported, z3.Z3Exception, ValueError, TypeError, IndexError, AttributeError, KeyError,
-                RecursionError) as exc:
-            raise NotTranslated(f"{type(exc).__name__}: {exc}") from None
-        bad = next((m for m in models if m.error is not None), None)
-        if bad is not None:
-            raise NotTranslated(str(bad.error))
-        holds = And(*[m.satisfied for m in models], tr.tail_ok)
-        violated, prefix = [], TRUE
-        for m in models:
-            violated.append(And(prefix, m.violated))
-            prefix = And(prefix, m.satisfied)
-        return holds, Or(*violated)
+        return _translated(tr, source, {**shadowed, **syms, **({"return_value": rv} if with_return else {})})
 
     pre = block(_dedented(task.precondition), False)[0] if task.precondition else TRUE
     ref_holds, _ = block(reference_spec, True)
     spec_holds, spec_violated = block(spec, True)
     return Encoded(bound, inputs, syms, rv, pre, ref_holds, spec_holds, spec_violated, tr.inexact, tr.axioms)
+
+
+def _translated(tr: Translator, source: str, env: dict):
+    """A block's (holds, violated first by an AssertionError) over the symbols of ``env``."""
+    try:
+        stmts = ast.parse(source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise NotTranslated(f"does not parse: {type(exc).__name__}") from None
+    n = count_asserts(stmts)
+    if n == 0:
+        raise NotTranslated("no assert")
+    try:
+        models = tr.translate_block(stmts, dict(env), [f"assert_{k}" for k in range(n)], [""] * n)
+    except (Unsupported, z3.Z3Exception, ValueError, TypeError, IndexError, AttributeError, KeyError,
+            RecursionError) as exc:
+        raise NotTranslated(f"{type(exc).__name__}: {exc}") from None
+    bad = next((m for m in models if m.error is not None), None)
+    if bad is not None:
+        raise NotTranslated(str(bad.error))
+    holds = And(*[m.satisfied for m in models], tr.tail_ok)
+    violated, prefix = [], TRUE
+    for m in models:
+        violated.append(And(prefix, m.violated))
+        prefix = And(prefix, m.satisfied)
+    return holds, Or(*violated)
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """A model-written precondition as z3 reads it: its ``assert`` lines over its
+    own parameter names (``params``, matched to the task's by position)."""
+
+    asserts: str
+    params: tuple[str, ...]
+
+
+def encode_pre(task: TierTask, spec: Precondition, reference_pre: str, bound: int) -> Encoded:
+    """The AV/RI encoding at bound k: every parameter of any type (an invalid input
+    is often of another type than the hint's: the CVT synthesizer's space, ContractEval
+    §3.2), containers of at most k elements two levels deep, strings of at most k."""
+    bounds = Bounds(slots=(bound, bound), max_str=bound, max_int=MAX_INT, small_int=SMALL_INT, small_str=bound,
+                    small_len=bound, allow_tuples=True)
+    inputs = Inputs(bounds)
+    syms = {p: inputs.fresh(p, 0) for p in task.parameters}
+    tr = Translator(inputs, bounds)
+    shadowed = {n: Poison("a name the task's preamble binds") for n in preamble_names(task.preamble)}
+    if len(spec.params) != len(task.parameters):
+        raise NotTranslated(f"the precondition's function takes {len(spec.params)} parameters, the task's "
+                            f"{len(task.parameters)}")
+    ref_holds, ref_violated = _translated(tr, _dedented(reference_pre), {**shadowed, **syms})
+    mine = {**shadowed, **{m: syms[p] for m, p in zip(spec.params, task.parameters)}}
+    spec_holds, spec_violated = _translated(tr, _dedented(spec.asserts), mine) if spec.asserts.strip() \
+        else (TRUE, Not(TRUE))
+    return Encoded(bound, inputs, syms, None, TRUE, ref_holds, spec_holds, spec_violated, tr.inexact, tr.axioms,
+                   ref_violated)
 
 
 # ---------------------------------------------------------------- the check
@@ -196,11 +234,13 @@ class Searched:
         return relation not in self.candidates and relation not in self.unknown
 
 
-def search(task: TierTask, spec: str, reference_spec: str, settings: TierSettings) -> Searched:
+def search(task: TierTask, spec: Any, reference_spec: str, settings: TierSettings) -> Searched:
     """The solver's side of :func:`check`, in this process (no spec code runs):
     bounds 1..``settings.max_bound`` in turn until each relation has candidates
-    or is undecided."""
-    relations = (Relation.AC, Relation.RW)
+    or is undecided.  A :class:`Precondition` ``spec`` is searched for AV and RI
+    against the reference precondition, a postcondition for AC and RW."""
+    relations = PRE_RELATIONS if isinstance(spec, Precondition) else POST_RELATIONS
+    encoder = encode_pre if isinstance(spec, Precondition) else encode
     deadline = time.monotonic() + settings.seconds
     open_relations = list(relations)
     found: dict[Relation, list[Candidate]] = {}
@@ -208,7 +248,7 @@ def search(task: TierTask, spec: str, reference_spec: str, settings: TierSetting
     reached = 0
     for bound in range(1, settings.max_bound + 1):
         try:
-            enc = encode(task, spec, reference_spec, bound)
+            enc = encoder(task, spec, reference_spec, bound)
         except NotTranslated as exc:
             return Searched(bound, {}, {r: f"not translated: {exc}" for r in relations})
         except RecursionError:
@@ -238,7 +278,7 @@ def search(task: TierTask, spec: str, reference_spec: str, settings: TierSetting
 MEMORY_BYTES = 2 << 30  # the search child's address space
 
 
-def search_confined(task: TierTask, spec: str, reference_spec: str, settings: TierSettings) -> Searched:
+def search_confined(task: TierTask, spec: Any, reference_spec: str, settings: TierSettings) -> Searched:
     """:func:`search` in a forked child with a CPU limit (the budget plus a margin)
     and an address-space limit: no spec code runs there either, but a spec whose
     translation explodes (nested comprehensions over long ranges) costs that
@@ -276,7 +316,7 @@ def search_confined(task: TierTask, spec: str, reference_spec: str, settings: Ti
         else:
             os.kill(pid, 9)
     _, status = os.waitpid(pid, 0)
-    relations = (Relation.AC, Relation.RW)
+    relations = PRE_RELATIONS if isinstance(spec, Precondition) else POST_RELATIONS
     if status != 0 or not chunks:
         why = f"the translation or the solver exceeded its limits ({cpu} CPU s, {MEMORY_BYTES >> 30} GiB)"
         return Searched(0, {}, {r: why for r in relations})
@@ -288,13 +328,18 @@ def search_confined(task: TierTask, spec: str, reference_spec: str, settings: Ti
 
 
 def check(services: TierServices, task: TierTask, spec: str, reference_spec: str | None,
-          settings: TierSettings) -> list[TierVerdict]:
-    """AC and RW of ``spec`` (module docstring); never raises for the spec's sake."""
-    relations = (Relation.AC, Relation.RW)
+          settings: TierSettings, precondition: Precondition | None = None) -> list[TierVerdict]:
+    """AC and RW of ``spec`` (module docstring); with ``precondition`` (the same
+    answer as z3 reads it; ``spec`` is then the block the sandbox runs), AV and
+    RI relative to the reference precondition ``reference_spec``.  Never raises
+    for the spec's sake."""
+    relations = PRE_RELATIONS if precondition is not None else POST_RELATIONS
     if not reference_spec:
         return [TierVerdict(TIER, r, Status.UNKNOWN, reason="no reference specification for this task")
                 for r in relations]
-    searched = search_confined(task, spec, reference_spec, settings)
+    searched = search_confined(task, precondition if precondition is not None else spec, reference_spec, settings)
+    if precondition is not None:  # the reference precondition is the task's validity in the replay
+        task = replace(task, precondition=reference_spec)
     replayed = replay(services, task, spec, [c for cs in searched.candidates.values() for c in cs], settings.kill)
     out = []
     for relation in relations:
@@ -307,19 +352,26 @@ def check(services: TierServices, task: TierTask, spec: str, reference_spec: str
         elif relation in searched.unknown:
             out.append(TierVerdict(TIER, relation, Status.UNKNOWN, reason=searched.unknown[relation]))
         else:
+            types = "values of any type, two levels deep" if precondition is not None \
+                else "the hinted (else observed) types"
             out.append(TierVerdict(TIER, relation, Status.PROVED, bound=searched.bound,
                                    reason=f"lengths <= {searched.bound}, |ints| <= {MAX_INT}, floats in quarters, "
-                                          f"printable-ASCII strings, the hinted (else observed) types"))
+                                          f"printable-ASCII strings, {types}"))
     return out
 
 
 def _goal(enc: Encoded, relation: Relation, kill: str):
     """The counterexample's condition: AC, R accepts and Q does not hold; RW, R
     rejects and Q lets the output through (holds; or, with the ``assertion``
-    kill rule, raises something other than AssertionError)."""
-    if relation is Relation.AC:
-        return And(enc.pre, enc.ref_holds, Not(enc.spec_holds))
+    kill rule, raises something other than AssertionError).  AV: the reference
+    precondition holds and P does not (UNSAT(Pref ∧ ¬P)); RI: the reference
+    precondition rejects (AssertionError) and P lets the input through
+    (UNSAT(P ∧ ¬Pref))."""
     lets_through = enc.spec_holds if kill == "any" else Not(enc.spec_violated)
+    if relation is Relation.AC or relation is Relation.AV:
+        return And(enc.pre, enc.ref_holds, Not(enc.spec_holds))
+    if relation is Relation.RI:
+        return And(enc.ref_violated, lets_through)
     return And(enc.pre, Not(enc.ref_holds), lets_through)
 
 
@@ -350,7 +402,7 @@ def _models(enc: Encoded, goal, count: int, deadline: float) -> list | None:
     small = z3.Bool("specbench:small")
     s.add(z3.Implies(small, And(*enc.inputs.small)))
     out = []
-    everything = [*enc.syms.values(), enc.rv]
+    everything = [*enc.syms.values(), *([enc.rv] if enc.rv is not None else [])]
     while len(out) < count:
         answer = s.check(small)
         if answer == z3.unsat:
@@ -366,5 +418,6 @@ def _models(enc: Encoded, goal, count: int, deadline: float) -> list | None:
 
 
 def _candidate(enc: Encoded, relation: Relation, model) -> Candidate:
-    return Candidate(relation, {p: decode(model, v) for p, v in enc.syms.items()}, decode(model, enc.rv), TIER)
+    return Candidate(relation, {p: decode(model, v) for p, v in enc.syms.items()},
+                     decode(model, enc.rv) if enc.rv is not None else None, TIER)
 
