@@ -19,7 +19,7 @@ DEFAULT_Z3_BOUND = 3
 TIER_OPTIONS = (
     Option("spec_tiers", "tiers of evidence about a specification, each its own check: corpus (the benchmark's "
                          "own cases), pbt (Hypothesis), crosshair, z3 (default: the family's own: nl2postcond "
-                         "corpus,pbt; postcond corpus)", default=None, choices=TIERS,
+                         "corpus,pbt; postcond corpus; contract corpus, under --contract-condition=cs|eas only)", default=None, choices=TIERS,
            multiple=True),
     Option("spec_pbt_examples", "cases the pbt tier tries per relation (Hypothesis max_examples)",
            default=DEFAULT_PBT_EXAMPLES, parse=positive_int),
