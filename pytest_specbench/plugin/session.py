@@ -209,16 +209,25 @@ class SpecbenchRun:
                 f"at least {max(over)} samples per task, this run has {most} (raise --specbench-samples): not computed"]
 
     def dedupe_groups(self, nodeids) -> list[str | None]:
-        """xdist controller: the program key of each item (None: not deduplicated),
-        for the scheduler, which runs one item of a key at a time (``engine/dedupe.py``)."""
-        keys: dict[str, str] = {}
-        if self.dedupe.enabled:
-            keyed = [n for n, a in self.adapters.items() if getattr(a, "program_key", None) is not None]
-            for spec, completion in self.plan.runnable(keyed, nodeids, planning=True):
-                key = self.ledger.program_key(spec, completion)
-                if key is not None:
-                    keys[spec.nodeid] = key
-        return [keys.get(nodeid) for nodeid in nodeids]
+        """xdist controller: the program key of each item (None: not deduplicated), for
+        the scheduler, which runs one item of a key at a time (``engine/dedupe.py``) and
+        asks for a few items at a time, as they near their turn: each is looked up by
+        node id, not by a walk of the whole plan.  Items ``plan.runnable`` leaves out
+        (skipped as far as planning tells, or without a sample) get None."""
+        if not self.dedupe.enabled:
+            return [None] * len(nodeids)
+        keys: list[str | None] = []
+        for nodeid in nodeids:
+            spec = self._spec_of(nodeid)
+            key = None
+            if (spec is not None and getattr(spec.adapter, "program_key", None) is not None
+                    and not self.plan.skip_reason(spec, planning=True)):
+                try:
+                    key = self.ledger.program_key(spec, self.plan.completion(spec))
+                except SampleMissing:
+                    pass
+            keys.append(key)
+        return keys
 
     def _spec_of(self, nodeid: str) -> ItemSpec | None:
         if self._specs is None:
