@@ -50,9 +50,10 @@ MAX_QUEUE = 16
 QUEUE_SHARE = 0.01
 # Program keys are computed for this many items of the dispatch order at a time, then
 # twice as many each time (up to KEY_BATCH_MAX): the first dispatch waits for a few
-# keys only, and a later batch does not hold the controller for long.
+# keys only, and a later batch does not hold the controller for long (~1.7 ms a key:
+# workers' queues hold a few items, so a long pause would idle them).
 KEY_BATCH = 16
-KEY_BATCH_MAX = 1024
+KEY_BATCH_MAX = 64
 
 
 class CostFirstScheduling(LoadScheduling):
