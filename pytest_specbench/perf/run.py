@@ -20,6 +20,9 @@ before/after, peak RSS and the measured CPU share of the toolchain vs the harnes
   POSTCOND  PostcondBench's real slice (keon/algorithms, 8 tasks) with the reference
             postconditions, every mutant run; naive: one plain pytest process per
             (task, original|mutant).  Needs the keon/algorithms mirror (--postcond-repos)
+  POSTCOND-JAVA  PostcondBench's Java side (the bundled javalib tasks, every mutant: one
+            JUnit JVM each) with plain JVM starts against the AppCDS archives, interleaved
+            pairs on one kept state folder (--postcond-java-rounds N)
   CIFE      CIFE tasks with stub answers judged by the local real model (SmolLM2-135M
             through llama-cpp-python, tests/realmodel), upstream's judge prompts, cold
             judge cache; naive: upstream's two requests per task, no cache, in sequence.
@@ -79,8 +82,8 @@ REPO = Path.cwd()
 
 from pytest_specbench.benchmarks.contract.evalplus_data import load_evalplus, outputs_match  # noqa: E402
 from pytest_specbench.benchmarks.contract.sanitize import clean_sample  # noqa: E402
-from pytest_specbench.perf.families import (ALL_CATEGORIES, cife_rows, format_row, postcond_rows,  # noqa: E402
-                                            speceval_rows, start_real_judge)
+from pytest_specbench.perf.families import (ALL_CATEGORIES, cife_rows, format_row, postcond_java_rows,  # noqa: E402
+                                            postcond_rows, speceval_rows, start_real_judge)
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -545,6 +548,8 @@ def family_workload(name: str, args, data: Path, work: Path) -> list[dict]:
         rows = speceval_rows(data / "specgenbench", work / "speceval", programs=args.speceval_programs,
                              categories=tuple(c.strip() for c in args.speceval_categories.split(",") if c.strip()),
                              naive=naive)
+    elif name == "POSTCOND-JAVA":
+        rows = postcond_java_rows(work / "postcond-java", rounds=args.postcond_java_rounds)
     elif name == "POSTCOND":
         repos = args.postcond_repos or _mirror_folder()
         if repos is None or not (repos / "keon+algorithms").exists():
@@ -571,7 +576,8 @@ def family_workload(name: str, args, data: Path, work: Path) -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="W4,W3", help="comma-separated: W1,W2,W3,W4,SPECEVAL,POSTCOND,CIFE")
+    ap.add_argument("--workloads", default="W4,W3",
+                    help="comma-separated: W1,W2,W3,W4,SPECEVAL,POSTCOND,POSTCOND-JAVA,CIFE")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "datasets")
     ap.add_argument("--work", type=Path, default=Path("/tmp/specbench-perf"))
     ap.add_argument("--no-evalplus", action="store_true", help="skip the EvalPlus runs")
@@ -589,6 +595,8 @@ def main() -> None:
                     help="POSTCOND: a task folder (default DATA/postcondbench/gpt-5--v2-all)")
     ap.add_argument("--postcond-repos", type=Path, default=None,
                     help="POSTCOND: the folder holding keon+algorithms (default the .mirror folder beside the checkout)")
+    ap.add_argument("--postcond-java-rounds", type=int, default=2,
+                    help="POSTCOND-JAVA: pairs of runs, plain JVM starts then with the AppCDS archives")
     ap.add_argument("--cife-tasks", type=int, default=1000, help="CIFE: the first N tasks (default all 1,000)")
     ap.add_argument("--cife-judge-url", default=None,
                     help="CIFE: an OpenAI-compatible judge already running (with --cife-judge-pid for its CPU); "
@@ -688,7 +696,7 @@ def main() -> None:
             table.append(("W3", "second identical run", second["wall_s"], second["peak_rss_mb"],
                           f"{100 * second['wall_s'] / first['wall_s']:.1f}% of the first (target <= 5%); {second['load']}; "
                           f"report identical: {same}"))
-        elif name in ("SPECEVAL", "POSTCOND", "CIFE"):
+        elif name in ("SPECEVAL", "POSTCOND", "POSTCOND-JAVA", "CIFE"):
             family_rows += family_workload(name, args, data, work)
         else:
             sys.exit(f"run.py: unknown workload {name!r}")
