@@ -426,7 +426,7 @@ def remeasure_cost(report: Path, bench: str) -> str:
     timed out spent between their limit and the margin (before, they stopped at the limit)."""
     from pytest_specbench.execution.limits import BORDERLINE_MARGIN
 
-    items = runs = 0
+    items = runs = at_margin = walled = 0
     cpu = margin_cpu = 0.0
     for task in json.loads(report.read_text())["benchmarks"][bench]["tasks"].values():
         for s in task["samples"]:
@@ -437,9 +437,12 @@ def remeasure_cost(report: Path, bench: str) -> str:
                 cpu += sum(entry["limit"] * BORDERLINE_MARGIN if t is None else t for t in entry["cpu"][1:])
             stopped = re.search(r"over its ([0-9.e+-]+) s CPU limit$", check.get("reason", ""))
             if stopped:
+                at_margin += 1
                 margin_cpu += (BORDERLINE_MARGIN - 1) * float(stopped.group(1))
+            walled += "within its wall-time bound)" in check.get("reason", "")
     return (f"{items} borderline item(s) measured again: {runs} extra run(s), {cpu:.1f} CPU s; "
-            f"timeouts run to {BORDERLINE_MARGIN:g}x their limit: +{margin_cpu:.1f} CPU s")
+            f"{at_margin} time-out(s) stopped by the CPU timer at {BORDERLINE_MARGIN:g}x their limit: "
+            f"+{margin_cpu:.1f} CPU s; {walled} failing on wall stops (no run within its wall bound)")
 
 
 def functional_workload(name, samples: Path, dataset: str, data: Path, work: Path, table: list, tasks_filter=None,
