@@ -515,7 +515,10 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     the details keep ``borderline`` (input, limit, the figures seen) either way.
     Each re-run makes the calls before it first, as the first run did (a sample
     may memoize across calls), and times only the borderline one.
-    A call stopped at the margin is over its limit at once (docs/timing.md)."""
+    A call stopped at the margin is over its limit at once; one stopped by its wall
+    bound first (a loaded machine, a sleeper) stops the job, is run once more with
+    more wall time, and the job goes on only if that run is within its limit
+    (docs/timing.md)."""
     expected = _expected_outputs(task, digest, ctx)
     limits = ctx.settings.limits
     call_cpu = [max(limits.call_cpu, limits.reference_factor * w * machine_speed()) for w in expected.work]
