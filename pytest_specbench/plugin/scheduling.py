@@ -23,10 +23,10 @@ dispatched; the others (its copies) are held here until it has finished, then
 go out first (they only read its verdict).  Keys are asked for as items near the
 head of the dispatch order (:data:`KEY_BATCH` at a time, growing), not for the
 whole collection before the first dispatch: the first items go out as soon as
-their own keys are known, and the rest are keyed while workers run (a copy's
-key is computed before its turn, and its representative's before it: in
-dispatch order, the first item of a key is its representative either way).  So no program runs on two workers
-at once.  Two cases keep the run moving: a worker whose only queued item is a
+their own keys are known, and the rest are keyed while workers run (in dispatch
+order, the first item of a key is its representative either way; a copy met
+while it runs is held, one met after its verdict goes out).  So no program runs
+on two workers at once.  Two cases keep the run moving: a worker whose only queued item is a
 representative (xdist runs an item only once it holds the next one, or is
 told to shut down) gets one of its copies right behind it, on the same worker,
 which reads the verdict after it; and a representative that ended without a
