@@ -347,6 +347,41 @@ def postcond_rows(data: Path | None, repos: Path | None, work: Path, naive: bool
     return rows
 
 
+def postcond_java_rows(work: Path, rounds: int = 2, jobs: int = 2) -> list[dict]:
+    """PostcondBench's Java side with and without the JVMs' class-data sharing (AppCDS,
+    ``execution/class_sharing.py``): the bundled ``javalib`` tasks with the reference
+    postconditions (every mutant run: one JUnit JVM per run), result cache off, on one
+    state folder kept between runs, as a user's is.  A warm-up run (sharing on) compiles
+    the runtime and the project and counts the JVM starts that build each archive
+    (``BUILD_AFTER``); then ``rounds`` pairs, plain starts (``SPECBENCH_JVM_CDS=0``)
+    and with the archives, interleaved so that a change of the machine's load falls
+    on both.  No naive baseline: upstream's Java runs need OpenJML, not installable here."""
+    from pytest_specbench.execution.class_sharing import ENV_SWITCH
+
+    work.mkdir(parents=True, exist_ok=True)
+    state = work / "postcond-java-state"
+    args = ["--specbench=postcond", "--model=reference", "--specbench-result-cache=off", "-k", "javalib",
+            "-n", str(jobs)]
+    warm = measure(_pytest(work, state, work / "postcond-java-warm.json", args), work, _env(),
+                   log=work / "postcond-java-warm.log")
+    if warm["exit"] not in (0, 1):
+        raise RuntimeError(f"postcond java warm-up failed: {warm['summary']} (log {work / 'postcond-java-warm.log'})")
+    rows = []
+    for r in range(rounds):
+        for label, switch in (("plain JVM starts (SPECBENCH_JVM_CDS=0)", "0"), ("with AppCDS archives", None)):
+            env = _env()
+            env.pop(ENV_SWITCH, None)
+            if switch is not None:
+                env[ENV_SWITCH] = switch
+            report = work / f"postcond-java-{r}-{'off' if switch else 'on'}.json"
+            m = measure(_pytest(work, state, report, args), work, env, log=report.with_suffix(".log"))
+            tasks = json.loads(report.read_text())["benchmarks"]["postcond"]["tasks"]
+            runs = sum((1 if s["checks"].get("correct") else 0) + (s["checks"].get("complete", {}).get("total", 0) or 0)
+                       for task in tasks.values() for s in task["samples"])
+            rows.append(make_row("POSTCOND-JAVA", f"round {r + 1}: {label}", m, runs, "JUnit run"))
+    return rows
+
+
 # ------------------------------------------------------------------ CIFE
 def cife_answers(data_file: Path, n: int, out: Path) -> list[str]:
     """Answers for the first ``n`` tasks: run_full's stub program per task (the

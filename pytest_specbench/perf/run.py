@@ -20,6 +20,9 @@ before/after, peak RSS and the measured CPU share of the toolchain vs the harnes
   POSTCOND  PostcondBench's real slice (keon/algorithms, 8 tasks) with the reference
             postconditions, every mutant run; naive: one plain pytest process per
             (task, original|mutant).  Needs the keon/algorithms mirror (--postcond-repos)
+  POSTCOND-JAVA  PostcondBench's Java side (the bundled javalib tasks, every mutant: one
+            JUnit JVM each) with plain JVM starts against the AppCDS archives, interleaved
+            pairs on one kept state folder (--postcond-java-rounds N)
   CIFE      CIFE tasks with stub answers judged by the local real model (SmolLM2-135M
             through llama-cpp-python, tests/realmodel), upstream's judge prompts, cold
             judge cache; naive: upstream's two requests per task, no cache, in sequence.
@@ -79,8 +82,8 @@ REPO = Path.cwd()
 
 from pytest_specbench.benchmarks.contract.evalplus_data import load_evalplus, outputs_match  # noqa: E402
 from pytest_specbench.benchmarks.contract.sanitize import clean_sample  # noqa: E402
-from pytest_specbench.perf.families import (ALL_CATEGORIES, cife_rows, format_row, postcond_rows,  # noqa: E402
-                                            speceval_rows, start_real_judge)
+from pytest_specbench.perf.families import (ALL_CATEGORIES, cife_rows, format_row, postcond_java_rows,  # noqa: E402
+                                            postcond_rows, speceval_rows, start_real_judge)
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -154,7 +157,7 @@ class RoleMemory(threading.Thread):
 
 # Set by --profile DIR (perf/profile.py): every plugin run is recorded by py-spy and
 # timed per process by perf/timeline.py; None: runs as they are.
-PROFILE: dict = {"dir": None, "rate": 100}
+PROFILE: dict = {"dir": None, "rate": 100, "timeline": None}
 
 
 def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | None = None) -> dict:
@@ -175,8 +178,18 @@ def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | No
 
         folder = Path(folder).resolve()
         argv, env = prof.profiled_pytest(argv, folder / f"{profile_name}.txt", PROFILE["rate"])
+    elif PROFILE["timeline"] is not None and profile_name:
+        from pytest_specbench.perf import profile as prof
+        from pytest_specbench.perf import timeline
+
+        folder = Path(PROFILE["timeline"]).resolve() / f"{profile_name}-timeline"
+        shutil.rmtree(folder, ignore_errors=True)
+        env = prof.env_with_checkout({timeline.ENV: str(folder)})
+        argv = [*argv[:3], "-p", "pytest_specbench.perf.timeline", *argv[3:]]
     start = time.perf_counter()
-    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss), *argv],
+    # %M: the largest process's peak RSS; %U %S: the CPU of the whole tree (every process
+    # waited for: the controller, the workers, the zygotes and the sample children).
+    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M %U %S", "-o", str(rss), *argv],
                             cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     roles = RoleMemory(proc.pid)
     roles.start()
@@ -186,13 +199,22 @@ def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | No
     # The run's own output beside its report (the summary line alone says "4 warnings", not which).
     report.with_suffix(".log").write_text(out + ("\n--- stderr ---\n" + err if err else ""))
     tail = [line for line in out.strip().splitlines() if not line.startswith("py-spy>")][-1:] or [err.strip()[-300:]]
-    if env is not None:
+    if env is not None and PROFILE["dir"] is not None:
         from pytest_specbench.perf import profile as prof
 
         print(prof.pytest_report(folder / f"{profile_name}.txt", PROFILE["rate"]), file=sys.stderr, flush=True)
-    peak_kib = int(rss.read_text().split()[-1]) if rss.exists() else 0
+    elif env is not None:
+        from pytest_specbench.perf import timeline
+
+        analysis = timeline.format_analysis(timeline.analyse(folder))
+        folder.with_name(folder.name + ".txt").write_text(analysis + "\n")
+        print(analysis, file=sys.stderr, flush=True)
+    figures = rss.read_text().split()[-3:] if rss.exists() else []
+    peak_kib = int(figures[0]) if len(figures) == 3 else 0
+    cpu = round(float(figures[1]) + float(figures[2]), 2) if len(figures) == 3 else None
     dedupe = re.search(r"specbench: dedupe: (\d+) programs evaluated, (\d+) copies took their verdict, (\d+) from", out)
-    return {"wall_s": round(wall, 2), "exit": proc.returncode, "summary": tail[0], "peak_rss_mb": round(peak_kib / 1024),
+    return {"wall_s": round(wall, 2), "cpu_s": cpu, "exit": proc.returncode, "summary": tail[0],
+            "peak_rss_mb": round(peak_kib / 1024),
             "roles_mb": {k: round(v / 1024) for k, v in sorted(roles.peak_kib.items())}, "load": load(),
             "dedupe": [int(x) for x in dedupe.groups()] if dedupe else None}
 
@@ -251,8 +273,11 @@ def _floor_init(tasks, expected, limits):
     signal.signal(signal.SIGPROF, _alarm)
 
 
-def _floor_one(job) -> tuple[str, int, bool]:
-    """Exec one sample in this plain process and run its inputs: no isolation at all."""
+def _floor_one(job) -> tuple[str, int, bool, float | None]:
+    """Exec one sample in this plain process and run its inputs: no isolation at all.
+
+    The fourth field is the limit of the call its CPU timer stopped (a time-out: stopped
+    at 1x its limit, decided at once), None otherwise."""
     task_id, index, code = job
     task, expected, limits = _FLOOR["tasks"][task_id], _FLOOR["expected"][task_id], _FLOOR["limits"][task_id]
     # Each sample gets its own copy of the inputs, as in EvalPlus (a process per
@@ -272,13 +297,15 @@ def _floor_one(job) -> tuple[str, int, bool]:
             signal.setitimer(signal.ITIMER_PROF, limit)
             try:
                 out = fn(*inp)
+            except _Timeout:
+                return task_id, index, False, limit
             finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
             if not outputs_match(task, inp, out, exp):
-                return task_id, index, False
+                return task_id, index, False, None
     except BaseException:  # noqa: BLE001 - any failure of the sample is its failure
-        return task_id, index, False
-    return task_id, index, True
+        return task_id, index, False, None
+    return task_id, index, True, None
 
 
 def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = False, profile_name: str | None = None) -> dict:
@@ -331,18 +358,33 @@ def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = Fa
     spy = Path(PROFILE["dir"]) / f"{profile_name}.txt" if PROFILE["dir"] is not None and profile_name else None
     with prof.SpySelf(spy, PROFILE["rate"]):
         start = time.perf_counter()
-        with multiprocessing.get_context("fork").Pool(2, initializer=_floor_init,
-                                                      initargs=(tasks, expected, limits), maxtasksperchild=200) as pool:
+        cpu0 = _cpu_here()
+        pool = multiprocessing.get_context("fork").Pool(2, initializer=_floor_init, initargs=(tasks, expected, limits),
+                                                        maxtasksperchild=200)
+        with pool:
             results = list(pool.imap_unordered(_floor_one, jobs, chunksize=1))
+            pool.close()
+            pool.join()  # reaped: their CPU is in this process's RUSAGE_CHILDREN
         wall = time.perf_counter() - start
+        cpu = _cpu_here() - cpu0
     if spy is not None:
         print(prof.report(spy, PROFILE["rate"]), file=sys.stderr, flush=True)
-    results += [(task_id, copy, passed) for task_id, index, passed in list(results)
+    stopped = [r[3] for r in results if r[3] is not None]
+    results += [(task_id, copy, passed, None) for task_id, index, passed, _ in list(results)
                 for copy in copies.get((task_id, index), ())]
     verdicts: dict[str, list[bool]] = {}
-    for task_id, index, passed in sorted(results, key=lambda r: (r[0], r[1])):
+    for task_id, index, passed, _ in sorted(results, key=lambda r: (r[0], r[1])):
         verdicts.setdefault(task_id, []).append(passed)
-    return {"wall_s": round(wall, 2), "verdicts": verdicts, "load": load(), "jobs": len(jobs)}
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "verdicts": verdicts, "load": load(), "jobs": len(jobs),
+            "timeouts": f"{len(stopped)} time-out(s) stopped at 1x their limit ({sum(stopped):.1f} CPU s of limits)"}
+
+
+def _cpu_here() -> float:
+    """User + system CPU seconds of this process and of its children it has waited for."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def compare(ours: dict[str, list], theirs: dict[str, list]) -> str:
@@ -384,7 +426,7 @@ def remeasure_cost(report: Path, bench: str) -> str:
     timed out spent between their limit and the margin (before, they stopped at the limit)."""
     from pytest_specbench.execution.limits import BORDERLINE_MARGIN
 
-    items = runs = 0
+    items = runs = at_margin = walled = 0
     cpu = margin_cpu = 0.0
     for task in json.loads(report.read_text())["benchmarks"][bench]["tasks"].values():
         for s in task["samples"]:
@@ -395,9 +437,12 @@ def remeasure_cost(report: Path, bench: str) -> str:
                 cpu += sum(entry["limit"] * BORDERLINE_MARGIN if t is None else t for t in entry["cpu"][1:])
             stopped = re.search(r"over its ([0-9.e+-]+) s CPU limit$", check.get("reason", ""))
             if stopped:
+                at_margin += 1
                 margin_cpu += (BORDERLINE_MARGIN - 1) * float(stopped.group(1))
+            walled += "within its wall-time bound)" in check.get("reason", "")
     return (f"{items} borderline item(s) measured again: {runs} extra run(s), {cpu:.1f} CPU s; "
-            f"timeouts run to {BORDERLINE_MARGIN:g}x their limit: +{margin_cpu:.1f} CPU s")
+            f"{at_margin} time-out(s) stopped by the CPU timer at {BORDERLINE_MARGIN:g}x their limit: "
+            f"+{margin_cpu:.1f} CPU s; {walled} failing on wall stops (no run within its wall bound)")
 
 
 def functional_workload(name, samples: Path, dataset: str, data: Path, work: Path, table: list, tasks_filter=None,
@@ -436,7 +481,8 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
             table.append((name, "distinct programs / samples", f"{evaluated}/{evaluated + copies}", None,
                           f"{100 * evaluated / (evaluated + copies):.1f}% evaluated, {copies} copies took a verdict"))
         table.append((name, label, runs[mode]["wall_s"],
-                      runs[mode]["peak_rss_mb"], runs[mode]["summary"] + f"; {runs[mode]['load']}; peak MB by process: "
+                      runs[mode]["peak_rss_mb"], runs[mode]["summary"] + f"; {runs[mode]['load']}; "
+                      f"CPU {runs[mode]['cpu_s']} s (all processes); peak MB by process: "
                       + ", ".join(f"{k} {v}" for k, v in roles.items())))
         if name != "W2":
             runs[mode]["remeasure"] = remeasure_cost(work / f"{name}-{mode}.json", bench)
@@ -473,8 +519,13 @@ def _compare_rows(name, samples, dataset, data_file, work, table, tasks, tasks_f
     if floor:
         fl = floor_run(read_jsonl(samples), tasks, work / "state", profile_name=f"{name}-floor")
         table.append((name, "floor (no isolation, 2 processes)", fl["wall_s"], None,
-                      f"every sample, not deduplicated; {fl['load']}; {compare(ours, fl['verdicts'])}"))
+                      f"every sample, not deduplicated; {fl['load']}; CPU {fl['cpu_s']} s; {fl['timeouts']}; "
+                      f"{compare(ours, fl['verdicts'])}"))
         table.append((name, "plugin / floor", round(runs["n2"]["wall_s"] / fl["wall_s"], 2), None, "dedupe on"))
+        if runs["n2"].get("cpu_s") and fl.get("cpu_s"):
+            table.append((name, "plugin / floor, CPU s", round(runs["n2"]["cpu_s"] / fl["cpu_s"], 2), None,
+                          f"{runs['n2']['cpu_s']} / {fl['cpu_s']} (user + sys, every process; "
+                          "on a loaded machine the comparable figure)"))
         if "n2-off" in runs:
             table.append((name, "plugin / floor, dedupe off", round(runs["n2-off"]["wall_s"] / fl["wall_s"], 2), None, ""))
     if floor_distinct:
@@ -500,6 +551,8 @@ def family_workload(name: str, args, data: Path, work: Path) -> list[dict]:
         rows = speceval_rows(data / "specgenbench", work / "speceval", programs=args.speceval_programs,
                              categories=tuple(c.strip() for c in args.speceval_categories.split(",") if c.strip()),
                              naive=naive)
+    elif name == "POSTCOND-JAVA":
+        rows = postcond_java_rows(work / "postcond-java", rounds=args.postcond_java_rounds)
     elif name == "POSTCOND":
         repos = args.postcond_repos or _mirror_folder()
         if repos is None or not (repos / "keon+algorithms").exists():
@@ -526,7 +579,8 @@ def family_workload(name: str, args, data: Path, work: Path) -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="W4,W3", help="comma-separated: W1,W2,W3,W4,SPECEVAL,POSTCOND,CIFE")
+    ap.add_argument("--workloads", default="W4,W3",
+                    help="comma-separated: W1,W2,W3,W4,SPECEVAL,POSTCOND,POSTCOND-JAVA,CIFE")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "datasets")
     ap.add_argument("--work", type=Path, default=Path("/tmp/specbench-perf"))
     ap.add_argument("--no-evalplus", action="store_true", help="skip the EvalPlus runs")
@@ -544,6 +598,8 @@ def main() -> None:
                     help="POSTCOND: a task folder (default DATA/postcondbench/gpt-5--v2-all)")
     ap.add_argument("--postcond-repos", type=Path, default=None,
                     help="POSTCOND: the folder holding keon+algorithms (default the .mirror folder beside the checkout)")
+    ap.add_argument("--postcond-java-rounds", type=int, default=2,
+                    help="POSTCOND-JAVA: pairs of runs, plain JVM starts then with the AppCDS archives")
     ap.add_argument("--cife-tasks", type=int, default=1000, help="CIFE: the first N tasks (default all 1,000)")
     ap.add_argument("--cife-judge-url", default=None,
                     help="CIFE: an OpenAI-compatible judge already running (with --cife-judge-pid for its CPU); "
@@ -566,6 +622,9 @@ def main() -> None:
                          "per-process timelines (perf/profile.py, perf/timeline.py); prints the shares. "
                          "A profiled run is slower: its figures are for shares, not for the table")
     ap.add_argument("--profile-rate", type=int, default=100, help="--profile: py-spy's samples per second")
+    ap.add_argument("--timeline", type=Path, default=None,
+                    help="W1/W2/W4: write each timed plugin run's per-process timelines into DIR (perf/timeline.py: "
+                         "start-up, collection, items, the sandbox's CPU) without py-spy; prints their analysis")
     args = ap.parse_args()
     # Some sandboxes set PYTHONDONTWRITEBYTECODE=1.  Then every Python process
     # compiles every module it imports from source, and pytest re-does its
@@ -584,6 +643,9 @@ def main() -> None:
     if args.profile is not None:
         PROFILE.update(dir=args.profile.resolve(), rate=args.profile_rate)
         args.profile.mkdir(parents=True, exist_ok=True)
+    elif args.timeline is not None:
+        PROFILE.update(timeline=args.timeline.resolve())
+        args.timeline.mkdir(parents=True, exist_ok=True)
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     if parts - {"plugin", "evalplus", "floor"}:
         sys.exit(f"run.py: --parts takes plugin, evalplus, floor (got {args.parts!r})")
@@ -637,7 +699,7 @@ def main() -> None:
             table.append(("W3", "second identical run", second["wall_s"], second["peak_rss_mb"],
                           f"{100 * second['wall_s'] / first['wall_s']:.1f}% of the first (target <= 5%); {second['load']}; "
                           f"report identical: {same}"))
-        elif name in ("SPECEVAL", "POSTCOND", "CIFE"):
+        elif name in ("SPECEVAL", "POSTCOND", "POSTCOND-JAVA", "CIFE"):
             family_rows += family_workload(name, args, data, work)
         else:
             sys.exit(f"run.py: unknown workload {name!r}")

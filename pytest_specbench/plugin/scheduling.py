@@ -20,8 +20,13 @@ whose reference takes 1 ms) cannot be predicted.  Used when ``-n`` is given with
 Within-run deduplication (:mod:`.dedupe`): items with the same program key
 form a group.  Only its first item in dispatch order (the representative) is
 dispatched; the others (its copies) are held here until it has finished, then
-go out first (they only read its verdict).  So no program runs on two workers
-at once.  Two cases keep the run moving: a worker whose only queued item is a
+go out first (they only read its verdict).  Keys are asked for as items near the
+head of the dispatch order (:data:`KEY_BATCH` at a time, growing), not for the
+whole collection before the first dispatch: the first items go out as soon as
+their own keys are known, and the rest are keyed while workers run (in dispatch
+order, the first item of a key is its representative either way; a copy met
+while it runs is held, one met after its verdict goes out).  So no program runs
+on two workers at once.  Two cases keep the run moving: a worker whose only queued item is a
 representative (xdist runs an item only once it holds the next one, or is
 told to shut down) gets one of its copies right behind it, on the same worker,
 which reads the verdict after it; and a representative that ended without a
@@ -43,6 +48,12 @@ from xdist.scheduler import LoadScheduling
 MIN_QUEUE = 2
 MAX_QUEUE = 16
 QUEUE_SHARE = 0.01
+# Program keys are computed for this many items of the dispatch order at a time, then
+# twice as many each time (up to KEY_BATCH_MAX): the first dispatch waits for a few
+# keys only, and a later batch does not hold the controller for long (~1.7 ms a key:
+# workers' queues hold a few items, so a long pause would idle them).
+KEY_BATCH = 16
+KEY_BATCH_MAX = 64
 
 
 class CostFirstScheduling(LoadScheduling):
@@ -61,6 +72,11 @@ class CostFirstScheduling(LoadScheduling):
         self._verdict_known = verdict_known or (lambda nodeid: True)
         self._held: dict[int, list[int]] = {}  # representative -> its copies not yet dispatched
         self._behind: dict[int, int] = {}  # representative -> the copy queued right behind it
+        self._keys: dict[int, str | None] = {}  # item -> program key, for the items keyed so far
+        self._order: list[int] = []  # the dispatch order, in which items are keyed
+        self._keyed = 0  # items of _order keyed so far
+        self._rep_of: dict[str, int] = {}  # program key -> its representative (the item evaluating it)
+        self._ended: dict[int, bool] = {}  # a finished representative -> whether it left a verdict
         self._costs: list[float] = []
         self._budget = 0.0
         self._steal_from = None  # the worker a steal request is out to (one at a time)
@@ -82,7 +98,7 @@ class CostFirstScheduling(LoadScheduling):
         # sorted() is stable: equal costs (a task's samples) keep collection order, together.
         self.pending[:] = sorted(range(len(self.collection)), key=lambda i: -self._costs[i])
         if self._group_of is not None:
-            self._hold_copies(self._group_of(self.collection))
+            self._order = list(self.pending)
         if not self.collection:
             return
         # Deal one item at a time so the heaviest items land on different workers.
@@ -99,33 +115,57 @@ class CostFirstScheduling(LoadScheduling):
             for node in self.nodes:
                 node.shutdown()
 
-    def _hold_copies(self, keys: Sequence[str | None]) -> None:
-        """Keep only the first item of each program key pending; hold the rest."""
-        first: dict[str, int] = {}
-        kept = []
-        for i in self.pending:
-            key = keys[i]
-            if key is None:
-                kept.append(i)
-            elif key not in first:
-                first[key] = i
-                kept.append(i)
-            else:
-                self._held.setdefault(first[key], []).append(i)
-        self.pending[:] = kept
+    def _key(self, index: int) -> str | None:
+        """The program key of item ``index``; the next batch of the dispatch order is
+        keyed when it is not known yet."""
+        while index not in self._keys and self._keyed < len(self._order):
+            batch = self._order[self._keyed:self._keyed + min(max(KEY_BATCH, self._keyed), KEY_BATCH_MAX)]
+            self._keyed += len(batch)
+            for i, key in zip(batch, self._group_of([self.collection[i] for i in batch])):
+                self._keys[i] = key
+        return self._keys.get(index)
+
+    def _running_rep(self, index: int) -> bool:
+        """Whether ``index`` is the representative of its key and has not finished."""
+        key = self._keys.get(index)
+        return key is not None and self._rep_of.get(key) == index and index not in self._ended
+
+    def _sendable(self) -> bool:
+        """Whether the head of ``pending`` may go out now; copies whose representative
+        is still running are moved from it to their representative's held list."""
+        while self.pending and self._group_of is not None:
+            i = self.pending[0]
+            key = self._key(i)
+            rep = self._rep_of.get(key) if key is not None else None
+            if key is None or rep == i:
+                return True
+            if rep is None or self._ended.get(rep) is False:
+                # The first item of its key, or the one after a representative that left
+                # no verdict (an error, a crashed worker): it evaluates the program.
+                self._rep_of[key] = i
+                return True
+            if rep in self._ended:  # the verdict is in: a copy only reads it
+                self._costs[i] = 0.0
+                return True
+            del self.pending[0]
+            self._held.setdefault(rep, []).append(i)
+        return bool(self.pending)
 
     def _finish_group(self, rep: int) -> None:
         """``rep`` finished: its copies go out first, or, without a verdict, the next copy is the representative."""
         copies = self._held.pop(rep, [])
         behind = self._behind.pop(rep, None)
-        if not self._verdict_known(self.collection[rep]):
+        known = self._verdict_known(self.collection[rep])
+        self._ended[rep] = known
+        if not known:
             if behind is not None:  # already queued after it on its worker
                 successor = behind
             elif copies:
                 successor = copies.pop(0)
                 self.pending.insert(0, successor)
             else:
-                return
+                return  # a copy not keyed yet becomes the representative when its turn comes
+            self._rep_of[self._keys[rep]] = successor
             if copies:
                 self._held[successor] = copies
             return
@@ -154,6 +194,8 @@ class CostFirstScheduling(LoadScheduling):
             self._before_send(node, [self.collection[i] for i in indices])
 
     def _send_tests(self, node, num: int) -> None:
+        if not self._sendable():
+            return
         tests = self.pending[:num]
         if tests:
             del self.pending[:num]
@@ -172,8 +214,8 @@ class CostFirstScheduling(LoadScheduling):
     def check_schedule(self, node, duration: float = 0) -> None:
         if node.shutting_down:
             return
-        if self.pending:
-            while self.pending and self._wants_more(node):
+        if self._sendable():
+            while self._sendable() and self._wants_more(node):
                 self._send_tests(node, 1)
             self._feed_behind(node)
             return
@@ -226,7 +268,7 @@ class CostFirstScheduling(LoadScheduling):
         if self._refused is not None and self._refused[0] is node:
             self._refused = None  # its queue moved on: a new request may succeed
         released = item_index in self._held or item_index in self._behind
-        if released:
+        if self._running_rep(item_index):
             self._finish_group(item_index)
         super().mark_test_complete(node, item_index, duration)
         if released or not self.pending:  # idle workers may now take copies, steal from this one, or stop
@@ -238,12 +280,15 @@ class CostFirstScheduling(LoadScheduling):
         if node is self._steal_from:
             self._steal_from = None  # a dead worker does not answer
         queue = list(self.node2pending.get(node, ()))
-        if queue and (queue[0] in self._held or queue[0] in self._behind):
+        if queue and self._running_rep(queue[0]):
             # Its worker died running it: the next copy (one queued behind it goes
             # back to pending with the rest of that worker's queue) takes the group.
             rep = queue[0]
             copies, behind = self._held.pop(rep, []), self._behind.pop(rep, None)
             successor = behind if behind is not None else copies.pop(0) if copies else None
+            self._ended[rep] = False
+            if successor is not None:
+                self._rep_of[self._keys[rep]] = successor
             if successor is not None and behind is None:
                 self.pending.insert(0, successor)
             if successor is not None and copies:

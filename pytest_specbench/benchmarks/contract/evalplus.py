@@ -515,7 +515,10 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     the details keep ``borderline`` (input, limit, the figures seen) either way.
     Each re-run makes the calls before it first, as the first run did (a sample
     may memoize across calls), and times only the borderline one.
-    A call stopped at the margin is over its limit at once (docs/timing.md)."""
+    A call stopped at the margin is over its limit at once; one stopped by its wall
+    bound first (a loaded machine, a sleeper) stops the job, is run once more with
+    more wall time, and the job goes on only if that run is within its limit
+    (docs/timing.md)."""
     expected = _expected_outputs(task, digest, ctx)
     limits = ctx.settings.limits
     call_cpu = [max(limits.call_cpu, limits.reference_factor * w * machine_speed()) for w in expected.work]
@@ -585,15 +588,23 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
             return f"over its {call_cpu[outcome.index]:.3g} s CPU limit"
         return f"raised {outcome.exc_type}: {outcome.message[:100]}"
 
+    walled: list = []  # a call of this child stopped by its wall-time bound (at most one: the child stops)
+    judged_from = [0]  # calls below this index were judged in an earlier child (replayed here)
+
     def judge(outcome) -> bool:
+        if outcome.index < judged_from[0]:
+            return True  # replayed before the calls still to judge, as the first child made it
         if outcome.status == "timeout" and outcome.wall_stop and outcome.cpu < call_cpu[outcome.index] * BORDERLINE_MARGIN:
             # Stopped by the wall-time bound, not the CPU timer (which stops a call at
             # the margin): a loaded machine, or a sample that sleeps.  Measured again
-            # below, with more wall time.  The child says which timer stopped it: the
-            # CPU timer fires up to a tick early, so a figure just under the margin
-            # is no sign of a wall stop (W1's 55 false "wall" stops, docs/timing.md).
-            borderline.append(outcome)
-            return True
+            # at once, with more wall time, before the job goes on: on a loaded machine
+            # the calls after it were stopped by their wall bound too, one after another
+            # (a failing sample's item took 20-40 CPU s instead of 2, docs/timing.md).
+            # The child says which timer stopped it: the CPU timer fires up to a tick
+            # early, so a figure just under the margin is no sign of a wall stop (W1's
+            # 55 false "wall" stops).
+            walled.append(outcome)
+            return False
         why = wrong(outcome)
         if why is None:
             if outcome.over_limit:  # right, but over its limit on this one figure: measured again below
@@ -613,32 +624,55 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
                    range(len(inputs)), call_cpu=call_cpu, str_digest_over=strings_over,
                    encoded_digest_over=expected.digest_over, value_hash_over=expected.hash_over,
                    margin=BORDERLINE_MARGIN)
-    result = executor.run(None, job, on_outcome=judge)
-    answered = len(result.outcomes)
     timing: list[dict[str, Any]] = []
-    for first in borderline:
-        if failures and not details_mode:
-            break  # failed already: no figure can change the verdict
-        i, walled = first.index, first.status == "timeout"
-        again = executor.remeasure(replace(job, wall_factor=limits.wall_factor * REMEASURE_WALL_FACTOR),
-                                   i, call_cpu[i], accept=lambda o: wrong(o) is None,
-                                   runs=1 if walled else REMEASURE_RUNS, before=range(i), before_cpu=call_cpu[:i])
-        seen = [None if walled else first.cpu] + again
-        figures = [t for t in seen if t is not None]
-        within = bool(figures) and min(figures) <= call_cpu[i]
-        timing.append({"input": i, "limit": round(call_cpu[i], 4), "cpu": [None if t is None else round(t, 4) for t in seen],
-                       "passed": within, **({"wall": True} if walled else {})})
-        if not within:
-            if figures:
-                why = f"least CPU time of {len(seen)} runs: {min(figures):.3g} s"
-            else:
-                why = f"no run of {len(seen)} finished with a right output within its wall-time bound"
-            failures.append((i, f"over its {call_cpu[i]:.3g} s CPU limit ({why})"))
+
+    def measure_again() -> None:
+        """The borderline calls so far, in order, each in fresh children: the least
+        CPU time seen decides (a wall stop: one run with more wall time)."""
+        for first in borderline:
+            if failures and not details_mode:
+                break  # failed already: no figure can change the verdict
+            i, stopped = first.index, first.status == "timeout"
+            again = executor.remeasure(replace(job, wall_factor=limits.wall_factor * REMEASURE_WALL_FACTOR),
+                                       i, call_cpu[i], accept=lambda o: wrong(o) is None,
+                                       runs=1 if stopped else REMEASURE_RUNS, before=range(i), before_cpu=call_cpu[:i])
+            seen = [None if stopped else first.cpu] + again
+            figures = [t for t in seen if t is not None]
+            within = bool(figures) and min(figures) <= call_cpu[i]
+            timing.append({"input": i, "limit": round(call_cpu[i], 4),
+                           "cpu": [None if t is None else round(t, 4) for t in seen],
+                           "passed": within, **({"wall": True} if stopped else {})})
+            if not within:
+                if figures:
+                    why = f"least CPU time of {len(seen)} runs: {min(figures):.3g} s"
+                else:
+                    why = f"no run of {len(seen)} finished with a right output within its wall-time bound"
+                failures.append((i, f"over its {call_cpu[i]:.3g} s CPU limit ({why})"))
+        borderline.clear()
+
+    outcomes: dict = {}
+    while True:
+        result = executor.run(None, job, on_outcome=judge)
+        outcomes.update((i, o) for i, o in result.outcomes.items() if i >= judged_from[0])
+        if not walled:
+            break
+        # A wall stop: it and the borderline calls before it are measured now.  If it
+        # is within its limit the job goes on in a fresh child, which makes the calls
+        # before it again first (a sample may keep state from call to call) unjudged.
+        stop = walled.pop()
+        borderline.append(stop)
+        measure_again()
+        if (failures and not details_mode) or stop.index >= len(inputs) - 1:
+            break
+        judged_from[0] = stop.index + 1
+    measure_again()
+    timing.sort(key=lambda entry: entry["input"])
+    answered = len(outcomes)
     if not failures and answered < len(inputs):
         failures.append((answered, result.failure_reason() or "no answer"))
     first_failed = min(failures)[0] if failures else None
     passed = first_failed is None
-    base_passed = passed or (first_failed >= n_base and all(i in result.outcomes for i in range(n_base)))
+    base_passed = passed or (first_failed >= n_base and all(i in outcomes for i in range(n_base)))
     details = {"passed": passed, "base_passed": base_passed, "inputs": len(inputs)}
     if timing:
         details["borderline"] = timing
@@ -653,7 +687,7 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
             # Every input ran (or never answered): the functional pass rate f of ContractEval's
             # Appendix J (contract/metrics.py); an input without an outcome did not pass.
             failed = {i for i, _ in failures}
-            details["inputs_passed"] = sum(1 for i in result.outcomes if i not in failed)
+            details["inputs_passed"] = sum(1 for i in outcomes if i not in failed)
     return CheckResult(passed, details, message)
 
 
