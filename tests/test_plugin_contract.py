@@ -107,8 +107,13 @@ def test_xdist_report_equals_single_process_report(pytester):
         {"task_id": "HumanEval-S/2", "sample_index": i, "solution": s}
         for i, s in enumerate([MERGE_OK, MERGE_NO_CONTRACT, MERGE_WRONG])])
     run(pytester, f"--model=replay:{samples}", "--specbench-report=serial.json")
-    pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
-                                  "--specbench-report=parallel.json", "-n", "2")
+    # The result cache off: else the serial run's results are read back by the controller and
+    # no worker starts (its one line says so), and the comparison would not involve xdist.
+    parallel_run = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider",
+                                                 f"--model=replay:{samples}", "--specbench-report=parallel.json",
+                                                 "-n", "2", "--specbench-result-cache=off")
+    parallel_run.stdout.fnmatch_lines(["*2 workers [[]6 items[]]*"])
+    assert "no xdist workers started" not in parallel_run.stdout.str()
     serial, parallel = (load_report(pytester.path / n) for n in ("serial.json", "parallel.json"))
     assert serial["benchmarks"] == parallel["benchmarks"]
 
