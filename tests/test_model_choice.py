@@ -51,8 +51,12 @@ def test_a_copied_failed_id_and_lf_rerun_against_the_last_run_s_model(pytester):
     assert json.loads((pytester.path / "again.json").read_text())["manifest"]["model"]["spec"] == \
         "python:wrongmod:generate"
 
-    lf = _run(pytester, "--lf", "--specbench=contract", "-n", "2")  # the xdist workers take the controller's model
+    # The xdist workers take the controller's model; asserted that workers did run the item
+    # (a controller answering it from a stored verdict would start none and prove nothing).
+    lf = _run(pytester, "--lf", "--specbench=contract", "-n", "2")
     assert "using python:wrongmod:generate" in lf.stdout.str()
+    lf.stdout.fnmatch_lines(["*2 workers [[]1 item[]]*"])
+    lf.stdout.no_fnmatch_line("*no xdist workers started*")
     lf.assert_outcomes(failed=1)
 
     # A run that names a model makes it the last one.
