@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ...pyspec.blocks import BlockOutcome, batches_of, check_blocks
-from ...execution import wire
-from .corpus import Kept
+from .corpus import Kept, stable_text
 from .tasks import parameters
 from .observe import as_case
 
@@ -63,7 +62,7 @@ def _pairs(programs: Sequence[Kept]):
     for kept in programs:
         mine, new = [], []
         for b in kept.bopi:
-            key = (b.index, wire.dumps(b.output))
+            key = (b.index, stable_text(b.output))
             if key not in index:
                 index[key] = len(pairs)
                 pairs.append((b.index, b.args_after, b.output))
