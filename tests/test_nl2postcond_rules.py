@@ -109,3 +109,35 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
     assert any(factor == corpus.RERUN_WALL_FACTOR for _, factor in built["loaded_once"][2])
     assert built["loaded_always"][0] == "" and built["loaded_always"][1]["left_out"] == ["T/0"]
     assert not built["loaded_always"][1]["whole"]
+
+
+def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, monkeypatch):
+    """No upstream publishes the corpus: a user's mirror (SPECBENCH_DATA_MIRROR) may, and
+    the download keeps it only when its sha256 is the pinned build's; without a pin it is
+    not fetched, and the line names the build command."""
+    import hashlib
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from pytest_specbench.data import fetch, sources
+
+    served = tmp_path / "mirror" / "nl2postcond"
+    served.mkdir(parents=True)
+    (served / "corpus.jsonl").write_text('{"task_id": "T/0"}\n')
+    good = hashlib.sha256((served / "corpus.jsonl").read_bytes()).hexdigest()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "mirror")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        lines = {}
+        for name, pin in (("none", None), ("other", "0" * 64), ("pinned", good)):
+            monkeypatch.setattr(sources, "NL2POSTCOND_CORPUS_SHA256", pin)
+            root, staging = tmp_path / name, tmp_path / name / ".partial"
+            staging.mkdir(parents=True)
+            lines[name] = (fetch.nl2postcond_corpus_line(root, base, staging), (root / "nl2postcond" / "corpus.jsonl").is_file())
+    finally:
+        server.shutdown()
+    assert lines["none"][1] is False and "build-corpus" in lines["none"][0]
+    assert lines["other"][1] is False and "does not match the pinned" in lines["other"][0], lines["other"]
+    assert lines["pinned"][1] is True and "verified (from the mirror" in lines["pinned"][0], lines["pinned"]
