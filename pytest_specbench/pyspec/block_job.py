@@ -158,7 +158,8 @@ def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed, cpu_left=Non
             os.write(ANSWER_FD, ((json.dumps(fixed) + "\n") * len(cases)).encode())
             os._exit(0)
         seconds = cpu_seconds * len(cases) if cpu_left is None else min(cpu_seconds * len(cases), cpu_left)
-        seconds = max(1, int(seconds + 0.999))
+        # RLIMIT_CPU counts the process's whole CPU: the decoding so far is the harness's, on top
+        seconds = max(1, int(time.process_time() + seconds + 0.999))
         hard = resource.getrlimit(resource.RLIMIT_CPU)[1]  # the job's own limit: never above it
         if hard != resource.RLIM_INFINITY:
             seconds = min(seconds, max(1, hard - 1))
@@ -290,8 +291,6 @@ def _one_batch(keeper_sock, data, count, spent=None, left=None):
     measured = 0.0
     if ended is None:
         ended, measured = _read_end(keeper_sock)
-    if spent is not None:
-        spent[0] += measured
     got = b""
     while len(got) < ANSWER_BYTES * count:
         ready, _, _ = select.select([answer_r], [], [], 0)
@@ -312,6 +311,8 @@ def _one_batch(keeper_sock, data, count, spent=None, left=None):
         head = None
     if isinstance(head, dict) and set(head) == {"setup"}:  # the harness's own first line (module docstring)
         setup, lines = head["setup"], lines[1:]
+    if spent is not None:  # the answer's CPU: the child's, less the harness's decoding of its cases
+        spent[0] += max(0.0, measured - (setup if type(setup) in (int, float) and 0 <= setup <= measured else 0.0))
     out = []
     for i in range(count):
         try:
