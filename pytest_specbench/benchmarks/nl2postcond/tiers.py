@@ -162,9 +162,7 @@ def replay(ctx: Any, task: Mapping[str, Any], block: str, claims: Sequence[Found
 
 
 def _timed_out(outcome: Mapping[str, Any]) -> bool:
-    """A time-out in the search's child: its CPU limit, or the machine's load (``budget``)."""
-    return outcome.get("kind") == "budget" or (outcome.get("kind") == "raised" and not outcome.get("exc")
-                                               and "timeout" in str(outcome.get("line", "")))
+    return outcome.get("kind") == "raised" and not outcome.get("exc") and "timeout" in str(outcome.get("line", ""))
 
 
 def _plain(value: Any) -> Any:
