@@ -300,7 +300,7 @@ def download(folders: list[str], root: Path | None = None, *, out: TextIO = sys.
                 if folder == "postcondbench" and not is_offline and not unreachable:
                     _download_repos(root, base, staging, out)
                 if folder == "nl2postcond" and ok:
-                    _say(out, nl2postcond_corpus_line(root))
+                    _say(out, nl2postcond_corpus_line(root, base if not is_offline else None, staging))
                 failed |= not ok
             if missing_offline:
                 shown = ", ".join(missing_offline[:3]) + (f" and {len(missing_offline) - 3} more"
@@ -397,11 +397,22 @@ def _mark(root: Path, folder: str) -> None:
     (root / folder / MARKER).write_text(_digest(folder) + "\n")
 
 
-def nl2postcond_corpus_line(root: Path) -> str:
+def nl2postcond_corpus_line(root: Path, base: str | None = None, staging: Path | None = None) -> str:
     """What to do for nl2postcond's buggy-program corpus, which is derived from the
-    upstream programs just fetched and so not served: build it here."""
+    upstream programs just fetched, so no upstream serves it: a mirror of the user's
+    (``SPECBENCH_DATA_MIRROR``, ``base``) may, checked against the pinned hash
+    (without a pin nothing could check it: not fetched); else build it here, and
+    the build checks its own hash against the pin (docs/nl2postcond.md)."""
     corpus = root / "nl2postcond" / "corpus.jsonl"
     pin = S.NL2POSTCOND_CORPUS_SHA256
+    if not corpus.is_file() and base and pin and staging is not None:
+        try:
+            fetch_file(root, Entry("nl2postcond/corpus.jsonl", pin, None), base, staging)
+            return f"nl2postcond: {corpus}: verified (from the mirror, sha256 {pin[:16]}...)"
+        except DownloadError as exc:
+            mirrored = f" (the mirror's corpus: {exc})"
+    else:
+        mirrored = ""
     if corpus.is_file():
         state = ("verified" if content_sha256(corpus) == pin else
                  "present, not the pinned build" if pin else "present (no pinned hash to check it against)")
@@ -409,7 +420,7 @@ def nl2postcond_corpus_line(root: Path) -> str:
     check = f"; its sha256 is checked against the pinned {pin[:16]}..." if pin else ""
     return (f"nl2postcond: the buggy-program corpus is derived from upstream's programs and built here, not "
             f"downloaded: specbench nl2postcond build-corpus --specbench-data {root} --out {corpus} (resumable; "
-            f"hours on two cores, docs/timing.md){check}")
+            f"hours on two cores, docs/timing.md){check}{mirrored}")
 
 
 # ----------------------------------------------------------- PostcondBench repositories

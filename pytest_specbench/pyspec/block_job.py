@@ -21,7 +21,11 @@ libseccomp).  Three roles, in one job:
   descriptor but its answer pipe, sets its CPU limit, and installs a seccomp
   filter that denies every system call but memory, time, signals' return and
   ``write`` to its answer pipe (EPERM for the rest: no file, socket, IPC,
-  process, signal to another process or ptrace).  Then the block runs, and the
+  process, signal to another process or ptrace).  Nor can it sleep: ``futex``
+  may only wake (a single thread never waits), its answer pipe is
+  non-blocking, stdin is /dev/null; so a child's wall time is its CPU time and
+  the machine's, and a child killed at its wall deadline before its CPU limit
+  was slowed by the machine, not by its answer (``budget``: E, #46).  Then the block runs, and the
   harness's code writes one answer line: ``holds`` (it completed), ``violated``
   (``AssertionError``) or ``raised`` (any other exception, with its type), with
   the CPU seconds the case took (for a per-input time rule, nl2postcond's
@@ -37,17 +41,36 @@ makes the cases itself, with Hypothesis, the reference and the contract
 each case to a fresh child of its own; see :mod:`.pbt_keeper`.
 """
 import ctypes
+import fcntl
 import json
 import os
 import resource
 import select
 import signal
 import socket
+import struct
 import sys
 import time
 
 ANSWER_BYTES = 4096  # what the keeper reads of a child's answer
 ANSWER_FD = 9  # a case child's answer pipe, moved to this number (the filter names it)
+# The answer pipe's size: every honest answer of a batch fits (64 lines of at most a few KB), so
+# the harness's writes never wait; the pipe is non-blocking, so a child that fills it gets
+# EAGAIN instead of sleeping until its wall deadline.
+ANSWER_PIPE_BYTES = 1 << 20
+F_SETPIPE_SZ = 1031
+# futex commands a child may use: the waking ones (a single-threaded process never has to wait;
+# a wait is how a child would spend wall time without CPU time).  FUTEX_CMD_MASK leaves out the
+# private and clock flags.
+FUTEX_CMD_MASK, FUTEX_WAKE, FUTEX_WAKE_BITSET = 0x7F, 1, 10
+# CPU seconds of a child the harness spends outside its figures (fork, the answer lines, the
+# exit, which frees what the setup decoded): what a batch's rusage may exceed the setup and the
+# sum of its claims by before the rest counts as hidden.  Measured: 2 ms + 0.07 ms per case
+# (1 to 64 cases of 20,000-element lists), about 15% of the setup's figure at 64.
+CHARGE_SLACK, CHARGE_SLACK_PER_CASE, CHARGE_SLACK_OF_SETUP = 0.01, 0.001, 0.25
+# A child's wall deadline, in multiples of its CPU limit (plus a second): reached only by a child
+# that got less than a tenth of a CPU, which is the machine's doing (``budget``).
+DEADLINE_FACTOR = 10
 LINE_CHARS = 300
 PR_SET_DUMPABLE = 4
 # Modules a block may use without importing anything itself (an `import` inside a
@@ -56,7 +79,7 @@ PRELOADED = ("re", "math", "cmath", "string", "itertools", "functools", "collect
              "bisect", "statistics", "fractions", "decimal", "numbers", "typing", "copy", "random", "hashlib",
              "datetime", "unicodedata", "json")
 # System calls a case child keeps (x86_64 and aarch64 names; unknown ones are skipped).
-ALLOWED = ("read", "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "futex", "rt_sigreturn",
+ALLOWED = ("read", "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "rt_sigreturn",
            "rt_sigaction", "rt_sigprocmask", "sigaltstack", "clock_gettime", "clock_getres", "gettimeofday",
            "getrandom", "exit", "exit_group", "getpid", "gettid", "fstat", "newfstatat", "lseek", "close",
            "getrusage", "sched_yield", "restart_syscall")
@@ -78,6 +101,8 @@ def _make_filter(answer_fd):
             pass  # a name this architecture lacks
     for fd in (answer_fd, 1, 2):  # 1 and 2 are /dev/null: print() inside a block works
         flt.add_rule(sc.ALLOW, "write", sc.Arg(0, sc.EQ, fd))
+    for command in (FUTEX_WAKE, FUTEX_WAKE_BITSET):
+        flt.add_rule(sc.ALLOW, "futex", sc.Arg(1, sc.MASKED_EQ, FUTEX_CMD_MASK, command))
     return flt
 
 
@@ -107,10 +132,11 @@ def _answer(exc):
     return ("violated" if isinstance(exc, AssertionError) else "raised"), name, text
 
 
-def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed):  # noqa: C901
+def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed, cpu_left=None):  # noqa: C901
     """In a forked child of the zygote: evaluates one batch of cases (each of them
     from a fresh copy of the preamble's names), one answer line per case in
-    order; never returns."""
+    order; never returns.  Its CPU limit: ``cpu_seconds`` per case, at most
+    ``cpu_left`` (what is left of the job's CPU budget for answers)."""
     try:
         os.dup2(answer_fd, ANSWER_FD)
         os.dup2(case_fd, ANSWER_FD + 1)
@@ -122,16 +148,26 @@ def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed):  # noqa: C9
 
         blob = _read_exact(case_fd, size)
         os.close(case_fd)
+        try:
+            fcntl.fcntl(ANSWER_FD, F_SETPIPE_SZ, ANSWER_PIPE_BYTES)
+        except OSError:
+            pass  # a lower system maximum: the default 64 KB holds a batch's usual answers
+        os.set_blocking(ANSWER_FD, False)  # the filter denies fcntl: the block cannot undo it
         cases = wire.loads(blob)
         if fixed is not None:
             os.write(ANSWER_FD, ((json.dumps(fixed) + "\n") * len(cases)).encode())
             os._exit(0)
-        seconds = max(1, int(cpu_seconds * len(cases) + 0.999))
+        seconds = cpu_seconds * len(cases) if cpu_left is None else min(cpu_seconds * len(cases), cpu_left)
+        # RLIMIT_CPU counts the process's whole CPU: the decoding so far is the harness's, on top
+        seconds = max(1, int(time.process_time() + seconds + 0.999))
         hard = resource.getrlimit(resource.RLIMIT_CPU)[1]  # the job's own limit: never above it
         if hard != resource.RLIM_INFINITY:
             seconds = min(seconds, max(1, hard - 1))
         resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1 if hard == resource.RLIM_INFINITY else hard))
         _FILTER[0].load()
+        # The CPU this child spent before any answer code ran (decoding its cases): a figure no
+        # block can have touched, written first; the keeper subtracts it from the child's rusage.
+        os.write(ANSWER_FD, (json.dumps({"setup": round(time.process_time(), 6)}) + "\n").encode())
     except BaseException:  # noqa: BLE001 - the harness's own failure: no answer, the keeper says so
         os._exit(3)
     for case in cases:
@@ -173,10 +209,12 @@ def _zygote(control, preamble, source, case_seconds):
     except BaseException as exc:  # noqa: BLE001 - SyntaxError, RecursionError, MemoryError, ...: the answer's
         code, compile_error = None, "does not compile: " + _one_line(f"{type(exc).__name__}: {exc}")
     while True:
-        msg, fds, _, _ = socket.recv_fds(control, 16, 2)
+        msg, fds, _, _ = socket.recv_fds(control, 32, 2)
         if not msg or len(fds) != 2:
             os._exit(0)
         case_fd, answer_fd = fds
+        count, _, left = msg[1:].partition(b":")  # b"c<cases>[:<CPU seconds left>]", from the keeper
+        count, left = int(count or b"1"), float(left) if left else None
         # A child reads every case, even when nothing will run: the case pipe then
         # holds the next child's case only.
         fixed = {"kind": "harness", "exc": "", "line": harness_error} if harness_error else \
@@ -184,32 +222,58 @@ def _zygote(control, preamble, source, case_seconds):
         pid = os.fork()
         if pid == 0:
             control.close()
-            _case_child(case_fd, answer_fd, base, code, case_seconds, fixed)
+            _case_child(case_fd, answer_fd, base, code, case_seconds, fixed, left)
         os.close(case_fd)
         os.close(answer_fd)
-        deadline = time.monotonic() + case_seconds * 3 * int(msg[1:] or b"1") + 1
-        status = None
+        # The child's CPU limit (the same figure as in _case_child) ends a child that spins; this
+        # wall deadline only one the machine does not run (it cannot sleep: module docstring), so
+        # it may be generous: waiting costs no CPU.
+        limit = max(1, int((case_seconds * count if left is None else min(case_seconds * count, left)) + 0.999))
+        deadline = time.monotonic() + DEADLINE_FACTOR * (limit + 1)
+        status, usage = None, None
         while status is None:
-            done, st = os.waitpid(pid, os.WNOHANG)
+            done, st, usage = os.wait4(pid, os.WNOHANG)
             if done:
                 status = st
             elif time.monotonic() > deadline:
                 os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+                _, _, usage = os.wait4(pid, 0)
                 status = -1
             else:
                 time.sleep(0.0005)
-        # "e": the harness failed before any answer ran (only the zygote can say so).
-        control.sendall(b"e" if harness_error else b"t" if status == -1 else b"d")
+        # The child's CPU seconds as the kernel counted them (its rusage, read here, where no
+        # answer code runs): the keeper's measure of the answer's time (never the child's word).
+        cpu = usage.ru_utime + usage.ru_stime
+        # "e": the harness failed before any answer ran (only the zygote can say so);
+        # "w": killed at the wall deadline, before its CPU limit: the machine's load;
+        # "t": its CPU limit ended it (SIGXCPU, or SIGKILL at the hard limit): the answer's time.
+        cpu_limit = status != -1 and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU,
+                                                                                     signal.SIGKILL)
+        control.sendall((b"e" if harness_error else b"w" if status == -1 else b"t" if cpu_limit else b"d")
+                        + struct.pack("!d", cpu))
 
 
-def _one_batch(keeper_sock, data, count):
+def _read_end(sock):
+    """The zygote's word on a child's end: (status byte, the child's CPU seconds); (b"", 0) when it is gone."""
+    got = b""
+    while len(got) < 9:
+        chunk = sock.recv(9 - len(got))
+        if not chunk:
+            return b"", 0.0
+        got += chunk
+    return got[:1], struct.unpack("!d", got[1:])[0]
+
+
+def _one_batch(keeper_sock, data, count, spent=None, left=None):
     """Hand one batch of ``count`` cases to a fresh child (through pipes of its
-    own) and read its answers, one per case."""
+    own) and read its answers, one per case; ``spent`` (a one-item list) gets
+    the child's CPU seconds added, as the zygote measured them; ``left``: the
+    most CPU seconds the child may spend."""
     case_r, case_w = os.pipe()
     answer_r, answer_w = os.pipe()
     try:
-        socket.send_fds(keeper_sock, [b"c" + str(count).encode()], [case_r, answer_w])
+        socket.send_fds(keeper_sock, [b"c" + str(count).encode() + (b"" if left is None else b":%.3f" % left)],
+                        [case_r, answer_w])
     except OSError:
         ended = b""
     else:
@@ -224,8 +288,9 @@ def _one_batch(keeper_sock, data, count):
     except OSError:  # the child ended before reading its cases (it is told below)
         pass
     os.close(case_w)
+    measured = 0.0
     if ended is None:
-        ended = keeper_sock.recv(1)
+        ended, measured = _read_end(keeper_sock)
     got = b""
     while len(got) < ANSWER_BYTES * count:
         ready, _, _ = select.select([answer_r], [], [], 0)
@@ -239,6 +304,15 @@ def _one_batch(keeper_sock, data, count):
     if not ended:
         return [{"kind": "harness", "exc": "", "line": "the spec service's zygote ended", "zygote_ended": True}] * count
     lines = got.split(b"\n")
+    setup = None
+    try:
+        head = json.loads(lines[0]) if lines else None
+    except ValueError:
+        head = None
+    if isinstance(head, dict) and set(head) == {"setup"}:  # the harness's own first line (module docstring)
+        setup, lines = head["setup"], lines[1:]
+    if spent is not None:  # the answer's CPU: the child's, less the harness's decoding of its cases
+        spent[0] += max(0.0, measured - (setup if type(setup) in (int, float) and 0 <= setup <= measured else 0.0))
     out = []
     for i in range(count):
         try:
@@ -249,6 +323,9 @@ def _one_batch(keeper_sock, data, count):
             first = {}
         if ended == b"e":  # the harness failed before any answer ran: only the zygote can say so
             out.append({"kind": "harness", "exc": "", "line": _one_line(first.get("line", ""))})
+        elif ended == b"w" and first.get("kind") not in ("holds", "violated", "raised"):
+            out.append({"kind": "budget", "exc": "", "line": "the spec process got too little CPU before its "
+                                                           "wall-clock deadline (the machine's load)"})
         elif first.get("kind") in ("holds", "violated", "raised"):
             cpu = first.get("cpu")
             out.append({"kind": first["kind"], "exc": _one_line(first.get("exc", ""), 100),
@@ -258,7 +335,28 @@ def _one_batch(keeper_sock, data, count):
         else:
             out.append({"kind": "raised", "exc": "", "line": "timeout" if ended == b"t"
                         else "the spec process ended without an answer"})
+    _charge_unexplained(out, measured, setup)
     return out
+
+
+def _charge_unexplained(outs, measured, setup):
+    """Each answer's ``cpu`` is the child's own figure, and the child runs the answer, so
+    it could write a small one.  The zygote's figure for the whole child (its rusage) is
+    not the child's to write: what it holds beyond the harness's setup and the sum of the
+    figures claimed (less a slack for the harness's own per-case work) is charged to every
+    answered case of the batch.  A child that under-reports one case raises them all by
+    what it hid; an honest one changes nothing (``--nl2postcond-time=upstream``)."""
+    answered = [o for o in outs if o.get("kind") in ("holds", "violated", "raised") and "cpu" in o]
+    if not answered or type(setup) not in (int, float) or not 0 <= setup < 1e6:
+        for o in answered:  # no setup line: a harness fault or a fixed answer; nothing to trust
+            o["cpu"] = None
+        return
+    claimed = sum(o["cpu"] or 0.0 for o in answered)
+    hidden = measured - setup - claimed - (CHARGE_SLACK + CHARGE_SLACK_PER_CASE * len(outs)
+                                           + CHARGE_SLACK_OF_SETUP * setup)
+    if hidden > 0:
+        for o in answered:
+            o["cpu"] = (o["cpu"] or 0.0) + hidden
 
 
 def main(config_path):
@@ -300,7 +398,10 @@ def main(config_path):
         import wire
 
         def ask(case):
-            return _one_batch(keeper_sock, wire.dumps([case]).encode(), 1)[0]
+            out = _one_batch(keeper_sock, wire.dumps([case]).encode(), 1)[0]
+            if out["kind"] == "budget":  # the search's readers know a time-out (never a refutation) by this form
+                out = {"kind": "raised", "exc": "", "line": "timeout (" + out["line"] + ")"}
+            return out
 
         specbench_search.run(search, ask, record)
         batches = []
@@ -308,12 +409,22 @@ def main(config_path):
         with open(cfg["cases"], "rb") as fh:  # read only now: the zygote never held a case
             batches = json.loads(fh.read())  # [[case index, ...], wire text of those cases]
         os.unlink(cfg["cases"])
+    # The answer's CPU budget for the whole job, counted from the children's rusage: once it is
+    # spent, no further batch starts, and the cases left are the answer's time-outs (F).  The
+    # job's own limits (the sandbox's) stay the outer wall.
+    budget, spent = float(cfg.get("cpu_budget") or 0), [0.0]
     for indices, blob in batches:
-        outs = _one_batch(keeper_sock, blob.encode(), len(indices))
+        if budget and spent[0] >= budget:
+            for index in indices:
+                record({"case": index, "kind": "raised", "exc": "",
+                        "line": f"timeout (the postcondition spent the evaluation's {budget:g} CPU seconds)"})
+            continue
+        outs = _one_batch(keeper_sock, blob.encode(), len(indices), spent, budget - spent[0] if budget else None)
         for index, out in zip(indices, outs):
             record({"case": index, **out})
         if outs and outs[0].get("zygote_ended"):
             break
+    record({"event": "cpu", "seconds": round(spent[0], 6)})
     keeper_sock.close()
     os.waitpid(pid, 0)
     record({"event": "finish"})

@@ -6,8 +6,21 @@ spec process that holds that case alone and is confined by a seccomp filter
 What the harness learns per case is one :class:`BlockOutcome`: ``holds`` (the
 block completed), ``violated`` (it raised ``AssertionError``), ``raised`` (any
 other exception, with its type, or a time-out / a process that ended without
-answering), or ``harness`` (the benchmark's preamble failed, or the machine
-has no libseccomp: never caused by the answer; the caller raises E).
+answering), ``harness`` (the benchmark's preamble failed, or the machine
+has no libseccomp: never caused by the answer; the caller raises E) or
+``budget`` (the harness's own budget ran out before the case was answered,
+with the answer's CPU time under its share: the machine's load; E, never
+cached, #46/#48).
+
+Whose time ran out.  A block's child cannot sleep (:mod:`.block_job`): its
+wall time is CPU time plus the machine's.  So the *answer's* budget is CPU
+time: each child's CPU limit (``case_seconds`` per case) and the job's CPU
+limit (``timeout``), measured from outside (the child's rlimit; the job's CPU
+as the sandbox counts it).  Spending either is the answer's time: ``raised``
+(F).  The job's wall clock (:data:`WALL_FACTOR` times ``timeout``, plus
+:data:`WALL_SECONDS`) and a
+child's wall deadline are the machine's: reaching one with the CPU limit not
+reached is ``budget`` (E).
 """
 from __future__ import annotations
 
@@ -25,11 +38,18 @@ from ..execution.protocol import CommandJob
 JOB_SCRIPT = Path(__file__).with_name("block_job.py")
 SEARCH_SCRIPT = Path(__file__).with_name("pbt_keeper.py")
 INSTALL_HINT = "libseccomp not available: apt-get install libseccomp2 (and pip install pyseccomp)"
+# The job's wall-clock limit: WALL_FACTOR times its CPU limit, plus WALL_SECONDS (the interpreter's
+# start): a job the machine runs slowly gets room, and one the answer keeps busy meets its CPU
+# limit first (module docstring).  Waiting costs no CPU: the answer cannot sleep.
+WALL_FACTOR, WALL_SECONDS = 4.0, 30.0
+# The sandbox's CPU figure of a job lags the kernel's own count a little (command.py): a job
+# killed at its wall clock with this share of its CPU limit spent counts as spent.
+CPU_SPENT = 0.8
 
 
 @dataclass(frozen=True)
 class BlockOutcome:
-    kind: str  # "holds" | "violated" | "raised" | "harness"
+    kind: str  # "holds" | "violated" | "raised" | "harness" | "budget"
     exc_type: str = ""
     line: str = ""
     # CPU seconds the case took, as its spec process reported it (None: no answer).  That
@@ -82,7 +102,7 @@ def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: 
     :mod:`.icontract_search`), shipped as ``specbench_search.py``."""
     nonce = secrets.token_hex(16)
     config = {"nonce": nonce, "preamble": preamble, "source": source, "case_seconds": case_seconds,
-              "cases": "blocks-cases.json"}
+              "cases": "blocks-cases.json", "cpu_budget": timeout}
     files = {"specbench_blocks.py": JOB_SCRIPT.read_bytes(), "wire.py": Path(wire.__file__).read_bytes(),
              "blocks-cases.json": json.dumps([[list(b), wire.dumps([cases[i] for i in b])] for b in
                                               (batches or [[i] for i in range(len(cases))])]).encode()}
@@ -92,12 +112,15 @@ def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: 
                       "search-config.json": json.dumps(search).encode()})
     files["blocks-config.json"] = json.dumps(config).encode()
     job = CommandJob(argv=(sys.executable, "-s", "-E", "specbench_blocks.py", "blocks-config.json"), files=files,
-                     wall_seconds=timeout, cpu_seconds=timeout, memory_mb=2048, output_bytes=1 << 16)
+                     wall_seconds=timeout * WALL_FACTOR + WALL_SECONDS, cpu_seconds=timeout, memory_mb=2048, output_bytes=1 << 16)
     return job, nonce
 
 
-def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool) -> list[BlockOutcome]:
-    """Per case, its outcome; cases the job did not reach are ``raised`` with why."""
+def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool,
+                cpu_spent: bool = True) -> list[BlockOutcome]:
+    """Per case, its outcome; cases the job did not reach are ``raised`` with why,
+    or ``budget`` when the job ran out of time with its CPU limit not spent
+    (``cpu_spent`` false: the machine's load, module docstring)."""
     mine = [r for r in records if isinstance(r, dict) and r.get("nonce") == nonce]
     if not any(r.get("event") == "start" for r in mine):
         raise InfrastructureError("the spec job's keeper did not start (no start record)")
@@ -105,25 +128,38 @@ def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool)
     for rec in mine:
         index = rec.get("case")
         if isinstance(index, int) and 0 <= index < cases and index not in found \
-                and rec.get("kind") in ("holds", "violated", "raised", "harness"):
+                and rec.get("kind") in ("holds", "violated", "raised", "harness", "budget"):
             cpu = rec.get("cpu")
             found[index] = BlockOutcome(rec["kind"], str(rec.get("exc", "")), str(rec.get("line", "")),
                                         float(cpu) if type(cpu) in (int, float) else None)
-    why = "timeout (the whole evaluation)" if timed_out else "the evaluation ended early"
-    return [found.get(i, BlockOutcome("raised", "", why)) for i in range(cases)]
+    if timed_out and not cpu_spent:
+        missing = BlockOutcome("budget", "", "the evaluation's wall-clock limit passed with its CPU limit not spent "
+                                             "(the machine's load)")
+    else:
+        missing = BlockOutcome("raised", "", "timeout (the whole evaluation)" if timed_out
+                               else "the evaluation ended early")
+    return [found.get(i, missing) for i in range(cases)]
 
 
 def check_blocks(executor: Any, preamble: str, source: str, cases: Sequence[dict], case_seconds: float = 2.0,
                  timeout: float = 60.0, batches: Sequence[Sequence[int]] | None = None) -> list[BlockOutcome]:
     """End to end in the ``command`` executor: per case, its outcome (``batches``:
     which cases share a spec process; default none).  A case the harness could
-    not evaluate (``harness``) raises :class:`InfrastructureError`."""
+    not evaluate (``harness``), or could not reach within its own budget
+    (``budget``: the machine's load), raises :class:`InfrastructureError`:
+    E, and not a lasting failure, so no cache keeps it (#48)."""
     if not cases:
         return []
     job, nonce = blocks_job(preamble, source, cases, case_seconds, timeout, batches)
     result = executor.run(None, job)
-    outcomes = read_blocks(result.records, nonce, len(cases), result.timed_out)
+    outcomes = read_blocks(result.records, nonce, len(cases), result.timed_out,
+                           cpu_spent=result.cpu >= CPU_SPENT * job.cpu_seconds)
     broken = next((o for o in outcomes if o.kind == "harness"), None)
     if broken is not None:
         raise InfrastructureError(f"the spec service could not evaluate: {broken.line or INSTALL_HINT}")
+    late = [i for i, o in enumerate(outcomes) if o.kind == "budget"]
+    if late:
+        raise InfrastructureError(f"the spec service ran out of its own time on {len(late)} of {len(cases)} cases "
+                                  f"(case #{late[0]}: {outcomes[late[0]].line}; the job used {result.cpu:.1f} of "
+                                  f"{job.cpu_seconds:.1f} CPU s in {result.wall:.1f} s): run again on a quieter machine")
     return outcomes

@@ -12,7 +12,7 @@ from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
 from . import corpus, metrics, observe, tasks, tier_checks, tiers
 from .answers import AnswerError, postcondition_text
-from .evaluate import evaluate, over_upstream_time, rejects
+from .evaluate import evaluate, over_upstream_digits, over_upstream_time, rejects
 from .options import OPTIONS
 from ...metrics.reducers import evaluate as evaluate_metrics
 
@@ -96,6 +96,8 @@ class Nl2PostcondBenchmark:
         if ctx.option("nl2postcond_time") == "upstream":
             reference = over_upstream_time(reference, observe.reference_seconds(
                 task.data, digest, ctx.option("nl2postcond_inputs"), ctx))
+        if ctx.option("nl2postcond_long_ints") == "upstream":
+            reference = over_upstream_digits(reference, cases)
         failing = [(i, o) for i, o in enumerate(reference) if o.kind != "holds"]
         details: dict[str, Any] = {"cases": len(cases), "test_set_correct": True,
                                    **_kills(done, ctx.option("nl2postcond_kill"), ctx.option("nl2postcond_codes")),

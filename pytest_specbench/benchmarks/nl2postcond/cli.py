@@ -71,11 +71,12 @@ def _build(args) -> int:
           f"wall {figures['wall']} s, harness CPU {figures['harness_cpu']} s, sandbox CPU {sandbox_cpu:.1f} s, "
           f"{rate:.2f} programs/s; load average {os.getloadavg()[0]:.1f}")
     if figures["left_out"]:
-        print(f"  left out (the reference fails on a test input): {', '.join(figures['left_out'])}")
+        print(f"  left out (why: the lines above; a re-run tries them again): {', '.join(figures['left_out'])}")
     print(f"  use it with --nl2postcond-corpus={out}")
-    if (root and not args.tasks and args.candidates is None and args.inputs == "base+plus" and args.oracle == "exact"
-            and not figures["left_out"]):
+    if root and figures["whole"] and args.candidates is None and args.inputs == "base+plus" and args.oracle == "exact":
         print("  " + _against_pin(out))
+    elif root:
+        print("  not the whole default corpus yet (some tasks have no part): no hash to check")
     return 0
 
 
@@ -90,5 +91,5 @@ def _against_pin(out: Path) -> str:
         return f"sha256 {actual} (no pinned build to compare with)"
     if actual == pin:
         return f"sha256 {actual}: the pinned build"
-    return (f"sha256 {actual} differs from the pinned {pin}: a program near its time limit may have ended "
-            f"otherwise on this machine (docs/nl2postcond.md)")
+    return (f"sha256 {actual} differs from the pinned {pin}: a program near its CPU limit may have ended "
+            f"otherwise on this machine (docs/nl2postcond.md, 'Deterministic')")

@@ -49,6 +49,11 @@ NATURAL = 200  # upstream's first 200 programs per task come from the plain code
 # programs that count down to a divisor ran past 18 minutes each).  Upstream's run bounds each
 # program too (EvalPlus ends a program's process after the sum of its per-input limits).
 STOP_AFTER_TIMEOUTS = (10, 30)
+# A program whose time-outs include one the wall clock decided (its CPU limit not reached: the
+# machine's load) runs again, alone, with this many times its CPU limit in wall time; if the wall
+# clock still decides one, its task is left for a later run (no part file: the resume builds it).
+# So what a part records never depends on the load: each time-out is a CPU limit's.
+RERUN_WALL_FACTOR = 20.0
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,33 @@ class Kept:
 
     def line(self) -> str:
         return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
-                           "bopi": wire.dumps([[b.index, list(b.args_after), b.output] for b in self.bopi])})
+                           "bopi": stable_text([[b.index, list(b.args_after), b.output] for b in self.bopi])})
+
+
+def stable_text(value: Any) -> str:
+    """``value``'s wire text with the members of every set and frozenset in the order of
+    their own text: the same bytes for equal values in any process (a set of strings
+    iterates in an order the process's hash seed decides, and the build's process, unlike
+    the sandbox's, has no fixed seed).  The corpus's bytes and its distinct (input, bad
+    output) pairs are keyed by it."""
+    return _plain_text(_sorted_sets(wire.to_plain(value)))
+
+
+def _plain_text(plain: Any) -> str:
+    return json.dumps(plain, allow_nan=True, separators=(",", ":"))  # as wire.dumps writes plain data
+
+
+def _sorted_sets(plain: Any) -> Any:
+    if isinstance(plain, list):
+        return [_sorted_sets(v) for v in plain]
+    if isinstance(plain, dict) and len(plain) == 1:
+        (tag, body), = plain.items()
+        if tag in ("s", "f"):
+            members = [_sorted_sets(v) for v in body]
+            return {tag: [m for _, m in sorted(((_plain_text(m), m) for m in members), key=lambda km: km[0])]}
+        if tag in ("t", "d") and isinstance(body, list):
+            return {tag: [_sorted_sets(v) for v in body]}
+    return plain
 
 
 def read_candidates(path: Path) -> Iterator[Candidate]:
@@ -121,7 +152,7 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
     for cand in sorted(programs, key=lambda c: c.program):
         bopi = [Bopi(o.index, o.args_after, o.result) for o in observations.get(cand.program, ())
                 if o.status == "ok" and not matches(task, inputs[o.index], o.result, reference[o.index])]
-        pairs = {(b.index, wire.dumps(b.output)) for b in bopi}
+        pairs = {(b.index, stable_text(b.output)) for b in bopi}
         if bopi and not pairs <= seen:
             seen |= pairs
             kept.append(Kept(cand.task_id, cand.program, cand.program < NATURAL, tuple(bopi)))
@@ -221,7 +252,18 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             groups = distinct_programs(by_task[task_id])
             futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu, STOP_AFTER_TIMEOUTS)
                        for k, group in groups.items()}
-            observations = {c.program: futures[k].result() for k, group in groups.items() for c in group}
+            seen = {k: future.result() for k, future in futures.items()}
+            loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
+            for k in loaded:  # the pool is idle now: one program at a time
+                seen[k] = observe(executors[0], groups[k][0].code, task, key, calls, limits.call_cpu,
+                                  STOP_AFTER_TIMEOUTS, wall_factor=RERUN_WALL_FACTOR)
+            still = [groups[k][0].program for k in loaded if any(o.wall_stop for o in seen[k])]
+            if still:
+                log(f"{task_id}: programs {still[:5]} were stopped by the wall clock with CPU time to spare "
+                    f"(the machine's load), run alone too; task left for a later run (resume builds it)")
+                figures["left_out"].append(task_id)
+                continue
+            observations = {c.program: seen[k] for k, group in groups.items() for c in group}
             kept = select(task, reference, by_task[task_id], observations, oracle)
             tmp = part.with_suffix(".tmp")
             tmp.write_text("".join(k.line() + "\n" for k in kept), encoding="utf-8")
@@ -231,11 +273,16 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             figures["runs"] += len(groups)
             figures["kept"] += len(kept)
             figures["bopi"] += bopi
-            log(f"[{n}/{len(wanted)}] {task_id}: {len(by_task[task_id])} programs ({len(groups)} distinct, run), "
+            figures["reruns"] = figures.get("reruns", 0) + len(loaded)
+            log(f"[{n}/{len(wanted)}] {task_id}: {len(by_task[task_id])} programs ({len(groups)} distinct, run"
+                f"{f'; {len(loaded)} again, alone, after a wall-clock stop' if loaded else ''}), "
                 f"{len(kept)} kept, {bopi} bopi ({time.monotonic() - t0:.1f} s)")
     finally:
         pool.close()
     done = sorted(parts.glob("*.jsonl"), key=lambda p: _task_order(p.stem.replace("_", "/")))
+    # Every task with candidates has its part (whatever --tasks this run had: a build in chunks
+    # completes too): the corpus is whole, and its hash can be checked against the pin.
+    figures["whole"] = {p.stem for p in done} >= {t.replace("/", "_") for t in tasks if t in by_task}
     tmp = out.with_suffix(".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         for part in done:

@@ -49,25 +49,31 @@ class Observation:
     result: Any = None
     exc_type: str = ""
     cpu: float = 0.0  # CPU seconds of the call, as the sandbox measured it
+    # a time-out the call's wall-clock bound ended, its CPU limit not reached: the machine's
+    # load decided it, not the program (the corpus build runs such a program again)
+    wall_stop: bool = False
 
 
 def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
-            cpu: float, stop_after_timeouts: tuple[int, int] | None = None) -> list[Observation]:
+            cpu: float, stop_after_timeouts: tuple[int, int] | None = None,
+            wall_factor: float | None = None) -> list[Observation]:
     """Run ``code``'s entry point on every call in the sandbox; one observation per input.
     With ``stop_after_timeouts`` = (in a row, in all), a program that times out on
     that many inputs in a row, or on that many in all, is stopped there: the inputs
     after are time-outs too (a program that hangs on HumanEval/11's inputs, or on
     HumanEval/13's large ones, would otherwise take a CPU second per input)."""
     job = CallsJob(observed_program(code, task["entry_point"]), OBSERVER, calls_key, lambda: calls,
-                   range(len(calls)), call_cpu=[cpu] * len(calls))
-    in_a_row, in_all = [0], [0]
+                   range(len(calls)), call_cpu=[cpu] * len(calls), wall_factor=wall_factor)
+    in_a_row, in_all, stopped = [0], [0], [False]
 
     def on_outcome(outcome) -> bool:
         timed_out = outcome.status == "timeout"
         in_a_row[0] = in_a_row[0] + 1 if timed_out else 0
         in_all[0] += timed_out
-        return stop_after_timeouts is None or (in_a_row[0] < stop_after_timeouts[0]
-                                               and in_all[0] < stop_after_timeouts[1])
+        go_on = stop_after_timeouts is None or (in_a_row[0] < stop_after_timeouts[0]
+                                                and in_all[0] < stop_after_timeouts[1])
+        stopped[0] = stopped[0] or not go_on
+        return go_on
 
     result = executor.run(None, job, on_outcome)
     if result.load_error:
@@ -75,8 +81,10 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
     out = []
     for i in range(len(calls)):
         outcome = result.outcomes.get(i)
-        if outcome is None or outcome.status == "timeout":
-            out.append(Observation(i, "timeout"))
+        if outcome is None:  # after the stop rule, the program's; else its job's wall clock ran out
+            out.append(Observation(i, "timeout", wall_stop=not stopped[0]))
+        elif outcome.status == "timeout":
+            out.append(Observation(i, "timeout", wall_stop=outcome.wall_stop))
         elif outcome.status != "ok":
             out.append(Observation(i, "raise", exc_type=outcome.exc_type))
         else:

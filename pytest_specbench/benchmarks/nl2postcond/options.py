@@ -22,6 +22,10 @@ OPTIONS = (
                                "only) or upstream (the postcondition within max(0.2 s, 2x the reference's time) "
                                "less the reference's time on each input, as upstream's script)",
            default="paper", choices=("paper", "upstream")),
+    Option("nl2postcond_long_ints", "outputs holding an int of more than 4,300 digits (HumanEval/83): paper "
+                                    "(values, compared as any other) or upstream (the case fails, as in upstream's "
+                                    "run, whose harness could not render them as text)",
+           default="paper", choices=("paper", "upstream")),
     Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` wrote "
                                  "(default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)", default=None),
 ) + TIER_OPTIONS  # the tiers of evidence (issue #47), shared with the other Python-spec families

@@ -1,0 +1,101 @@
+"""Whose time ran out in a postcondition's evaluation job (#46, #48's rule): the
+answer's (its CPU limits: F) or the harness's (the wall clock the machine's
+load eats: E, never cached).  No test here times anything: each forces one
+limit and asserts the verdict's kind."""
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+from pytest_specbench.errors import InfrastructureError, RepeatableError
+from pytest_specbench.execution.command import CommandExecutor
+from pytest_specbench.pyspec import blocks
+from pytest_specbench.pyspec.blocks import BlockOutcome, available, check_blocks, read_blocks
+
+pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
+FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
+
+
+@pytest.fixture(scope="module")
+def command_executor():
+    ex = CommandExecutor()
+    yield ex
+    ex.close()
+
+
+def test_the_harness_budget_running_out_is_an_infrastructure_error_never_the_samples(command_executor, monkeypatch):
+    """HumanEval/15 r9 failed (F) when a loaded machine ate the job's wall clock.  Here the
+    wall clock is forced tiny and the CPU budget left large: whatever the answer does (it
+    spins), the cases it did not reach are the harness's, E, and not a lasting failure."""
+    monkeypatch.setattr(blocks, "WALL_FACTOR", 0.0)
+    monkeypatch.setattr(blocks, "WALL_SECONDS", 1.0)
+    # (on a loaded machine the keeper may not even have started within the second: E too)
+    with pytest.raises(InfrastructureError, match="ran out of its own time|keeper did not start") as err:
+        check_blocks(command_executor, "", "while True: pass", [{"inputs": {}, "return_value": 1}],
+                     case_seconds=5.0, timeout=30.0)
+    assert not isinstance(err.value, RepeatableError)  # the result cache keeps only RepeatableError (#48)
+
+
+def test_an_answer_that_spends_the_cpu_budget_fails_and_gets_no_more(command_executor):
+    """The answer's own time stays F: its child meets the CPU left of the job's budget
+    (1 s here, though 5 s per case were allowed), and no later batch starts."""
+    cases = [{"inputs": {"k": k}, "return_value": 1} for k in range(3)]
+    got = check_blocks(command_executor, "", "while True: pass", cases, case_seconds=5.0, timeout=1.0,
+                       batches=[[0], [1], [2]])
+    assert [o.kind for o in got] == ["raised"] * 3, got
+    assert got[0].line == "timeout" and all("spent the evaluation's 1 CPU seconds" in o.line for o in got[1:]), got
+
+
+def test_missing_cases_are_the_machines_only_when_the_cpu_budget_was_not_spent():
+    records = [{"event": "start", "nonce": "n"}, {"case": 0, "kind": "holds", "nonce": "n"}]
+    assert read_blocks(records, "n", 2, timed_out=True, cpu_spent=True)[1].kind == "raised"
+    assert read_blocks(records, "n", 2, timed_out=True, cpu_spent=False)[1].kind == "budget"
+    assert read_blocks(records, "n", 2, timed_out=False, cpu_spent=False)[1] == \
+        BlockOutcome("raised", "", "the evaluation ended early")
+
+
+@pytest.mark.skipif(FUTEX is None, reason="futex's system call number is known here for x86_64 and aarch64 only")
+def test_an_answer_cannot_sleep_to_pass_its_slowness_off_as_the_machines(command_executor):
+    """A child that could wait without spending CPU (a futex wait, a blocking write to its
+    full answer pipe) would reach its wall deadline with its CPU limit unspent, which the
+    harness counts as the machine's load (E).  Both ways are closed: the wait is denied
+    (EPERM at once), the full pipe refuses the write (EAGAIN), and the case is F."""
+    block = (
+        "import ctypes, os\n"
+        "if mode == 'futex':\n"
+        "    libc = ctypes.CDLL(None, use_errno=True)\n"
+        "    word, two_seconds = ctypes.c_int(0), (ctypes.c_long * 2)(2, 0)\n"
+        "    got = libc.syscall(nr, ctypes.byref(word), 0, 0, two_seconds, 0, 0)  # FUTEX_WAIT\n"
+        "    assert got == -1 and ctypes.get_errno() == 1, (got, ctypes.get_errno())  # EPERM, not ETIMEDOUT\n"
+        "else:\n"
+        "    while True:\n"
+        "        os.write(9, b'x' * 65536)\n"
+    )
+    cases = [{"inputs": {"mode": "futex", "nr": FUTEX}, "return_value": 1},
+             {"inputs": {"mode": "pipe", "nr": FUTEX}, "return_value": 1}]
+    futex, pipe = check_blocks(command_executor, "", block, cases, case_seconds=1.0, timeout=30.0,
+                               batches=[[0], [1]])
+    assert (futex.kind, futex.line) == ("holds", ""), futex
+    # its 1 MB of bytes filled the pipe: no answer line could follow, an F, not the machine's E
+    assert (pipe.kind, pipe.line) == ("raised", "the spec process ended without an answer"), pipe
+
+
+def test_a_spec_process_that_under_reports_its_cpu_is_charged_what_it_hid(command_executor):
+    """--nl2postcond-time=upstream reads each case's CPU seconds; the spec process writes
+    them and runs the answer, so a hostile one can write 0.0.  The zygote's rusage of the
+    child is not the child's to write: the CPU the figures do not explain is charged to
+    the batch's cases, and the lying case fails upstream's limit as an honest slow one does."""
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import over_upstream_time
+
+    spin = "n = 0\nwhile n < spin: n += 1\n"
+    liar = spin + "import os\nos.write(9, b'{\"kind\": \"holds\", \"exc\": \"\", \"line\": \"\", \"cpu\": 0.0}\\n')\nos._exit(0)"
+    honest = spin + "assert return_value >= 0"
+    cases = [{"inputs": {"spin": 10_000_000}, "return_value": 1}]
+    lied, = check_blocks(command_executor, "", liar, cases, case_seconds=5.0, timeout=60)
+    slow, = check_blocks(command_executor, "", honest, cases, case_seconds=5.0, timeout=60)
+    assert lied.kind == slow.kind == "holds"
+    assert lied.cpu > 0.25 and slow.cpu > 0.25, (lied, slow)  # the liar wrote 0.0
+    assert [o.exc_type for o in over_upstream_time([lied, slow], [0.01, 0.01])] == ["TimeLimit", "TimeLimit"]
+    fast, = check_blocks(command_executor, "", honest, [{"inputs": {"spin": 10}, "return_value": 1}])
+    assert fast.cpu < 0.05 and over_upstream_time([fast], [0.01]) == [fast]  # an honest batch is charged nothing

@@ -1,0 +1,143 @@
+"""nl2postcond's upstream rules that are pure logic (in-process, no sandbox):
+``--nl2postcond-long-ints=upstream`` (docs/nl2postcond.md, "HumanEval/83")."""
+from __future__ import annotations
+
+import json
+
+from pytest_specbench.benchmarks.nl2postcond.evaluate import has_long_int, over_upstream_digits
+from pytest_specbench.benchmarks.nl2postcond.tools import agreement
+from pytest_specbench.pyspec.blocks import BlockOutcome
+
+
+def test_an_output_with_an_int_past_cpythons_text_limit_fails_under_upstreams_rule_only():
+    """HumanEval/83's reference returns 18 * 10 ** (n - 2): 4,300 digits is fine, 4,301 is past
+    CPython's default int_max_str_digits, wherever the int sits in the output."""
+    at_limit, past = 18 * 10 ** 4298, 18 * 10 ** 4299  # 4,300 and 4,301 digits
+    assert not has_long_int(at_limit) and not has_long_int(-at_limit) and not has_long_int([True, 1.5, "9" * 9000])
+    assert all(has_long_int(v) for v in (past, -past, [1, [2, (past,)]], {"k": {past}}, {past: 0}))
+    holds, violated = BlockOutcome("holds"), BlockOutcome("violated", "AssertionError")
+    cases = [{"return_value": at_limit}, {"return_value": past}, {"return_value": [past]}]
+    got = over_upstream_digits([holds, holds, violated], cases)
+    assert got[0] == holds and got[2] == violated  # an outcome that already fails keeps its own reason
+    assert (got[1].kind, got[1].exc_type) == ("raised", "ValueError") and "4300 digits" in got[1].line
+
+
+def test_the_agreement_script_names_the_long_int_cause():
+    row = {"task_id": "HumanEval/83", "r_num": 5, "test_set_correct": False, "base_error": None}
+    assert "4,300 digits" in agreement._known_cause(row)
+
+
+# ------------------------------------------------------------------ the corpus build's bytes (#46)
+
+import subprocess
+import sys
+
+from pytest_specbench.benchmarks.nl2postcond import corpus
+from pytest_specbench.execution import wire
+from pytest_specbench.execution.python import CallOutcome, JobResult
+
+
+def test_a_corpus_line_is_the_same_bytes_whatever_the_hash_seed():
+    """The build's process has no fixed hash seed: a bad output that is a set of strings
+    must still give the same line (and the same distinct-pair key) in every build."""
+    code = ("from pytest_specbench.benchmarks.nl2postcond.corpus import Kept, Bopi\n"
+            "print(Kept('T/0', 7, True, (Bopi(0, ({'pear', 'fig', 'kiwi', 'plum'},), {'ab', 'cd', 'ef', 'gh'}),)).line())")
+    lines = {subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": seed, "PATH": ""}, check=True,
+                            capture_output=True, text=True).stdout for seed in ("1", "2", "3")}
+    assert len(lines) == 1, lines
+    assert corpus.stable_text({"b", "a", frozenset({"d", "c"})}) in ('{"s":["a","b",{"f":["c","d"]}]}',
+                                                                     '{"s":[{"f":["c","d"]},"a","b"]}')
+
+
+class _Executor:
+    """The python executor's surface that observe() uses: each program's outcome per input
+    from ``plan(code, wall_factor, index)`` ("ok" with the value, "cpu": a CPU time-out,
+    "wall": a time-out the wall clock decided)."""
+
+    def __init__(self, plan):
+        self.plan, self.runs = plan, []
+
+    def run(self, prepared, job, on_outcome):
+        self.runs.append((job.code, job.wall_factor))
+        outcomes = {}
+        for i in job.indices:
+            what = self.plan(job.code, job.wall_factor, i)
+            out = (CallOutcome(i, "ok", wire.dumps([[i], what[1]]).encode()) if what[0] == "ok" else
+                   CallOutcome(i, "timeout", wall_stop=what[0] == "wall"))
+            outcomes[i] = out
+            if not on_outcome(out):
+                break
+        return JobResult(outcomes)
+
+
+def _tiny_task():
+    return {"T/0": {"task_id": "T/0", "entry_point": "f", "prompt": "def f(x):\n", "canonical_solution": "    return x\n",
+                    "base_input": [[1], [2], [3]], "plus_input": [], "atol": 0}}
+
+
+def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
+    """A buggy program that the wall clock stopped (CPU to spare: the machine's load) runs
+    again alone with more wall time, and the part is what a quiet machine writes; if the
+    wall clock stops it again, the task gets no part (a later run builds it)."""
+    from pytest_specbench.execution.limits import Limits
+
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text("".join(json.dumps({"task_id": "T/0", "response_num": n, "solution": f"def f(x):\n    return x + {n}\n"}) + "\n"
+                                  for n in (1, 2)))
+
+    def quiet(code, wall_factor, i):  # the reference returns x (inputs 1, 2, 3), program n returns x + n
+        return ("ok", i + 1 + (1 if "+ 1" in code else 2 if "+ 2" in code else 0))
+
+    def loaded_once(code, wall_factor, i):
+        if "+ 2" in code and i == 1 and wall_factor is None:
+            return ("wall", None)
+        return quiet(code, wall_factor, i)
+
+    def loaded_always(code, wall_factor, i):
+        return ("wall", None) if "+ 2" in code and i == 1 else quiet(code, wall_factor, i)
+
+    built = {}
+    for name, plan in (("quiet", quiet), ("loaded_once", loaded_once), ("loaded_always", loaded_always)):
+        out = tmp_path / name / "corpus.jsonl"
+        out.parent.mkdir()
+        ex = _Executor(plan)
+        figures = corpus.build(_tiny_task(), candidates, out, [ex], Limits(), "base+plus", log=lambda line: None,
+                               oracle="exact")
+        built[name] = (out.read_text(), figures, ex.runs)
+    assert built["quiet"][0].count("\n") == 2 and built["quiet"][1]["whole"]
+    assert built["loaded_once"][0] == built["quiet"][0]  # the same bytes as on a quiet machine
+    assert any(factor == corpus.RERUN_WALL_FACTOR for _, factor in built["loaded_once"][2])
+    assert built["loaded_always"][0] == "" and built["loaded_always"][1]["left_out"] == ["T/0"]
+    assert not built["loaded_always"][1]["whole"]
+
+
+def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, monkeypatch):
+    """No upstream publishes the corpus: a user's mirror (SPECBENCH_DATA_MIRROR) may, and
+    the download keeps it only when its sha256 is the pinned build's; without a pin it is
+    not fetched, and the line names the build command."""
+    import hashlib
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from pytest_specbench.data import fetch, sources
+
+    served = tmp_path / "mirror" / "nl2postcond"
+    served.mkdir(parents=True)
+    (served / "corpus.jsonl").write_text('{"task_id": "T/0"}\n')
+    good = hashlib.sha256((served / "corpus.jsonl").read_bytes()).hexdigest()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "mirror")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        lines = {}
+        for name, pin in (("none", None), ("other", "0" * 64), ("pinned", good)):
+            monkeypatch.setattr(sources, "NL2POSTCOND_CORPUS_SHA256", pin)
+            root, staging = tmp_path / name, tmp_path / name / ".partial"
+            staging.mkdir(parents=True)
+            lines[name] = (fetch.nl2postcond_corpus_line(root, base, staging), (root / "nl2postcond" / "corpus.jsonl").is_file())
+    finally:
+        server.shutdown()
+    assert lines["none"][1] is False and "build-corpus" in lines["none"][0]
+    assert lines["other"][1] is False and "does not match the pinned" in lines["other"][0], lines["other"]
+    assert lines["pinned"][1] is True and "verified (from the mirror" in lines["pinned"][0], lines["pinned"]
