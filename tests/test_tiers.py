@@ -162,7 +162,7 @@ def test_pbt_refutes_what_the_corpus_passes_and_hostile_specs_get_no_forged_pass
     replay.write_text("".join(json.dumps({"task_id": t, "sample_index": i, "postcondition": a}) + "\n"
                               for t, i, a in answers))
     result = run_pytest(tmp_path, "--specbench=nl2postcond", f"--model=replay:{replay}", "--spec-tiers=corpus,pbt",
-                        "--spec-pbt-examples=15", "--specbench-report=r.json", "-p", "no:cacheprovider", "-q",
+                        "--spec-pbt-examples=30", "--specbench-report=r.json", "-p", "no:cacheprovider", "-q",
                         "-n", "0")
     report = json.loads((tmp_path / "r.json").read_text())["benchmarks"]["nl2postcond"]
     assert report["errors"] == 0, result.stdout
