@@ -232,6 +232,7 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
 
     import specbench_pbt as base
 
+    base.freeze_local_constants()  # the repository's module, loaded above, included
     params = cfg["params"]
     names = {"__name__": "__validity__", **vars(sys.modules[func.__module__])}
     valid_source = ("def __specbench_valid(" + ", ".join(params) + "):\n    pass\n"
