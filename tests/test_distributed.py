@@ -293,3 +293,40 @@ def test_version_differences_are_one_line_each_and_other_data_is_refused():
     link.facts["gw0"]["files"]["contract/1/b.jsonl"] = "cc"
     with pytest.raises(HostRefused, match=r"data differs .*b\.jsonl"):
         link.check_node(node)
+
+
+def test_a_remote_host_s_facts_arriving_after_its_collection_are_still_checked(monkeypatch):
+    """A remote worker sends its facts on the link's channel before it collects; the
+    controller learns of the collection on xdist's channel, and two channels keep no
+    order: the check waits for the facts (the fresh-clone .ci/run of session 16 let a
+    host of other data run when they came second), and refuses a host that never sends them."""
+    import threading
+
+    from pytest_specbench.plugin import remote as link_module
+    from pytest_specbench.plugin.remote import ControllerLink, HostRefused
+
+    mine = {"versions": {}, "files": {"contract/0/a.jsonl": "aa"}}
+    link = ControllerLink(plan=None, role_model=None, worker_start=lambda remote: {}, host_facts=lambda: mine,
+                          model_is_local=True)
+    sent = []
+    channel = SimpleNamespace(setcallback=lambda callback: sent.append(callback))
+    class Node:  # xdist's node: hashable, a gateway and a workerinput
+        def __init__(self, gid):
+            self.gateway = SimpleNamespace(id=gid, spec=SimpleNamespace(socket="10.0.0.2:8888"),
+                                           newchannel=lambda: channel)
+            self.workerinput = {}
+
+    node = Node("gw0")
+    monkeypatch.setattr(link_module, "is_remote_spec", lambda spec: True)
+    link.configure_node(node)
+    late = threading.Timer(0.3, sent[0], args=(("facts", '{"versions": {}, "files": {"contract/0/a.jsonl": "zz"}}'),))
+    late.start()
+    with pytest.raises(HostRefused, match=r"data differs .*a\.jsonl"):
+        link.check_node(node)  # before the wait: the facts were not there, and the host ran
+    late.join()
+
+    monkeypatch.setattr(link_module, "FACTS_SECONDS", 0.2)
+    silent = Node("gw1")
+    link.configure_node(silent)
+    with pytest.raises(HostRefused, match="did not report its data"):
+        link.check_node(silent)

@@ -79,6 +79,10 @@ class ControllerLink:
         self.model_is_local = model_is_local
         self.facts: dict[str, dict[str, Any]] = {}  # gateway id -> facts a remote worker reported
         self.refusals: dict[str, str] = {}  # gateway id -> why the worker could not start its run
+        # gateway id -> set when a remote worker's facts or refusal arrived: they come on the
+        # link's channel, collection's end on xdist's own, and two channels keep no order
+        # between them (a check that found no facts yet let a host of other data run).
+        self._heard: dict[str, threading.Event] = {}
         self._channels: dict[Any, Any] = {}  # node -> channel
         self._sent: dict[Any, set] = {}  # node -> answer keys already sent
         self._answers: dict[tuple[str, str, int], list] = {}  # (benchmark, task_id, sample) -> reply
@@ -97,6 +101,8 @@ class ControllerLink:
         node.workerinput[CHANNEL_KEY] = channel
         remote = is_remote_spec(node.gateway.spec)
         node.workerinput[REMOTE_KEY] = remote
+        if remote:
+            self._heard.setdefault(node.gateway.id, threading.Event())
         node.workerinput["specbench_start"] = _dumps(self._worker_start(remote))
 
     def _receive(self, node: Any, message: Any) -> None:
@@ -105,8 +111,10 @@ class ControllerLink:
             kind = message[0]
             if kind == "facts":
                 self.facts[node.gateway.id] = json.loads(message[1])
+                self._heard.setdefault(node.gateway.id, threading.Event()).set()
             elif kind == "refused":
                 self.refusals[node.gateway.id] = str(message[1])
+                self._heard.setdefault(node.gateway.id, threading.Event()).set()
             elif kind == "ask":
                 _, ident, what, payload = message
                 if what == "judge":
@@ -220,6 +228,10 @@ class ControllerLink:
         :class:`HostRefused` for a worker that cannot run this run."""
         gid = node.gateway.id
         where = describe_spec(node.gateway.spec)
+        heard = self._heard.get(gid)
+        if heard is not None and not heard.wait(FACTS_SECONDS):
+            raise HostRefused(f"host {where} ({gid}) refused: it did not report its data and versions "
+                              f"within {FACTS_SECONDS:g} s of its collection")
         if gid in self.refusals:
             raise HostRefused(f"host {where} ({gid}) refused: {self.refusals[gid]}")
         facts = self.facts.get(gid)
@@ -243,6 +255,11 @@ class ControllerLink:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+# How long the controller waits, once a remote worker has collected, for the facts that worker
+# sent before collecting (normally there already: the wait is for a receiver thread behind).
+FACTS_SECONDS = 60.0
 
 
 class HostRefused(Exception):
