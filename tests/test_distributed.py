@@ -133,7 +133,9 @@ def test_a_rerun_on_a_host_with_a_fresh_disk_takes_every_known_verdict_from_the_
 def test_a_host_whose_data_differs_is_refused_in_one_line(pytester, host):
     data = pytester.path / "data"
     subprocess.run(["cp", "-r", str(REPO / "benchmarks" / "contract"), str(data)], check=True)
-    edited = next(data.rglob("*.jsonl"))
+    # A file of the task set (the folder also holds replay answer files, which no host compares:
+    # editing one of those, as rglob's first match may be, refuses nothing)
+    edited = data / "evalplus" / "HumanEvalPlus.jsonl"
     edited.write_text(edited.read_text() + "\n")  # still loads; another hash
     # one worker: the host's data is compared once per host, not per worker
     result = run(pytester, "refused", "--specbench=contract", "--model=reference", f"--specbench-data={data}",
