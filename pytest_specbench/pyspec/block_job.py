@@ -193,6 +193,39 @@ def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed, cpu_left=Non
 _FILTER = [None]
 
 
+def _wait_until(pid, deadline):
+    """The child's (status, rusage) once it ends, or (-1, rusage) after killing it at
+    ``deadline`` (monotonic).  Sleeps in the kernel on a pidfd where there is one: a
+    poll of ``wait4`` every half millisecond cost the zygote a third of the suite's CPU
+    in pyspec jobs (mostly system time); without a pidfd, the poll backs off to 5 ms."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    if pidfd is not None:
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or select.select([pidfd], [], [], left)[0]:
+                    break
+        finally:
+            os.close(pidfd)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return status, usage
+    else:
+        pause = 0.0002
+        while time.monotonic() <= deadline:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return status, usage
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
+    os.kill(pid, signal.SIGKILL)
+    _, _, usage = os.wait4(pid, 0)
+    return -1, usage
+
+
 def _zygote(control, preamble, source, case_seconds):
     base = {"__name__": "__postcondition__", "__builtins__": __builtins__}
     harness_error = compile_error = ""
@@ -230,17 +263,7 @@ def _zygote(control, preamble, source, case_seconds):
         # it may be generous: waiting costs no CPU.
         limit = max(1, int((case_seconds * count if left is None else min(case_seconds * count, left)) + 0.999))
         deadline = time.monotonic() + DEADLINE_FACTOR * (limit + 1)
-        status, usage = None, None
-        while status is None:
-            done, st, usage = os.wait4(pid, os.WNOHANG)
-            if done:
-                status = st
-            elif time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                _, _, usage = os.wait4(pid, 0)
-                status = -1
-            else:
-                time.sleep(0.0005)
+        status, usage = _wait_until(pid, deadline)
         # The child's CPU seconds as the kernel counted them (its rusage, read here, where no
         # answer code runs): the keeper's measure of the answer's time (never the child's word).
         cpu = usage.ru_utime + usage.ru_stime
