@@ -300,8 +300,8 @@ def test_version_differences_are_one_line_each_and_other_data_is_refused():
 def test_a_remote_host_s_facts_arriving_after_its_collection_are_still_checked(monkeypatch):
     """A remote worker sends its facts on the link's channel before it collects; the
     controller learns of the collection on xdist's channel, and two channels keep no
-    order: the check waits for the facts (the fresh-clone .ci/run of session 16 let a
-    host of other data run when they came second), and refuses a host that never sends them."""
+    order: the check waits for the facts (before, it skipped the check of a host whose
+    facts came second), and refuses a host that never sends them."""
     import threading
 
     from pytest_specbench.plugin import remote as link_module
