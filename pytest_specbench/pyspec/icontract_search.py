@@ -227,8 +227,7 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
     func = getattr(importlib.import_module(cfg["module"]), cfg["name"])
     sys.path.extend(p for p in cfg["harness_paths"] if p not in sys.path)  # Hypothesis: the harness's
     import hypothesis
-    from hypothesis import HealthCheck, Phase, Verbosity, assume, given, settings, strategies as st
-    from hypothesis.errors import Unsatisfiable
+    from hypothesis import assume, strategies as st
 
     import specbench_pbt as base
 
@@ -299,25 +298,7 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
                     seen.append(found)
                     raise Refuted(found)
 
-        test = settings(max_examples=int(cfg["examples"]), derandomize=True, database=None, deadline=None,
-                        suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
-                        verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)(
-            given(st.data())(check))
-        try:
-            test()
-        except Refuted as exc:
-            return exc.found
-        except HarnessFault:
-            raise
-        except Unsatisfiable:
-            return None
-        except Exception as exc:  # noqa: BLE001 - Flaky and kin: a child answered one case both ways
-            if seen:
-                return {**seen[-1], "note": f"{type(exc).__name__}: the outcome changed between runs"}
-            if time.monotonic() > deadline:
-                return None
-            return {"relation": None, "reason": f"the search failed ({type(exc).__name__})"}
-        return None
+        return base.run_hypothesis(check, cfg["examples"], deadline, seen, Refuted, HarnessFault)
 
     def ended(rel, found):
         if found is not None and found.get("relation") == rel:

@@ -214,6 +214,35 @@ def _same(a, b):
         return False
 
 
+def run_hypothesis(check, examples, deadline, seen, refuted=Refuted, fault=HarnessFault):
+    """One derandomized Hypothesis run of ``check(data)`` (both keepers' searches):
+    the refutation ``check`` raised (``refuted``, carrying ``found``), None when
+    nothing was refuted, or a reason the search failed.  ``seen`` is what ``check``
+    found so far; ``fault`` (the spec service failed) passes through."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
+    from hypothesis.errors import Unsatisfiable
+
+    test = settings(max_examples=int(examples), derandomize=True, database=None, deadline=None,
+                    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+                    verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)(
+        given(st.data())(check))
+    try:
+        test()
+    except refuted as exc:
+        return exc.found
+    except fault:
+        raise
+    except Unsatisfiable:
+        return None
+    except Exception as exc:  # noqa: BLE001 - Flaky and kin: a child answered one case both ways
+        if seen:
+            return {**seen[-1], "note": f"{type(exc).__name__}: the outcome changed between runs"}
+        if time.monotonic() > deadline:  # the budget's rejections made the examples look flaky
+            return None
+        return {"relation": None, "reason": f"the search failed ({type(exc).__name__})"}
+    return None
+
+
 def freeze_local_constants():
     """Keep the search a function of its inputs, not of the harness's source.
 
@@ -243,8 +272,7 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations (AC/RW or A
     """The search; ``ask(case) -> {"kind": ...}`` asks a fresh child,
     ``record(obj)`` writes a record."""
     import hypothesis
-    from hypothesis import HealthCheck, Phase, Verbosity, assume, given, settings, strategies as st
-    from hypothesis.errors import Unsatisfiable
+    from hypothesis import assume, strategies as st
 
     freeze_local_constants()
     names = {"__name__": "__reference__"}
@@ -376,25 +404,7 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations (AC/RW or A
                     seen.append(found)
                     raise Refuted(found)
 
-        test = settings(max_examples=int(cfg["examples"]), derandomize=True, database=None, deadline=None,
-                        suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
-                        verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)(
-            given(st.data())(check))
-        try:
-            test()
-        except Refuted as exc:
-            return exc.found
-        except HarnessFault:
-            raise
-        except Unsatisfiable:
-            return None
-        except Exception as exc:  # noqa: BLE001 - Flaky and kin: the child answered differently on one case
-            if seen:
-                return {**seen[-1], "note": f"{type(exc).__name__}: the outcome changed between runs"}
-            if time.monotonic() > deadline:  # the budget's rejections made the examples look flaky
-                return None
-            return {"relation": None, "reason": f"the search failed ({type(exc).__name__})"}
-        return None
+        return run_hypothesis(check, cfg["examples"], deadline, seen)
 
     def ended(rel, found):
         if rel == "RW" and mutated[0]:
