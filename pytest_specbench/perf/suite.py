@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from .spread import busy_load, stop_load
-from .suite_cpu import DIR_VARIABLE
+from .suite_cpu import DIR_VARIABLE, ROOT_VARIABLE
 
 CHECKOUT = Path.cwd()  # run from the checkout, as the other perf scripts
 PLUGIN = "pytest_specbench.perf.suite_cpu"
@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     records = out / "records"
     shutil.rmtree(records, ignore_errors=True)
     env = {**os.environ, DIR_VARIABLE: str(records)}
+    env.pop(ROOT_VARIABLE, None)  # this run's controller is the root (a run measured from inside a test too)
     for variable, relative in (("SPECBENCH_SHARED_DATA", "shared/datasets"), ("SPECBENCH_POSTCOND_REPOS", ".mirror")):
         found = beside_checkout(variable, relative)
         if found:

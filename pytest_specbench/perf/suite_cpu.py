@@ -6,7 +6,13 @@ For each test, the user + sys CPU of the process running it (the controller or a
 worker) and of its children that ended during the test (``RUSAGE_CHILDREN``: the whole
 pytest runs a test starts, JVMs, sandbox jobs, a module's executor when its fixture is torn
 down), from the start of its setup to the end of its teardown; and each process's CPU
-outside tests (start, collection, the end of the session).  Each process appends one JSON
+outside tests (start, collection, the end of the session).  Only the measured run records:
+its controller (the first pytest process that loads the plugin, ``$SPECBENCH_SUITE_CPU_ROOT``
+then names it) and its xdist workers.  A pytest run that a test starts (a documented
+command, a perf script) inherits the plugin through ``PYTEST_ADDOPTS``; its cost is already
+the test's (a waited-for child), so it records nothing (its items and its start were counted
+twice: about 10 CPU s of a busy run of the suite, a "specbench" row of 46 items and 6.6 s
+"outside tests").  Each process appends one JSON
 line per test to its file in ``$SPECBENCH_SUITE_CPU_DIR`` (an interrupted run keeps what it
 measured) and a last line at the session's end; ``python -m
 pytest_specbench.perf.suite`` runs the suite with this plugin and prints the table.
@@ -28,6 +34,7 @@ from pathlib import Path
 import pytest
 
 DIR_VARIABLE = "SPECBENCH_SUITE_CPU_DIR"
+ROOT_VARIABLE = "SPECBENCH_SUITE_CPU_ROOT"  # the pid of the measured run's controller
 
 
 def cpu_seconds(children: bool = True) -> float:
@@ -67,8 +74,20 @@ class SuiteCpu:
                      "cpu_outside_tests": round(total - self.in_tests, 3)})
 
 
+def measured(config) -> bool:
+    """Whether this pytest process is the measured run's controller or one of its xdist
+    workers (not a run a test started); the first controller names itself the root."""
+    root = os.environ.get(ROOT_VARIABLE)
+    if getattr(config, "workerinput", None) is not None:
+        return root == str(os.getppid())  # xdist starts its workers as the controller's children
+    if root:
+        return False
+    os.environ[ROOT_VARIABLE] = str(os.getpid())  # before the workers start: they inherit it
+    return True
+
+
 def pytest_configure(config):
     folder = os.environ.get(DIR_VARIABLE)
-    if folder:
+    if folder and measured(config):
         worker = getattr(config, "workerinput", {}).get("workerid", "controller")
         config.pluginmanager.register(SuiteCpu(Path(folder), worker), "specbench-suite-cpu")
