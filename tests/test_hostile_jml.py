@@ -293,14 +293,17 @@ THREADS = {
 }
 
 
-@pytest.mark.parametrize("name", list(THREADS))
-def test_no_jdk_pool_thread_runs_sample_code_unseen(quick_checker, name):
-    body, verdict = THREADS[name]
-    rep = quick_checker.check(POOL.replace("BODY", body), driver_from_calls(["Hx.f(1)", "Hx.f(2)"]))
-    assert rep.status == "checked", rep.summary()
-    assert rep.calls[0].verdict == verdict, (name, rep.summary(), rep.calls)
-    if verdict == "crashed":
-        assert "access denied" in rep.calls[0].message
+def test_no_jdk_pool_thread_runs_sample_code_unseen(quick_checker):
+    """Every case of THREADS is a method of one program, each called once, in one JVM: a case
+    whose defence failed still shows in its own verdict (a thread it got would run its code
+    unseen, or count in ``C``), and the runner denies each refused thread again for the cases
+    after it (a JVM per case proved no more, at a JVM start each)."""
+    cases = {name: ("    //@ ensures \\result == 0;", "public static int NAME(int x)", body)
+             for name, (body, _) in THREADS.items()}
+    got = _run_batch(quick_checker, cases, "1", extra=POOL.split("\n")[1])
+    assert {n: v.verdict for n, v in got.items()} == {n: verdict for n, (_, verdict) in THREADS.items()}, \
+        {n: (v.verdict, v.message[:80]) for n, v in got.items()}
+    assert all("access denied" in got[n].message for n, (_, verdict) in THREADS.items() if verdict == "crashed"), got
 
 
 # ------------------------------------------------------------------ 5. sample faults are F with one line
@@ -333,10 +336,14 @@ OUTPUTS = {
 }
 
 
-@pytest.mark.parametrize("name", list(OUTPUTS))
-def test_output_with_unicode_line_breaks_keeps_the_records(checker, name):
-    rep = checker.check(program("    //@ ensures \\result == x;", OUTPUTS[name]), CALLS)
-    assert rep.status == "checked" and [c.verdict for c in rep.calls] == ["holds"] * 3, rep.summary()
+def test_output_with_unicode_line_breaks_keeps_the_records(checker):
+    """The cases of OUTPUTS as methods of one program, each called on the three inputs in one
+    JVM: every record after each hostile output is still read."""
+    cases = {name: ("    //@ ensures \\result == x;", "public static int NAME(int x)", body)
+             for name, body in OUTPUTS.items()}
+    src, calls = _batch(cases)
+    rep = checker.check(src, driver_from_calls([c.replace("ARGS", a) for c in calls for a in ("1", "2", "-3")]))
+    assert rep.status == "checked" and [c.verdict for c in rep.calls] == ["holds"] * 3 * len(OUTPUTS), rep.summary()
 
 
 MESSAGES = {
@@ -347,19 +354,27 @@ MESSAGES = {
 }
 
 
-@pytest.mark.parametrize("name", list(MESSAGES))
-def test_a_hostile_exception_message_cannot_crash_the_runner(quick_checker, name):
-    src = ("public class Hx {\n    static class E extends RuntimeException {\n"
-           f"        @Override public String getMessage() {{ {MESSAGES[name]} }}\n"
-           "        @Override public String toString() { return getMessage(); }\n    }\n"
-           "    //@ ensures \\result == x;\n    public static int f(int x) {\n"
-           "        if (x == 2) throw new E();\n        return x;\n    }\n}\n")
-    rep = quick_checker.check(src, CALLS)
-    assert rep.status == "checked", rep.summary()
-    assert [c.verdict for c in rep.calls] == ["holds", "timeout" if name == "getMessage loops" else "crashed", "holds"], \
-        (name, rep.calls)
-    assert "Hx$E" in rep.calls[1].message or rep.calls[1].verdict == "timeout"
+def test_a_hostile_exception_message_cannot_crash_the_runner(quick_checker):
+    """The cases of MESSAGES in one program (an exception class and a method each), each
+    method called on 1, 2 and -3 (2 throws): one JVM until the looping ``getMessage`` times
+    out its call, the calls after it in the next JVM (a JVM per case proved no more; a
+    case's harm to the runner would show on every call after it)."""
+    names = list(MESSAGES)
+    exceptions = "".join(f"    static class E{i} extends RuntimeException {{\n"
+                         f"        @Override public String getMessage() {{ {MESSAGES[n]} }}\n"
+                         "        @Override public String toString() { return getMessage(); }\n    }\n"
+                         for i, n in enumerate(names))
+    methods = "".join(f"    //@ ensures \\result == x;\n    public static int m{i}(int x) {{\n"
+                      f"        if (x == 2) throw new E{i}();\n        return x;\n    }}\n" for i in range(len(names)))
+    src = "public class Hx {\n" + exceptions + methods + "}\n"
+    rep = quick_checker.check(src, driver_from_calls([f"Hx.m{i}({a})" for i in range(len(names)) for a in (1, 2, -3)]))
+    assert rep.status == "checked" and len(rep.calls) == 3 * len(names), rep.summary()
     assert "\n" not in rep.summary()
+    for i, name in enumerate(names):
+        first, thrown, last = rep.calls[3 * i:3 * i + 3]
+        expected = "timeout" if name == "getMessage loops" else "crashed"
+        assert [first.verdict, thrown.verdict, last.verdict] == ["holds", expected, "holds"], (name, rep.calls)
+        assert f"Hx$E{i}" in thrown.message or thrown.verdict == "timeout", (name, thrown)
 
 
 # ------------------------------------------------------------------ 6. holding the harness
