@@ -32,21 +32,34 @@ def test_make_executor_knows_jvm(tmp_path):
     assert ex.kind == "jvm" and ex.version
 
 
+@pytest.fixture(scope="module")
+def isolated(tmp_path_factory):
+    """One sandboxed executor (its warm javac a job of the command executor) for the tests
+    below: each started its own, and a warm javac's start is most of what compiling one
+    class costs.  Each test compiles sources of its own (content keys of its own), so what
+    one compiles is never another's cache hit; the warm javac test kills the server and
+    the next compile starts a fresh one, as it would in a test of its own."""
+    if not (shutil.which("javac") and shutil.which("java")):
+        pytest.skip("javac/java not found: apt-get install openjdk-17-jdk-headless")
+    base = tmp_path_factory.mktemp("isolated")
+    ex = JvmExecutor(base / "jvm", isolate=True, state_dir=base)
+    yield ex
+    ex.close()
+    assert not ex._server
+
+
 @needs_jdk
-def test_compile_is_cached_by_content_and_reports_javac_errors(tmp_path):
-    ex = JvmExecutor(tmp_path)
-    try:
-        a = ex.compile({"A.java": "public class A { public static void main(String[] x) { System.out.print(7); } }"})
-        b = ex.compile({"A.java": "public class A { public static void main(String[] x) { System.out.print(7); } }"})
-        assert a.ok and b.ok and b.cached and a.classes == b.classes
-        bad = ex.compile({"B.java": "public class B { int f() { return y; } }"})
-        assert not bad.ok and "B.java:1: error: cannot find symbol" in bad.diagnostics
-        with pytest.raises(InfrastructureError, match="javac failed"):
-            ex.prepare(Environment("classpath", "bad", {"sources": {"B.java": "class B { x }"}}))
-        res = ex.run(None, JavaJob(main="A", classpath=(a.classes,), wall_seconds=60))
-        assert res.exit_code == 0 and res.stdout == "7"
-    finally:
-        ex.close()
+def test_compile_is_cached_by_content_and_reports_javac_errors(isolated):
+    ex = isolated
+    a = ex.compile({"A.java": "public class A { public static void main(String[] x) { System.out.print(7); } }"})
+    b = ex.compile({"A.java": "public class A { public static void main(String[] x) { System.out.print(7); } }"})
+    assert a.ok and b.ok and b.cached and a.classes == b.classes
+    bad = ex.compile({"B.java": "public class B { int f() { return y; } }"})
+    assert not bad.ok and "B.java:1: error: cannot find symbol" in bad.diagnostics
+    with pytest.raises(InfrastructureError, match="javac failed"):
+        ex.prepare(Environment("classpath", "bad", {"sources": {"B.java": "class B { x }"}}))
+    res = ex.run(None, JavaJob(main="A", classpath=(a.classes,), wall_seconds=60))
+    assert res.exit_code == 0 and res.stdout == "7"
 
 
 def _server_pid(ex: JvmExecutor) -> int:
@@ -66,53 +79,55 @@ def _server_pid(ex: JvmExecutor) -> int:
 
 
 @needs_jdk
-def test_warm_javac_runs_in_the_sandbox_and_comes_back_after_it_dies(tmp_path):
+def test_warm_javac_runs_in_the_sandbox_and_comes_back_after_it_dies(isolated):
     import os
     import signal
     import time
 
-    ex = JvmExecutor(tmp_path / "jvm", isolate=True, state_dir=tmp_path)
-    try:
-        first = ex.compile({"A.java": "public class A { class In {} }"})
-        assert first.ok and {p.name for p in first.classes.glob("*.class")} == {"A.class", "A$In.class"}
-        assert ex._server is not None and ex._server._live is not None  # a job of the command executor
-        pid = _server_pid(ex)
-        # confined: another network namespace and (as root) a uid of its own
-        assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
-        if os.geteuid() == 0:
-            with open(f"/proc/{pid}/status") as fh:
-                uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
-            assert uid != 0
-        bad = ex.compile({"B.java": "public class B { int f() { return x; } }"})
-        assert not bad.ok and bad.diagnostics.startswith("B.java:1: error: cannot find symbol")
-        os.kill(pid, signal.SIGKILL)
-        time.sleep(0.2)
-        again = ex.compile({"C.java": "public class C {}"})
-        assert again.ok and (again.classes / "C.class").is_file()
-        assert _server_pid(ex) != pid  # a fresh server answered
-    finally:
-        ex.close()
-    assert not ex._server
+    ex = isolated
+    first = ex.compile({"Aw.java": "public class Aw { class In {} }"})
+    assert first.ok and {p.name for p in first.classes.glob("*.class")} == {"Aw.class", "Aw$In.class"}
+    assert ex._server is not None and ex._server._live is not None  # a job of the command executor
+    pid = _server_pid(ex)
+    # confined: another network namespace and (as root) a uid of its own
+    assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+    if os.geteuid() == 0:
+        with open(f"/proc/{pid}/status") as fh:
+            uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
+        assert uid != 0
+    bad = ex.compile({"Bw.java": "public class Bw { int f() { return x; } }"})
+    assert not bad.ok and bad.diagnostics.startswith("Bw.java:1: error: cannot find symbol")
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    again = ex.compile({"Cw.java": "public class Cw {}"})
+    assert again.ok and (again.classes / "Cw.class").is_file()
+    assert _server_pid(ex) != pid  # a fresh server answered
+    # (the fixture's teardown asserts that closing the executor stops its server)
 
 
 @needs_jdk
-def test_javac_without_the_warm_server_and_without_the_sandbox(tmp_path):
+def test_javac_without_the_warm_server_and_without_the_sandbox(tmp_path, isolated, monkeypatch):
+    compiled = []  # the sources each javac run of these executors got
     for isolate in (True, False):
-        ex = JvmExecutor(tmp_path / f"jvm{isolate}", isolate=isolate, state_dir=tmp_path)
-        compiled = []  # the sources each javac run of this executor got
+        ex = isolated if isolate else JvmExecutor(tmp_path / "jvmFalse", isolate=False, state_dir=tmp_path)
         javac_once = ex._javac_once
-        ex._javac_once = lambda sources, *rest: compiled.append(sorted(sources)) or javac_once(sources, *rest)
+        monkeypatch.setattr(ex, "_javac_once",
+                            lambda sources, *rest, javac_once=javac_once: compiled.append(sorted(sources))
+                            or javac_once(sources, *rest))
         try:
-            once = ex.compile({"D.java": "public class D { class In {} }"}, use_server=False)
-            assert once.ok and {p.name for p in once.classes.glob("*.class")} == {"D.class", "D$In.class"}
+            once = ex.compile({f"D{isolate}.java": f"public class D{isolate} {{ class In {{}} }}"}, use_server=False)
+            assert once.ok and {p.name for p in once.classes.glob("*.class")} == {f"D{isolate}.class",
+                                                                                  f"D{isolate}$In.class"}
             assert not once.cached  # sources that are not trusted: each executor's own javac, never a copy
-            bad = ex.compile({"E.java": "public class E { int f() { return y; } }"}, use_server=False)
-            assert bad.diagnostics.startswith("E.java:1: error: cannot find symbol"), bad.diagnostics
-            served = ex.compile({"F.java": "public class F {}"})
+            bad = ex.compile({f"E{isolate}.java": f"public class E{isolate} {{ int f() {{ return y; }} }}"},
+                             use_server=False)
+            assert bad.diagnostics.startswith(f"E{isolate}.java:1: error: cannot find symbol"), bad.diagnostics
+            served = ex.compile({f"F{isolate}.java": f"public class F{isolate} {{}}"})
             assert served.ok and ex._server is not None and (ex._server._live is not None) == isolate
         finally:
-            ex.close()
-        assert ["D.java"] in compiled and ["E.java"] in compiled
+            if not isolate:
+                ex.close()
+        assert [f"D{isolate}.java"] in compiled and [f"E{isolate}.java"] in compiled
     # The warm javac's own classes (trusted) were copied from the first executor's cache, not compiled again.
     assert ["specbench/jvm/CompileServer.java"] not in compiled
     assert list((tmp_path / "jvmFalse" / "classes").glob("*/specbench/jvm/CompileServer.class"))
