@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -248,12 +249,23 @@ def collect_only(pytester, *args):
                                          "--collect-only", "-q", *ONE_ITEM, *args)
 
 
-def journal_run(pytester, *args):
-    """A run of one item: leaves a run folder whose journal has a result, to resume."""
+@pytest.fixture(scope="module")
+def journaled(tmp_path_factory):
+    """Where the state folder of :func:`journal_run`'s run is kept for the module's tests."""
+    return tmp_path_factory.mktemp("journaled") / ".specbench"
+
+
+def journal_run(pytester, journaled) -> None:
+    """A run folder whose journal has a result, to resume, in the test's folder: a run of one
+    item, made by the module's first test that needs it and copied for the others (each test
+    refuses, or edits, a copy of its own; the run was the same in each)."""
+    if journaled.exists():
+        shutil.copytree(journaled, pytester.path / ".specbench")
+        return
     result = pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
-                                           "-q", *ONE_ITEM, *args)
+                                          "-q", *ONE_ITEM)
     result.assert_outcomes(passed=1)
-    return result
+    shutil.copytree(pytester.path / ".specbench", journaled)
 
 
 def usage_error(result) -> str:
@@ -268,14 +280,14 @@ def test_resume_without_any_run_is_refused(pytester):
     assert "no run with results to resume under" in line
 
 
-def test_resume_of_a_missing_run_id_is_refused(pytester):
-    journal_run(pytester)
+def test_resume_of_a_missing_run_id_is_refused(pytester, journaled):
+    journal_run(pytester, journaled)
     line = usage_error(collect_only(pytester, "--specbench-resume=20000101-000000-abcdef"))
     assert "no run '20000101-000000-abcdef' under" in line and "runs there:" in line
 
 
-def test_resume_with_other_limits_is_refused(pytester):
-    journal_run(pytester)
+def test_resume_with_other_limits_is_refused(pytester, journaled):
+    journal_run(pytester, journaled)
     line = usage_error(collect_only(pytester, "--specbench-resume", "--specbench-call-cpu=2"))
     assert "its sandbox limits differ: call_cpu was 1.0, now 2.0" in line
 
@@ -290,15 +302,15 @@ def _edit_header(pytester, **changes):
     path.write_text("".join(lines))
 
 
-def test_resume_of_a_journal_from_another_version_is_refused(pytester):
-    journal_run(pytester)
+def test_resume_of_a_journal_from_another_version_is_refused(pytester, journaled):
+    journal_run(pytester, journaled)
     _edit_header(pytester, specbench_version="0.0.1")
     line = usage_error(collect_only(pytester, "--specbench-resume"))
     assert 'specbench version differ: "0.0.1" then' in line
 
 
-def test_resume_of_a_journal_over_other_data_is_refused(pytester):
-    journal_run(pytester)
+def test_resume_of_a_journal_over_other_data_is_refused(pytester, journaled):
+    journal_run(pytester, journaled)
     _edit_header(pytester, data_files=lambda files: {name: "0" * 64 for name in files})
     line = usage_error(collect_only(pytester, "--specbench-resume"))
     assert "data file" in line and "changed (sha256 000000000000... then" in line
