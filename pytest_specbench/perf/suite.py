@@ -18,6 +18,9 @@ suite); the real data and the repository mirrors the tests find beside this chec
 passed on (``SPECBENCH_SHARED_DATA``, ``SPECBENCH_POSTCOND_REPOS``).  ``--busy`` starts one
 busy process per core beside the run first (``perf/spread.py``'s competing load) and stops
 them at the end.  The target: at most 5 minutes of tests on two cores with ``--busy``.
+``--clone-dir DIR`` makes the clone there instead of the temporary folder: the remote-worker
+tests of ``tests/test_distributed.py`` give each "host" a private ``/tmp`` and skip in a
+checkout under ``/tmp``, so a figure meant to include them needs a clone elsewhere.
 
 ``--table DIR`` prints the table of an earlier run's records (``--out``); ``--before DIR``
 adds the records of another run as a "before" column.
@@ -116,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--busy", action="store_true", help="one busy process per core beside the run")
     ap.add_argument("--fresh-clone", action="store_true",
                     help="clone HEAD into a temporary folder and run its .ci/run (venv, install, suite)")
+    ap.add_argument("--clone-dir", type=Path,
+                    help="make the fresh clone in this folder (default: the temporary folder, where the "
+                         "private-host tests skip)")
     ap.add_argument("--out", type=Path, help="keep the per-test records and the run's output here")
     ap.add_argument("--table", type=Path, help="only print the table of the records in this folder")
     ap.add_argument("--before", type=Path, help="records of another run, shown as a 'before' column")
@@ -137,7 +143,9 @@ def main(argv: list[str] | None = None) -> int:
             env[variable] = found
     clone = None
     if args.fresh_clone:
-        clone = Path(tempfile.mkdtemp(prefix="specbench-clone-")) / "pytest-specbench"
+        if args.clone_dir:
+            args.clone_dir.mkdir(parents=True, exist_ok=True)
+        clone = Path(tempfile.mkdtemp(prefix="specbench-clone-", dir=args.clone_dir)) / "pytest-specbench"
         subprocess.run(["git", "clone", "-q", str(CHECKOUT), str(clone)], check=True)
         # .ci/run ends with `pytest -n 2 -q`: the plugin (installed by its `pip install -e`) and
         # any other arguments reach that pytest through PYTEST_ADDOPTS (the suite's inner runs drop it).
