@@ -18,11 +18,20 @@ def _metrics(pytester):
 
 
 def test_explicit_replay_judge_equals_the_default(pytester):
-    # in this process: nothing here depends on a Python of its own (the resume below does)
-    r = pytester.runpytest_inprocess("--specbench=cife", "--model=reference", f"--judge-model=replay:{BUNDLED_JUDGMENTS}",
-                                     "--specbench-report=r.json", "-p", "no:cacheprovider")
-    r.assert_outcomes(passed=55)
-    assert _metrics(pytester)["csr"] == 1.0
+    # In this process: nothing here depends on a Python of its own (the resume below does).
+    # Two of the 12 bundled tasks, each run with the default judge and with the shipped
+    # judgments named explicitly, the result cache off (else the second run reads the
+    # first's verdicts): the same items, verdicts and metrics.  The default judge on all 12
+    # (the reference at 100%) is tests/test_cife_plugin.py's first test.
+    reports = {}
+    for name, judge in (("default", ()), ("explicit", (f"--judge-model=replay:{BUNDLED_JUDGMENTS}",))):
+        r = pytester.runpytest_inprocess("--specbench=cife", "--model=reference", *judge, "-k", "b01 or b02",
+                                         f"--specbench-report={name}.json", "--specbench-result-cache=off",
+                                         "-p", "no:cacheprovider")
+        r.assert_outcomes(passed=10)  # b01 and b02: 4 constraints each, and each task's correctness item
+        reports[name] = json.loads((pytester.path / f"{name}.json").read_text())["benchmarks"]["cife"]
+    assert reports["explicit"]["tasks"] == reports["default"]["tasks"]
+    assert reports["explicit"]["metrics"] == reports["default"]["metrics"] and reports["default"]["metrics"]["csr"] == 1.0
 
 
 def test_scripted_judge_over_http_is_asked_once_and_not_again_on_resume(pytester):

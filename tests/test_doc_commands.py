@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -127,12 +128,24 @@ def _as_run_here(command: str, gate: str) -> str:
     return f"{command} {' '.join(extra)}"
 
 
+def _in_this_process(command: str, first_pytest: bool) -> bool:
+    """Whether ``command`` runs in this process: a ``pytest`` command after the first one,
+    without ``-n``.  The first pytest command (the README's quick start) and every ``-n`` one
+    run in a shell as written (the ``pytest`` on ``PATH``, xdist's workers); a later
+    single-process one is ``pytest.main`` with the same arguments, in the same folder and
+    ``HOME``: the first run left each of its verdicts in the result cache, so a Python of
+    its own, the plugin's import and the families' imports were most of its cost (~1 CPU s)."""
+    return command.startswith("pytest ") and not first_pytest and " -n " not in command
+
+
 @pytest.mark.slow
-def test_the_documents_runnable_commands_run_as_written(tmp_path):
+def test_the_documents_runnable_commands_run_as_written(pytester):
     readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
     gate = re.search(r"`(--specbench-fail-under=[^`]+)`", readme)[1]
+    folder = pytester.path  # also HOME, for the shell's commands and (pytester's) for this process
     seen: set[str] = set()
     failures = []
+    first_pytest = True
     # In one folder, those without -n first: an -n run then finds every verdict in the result
     # cache and starts no workers (what a second identical run does), instead of preparing the
     # JML and PostcondBench toolchains again in each worker.
@@ -141,12 +154,19 @@ def test_the_documents_runnable_commands_run_as_written(tmp_path):
             continue
         seen.add(command)
         shell = _as_run_here(command, gate)
-        done = subprocess.run(["bash", "-c", shell], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
-                              text=True, timeout=900, stdin=subprocess.DEVNULL)
-        tail = (done.stdout[-1500:] + done.stderr[-1500:]).strip()
-        if done.returncode != 0:
-            failures.append(f"{doc}:{line}: `{command}` exited {done.returncode}:\n{tail}")
-        elif command.startswith("pytest ") and not re.search(r"\d+ passed", done.stdout):
+        if _in_this_process(command, first_pytest):
+            done = pytester.runpytest_inprocess(*shlex.split(shell)[1:])
+            returncode, stdout = int(done.ret), done.stdout.str()
+            tail = (stdout[-1500:] + done.stderr.str()[-1500:]).strip()
+        else:
+            ran = subprocess.run(["bash", "-c", shell], cwd=folder, env=_env(folder), capture_output=True,
+                                 text=True, timeout=900, stdin=subprocess.DEVNULL)
+            returncode, stdout = ran.returncode, ran.stdout
+            tail = (ran.stdout[-1500:] + ran.stderr[-1500:]).strip()
+        first_pytest = first_pytest and not command.startswith("pytest ")
+        if returncode != 0:
+            failures.append(f"{doc}:{line}: `{command}` exited {returncode}:\n{tail}")
+        elif command.startswith("pytest ") and not re.search(r"\d+ passed", stdout):
             failures.append(f"{doc}:{line}: `{command}` passed nothing:\n{tail}")
     assert not failures, "\n\n".join(failures)
     assert len(seen) >= 6, seen
