@@ -8,7 +8,7 @@ earlier runs and dedupe are tested the way pytest-xdist tests its schedulers: th
 controller's real :class:`ControllerLink` and each worker's real :class:`WorkerLink`
 over a fake node whose channels deliver in-process (no subprocess, no socket); the
 end-to-end runs that stay are the SIGKILL-and-resume (test_resume.py), the
-multi-host ones (test_distributed.py) and one per family."""
+multi-host one (test_distributed.py) and one per family."""
 from __future__ import annotations
 
 import dataclasses

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("matplotlib")
-
-from pytest_specbench.reports.summary import _plots  # noqa: E402
+from pytest_specbench.reports.summary import _plots
 
 
 def test_adapter_figures_are_drawn_and_a_bad_one_costs_only_itself():
+    pytest.importorskip("matplotlib")  # here, not at module load: every xdist worker collects this file
     section = {"metrics": {"score": 0.5, "other": 0.25}, "figures": [
         {"title": "per constraint", "kind": "bar", "x": ["a", "b"], "y": [1, 2]},
         {"title": "with CI", "kind": "errorbar", "x": [1, 2], "y": [0.5, 0.6], "lo": [0.4, 0.5], "hi": [0.6, 0.7]},

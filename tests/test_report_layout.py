@@ -189,13 +189,20 @@ def test_a_failed_checks_message_reaches_the_json_and_the_html():
 
 
 # ---------------------------------------------------------------- 14, 17: plots
-mpl = pytest.importorskip("matplotlib")
-from matplotlib.figure import Figure  # noqa: E402
-
 from pytest_specbench.reports.summary import _adapter_figure, _plots  # noqa: E402
 
 
-def test_postcond_gap_counts_are_drawn_as_bars_not_histogrammed_again():
+@pytest.fixture
+def Figure():  # noqa: N802  (the class)
+    """matplotlib's Figure, imported by the tests that draw: importing it at module load cost
+    every xdist worker ~0.3 CPU s at collection (tests/test_house_figures.py likewise)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    return Figure
+
+
+def test_postcond_gap_counts_are_drawn_as_bars_not_histogrammed_again(Figure):
     from pytest_specbench.benchmarks.postcond.adapter import ADAPTER
 
     (spec,) = ADAPTER.figures({"gap_by_method": {f"m{i}": 0.0 for i in range(12)}}, None)
@@ -204,14 +211,14 @@ def test_postcond_gap_counts_are_drawn_as_bars_not_histogrammed_again():
     assert heights == [12] + [0] * 9  # 12 methods at gap 0, as the paper's Figure 3 counts them
 
 
-def test_a_single_k_is_no_pass_at_k_curve_and_dots_at_100_are_inside_the_axes():
+def test_a_single_k_is_no_pass_at_k_curve_and_dots_at_100_are_inside_the_axes(Figure):  # drawn
     one = _plots("evalplus", {"metrics": {"pass@1": 1.0, "pass@1_base": 1.0}}, None)
     assert "pass@k" not in one
     two = {"metrics": {"pass@1": 1.0, "pass@10": 1.0}, "metrics_ci": {}}
     assert one.count("<svg") == 1 and "pass@k (base + extra)" in _plots("evalplus", two, None)
 
 
-def test_percent_figures_run_0_to_100_and_say_percent():
+def test_percent_figures_run_0_to_100_and_say_percent(Figure):
     spec = {"kind": "bar", "percent": True, "x": ["Judgement", "PCS"], "series": {"original": [1.0, 0.5]},
             "ylabel": "score"}
     ax = _adapter_figure(Figure, spec).axes[0]
@@ -219,7 +226,7 @@ def test_percent_figures_run_0_to_100_and_say_percent():
     assert ax.get_ylabel() == "score (%)" and ax.get_ylim()[1] > 100
 
 
-def test_a_histogram_of_shares_spans_0_to_1_even_when_every_value_is_the_same():
+def test_a_histogram_of_shares_spans_0_to_1_even_when_every_value_is_the_same(Figure):
     spec = {"kind": "hist", "y": [1.0] * 4, "range": [0, 1], "percent": True, "xlabel": "branch coverage"}
     ax = _adapter_figure(Figure, spec).axes[0]
     lo, hi = ax.get_xlim()
@@ -287,7 +294,7 @@ def test_a_kappa_is_a_coefficient_not_a_percentage():
     assert "67.65%" not in html_report(report)
 
 
-def test_grouped_bars_stay_vertical_and_values_at_or_above_0_get_no_negative_axis():
+def test_grouped_bars_stay_vertical_and_values_at_or_above_0_get_no_negative_axis(Figure):
     spec = {"kind": "bar", "x": ["precision", "recall"], "series": {"rename": [0.0, 0.0], "flip": [0.0, 0.0]}}
     ax = _adapter_figure(Figure, spec).axes[0]
     assert ax.get_ylim() == (0.0, 1.0)

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from pytest_specbench.benchmarks.contract.synthesis.adt import Bounds
 from pytest_specbench.benchmarks.contract.synthesis.solve import ConcreteChecker
@@ -19,16 +17,22 @@ from pytest_specbench.benchmarks.contract.synthesis.translate import translate_c
 
 BOUNDS = Bounds()
 
-scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-25, 25),
-    st.integers(-100, 100).map(lambda k: k / 4),
-    st.text(alphabet="aZ09 ()<>!-,", max_size=4),
-)
-# within the bounded ADT: nesting depth 2, at most 3 elements, strings of at most 6 characters
-inner = st.one_of(scalars, st.lists(scalars, max_size=3),
-                  st.dictionaries(st.text(alphabet="ab", max_size=2), scalars, max_size=2))
-values = st.one_of(scalars, st.lists(inner, max_size=3),
-                   st.dictionaries(st.text(alphabet="ab", max_size=2), inner, max_size=2))
+
+def json_like_values():
+    """The values fed to both sides (Hypothesis imported here, by the test that draws: at
+    module load every xdist worker paid for it at collection, ~0.4 CPU s)."""
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(-25, 25),
+        st.integers(-100, 100).map(lambda k: k / 4),
+        st.text(alphabet="aZ09 ()<>!-,", max_size=4),
+    )
+    # within the bounded ADT: nesting depth 2, at most 3 elements, strings of at most 6 characters
+    inner = st.one_of(scalars, st.lists(scalars, max_size=3),
+                      st.dictionaries(st.text(alphabet="ab", max_size=2), scalars, max_size=2))
+    return st.one_of(scalars, st.lists(inner, max_size=3),
+                     st.dictionaries(st.text(alphabet="ab", max_size=2), inner, max_size=2))
 
 
 def python_verdict(assert_src: str, kwargs: dict, prelude: str = "") -> str:
@@ -77,6 +81,9 @@ PATTERNS = [
 @pytest.mark.slow  # (hypothesis and z3 over 9 patterns: ~15 CPU s)
 @pytest.mark.parametrize("params,asserts", PATTERNS, ids=[",".join(p) + f"-{i}" for i, (p, _) in enumerate(PATTERNS)])
 def test_translation_agrees_with_cpython(params, asserts):
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    values = json_like_values()
     names = [f"assert_{k}" for k in range(len(asserts))]
     model = translate_contract("\n".join(asserts), params, names, BOUNDS)
     unsupported = {a.name: str(a.error) for a in model.asserts if not a.supported}
