@@ -7,7 +7,8 @@ plugin), the network is the machine's (servers bind 127.0.0.1 only).
 
 ``PrivateHost.socket_server()`` runs execnet's socket server there on a free
 127.0.0.1 port (never execnet's default ``:8888`` on all interfaces: that server
-runs whatever a client sends, unauthenticated).
+runs whatever a client sends, unauthenticated); ``start_sshd()`` runs a
+throwaway OpenSSH server there instead, with a key made for the test.
 """
 from __future__ import annotations
 
@@ -103,3 +104,44 @@ class PrivateHost:
                 pass
             self.proc.wait()
         self._out.close()
+
+
+def sshd_refusal() -> str | None:
+    if shutil.which("sshd") is None and not Path("/usr/sbin/sshd").exists():
+        return "needs OpenSSH's server (apt-get install openssh-server)"
+    if shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        return "needs the OpenSSH client (apt-get install openssh-client)"
+    return None
+
+
+def start_sshd(folder: Path) -> tuple[PrivateHost, Path]:
+    """A throwaway sshd on a free 127.0.0.1 port in a private namespace; returns it
+    and an ssh client config naming the host ``specbench-private``."""
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("host_key", "client_key"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / name)], check=True)
+    (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
+    os.chmod(folder, 0o700)
+    port = free_port()
+    # The key files live in the tests' /tmp, which the namespace hides: copied in first.
+    inside = f"{PRIVATE}/sshd"
+    (folder / "sshd_config").write_text("\n".join([
+        f"ListenAddress 127.0.0.1", f"Port {port}", f"HostKey {inside}/host_key",
+        f"AuthorizedKeysFile {inside}/authorized_keys", "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "UsePAM no",
+        "StrictModes no", f"PidFile {inside}/sshd.pid",
+        f"SetEnv HOME={PRIVATE}/home SPECBENCH_DIR={PRIVATE}/specbench TMPDIR={PRIVATE}", ""]))
+    # The keys live in the tests' /tmp, which the namespace covers: staged outside it
+    # before the tmpfs is mounted, moved in after.
+    stage = f"/run/specbench-sshd-{port}"
+    before = f"mkdir -p {stage} /run/sshd; cp {folder}/host_key {folder}/authorized_keys {folder}/sshd_config {stage}/;"
+    setup = f"mkdir -p {inside}; mv {stage}/* {inside}/; rmdir {stage}; chmod 600 {inside}/host_key;"
+    host = PrivateHost(f"{sshd} -D -e -f {inside}/sshd_config", folder / "sshd.log", before=before, setup=setup)
+    host.port = port
+    host.wait_listening(port)
+    (folder / "ssh_config").write_text("\n".join([
+        "Host specbench-private", "  HostName 127.0.0.1", f"  Port {port}", "  User root",
+        f"  IdentityFile {folder / 'client_key'}", "  IdentitiesOnly yes", "  BatchMode yes",
+        "  StrictHostKeyChecking no", "  UserKnownHostsFile /dev/null", "  LogLevel ERROR", ""]))
+    return host, folder / "ssh_config"

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
 
-from private_host import REPO, PrivateHost, require_namespace
+from private_host import REPO, PrivateHost, require_namespace, sshd_refusal, start_sshd
 
 REMOTE_DATA = "/tmp/data"  # the data root on the private host (copied in at its start)
 
@@ -118,6 +119,27 @@ def test_a_host_whose_data_differs_is_refused_in_one_line(pytester, host):
     assert len(lines) == 1, result.stderr.str() + result.stdout.str()
     assert "data differs" in lines[0] and edited.name in lines[0]
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+@pytest.mark.slow
+def test_ssh_gateway_to_a_loopback_sshd_equals_n0(pytester, tmp_path):
+    require_namespace()
+    reason = sshd_refusal()
+    if reason:
+        pytest.skip(f"ssh form: {reason}")
+    sshd, config = start_sshd(tmp_path / "sshd")
+    try:
+        args = ["--specbench=contract", "--model=reference", "--specbench-checks=functional",
+                "-k", "HumanEval-S/0 or HumanEval-S/1 or Mbpp-S/2"]
+        alone = run_alone(pytester, "alone", *args)
+        spread = run(pytester, "spread", *args, "--px", f"id=lo//ssh=-F {config} specbench-private//python={sys.executable}//execmodel=thread",
+                     "--tx", "1*popen//via=lo", "--dist", "load")  # the gateway's form is the point
+    finally:
+        sshd.close()
+    if spread.ret != 0 and "Permission denied" in spread.stderr.str() + spread.stdout.str():
+        pytest.skip("ssh form: the loopback sshd refused the throwaway key here")
+    assert outcomes(spread) == outcomes(alone)
+    assert sections(pytester, "spread") == sections(pytester, "alone")
 
 
 # ----------------------------------------------------------- in-process units
