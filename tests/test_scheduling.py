@@ -1,10 +1,12 @@
 """Dispatch order under xdist: costliest items first, short cost-bounded queues."""
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
+from pytest_specbench.engine.costs import MeasuredCosts, dispatch_costs
 from pytest_specbench.plugin import scheduling
 from pytest_specbench.plugin.scheduling import CostFirstScheduling
 
@@ -94,24 +96,38 @@ def test_no_cost_information_fills_queues_in_collection_order():
 
 
 def test_used_by_default_under_xdist(pytester):
-    """`-n 2` alone (xdist's --dist load) uses CostFirstScheduling; other --dist values keep xdist's."""
+    """`-n 2` alone (xdist's --dist load) uses CostFirstScheduling; other --dist values keep xdist's.
+    Either way the controller keeps what each item took (engine/costs.py), and the next run's
+    CostFirstScheduling orders by it."""
     pytester.makeconftest("""
         import pytest
         @pytest.hookimpl(hookwrapper=True)
         def pytest_xdist_make_scheduler(config, log):
             outcome = yield
-            print("SCHEDULER", type(outcome.get_result()).__name__)
+            sched = outcome.get_result()
+            print("SCHEDULER", type(sched).__name__)
+            if hasattr(sched, "_cost_of"):
+                def cost_of(ids, inner=sched._cost_of):
+                    costs = inner(ids)
+                    print("COSTLIEST", max(zip(costs, ids))[1])
+                    return costs
+                sched._cost_of = cost_of
     """)
     # Result cache off: with every verdict cached, no workers (and no scheduler) would start.
     # Two tasks (4 items): the scheduler is chosen before any item runs, whatever their number.
     args = ("--specbench=contract", "--model=reference", "--specbench-result-cache=off", "-n", "2",
             "-p", "no:cacheprovider", "-p", "no:benchmark", "-s", "-k", "HumanEval-S/0 or Mbpp-S/1")
-    result = pytester.runpytest(*args)
-    result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["*SCHEDULER CostFirstScheduling*"])
     result = pytester.runpytest(*args, "--dist", "worksteal")
     result.stdout.fnmatch_lines(["*SCHEDULER WorkStealingScheduling*"])
-
+    (path,) = (pytester.path / ".specbench" / "cache" / "costs").glob("*.json")
+    seconds = json.loads(path.read_text())["seconds"]
+    assert len(seconds) == 4 and all(s > 0 for s in seconds.values())
+    cheapest = min(seconds, key=seconds.get)
+    seconds[cheapest] = 1000.0  # it timed out last time, say: this run starts with it
+    path.write_text(json.dumps({"format": 1, "seconds": seconds}))
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*SCHEDULER CostFirstScheduling*", f"*COSTLIEST {cheapest}*"])
 
 
 class SimWorker(FakeWorker):
@@ -332,3 +348,51 @@ def test_the_first_items_go_out_before_every_key_is_computed():
     assert sorted(finished) == list(range(n))
     evaluated, overlap = evaluations(starts, groups)
     assert set(evaluated.values()) == {1} and len(evaluated) == n // 2 and not overlap
+
+
+# ------------------------------------------- costs measured when an item last ran (engine/costs.py)
+
+def test_measured_costs_put_unpredicted_timeouts_first():
+    # The quiet W4-HumanEval run of 29 Nov in miniature (reference work units, 12 ms a
+    # unit): two samples of cheap tasks time out (2 s: twice their 1 s limit) and come
+    # last in the predicted order, on one worker, the second held as its next item
+    # (nothing to steal): the other worker idled 2.3 s.  With the costs they took when
+    # they last ran, they go out among the heavy items.
+    costs = [800.0, 350.0, 310.0, 200.0] + [1.5] * 100 + [0.25] * 60
+    durations = [c * 0.012 for c in costs]
+    durations[161] = durations[163] = 2.0
+    ids = [f"item{i}" for i in range(len(costs))]
+    lower_bound = max(sum(durations) / 2, max(durations))
+    predicted_only, _ = simulate(costs, durations)
+    assert predicted_only > lower_bound + 2  # the idle tail
+    measured = dispatch_costs(ids, costs, dict(zip(ids, durations)))
+    with_measured, _ = simulate(measured, durations)
+    assert with_measured <= lower_bound + 0.5
+    assert sorted(range(len(ids)), key=lambda i: -measured[i])[4:6] == [161, 163]
+
+
+def test_measured_costs_take_the_predictions_unit_and_fill_gaps():
+    ids = ["a", "b", "c", "d"]
+    # a and b: 12 units took 1 s, d 3 s (a time-out; its prediction 1): 25 units in 5 s;
+    # c (never measured) keeps its prediction
+    assert dispatch_costs(ids, [12.0, 12.0, 30.0, 1.0], {"a": 1.0, "b": 1.0, "d": 3.0}) == [5.0, 5.0, 30.0, 15.0]
+    assert dispatch_costs(ids, [3.0, 2.0, 1.0, 0.0], {}) == [3.0, 2.0, 1.0, 0.0]  # no file: as predicted
+    # adapters that predict nothing: an unmeasured item is an average one (the median)
+    assert dispatch_costs(ids, [0.0] * 4, {"a": 1.0, "b": 5.0, "c": 2.0}) == [1.0, 5.0, 2.0, 2.0]
+
+
+def test_measured_costs_are_kept_per_run_and_merged(tmp_path):
+    folder = tmp_path / "costs"
+    first = MeasuredCosts(folder, '{"model": "m"}')
+    assert first.earlier == {}
+    first.record("x", 1.5)
+    first.record("y", 0.25)
+    first.save()
+    second = MeasuredCosts(folder, '{"model": "m"}')
+    assert second.earlier == {"x": 1.5, "y": 0.25}
+    second.record("y", 3.0)
+    second.save()  # y measured again; x not run this time: kept
+    assert MeasuredCosts(folder, '{"model": "m"}').earlier == {"x": 1.5, "y": 3.0}
+    assert MeasuredCosts(folder, '{"model": "other"}').earlier == {}  # another run's items
+    second.path.write_text("{not json")
+    assert MeasuredCosts(folder, '{"model": "m"}').earlier == {}  # unreadable: predictions only

@@ -14,8 +14,11 @@ xdist checks across workers, and the results are unchanged; only which worker
 runs an item, and when, differs.  When nothing is left to hand out, an idle
 worker takes back half of the unstarted items queued on the busiest one (the
 ``steal`` command of xdist's ``worksteal``): a sample's timeout (1 s on a task
-whose reference takes 1 ms) cannot be predicted.  Used when ``-n`` is given with ``--dist load``
-(xdist's default); any other ``--dist`` keeps xdist's own scheduler.
+whose reference takes 1 ms) cannot be predicted from the reference.  A run before
+knows it: the session's ``cost_of`` gives what an item took when it last ran here
+(``engine/costs.py``), which puts such an item among the first.  Used when ``-n`` is
+given with ``--dist load`` (xdist's default); any other ``--dist`` keeps xdist's own
+scheduler.
 
 Within-run deduplication (:mod:`.dedupe`): items with the same program key
 form a group.  Only its first item in dispatch order (the representative) is

@@ -29,6 +29,9 @@ import pytest
 
 from ..benchmarks import get_benchmark
 from ..engine import dedupe as _dedupe
+from ..engine.costs import FOLDER as COSTS_FOLDER
+from ..engine.costs import MeasuredCosts
+from ..engine.costs import dispatch_costs as measured_dispatch_costs
 from ..engine.ledger import CACHED, Ledger, RunKey, VerdictStore
 from ..engine.plan import ItemSpec, RunPlan
 from ..engine.verdicts import NothingKnown, VerdictEngine
@@ -151,6 +154,9 @@ class SpecbenchRun:
             # the controller's end of each worker's channel
             self.link = _remote.ControllerLink(self.plan, self.services.model, self.worker_start, self.host_facts,
                                                self.model_is_local, self._known_of)
+            # What each item cost when it last ran here: the scheduler's costs (engine/costs.py).
+            self.costs = MeasuredCosts(self.settings.state_dir / "cache" / COSTS_FOLDER, self.run_key.run)
+            self._setup_seconds: dict[str, float] = {}
         self.engine = VerdictEngine(source, self.dedupe, self.services.context())
         self.generation = GenerationPhase(self.plan, self.model, self.finished.get, config)
         terminal = config.pluginmanager.getplugin("terminalreporter")
@@ -509,8 +515,13 @@ class SpecbenchRun:
             return None
         from .scheduling import CostFirstScheduling
 
-        return CostFirstScheduling(config, log, self.plan.dispatch_costs, self.dedupe_groups, self.verdict_known,
+        return CostFirstScheduling(config, log, self.dispatch_costs, self.dedupe_groups, self.verdict_known,
                                    self.link.before_send)
+
+    def dispatch_costs(self, nodeids) -> list[float]:
+        """xdist controller: each item's cost for the scheduler, what it took when it last
+        ran here where that is known, else the adapter's prediction (engine/costs.py)."""
+        return measured_dispatch_costs(nodeids, self.plan.dispatch_costs(nodeids), self.costs.earlier)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
@@ -543,8 +554,12 @@ class SpecbenchRun:
             self.verdicts += 1
             if report.nodeid not in self.finished:  # a resumed item is in the journal already
                 self.results_this_run += 1
+                if not cached and reached != "copy":  # it did the work: its cost, for the next run's order
+                    self.costs.record(report.nodeid, self._setup_seconds.pop(report.nodeid, 0.0) + report.duration)
             # The ledger journals it, stores it (for copies and the next run) and feeds the report.
             self.ledger.record(self._spec_of(report.nodeid), outcome, CACHED if cached else reached)
+        elif report.when == "setup" and report.passed and report.nodeid.startswith("specbench::"):
+            self._setup_seconds[report.nodeid] = report.duration  # the check runs in setup (items.py)
         elif report.when == "setup" and report.skipped and report.nodeid.startswith("specbench::"):
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             self.store.add_skip(report.nodeid.split("::")[1], reason.removeprefix("Skipped: "), report.nodeid)
@@ -645,6 +660,7 @@ class SpecbenchRun:
                 # or one whose items all skipped would otherwise leave a header-only journal).
                 self.journal.discard()
                 self.journal = None
+        self.costs.save()
         if self.settings.report:
             self.store.write(self.report(), self.settings.report)
         if self.settings.merge and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):

@@ -521,7 +521,8 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     (docs/timing.md)."""
     expected = _expected_outputs(task, digest, ctx)
     limits = ctx.settings.limits
-    call_cpu = [max(limits.call_cpu, limits.reference_factor * w * machine_speed()) for w in expected.work]
+    speed = machine_speed()  # once: ~1,000 inputs a task
+    call_cpu = [max(limits.call_cpu, limits.reference_factor * w * speed) for w in expected.work]
     inputs = list(task["base_input"]) + list(task["plus_input"])
     n_base, details_mode = len(task["base_input"]), ctx.settings.details
     failures: list[tuple[int, str]] = []
