@@ -32,6 +32,8 @@ def test_the_agreement_script_names_the_long_int_cause():
 import subprocess
 import sys
 
+import pytest
+
 from pytest_specbench.benchmarks.nl2postcond import corpus
 from pytest_specbench.execution import wire
 from pytest_specbench.execution.python import CallOutcome, JobResult
@@ -141,3 +143,32 @@ def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, mo
     assert lines["none"][1] is False and "build-corpus" in lines["none"][0]
     assert lines["other"][1] is False and "does not match the pinned" in lines["other"][0], lines["other"]
     assert lines["pinned"][1] is True and "verified (from the mirror" in lines["pinned"][0], lines["pinned"]
+
+
+def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
+    """HumanEval/1's parts of two builds differed (program 62: 12 bad outputs, then 4): the
+    first was built before the stop rule, and a resume joins whatever parts it finds.  A
+    parts folder records its rules; parts of other rules, or of none, stop the build with
+    one line naming the folder (nothing is removed), and the same rules resume."""
+    from pytest_specbench.errors import DataError
+    from pytest_specbench.execution.limits import Limits
+
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text(json.dumps({"task_id": "T/0", "response_num": 1, "solution": "def f(x):\n    return x + 1\n"})
+                          + "\n")
+    out = tmp_path / "corpus.jsonl"
+
+    def build(oracle="exact", limits=Limits()):
+        return corpus.build(_tiny_task(), candidates, out, [_Executor(lambda code, wf, i: ("ok", i + 2))], limits,
+                            "base+plus", log=lambda line: None, oracle=oracle)
+
+    assert build()["skipped_tasks"] == 0 and build()["skipped_tasks"] == 1  # the same rules resume
+    parts = out.with_name(out.name + ".parts")
+    first = (parts / "T_0.jsonl").read_text()
+    for other in ({"oracle": "evalplus"}, {"limits": Limits(call_cpu=0.5)}):
+        with pytest.raises(DataError, match=r"corpus\.jsonl\.parts: its parts were built under other rules"):
+            build(**other)
+    (parts / corpus.RULES_FILE).unlink()  # a folder of older code: parts, no rules
+    with pytest.raises(DataError, match="parts without rules.json"):
+        build()
+    assert (parts / "T_0.jsonl").read_text() == first

@@ -227,6 +227,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     pool = ExecutorPool(executors)
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
+    _check_rules(parts, build_rules(candidates, limits, inputs, oracle))
     by_task: dict[str, list[Candidate]] = {}
     for cand in read_candidates(candidates):
         by_task.setdefault(cand.task_id, []).append(cand)
@@ -291,6 +292,38 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     figures["wall"] = round(time.monotonic() - start, 1)
     figures["harness_cpu"] = round(time.process_time() - cpu0, 1)
     return figures
+
+
+RULES_FILE = "rules.json"
+
+
+def build_rules(candidates: Path, limits, inputs: str, oracle: str) -> dict[str, Any]:
+    """Everything besides the task data that decides a part's bytes: the candidates,
+    the per-call CPU limit, the stop rule, the inputs and the oracle."""
+    return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": limits.call_cpu,
+            "stop_after_timeouts": list(STOP_AFTER_TIMEOUTS), "inputs": inputs, "oracle": oracle}
+
+
+def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
+    """A resumed build takes only parts built under its own rules (``parts/rules.json``):
+    parts of other rules (older code, another limit or oracle) joined with new ones would
+    make a corpus no single build writes.  HumanEval/1's parts of two builds differed so
+    (docs/nl2postcond.md, 'Deterministic'): the first was built before the stop rule."""
+    stamp = parts / RULES_FILE
+    if stamp.is_file():
+        try:
+            theirs = json.loads(stamp.read_text(encoding="utf-8"))
+        except ValueError:
+            theirs = None
+        if theirs != dict(rules):
+            changed = sorted(k for k in rules if not isinstance(theirs, dict) or theirs.get(k) != rules[k])
+            raise DataError(parts, None, f"its parts were built under other rules ({', '.join(changed) or 'unreadable'}"
+                                         f" differ): use another --out, or remove the folder to build afresh")
+    elif any(parts.glob("*.jsonl")):
+        raise DataError(parts, None, f"parts without {RULES_FILE} (built by older code, under rules not recorded): "
+                                     f"use another --out, or remove the folder to build afresh")
+    else:
+        stamp.write_text(json.dumps(rules, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _task_order(task_id: str) -> tuple[str, int]:
