@@ -90,8 +90,12 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
     def quiet(code, wall_factor, i):  # the reference returns x (inputs 1, 2, 3), program n returns x + n
         return ("ok", i + 1 + (1 if "+ 1" in code else 2 if "+ 2" in code else 0))
 
+    runs_of_2 = []
+
     def loaded_once(code, wall_factor, i):
-        if "+ 2" in code and i == 1 and wall_factor is None:
+        if "+ 2" in code and i == 0:
+            runs_of_2.append(wall_factor)
+        if "+ 2" in code and i == 1 and len(runs_of_2) == 1:
             return ("wall", None)
         return quiet(code, wall_factor, i)
 
@@ -108,7 +112,7 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
         built[name] = (out.read_text(), figures, ex.runs)
     assert built["quiet"][0].count("\n") == 2 and built["quiet"][1]["whole"]
     assert built["loaded_once"][0] == built["quiet"][0]  # the same bytes as on a quiet machine
-    assert any(factor == corpus.RERUN_WALL_FACTOR for _, factor in built["loaded_once"][2])
+    assert runs_of_2 == [corpus.RERUN_WALL_FACTOR] * 2  # each run with the larger wall bound, the first too
     assert built["loaded_always"][0] == "" and built["loaded_always"][1]["left_out"] == ["T/0"]
     assert not built["loaded_always"][1]["whole"]
 

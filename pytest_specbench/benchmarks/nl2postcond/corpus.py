@@ -49,10 +49,15 @@ NATURAL = 200  # upstream's first 200 programs per task come from the plain code
 # programs that count down to a divisor ran past 18 minutes each).  Upstream's run bounds each
 # program too (EvalPlus ends a program's process after the sum of its per-input limits).
 STOP_AFTER_TIMEOUTS = (10, 30)
-# A program whose time-outs include one the wall clock decided (its CPU limit not reached: the
-# machine's load) runs again, alone, with this many times its CPU limit in wall time; if the wall
-# clock still decides one, its task is left for a later run (no part file: the resume builds it).
-# So what a part records never depends on the load: each time-out is a CPU limit's.
+# Each candidate's call may take this many times its CPU limit in wall time (the sandbox's default
+# is 3): a time-out is then its CPU limit's on a machine at load up to ~20 per core.  A program whose
+# time-outs include one the wall clock decided (its CPU limit not reached: the machine's load) runs
+# again, alone, with the same factor; if the wall clock still decides one, its task is left for a
+# later run (no part file: the resume builds it).  So what a part records never depends on the
+# load: each time-out is a CPU limit's.  (With the default factor for the first run, every program
+# that timed out on a loaded machine ran twice: at load 15-40, HumanEval/13's hanging programs had
+# wall stops in 9 of 9.)  None of upstream's 49,200 programs sleeps or waits for input (searched),
+# so the larger wall bound costs no wall time on them.
 RERUN_WALL_FACTOR = 20.0
 
 
@@ -251,7 +256,8 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 continue
             reference = [o.result for o in ref]
             groups = distinct_programs(by_task[task_id])
-            futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu, STOP_AFTER_TIMEOUTS)
+            futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu, STOP_AFTER_TIMEOUTS,
+                                   RERUN_WALL_FACTOR)
                        for k, group in groups.items()}
             seen = {k: future.result() for k, future in futures.items()}
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
