@@ -51,6 +51,20 @@ def test_a_corpus_line_is_the_same_bytes_whatever_the_hash_seed():
                                                                      '{"s":[{"f":["c","d"]},"a","b"]}')
 
 
+def test_an_opaque_bad_output_gives_the_same_bytes_in_every_run_and_is_its_own_programs_pair():
+    """HumanEval/1's program 87 yields (a generator): the sandbox sends such an output as its
+    repr, which names a memory address, so two builds wrote two lines for it.  The address
+    is left out; such an output equals only itself, so it is a pair of its program's own."""
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept, pair_key
+    from pytest_specbench.execution.wire import Opaque
+
+    runs = [Opaque("builtins.generator", f"<generator object f at {address}>") for address in ("0x7fe1c9eeab60", "0x7f18")]
+    lines = {Kept("T/1", 87, True, (Bopi(0, ("()",), [out]),)).line() for out in runs}
+    assert len(lines) == 1 and "0x7f" not in lines.pop()
+    assert pair_key(87, 0, [runs[0]]) == pair_key(87, 0, [runs[1]]) != pair_key(88, 0, [runs[0]])
+    assert pair_key(87, 0, '{"o":"x","r":"y"}') == pair_key(88, 0, '{"o":"x","r":"y"}')  # a string is data
+
+
 class _Executor:
     """The python executor's surface that observe() uses: each program's outcome per input
     from ``plan(code, wall_factor, index)`` ("ok" with the value, "cpu": a CPU time-out,
@@ -176,3 +190,17 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
     with pytest.raises(DataError, match="parts without rules.json"):
         build()
     assert (parts / "T_0.jsonl").read_text() == first
+
+
+def test_the_agreement_script_counts_a_repeated_input_once_beside_the_default():
+    """HumanEval+ 0.1.10 repeats a base input among the plus inputs (98 of 164 tasks); upstream's
+    bopi_run on HumanEval/10, /11, /14 is the count with that input once (docs/nl2postcond.md)."""
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import added_outputs, bad_outputs
+
+    task = {"base_input": [[""], ["a"]], "plus_input": [["b"], [""]]}  # input 3 repeats input 0
+    programs = [Kept("T/0", 1, True, (Bopi(0, ("",), "x"),)),
+                Kept("T/0", 2, True, (Bopi(3, ("",), "x"),)),  # adds a pair by position, none by value
+                Kept("T/0", 3, False, (Bopi(1, ("a",), "y"), Bopi(2, ("b",), None)))]
+    assert len(bad_outputs(programs)[0]) == 4 and [len(a) for a in added_outputs(programs)] == [1, 1, 2]
+    assert agreement.counts_by_input_value(programs, task) == (2, 3, 1)

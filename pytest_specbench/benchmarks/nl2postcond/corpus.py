@@ -28,6 +28,7 @@ import io
 import json
 import os
 import queue
+import re
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +42,7 @@ from ...execution import wire
 from ..contract.evalplus_data import canonical_program, outputs_match
 from .observe import observe, test_inputs
 
-FORMAT = "1"
+FORMAT = "2"  # 2: no memory address in an opaque output's text; an opaque bad output is its program's own pair
 NATURAL = 200  # upstream's first 200 programs per task come from the plain code-generation prompt
 # A candidate that times out on 10 inputs in a row, or on 30 in all, is stopped (the inputs after are
 # time-outs, never bad outputs): one that hangs everywhere costs 10 CPU seconds, not one per input
@@ -91,9 +92,23 @@ def stable_text(value: Any) -> str:
     """``value``'s wire text with the members of every set and frozenset in the order of
     their own text: the same bytes for equal values in any process (a set of strings
     iterates in an order the process's hash seed decides, and the build's process, unlike
-    the sandbox's, has no fixed seed).  The corpus's bytes and its distinct (input, bad
-    output) pairs are keyed by it."""
+    the sandbox's, has no fixed seed), and no memory address in the text of an opaque
+    value (an output the sandbox could not send as data, e.g. a generator: its repr,
+    ``<generator object f at 0x7fe1c9eeab60>``, names an address that differs from run to
+    run).  The corpus's bytes and its distinct (input, bad output) pairs are keyed by it."""
     return _plain_text(_sorted_sets(wire.to_plain(value)))
+
+
+def pair_key(program: int, index: int, output: Any) -> tuple:
+    """What makes a bad output distinct: (input index, output text); an output that holds
+    an opaque value is equal only to itself (as the sandbox's :class:`~.wire.Opaque` and
+    Python's default ``==`` on such objects), so it is a pair of its own program's."""
+    text = stable_text(output)
+    return (index, text, program) if _OPAQUE_TAG in text else (index, text)
+
+
+_OPAQUE_TAG = '{"o":"'  # an opaque value's tag; inside a string the quotes would be escaped
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _plain_text(plain: Any) -> str:
@@ -110,6 +125,8 @@ def _sorted_sets(plain: Any) -> Any:
             return {tag: [m for _, m in sorted(((_plain_text(m), m) for m in members), key=lambda km: km[0])]}
         if tag in ("t", "d") and isinstance(body, list):
             return {tag: [_sorted_sets(v) for v in body]}
+    if isinstance(plain, dict) and set(plain) == {"o", "r"} and isinstance(plain["r"], str):
+        return {"o": plain["o"], "r": _ADDRESS.sub(" at 0x", plain["r"])}
     return plain
 
 
@@ -152,12 +169,12 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
     decides what a bad output is (:data:`ORACLES`)."""
     matches = ORACLES[oracle]
     inputs = list(task["base_input"]) + list(task["plus_input"])
-    seen: set[tuple[int, str]] = set()
+    seen: set[tuple] = set()
     kept = []
     for cand in sorted(programs, key=lambda c: c.program):
         bopi = [Bopi(o.index, o.args_after, o.result) for o in observations.get(cand.program, ())
                 if o.status == "ok" and not matches(task, inputs[o.index], o.result, reference[o.index])]
-        pairs = {(b.index, stable_text(b.output)) for b in bopi}
+        pairs = {pair_key(cand.program, b.index, b.output) for b in bopi}
         if bopi and not pairs <= seen:
             seen |= pairs
             kept.append(Kept(cand.task_id, cand.program, cand.program < NATURAL, tuple(bopi)))
