@@ -65,6 +65,24 @@ def test_an_opaque_bad_output_gives_the_same_bytes_in_every_run_and_is_its_own_p
     assert pair_key(87, 0, '{"o":"x","r":"y"}') == pair_key(88, 0, '{"o":"x","r":"y"}')  # a string is data
 
 
+def test_a_program_that_draws_random_numbers_gives_the_same_outputs_in_every_build():
+    """11 of upstream's programs call ``random`` (HumanEval/14's 204: a prefix dropped at random);
+    a forked child's generator is seeded from the OS, so each build recorded other outputs.
+    The observed program seeds it before each call (run here in-process: our own text)."""
+    import random
+
+    from pytest_specbench.benchmarks.nl2postcond.observe import OBSERVER, observed_program
+
+    namespace: dict = {}
+    exec(compile(observed_program("import random\ndef f(x):\n    return [random.random() for _ in range(x)]\n", "f"),
+                 "<observed>", "exec"), namespace)
+    outputs = []
+    for state in (1, 2):
+        random.seed(state)  # what the child's generator was before the call
+        outputs.append(namespace[OBSERVER](3))
+    assert outputs[0] == outputs[1]
+
+
 class _Executor:
     """The python executor's surface that observe() uses: each program's outcome per input
     from ``plan(code, wall_factor, index)`` ("ok" with the value, "cpu": a CPU time-out,

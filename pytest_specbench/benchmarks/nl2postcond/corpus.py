@@ -42,7 +42,8 @@ from ...execution import wire
 from ..contract.evalplus_data import canonical_program, outputs_match
 from .observe import observe, test_inputs
 
-FORMAT = "2"  # 2: no memory address in an opaque output's text; an opaque bad output is its program's own pair
+FORMAT = "3"  # 2: no memory address in an opaque output's text; an opaque bad output is its program's own pair;
+# 3: random seeded before each call (observe.observed_program)
 NATURAL = 200  # upstream's first 200 programs per task come from the plain code-generation prompt
 # A candidate that times out on 10 inputs in a row, or on 30 in all, is stopped (the inputs after are
 # time-outs, never bad outputs): one that hangs everywhere costs 10 CPU seconds, not one per input
