@@ -56,8 +56,8 @@ STOP_AFTER_TIMEOUTS = (10, 30)
 # time-outs include one the wall clock decided (its CPU limit not reached: the machine's load) runs
 # again, alone, with the same factor; if the wall clock still decides one, its task is left for a
 # later run (no part file: the resume builds it).  So what a part records never depends on the
-# load: each time-out is a CPU limit's.  (With the default factor for the first run, every program
-# that timed out on a loaded machine ran twice: at load 15-40, HumanEval/13's hanging programs had
+# load: each time-out is a CPU limit's.  (With the default factor for the first run, most programs
+# that timed out on a loaded machine had a wall stop and ran twice: at load 15-40, HumanEval/13's hanging programs had
 # wall stops in 10 of 13.)  None of upstream's 49,200 programs sleeps or waits for input (searched),
 # so the larger wall bound costs no wall time on them.
 RERUN_WALL_FACTOR = 20.0
