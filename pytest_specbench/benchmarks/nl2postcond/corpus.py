@@ -28,6 +28,7 @@ import io
 import json
 import os
 import queue
+import re
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +42,8 @@ from ...execution import wire
 from ..contract.evalplus_data import canonical_program, outputs_match
 from .observe import observe, test_inputs
 
-FORMAT = "1"
+FORMAT = "3"  # 2: no memory address in an opaque output's text; an opaque bad output is its program's own pair;
+# 3: random seeded before each call (observe.observed_program)
 NATURAL = 200  # upstream's first 200 programs per task come from the plain code-generation prompt
 # A candidate that times out on 10 inputs in a row, or on 30 in all, is stopped (the inputs after are
 # time-outs, never bad outputs): one that hangs everywhere costs 10 CPU seconds, not one per input
@@ -49,10 +51,15 @@ NATURAL = 200  # upstream's first 200 programs per task come from the plain code
 # programs that count down to a divisor ran past 18 minutes each).  Upstream's run bounds each
 # program too (EvalPlus ends a program's process after the sum of its per-input limits).
 STOP_AFTER_TIMEOUTS = (10, 30)
-# A program whose time-outs include one the wall clock decided (its CPU limit not reached: the
-# machine's load) runs again, alone, with this many times its CPU limit in wall time; if the wall
-# clock still decides one, its task is left for a later run (no part file: the resume builds it).
-# So what a part records never depends on the load: each time-out is a CPU limit's.
+# Each candidate's call may take this many times its CPU limit in wall time (the sandbox's default
+# is 3): a time-out is then its CPU limit's on a machine at load up to ~20 per core.  A program whose
+# time-outs include one the wall clock decided (its CPU limit not reached: the machine's load) runs
+# again, alone, with the same factor; if the wall clock still decides one, its task is left for a
+# later run (no part file: the resume builds it).  So what a part records never depends on the
+# load: each time-out is a CPU limit's.  (With the default factor for the first run, most programs
+# that timed out on a loaded machine had a wall stop and ran twice: at load 15-40, HumanEval/13's hanging programs had
+# wall stops in 10 of 13.)  None of upstream's 49,200 programs sleeps or waits for input (searched),
+# so the larger wall bound costs no wall time on them.
 RERUN_WALL_FACTOR = 20.0
 
 
@@ -86,9 +93,23 @@ def stable_text(value: Any) -> str:
     """``value``'s wire text with the members of every set and frozenset in the order of
     their own text: the same bytes for equal values in any process (a set of strings
     iterates in an order the process's hash seed decides, and the build's process, unlike
-    the sandbox's, has no fixed seed).  The corpus's bytes and its distinct (input, bad
-    output) pairs are keyed by it."""
+    the sandbox's, has no fixed seed), and no memory address in the text of an opaque
+    value (an output the sandbox could not send as data, e.g. a generator: its repr,
+    ``<generator object f at 0x7fe1c9eeab60>``, names an address that differs from run to
+    run).  The corpus's bytes and its distinct (input, bad output) pairs are keyed by it."""
     return _plain_text(_sorted_sets(wire.to_plain(value)))
+
+
+def pair_key(program: int, index: int, output: Any) -> tuple:
+    """What makes a bad output distinct: (input index, output text); an output that holds
+    an opaque value is equal only to itself (as the sandbox's :class:`~.wire.Opaque` and
+    Python's default ``==`` on such objects), so it is a pair of its own program's."""
+    text = stable_text(output)
+    return (index, text, program) if _OPAQUE_TAG in text else (index, text)
+
+
+_OPAQUE_TAG = '{"o":"'  # an opaque value's tag; inside a string the quotes would be escaped
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _plain_text(plain: Any) -> str:
@@ -105,6 +126,8 @@ def _sorted_sets(plain: Any) -> Any:
             return {tag: [m for _, m in sorted(((_plain_text(m), m) for m in members), key=lambda km: km[0])]}
         if tag in ("t", "d") and isinstance(body, list):
             return {tag: [_sorted_sets(v) for v in body]}
+    if isinstance(plain, dict) and set(plain) == {"o", "r"} and isinstance(plain["r"], str):
+        return {"o": plain["o"], "r": _ADDRESS.sub(" at 0x", plain["r"])}
     return plain
 
 
@@ -147,12 +170,12 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
     decides what a bad output is (:data:`ORACLES`)."""
     matches = ORACLES[oracle]
     inputs = list(task["base_input"]) + list(task["plus_input"])
-    seen: set[tuple[int, str]] = set()
+    seen: set[tuple] = set()
     kept = []
     for cand in sorted(programs, key=lambda c: c.program):
         bopi = [Bopi(o.index, o.args_after, o.result) for o in observations.get(cand.program, ())
                 if o.status == "ok" and not matches(task, inputs[o.index], o.result, reference[o.index])]
-        pairs = {(b.index, stable_text(b.output)) for b in bopi}
+        pairs = {pair_key(cand.program, b.index, b.output) for b in bopi}
         if bopi and not pairs <= seen:
             seen |= pairs
             kept.append(Kept(cand.task_id, cand.program, cand.program < NATURAL, tuple(bopi)))
@@ -227,6 +250,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     pool = ExecutorPool(executors)
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
+    _check_rules(parts, build_rules(candidates, limits, inputs, oracle))
     by_task: dict[str, list[Candidate]] = {}
     for cand in read_candidates(candidates):
         by_task.setdefault(cand.task_id, []).append(cand)
@@ -250,7 +274,8 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 continue
             reference = [o.result for o in ref]
             groups = distinct_programs(by_task[task_id])
-            futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu, STOP_AFTER_TIMEOUTS)
+            futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu, STOP_AFTER_TIMEOUTS,
+                                   RERUN_WALL_FACTOR)
                        for k, group in groups.items()}
             seen = {k: future.result() for k, future in futures.items()}
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
@@ -291,6 +316,38 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     figures["wall"] = round(time.monotonic() - start, 1)
     figures["harness_cpu"] = round(time.process_time() - cpu0, 1)
     return figures
+
+
+RULES_FILE = "rules.json"
+
+
+def build_rules(candidates: Path, limits, inputs: str, oracle: str) -> dict[str, Any]:
+    """Everything besides the task data that decides a part's bytes: the candidates,
+    the per-call CPU limit, the stop rule, the inputs and the oracle."""
+    return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": limits.call_cpu,
+            "stop_after_timeouts": list(STOP_AFTER_TIMEOUTS), "inputs": inputs, "oracle": oracle}
+
+
+def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
+    """A resumed build takes only parts built under its own rules (``parts/rules.json``):
+    parts of other rules (older code, another limit or oracle) joined with new ones would
+    make a corpus no single build writes.  HumanEval/1's parts of two builds differed so
+    (docs/nl2postcond.md, 'Deterministic'): the first was built before the stop rule."""
+    stamp = parts / RULES_FILE
+    if stamp.is_file():
+        try:
+            theirs = json.loads(stamp.read_text(encoding="utf-8"))
+        except ValueError:
+            theirs = None
+        if theirs != dict(rules):
+            changed = sorted(k for k in rules if not isinstance(theirs, dict) or theirs.get(k) != rules[k])
+            raise DataError(parts, None, f"its parts were built under other rules ({', '.join(changed) or 'unreadable'}"
+                                         f" differ): use another --out, or remove the folder to build afresh")
+    elif any(parts.glob("*.jsonl")):
+        raise DataError(parts, None, f"parts without {RULES_FILE} (built by older code, under rules not recorded): "
+                                     f"use another --out, or remove the folder to build afresh")
+    else:
+        stamp.write_text(json.dumps(rules, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _task_order(task_id: str) -> tuple[str, int]:

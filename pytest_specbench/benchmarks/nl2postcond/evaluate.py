@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ...pyspec.blocks import BlockOutcome, batches_of, check_blocks
-from .corpus import Kept, stable_text
+from .corpus import Kept, pair_key
 from .tasks import parameters
 from .observe import as_case
 
@@ -55,14 +55,14 @@ def added_outputs(programs: Sequence[Kept]) -> list[list[int]]:
 
 
 def _pairs(programs: Sequence[Kept]):
-    index: dict[tuple[int, str], int] = {}
+    index: dict[tuple, int] = {}
     pairs: list[tuple[int, tuple, Any]] = []
     members: list[list[int]] = []
     added: list[list[int]] = []
     for kept in programs:
         mine, new = [], []
         for b in kept.bopi:
-            key = (b.index, stable_text(b.output))
+            key = pair_key(kept.program, b.index, b.output)
             if key not in index:
                 index[key] = len(pairs)
                 pairs.append((b.index, b.args_after, b.output))
