@@ -67,6 +67,29 @@ def test_type_trees_come_from_the_hints_else_from_the_test_inputs():
         "d": ["dict", "str", ["list", "int"]], "e": ["list", "str"], "g": "int"}
 
 
+def test_the_search_tool_splits_its_verdicts_by_upstream_s_completeness():
+    """tools/search.py: each row's pbt verdicts beside upstream's completeness, by bad
+    outputs (``num_bopi_killed == num_bopi_run``) and by buggy programs (``num_codes_*``)."""
+    from pytest_specbench.benchmarks.nl2postcond.tools import search
+
+    def row(r, bopi, codes):
+        return {"task_id": "HumanEval/7", "r_num": r, "test_set_correct": True, "postcondition": "assert True",
+                "num_bopi_run": 10, "num_bopi_killed": bopi, "num_codes_run": 4, "num_codes_killed": codes}
+
+    def sample(index, rw):
+        tiers = [{"relation": "AC", "status": "PASSED"}, {"relation": "RW", "status": rw}]
+        return {"index": index, "checks": {"pbt": {"tiers": tiers}}}
+
+    rows = [row(0, 10, 4), row(1, 9, 4), row(2, 3, 1)]
+    bench = {"tasks": {"HumanEval/7": {"samples": [sample(0, "REFUTED"), sample(1, "PASSED"), sample(2, "REFUTED")]}}}
+    got = search.summary(search.table(rows, bench))
+    assert got["refuted"] == 2 and got["by_relation"] == {"AC PASSED": 3, "RW REFUTED": 2, "RW PASSED": 1}
+    assert got["by_upstream_completeness"]["bopi"] == {
+        "AC PASSED / complete": 1, "AC PASSED / incomplete": 2, "RW REFUTED / complete": 1,
+        "RW PASSED / incomplete": 1, "RW REFUTED / incomplete": 1}
+    assert got["by_upstream_completeness"]["codes"]["RW PASSED / complete"] == 1
+
+
 # ------------------------------------------------------------------ the keeper's rules (in-process)
 
 def _keeper():
