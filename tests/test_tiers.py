@@ -90,6 +90,25 @@ def test_the_search_tool_splits_its_verdicts_by_upstream_s_completeness():
     assert got["by_upstream_completeness"]["codes"]["RW PASSED / complete"] == 1
 
 
+def test_a_search_job_brings_hypothesis_s_unicode_tables():
+    """A search job starts in a fresh folder, where Hypothesis computed its Unicode tables
+    again every time (~2.3 of a job's ~3 CPU s of start); the harness ships them, as
+    Hypothesis itself makes them, at the path the job's Hypothesis reads (before: absent)."""
+    import gzip
+    import unicodedata
+
+    from hypothesis.internal.charmap import charmap
+
+    from pytest_specbench.pyspec.blocks import blocks_job
+
+    job, _ = blocks_job("", "assert True", [], 1.0, 10.0, search={"examples": 1})
+    where = f".hypothesis/unicode_data/{unicodedata.unidata_version}"
+    assert {f"{where}/charmap.json.gz", f"{where}/codec-v2-utf-8.json.gz"} <= set(job.files)
+    shipped = dict(json.loads(gzip.decompress(job.files[f"{where}/charmap.json.gz"])))
+    assert {k: [tuple(p) for p in v] for k, v in shipped.items()} == {k: list(v) for k, v in charmap().items()}
+    assert not any(".hypothesis" in name for name in blocks_job("", "assert True", [{}], 1.0, 10.0)[0].files)
+
+
 # ------------------------------------------------------------------ the keeper's rules (in-process)
 
 def _keeper():
