@@ -22,6 +22,12 @@ os.environ["SPECBENCH_DATA"] = os.path.join(tempfile.gettempdir(), "specbench-te
 os.environ.pop("SPECBENCH_DIR", None)
 os.environ.pop("SPECBENCH_DATA_MIRROR", None)
 os.environ.pop("SPECBENCH_OFFLINE", None)
+# The pbt tier's Hypothesis tables (pyspec/blocks.py, hypothesis_unicode_files) are made once
+# per machine in the user's cache folder; the pytest runs of the tests have a HOME of their own
+# (tests/shared_runs.py), so they are told where it is rather than each making them again.
+from pytest_specbench.pyspec.blocks import tables_folder  # noqa: E402
+
+os.environ["SPECBENCH_HYPOTHESIS_TABLES"] = str(tables_folder())
 
 # Some machines (this project's CI among them) set PYTHONDONTWRITEBYTECODE=1.  Then
 # every Python the suite starts (xdist workers, the ~80 pytest runs of whole

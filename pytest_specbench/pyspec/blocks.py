@@ -123,9 +123,7 @@ def hypothesis_unicode_files() -> dict[str, bytes]:
         key = f"hypothesis-{version('hypothesis')}-unicode-{unicodedata.unidata_version}"
     except Exception:  # noqa: BLE001 - no Hypothesis metadata: the job computes its own
         return {}
-    from platformdirs import user_cache_dir
-
-    cache = Path(user_cache_dir("pytest-specbench")) / "hypothesis-unicode" / key
+    cache = tables_folder() / key
     names = [f"{name}.json.gz" for name in UNICODE_TABLES]
     if not all((cache / n).is_file() for n in names):
         try:
@@ -134,6 +132,16 @@ def hypothesis_unicode_files() -> dict[str, bytes]:
             return {}
     where = f".hypothesis/unicode_data/{unicodedata.unidata_version}"
     return {f"{where}/{n}": (cache / n).read_bytes() for n in names}
+
+
+def tables_folder() -> Path:
+    """Where the tables are kept: ``$SPECBENCH_HYPOTHESIS_TABLES``, else the user's cache folder
+    (the test suite sets the variable once, so its pytest runs with a HOME of their own share it)."""
+    if os.environ.get("SPECBENCH_HYPOTHESIS_TABLES"):
+        return Path(os.environ["SPECBENCH_HYPOTHESIS_TABLES"])
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("pytest-specbench")) / "hypothesis-unicode"
 
 
 def _make_unicode_tables(cache: Path, names: list[str]) -> None:
