@@ -22,6 +22,12 @@ os.environ["SPECBENCH_DATA"] = os.path.join(tempfile.gettempdir(), "specbench-te
 os.environ.pop("SPECBENCH_DIR", None)
 os.environ.pop("SPECBENCH_DATA_MIRROR", None)
 os.environ.pop("SPECBENCH_OFFLINE", None)
+# The pbt tier's Hypothesis tables (pyspec/blocks.py, hypothesis_unicode_files) are made once
+# per machine in the user's cache folder; the pytest runs of the tests have a HOME of their own
+# (tests/shared_runs.py), so they are told where it is rather than each making them again.
+from pytest_specbench.pyspec.blocks import tables_folder  # noqa: E402
+
+os.environ["SPECBENCH_HYPOTHESIS_TABLES"] = str(tables_folder())
 
 # Some machines (this project's CI among them) set PYTHONDONTWRITEBYTECODE=1.  Then
 # every Python the suite starts (xdist workers, the ~80 pytest runs of whole
@@ -119,12 +125,20 @@ def command():
 def module_runs(request, tmp_path_factory):
     """Whole pytest runs made once for the tests of a module (``tests/module_runs.py``):
     under xdist, once for the session, by the first worker that needs each."""
-    from module_runs import PytestRuns
+    from module_runs import PytestRuns, session_folder
 
-    name = request.module.__name__.rpartition(".")[2]
-    if getattr(request.config, "workerinput", None) is None:
-        return PytestRuns(tmp_path_factory.mktemp(name))
-    return PytestRuns(tmp_path_factory.getbasetemp().parent / "module-runs" / name)
+    return PytestRuns(session_folder(request, tmp_path_factory, request.module.__name__.rpartition(".")[2]))
+
+
+@pytest.fixture(scope="module")
+def made_once(request, tmp_path_factory):
+    """``made_once(name, make)``: ``make()``'s plain-data result, made once for the session
+    (under xdist, by the first worker that needs it; ``tests/module_runs.py``): for a module
+    fixture whose tests the workers share, so that its jobs run once, not once per worker."""
+    from module_runs import made_once as once, session_folder
+
+    folder = session_folder(request, tmp_path_factory, request.module.__name__.rpartition(".")[2] + "-made")
+    return lambda name, make: once(folder, name, make)
 
 
 @pytest.fixture(scope="session")

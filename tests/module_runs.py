@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 from filelock import FileLock
@@ -54,19 +54,39 @@ class PytestRuns:
              check: Callable[[pytest.RunResult], None] | None = None) -> pytest.RunResult:
         """The run called ``name``: made on first use, the same result for every later test."""
         if name not in self.results:
-            saved = self.path / f"{name}.run.json"
-            with FileLock(str(self.path / f"{name}.run.lock")):
-                if saved.exists():  # made by another xdist worker of this session
-                    done = json.loads(saved.read_text())
-                    ret = done["ret"]
-                    if ret in set(pytest.ExitCode):
-                        ret = pytest.ExitCode(ret)
-                    result = pytest.RunResult(ret, done["outlines"], done["errlines"], 0.0)
-                else:
-                    result = self.run(*args, env=env)
-                    saved.write_text(json.dumps({"ret": int(result.ret), "outlines": result.outlines,
-                                                 "errlines": result.errlines}))
+            def make() -> dict:
+                result = self.run(*args, env=env)
+                return {"ret": int(result.ret), "outlines": result.outlines, "errlines": result.errlines}
+
+            done = made_once(self.path, f"{name}.run", make)
+            ret = done["ret"]
+            if ret in set(pytest.ExitCode):
+                ret = pytest.ExitCode(ret)
+            result = pytest.RunResult(ret, done["outlines"], done["errlines"], 0.0)
             if check is not None:
                 check(result)
             self.results[name] = result
         return self.results[name]
+
+
+def made_once(folder: Path, name: str, make: Callable[[], Any]) -> Any:
+    """``make()``'s result (plain JSON data), made by the first process of the session that
+    needs it, under a file lock, and saved in ``folder`` as ``NAME.json``; the others (the
+    other xdist workers, each with its own module-scoped fixtures) wait for it and read it."""
+    saved = Path(folder) / f"{name}.json"
+    with FileLock(str(Path(folder) / f"{name}.lock")):
+        if saved.exists():
+            return json.loads(saved.read_text())
+        made = make()
+        saved.write_text(json.dumps(made))
+    return json.loads(saved.read_text())  # (the same form the other workers read)
+
+
+def session_folder(request, tmp_path_factory, name: str) -> Path:
+    """A folder for ``name`` that is one for the whole session: under xdist, in the workers'
+    common temporary root; else a fresh temporary folder."""
+    if getattr(request.config, "workerinput", None) is None:
+        return tmp_path_factory.mktemp(name)
+    folder = tmp_path_factory.getbasetemp().parent / "module-runs" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -69,9 +69,14 @@ OPTIONS = {"contract_condition": "cs", "contract_rejection": "assert", "spec_tie
 
 
 @pytest.fixture(scope="module")
-def tiers_run(tmp_path_factory):
+def tiers_run(made_once, tmp_path_factory):
     """Every answer through the adapter's own ``run_check`` (in this process: the
-    checks' jobs run in the sandbox, one command executor for all)."""
+    checks' jobs run in the sandbox, one command executor for all), once for the
+    session (under xdist, by the first worker whose tests need it)."""
+    return {int(i): checks for i, checks in made_once("tiers", lambda: _tiers_run(tmp_path_factory)).items()}
+
+
+def _tiers_run(tmp_path_factory):
     from pytest_specbench.benchmarks.contract.contract import ADAPTER
     from pytest_specbench.execution.command import CommandExecutor
     from pytest_specbench.models.base import Completion

@@ -329,11 +329,16 @@ def _run_batch(command, root: Path, cases: dict, mutant: bool, timeout: float = 
 
 
 @pytest.fixture(scope="module")
-def batches(command, tmp_path_factory):
-    """Both jobs, every in-child route between the controls (twice: first and last)."""
+def batches(request, made_once, tmp_path_factory):
+    """Both jobs, every in-child route between the controls (twice: first and last); once
+    for the session (under xdist, by the first worker whose tests need them)."""
     cases = {**CONTROLS, **CASES, **{k + "_again": v for k, v in CONTROLS.items()}}
-    return {which: _run_batch(command, tmp_path_factory.mktemp(f"hostile-{which}"), cases, which == "mutant")
-            for which in ("original", "mutant")}
+
+    def run_both():
+        command = request.getfixturevalue("command")
+        return {which: _run_batch(command, tmp_path_factory.mktemp(f"hostile-{which}"), cases, which == "mutant")
+                for which in ("original", "mutant")}
+    return made_once("batches", run_both)
 
 
 def _expect(got: dict, want) -> None:

@@ -24,9 +24,13 @@ reached is ``budget`` (E).
 """
 from __future__ import annotations
 
+import functools
 import json
+import os
 import secrets
+import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -89,6 +93,73 @@ def batches_of(keys: Sequence[Any], size: int) -> list[list[int]]:
     return batches
 
 
+# Hypothesis's Unicode tables, as a job's keeper finds them: its storage folder is
+# ``.hypothesis`` in the working directory, a search job's fresh folder.
+UNICODE_TABLES = ("charmap", "codec-v2-utf-8")
+_MAKE_TABLES = ("from hypothesis.internal import charmap\n"
+                "charmap.charmap()\n"
+                "charmap.intervals_from_codec('utf-8')\n")
+
+
+@functools.cache
+def hypothesis_unicode_files() -> dict[str, bytes]:
+    """The files of Hypothesis's Unicode tables (its category map and the UTF-8 codec's
+    characters), for a search job's working directory, by path within it.
+
+    Why: Hypothesis computes these tables on first use and keeps them in its storage
+    folder; a sandbox job starts in a fresh folder, so every search job computed them
+    again: about 2.3 CPU s of its ~3 s start (the UTF-8 table tries to encode all 1.1
+    million code points), more than half of a 100-example search.  They are computed
+    once here, by this interpreter's Hypothesis in a process of the harness, kept in the
+    user's cache folder per Hypothesis and Unicode version, and shipped with each job:
+    the same tables the job would compute (Hypothesis's own, byte for byte), so the
+    examples are the same.  A job whose interpreter has another Unicode version (a
+    repository's venv) ignores them and computes its own; where they cannot be made,
+    none are shipped and the job computes them as before."""
+    import unicodedata
+    from importlib.metadata import version
+
+    try:
+        key = f"hypothesis-{version('hypothesis')}-unicode-{unicodedata.unidata_version}"
+    except Exception:  # noqa: BLE001 - no Hypothesis metadata: the job computes its own
+        return {}
+    cache = tables_folder() / key
+    names = [f"{name}.json.gz" for name in UNICODE_TABLES]
+    if not all((cache / n).is_file() for n in names):
+        try:
+            _make_unicode_tables(cache, names)
+        except (OSError, subprocess.SubprocessError):
+            return {}
+    where = f".hypothesis/unicode_data/{unicodedata.unidata_version}"
+    return {f"{where}/{n}": (cache / n).read_bytes() for n in names}
+
+
+def tables_folder() -> Path:
+    """Where the tables are kept: ``$SPECBENCH_HYPOTHESIS_TABLES``, else the user's cache folder
+    (the test suite sets the variable once, so its pytest runs with a HOME of their own share it)."""
+    if os.environ.get("SPECBENCH_HYPOTHESIS_TABLES"):
+        return Path(os.environ["SPECBENCH_HYPOTHESIS_TABLES"])
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("pytest-specbench")) / "hypothesis-unicode"
+
+
+def _make_unicode_tables(cache: Path, names: list[str]) -> None:
+    """Hypothesis's tables made by a process of this interpreter (the harness's own
+    code, no answer), then moved into ``cache`` whole (a concurrent maker's copy is the same)."""
+    import unicodedata
+
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-c", _MAKE_TABLES], check=True, timeout=300, capture_output=True,
+                       env={**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": tmp})
+        made = Path(tmp) / "unicode_data" / unicodedata.unidata_version
+        cache.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            partial = cache / f"{name}.{os.getpid()}.partial"
+            partial.write_bytes((made / name).read_bytes())
+            partial.replace(cache / name)
+
+
 def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: float,
                timeout: float, batches: Sequence[Sequence[int]] | None = None,
                search: dict | None = None, keeper: Path = SEARCH_SCRIPT) -> tuple[CommandJob, str]:
@@ -109,7 +180,7 @@ def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: 
     if search is not None:
         config["search"] = "search-config.json"
         files.update({"specbench_search.py": keeper.read_bytes(),
-                      "search-config.json": json.dumps(search).encode()})
+                      "search-config.json": json.dumps(search).encode(), **hypothesis_unicode_files()})
     files["blocks-config.json"] = json.dumps(config).encode()
     job = CommandJob(argv=(sys.executable, "-s", "-E", "specbench_blocks.py", "blocks-config.json"), files=files,
                      wall_seconds=timeout * WALL_FACTOR + WALL_SECONDS, cpu_seconds=timeout, memory_mb=2048, output_bytes=1 << 16)

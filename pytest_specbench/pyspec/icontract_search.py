@@ -33,7 +33,7 @@ Where the verdict lives, and what each process holds:
   where it raises or overruns is not judged), and asks one fresh child per case:
   AC (the method's result) and RW (a type-directed perturbation of it, the
   nl2postcond tier's), in a random order, the decided relation's cases kept as
-  decoys.  ``derandomize=True``, no example database; Hypothesis shrinks input
+  decoys.  A fixed seed (``pbt_keeper.ICONTRACT_SEED``), no example database; Hypothesis shrinks input
   and perturbation together.  Records as :mod:`.pbt_keeper`'s
   (:func:`.search.read_search` reads them).
 """
@@ -128,18 +128,8 @@ def check_case(before, after, result_is, shown):
 
 # ------------------------------------------------------------------ the keeper's search
 
-class Refuted(Exception):
-    def __init__(self, found):
-        super().__init__("refuted")
-        self.found = found
-
-
 class CallTimeout(BaseException):
     """A call of the real method ran out of its time (the input is not judged)."""
-
-
-class HarnessFault(Exception):
-    pass
 
 
 def _on_alarm(signum, frame):
@@ -279,13 +269,7 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
             shown = data.draw(base._perturbed(st, expected, 1e-6), label="perturbation")
             assume(not base._same(shown, expected))
             cases = _cases(args, after, expected, shown)
-            order = list(RELATIONS)
-            coin.shuffle(order)
-            outs = {}
-            for rel in order:
-                outs[rel] = ask(cases[rel])
-                if outs[rel].get("kind") == "harness":
-                    raise HarnessFault(outs[rel].get("line", ""))
+            outs = base.ask_each(cases, ask, coin)
             for rel in RELATIONS:
                 if rel not in live:
                     continue
@@ -296,9 +280,9 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
                     found = {"relation": rel, "before": wire.dumps(args), "case": wire.dumps(shown_case),
                              "expected": wire.dumps(expected), "outcome": outs[rel]}
                     seen.append(found)
-                    raise Refuted(found)
+                    raise base.Refuted(found)
 
-        return base.run_hypothesis(check, cfg["examples"], deadline, seen, Refuted, HarnessFault)
+        return base.run_hypothesis(check, cfg["examples"], deadline, seen, base.ICONTRACT_SEED)
 
     def ended(rel, found):
         if found is not None and found.get("relation") == rel:
@@ -323,5 +307,5 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations
         for rel in wanted:
             record({"event": "search", "relation": rel, "tried": tried[rel], "hypothesis": hypothesis.__version__,
                     **ended(rel, finished[rel])})
-    except HarnessFault as exc:
+    except base.HarnessFault as exc:
         record({"event": "search", "kind": "harness", "line": str(exc)[:300]})

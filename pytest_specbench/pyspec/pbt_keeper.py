@@ -40,8 +40,8 @@ Relations (docs/tiers.md):
   ``kill`` rule as for RW).  Each example draws one input of each; a child sees
   ``{"inputs": ..., "return_value": None}`` and nothing says which it is.
 
-Hypothesis runs with ``derandomize=True`` and no example database: the same
-answer gives the same cases.  One record per relation: ``refuted`` (the shrunk
+Hypothesis runs from a fixed seed (:data:`SEED`) with no example database:
+the same answer gives the same cases.  One record per relation: ``refuted`` (the shrunk
 case, its input before the call, the child's outcome), ``passed`` (cases
 tried) or ``unknown`` (why).  The harness replays every refutation in a fresh
 job before it counts.
@@ -214,23 +214,51 @@ def _same(a, b):
         return False
 
 
-def run_hypothesis(check, examples, deadline, seen, refuted=Refuted, fault=HarnessFault):
-    """One derandomized Hypothesis run of ``check(data)`` (both keepers' searches):
-    the refutation ``check`` raised (``refuted``, carrying ``found``), None when
-    nothing was refuted, or a reason the search failed.  ``seen`` is what ``check``
-    found so far; ``fault`` (the spec service failed) passes through."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
+# The seed of each search (Hypothesis's ``seed``).  Until session 17 the searches ran with
+# ``derandomize=True``, whose seed is a digest of the source of the ``check`` function given
+# (``hypothesis.internal.reflection.function_digest``): any edit of ``check``, even one that
+# moves code out of it unchanged, changed every example tried (and the digest's text also
+# depends on the Python version's ``tokenize``).  These are those digests, of ``check`` as it
+# stood at 49b05c5, pinned: the examples of every earlier run (docs/nl2postcond.md's findings,
+# the bundled gappy refutation) stay those tried now, and no longer follow the harness's source.
+SEED = int("a4f23418ede9550aaae9229997485cd29e83e960838d2f65e2519bb96dab9d02"
+           "b205358bbbbc64b44811dde4cd667fa9", 16)  # nl2postcond's and ContractEval's search (this module)
+ICONTRACT_SEED = int("e232b292ea7471da7712cf2827131d619cadcf8bc6be5ef6cc4e5626170ed574"
+                     "617953187d1a9795e972f83766ea47cd", 16)  # PostcondBench's (icontract_search)
+
+
+def ask_each(cases, ask, coin):
+    """Each case of one example to its own fresh child (``ask``), in a random order
+    (``coin``: no child can tell a relation by when it runs or by its pid); the
+    outcomes by relation.  A failed spec service raises :class:`HarnessFault`."""
+    order = list(cases)
+    coin.shuffle(order)
+    outs = {}
+    for rel in order:
+        outs[rel] = ask(cases[rel])
+        if outs[rel].get("kind") == "harness":
+            raise HarnessFault(outs[rel].get("line", ""))
+    return outs
+
+
+def run_hypothesis(check, examples, deadline, seen, seed=SEED):
+    """One Hypothesis run of ``check(data)`` from a fixed ``seed`` (both keepers'
+    searches): the refutation ``check`` raised (:class:`Refuted`, carrying
+    ``found``), None when nothing was refuted, or a reason the search failed.
+    ``seen`` is what ``check`` found so far; :class:`HarnessFault` (the spec
+    service failed) passes through."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed as fixed_seed, settings, strategies as st
     from hypothesis.errors import Unsatisfiable
 
-    test = settings(max_examples=int(examples), derandomize=True, database=None, deadline=None,
-                    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
-                    verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)(
-        given(st.data())(check))
+    test = fixed_seed(seed)(settings(max_examples=int(examples), database=None, deadline=None,
+                                     suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+                                     verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)(
+        given(st.data())(check)))
     try:
         test()
-    except refuted as exc:
+    except Refuted as exc:
         return exc.found
-    except fault:
+    except HarnessFault:
         raise
     except Unsatisfiable:
         return None
@@ -386,13 +414,7 @@ def run(cfg, ask, record):  # noqa: C901 - one search, two relations (AC/RW or A
                 cases, before, expected = precondition_cases(data)
             else:
                 cases, before, expected = postcondition_cases(data)
-            order = list(cases)
-            coin.shuffle(order)
-            outs = {}
-            for rel in order:
-                outs[rel] = ask(cases[rel])
-                if outs[rel].get("kind") == "harness":
-                    raise HarnessFault(outs[rel].get("line", ""))
+            outs = ask_each(cases, ask, coin)
             for rel in [r for r in RELATIONS if r in cases]:  # a fixed order: the same answer, the same record
                 if rel not in live:
                     continue
