@@ -125,9 +125,11 @@ def command():
 def module_runs(request, tmp_path_factory):
     """Whole pytest runs made once for the tests of a module (``tests/module_runs.py``):
     under xdist, once for the session, by the first worker that needs each."""
-    from module_runs import PytestRuns, session_folder
+    from module_runs import PytestRuns
+    from shared_runs import session_folder
 
-    return PytestRuns(session_folder(request, tmp_path_factory, request.module.__name__.rpartition(".")[2]))
+    name = request.module.__name__.rpartition(".")[2]
+    return PytestRuns(session_folder(request.config, tmp_path_factory, f"module-runs-{name}"))
 
 
 @pytest.fixture(scope="module")
@@ -135,9 +137,11 @@ def made_once(request, tmp_path_factory):
     """``made_once(name, make)``: ``make()``'s plain-data result, made once for the session
     (under xdist, by the first worker that needs it; ``tests/module_runs.py``): for a module
     fixture whose tests the workers share, so that its jobs run once, not once per worker."""
-    from module_runs import made_once as once, session_folder
+    from module_runs import made_once as once
+    from shared_runs import session_folder
 
-    folder = session_folder(request, tmp_path_factory, request.module.__name__.rpartition(".")[2] + "-made")
+    name = request.module.__name__.rpartition(".")[2]
+    folder = session_folder(request.config, tmp_path_factory, f"made-once-{name}")
     return lambda name, make: once(folder, name, make)
 
 

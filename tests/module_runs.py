@@ -80,13 +80,3 @@ def made_once(folder: Path, name: str, make: Callable[[], Any]) -> Any:
         made = make()
         saved.write_text(json.dumps(made))
     return json.loads(saved.read_text())  # (the same form the other workers read)
-
-
-def session_folder(request, tmp_path_factory, name: str) -> Path:
-    """A folder for ``name`` that is one for the whole session: under xdist, in the workers'
-    common temporary root; else a fresh temporary folder."""
-    if getattr(request.config, "workerinput", None) is None:
-        return tmp_path_factory.mktemp(name)
-    folder = tmp_path_factory.getbasetemp().parent / "module-runs" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder

@@ -374,11 +374,9 @@ def specgen_state(request, tmp_path_factory):
     run does) and the JML runtime and programs compile once.  Under xdist, one for the
     session (the workers' common temporary root): the two runs may land on two workers,
     and the checks and compilations wait on each other's file locks instead of repeating."""
-    if getattr(request.config, "workerinput", None) is None:
-        return tmp_path_factory.mktemp("specgen-state")
-    path = tmp_path_factory.getbasetemp().parent / "module-runs" / "specgen-state"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from shared_runs import session_folder
+
+    return session_folder(request.config, tmp_path_factory, "specgen-state")
 
 
 @pytest.mark.realdata
