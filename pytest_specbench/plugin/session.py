@@ -552,10 +552,11 @@ class SpecbenchRun:
             self.result_cache_hits += cached
             report.user_properties = [p for p in report.user_properties if p[0] not in _OWN_PROPERTIES]
             self.verdicts += 1
+            setup_seconds = self._setup_seconds.pop(report.nodeid, 0.0)  # taken whatever the item did: none kept
             if report.nodeid not in self.finished:  # a resumed item is in the journal already
                 self.results_this_run += 1
                 if not cached and reached != "copy":  # it did the work: its cost, for the next run's order
-                    self.costs.record(report.nodeid, self._setup_seconds.pop(report.nodeid, 0.0) + report.duration)
+                    self.costs.record(report.nodeid, setup_seconds + report.duration)
             # The ledger journals it, stores it (for copies and the next run) and feeds the report.
             self.ledger.record(self._spec_of(report.nodeid), outcome, CACHED if cached else reached)
         elif report.when == "setup" and report.passed and report.nodeid.startswith("specbench::"):
