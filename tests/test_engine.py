@@ -144,7 +144,8 @@ class Run:
                              self.dedupe, lambda nodeid, outcome: self.journal.append({"nodeid": nodeid, **outcome}),
                              self.report, self.plan.completion)
         self.specs = {s.nodeid: s for s in self.plan.all_specs()}
-        self.link = ControllerLink(self.plan, None, lambda remote: {}, lambda: {}, True, self.known_of)
+        self.link = ControllerLink(self.plan, None, lambda remote: {}, lambda: {}, True, self.known_of,
+                                   self.ledger.computed_program_key)
         self.workers = []
         for i in range(workers):
             node = FakeNode(f"gw{i}")
@@ -269,6 +270,32 @@ def test_copies_on_another_worker_take_the_pushed_verdict_and_a_copy_behind_its_
     assert len(run.report.outcomes) == 6
     assert not any(files(w.folder) for w in run.workers)
     assert len(files(tmp_path / "controller" / "results")) == 4  # a copy's text is its representative's: one key
+
+
+def test_a_worker_takes_each_program_key_from_the_push_and_sanitizes_nothing_for_it(tmp_path):
+    # The controller keyed every item to know its verdict; a worker that keyed it again
+    # spent ~1.4 ms an item sanitizing the sample (issue #48, docs/timing.md "Session 18").
+    adapter = Counting(tasks=2)
+    run = Run(tmp_path, adapter, Copies())
+    asked = []
+    for w in run.workers:
+        key = w.engine.dedupe.key
+        w.engine.dedupe.key = lambda *args, _key=key: asked.append(args[1].task_id) or _key(*args)
+    ids = [f"specbench::toy::t{t}::{s}::first" for t in range(2) for s in range(3)]
+    run.dispatch(0, [ids[0], ids[2]])  # a copy behind its representative: the memo, by the pushed key
+    run.dispatch(1, [ids[1]])
+    assert [run.reached[i] for i in ids[:3]] == ["evaluated", "evaluated", COPY]
+    assert adapter.calls["run", "t0", "first"] == 2
+    assert asked == []
+    push = json.loads(run.workers[0].node.near.sent[0][1])
+    assert push["keys"] == {i: run.ledger.computed_program_key(i)[1] for i in (ids[0], ids[2])}
+    assert push["keys"][ids[0]] == push["keys"][ids[2]] != run.ledger.computed_program_key(ids[1])[1]
+    # An item that came without a key (result_of's other check, another --dist mode) is keyed by the worker.
+    run.workers[1].link.keys.clear()
+    spec = next(s for s in run.workers[1].plan.all_specs() if s.nodeid == ids[3])
+    run.workers[1].link.known[ids[3]] = None
+    run_item(run.workers[1].engine, run.workers[1].plan, spec)
+    assert asked == ["t1"]
 
 
 def test_a_rerun_on_fresh_workers_takes_every_known_verdict_from_the_controllers_store(tmp_path):

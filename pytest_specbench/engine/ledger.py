@@ -170,6 +170,11 @@ class Ledger:
     def program_key(self, spec: ItemSpec, completion: Any) -> str | None:
         return self.keys(spec, completion)[1]
 
+    def computed_program_key(self, nodeid: str) -> tuple[bool, str | None]:
+        """(True, program key) if this item's keys were computed already, else (False, None)."""
+        keys = self._items.get(nodeid)
+        return (True, keys[1]) if keys is not None else (False, None)
+
     # ----------------------------------------------------------------- reading
     def known(self, spec: ItemSpec, completion: Any = None) -> Known | None:
         """The verdict of ``spec`` if the ledger has it: the resumed journal (by node

@@ -115,7 +115,7 @@ class VerdictEngine:
         """The verdict of one item: known to the source (a copy's, an earlier run's),
         the in-job memo, or ``run_check``.  A :class:`RepeatableError` (fresh or
         known) is raised."""
-        program = self.dedupe.key(spec.adapter, spec.task, completion, spec.check)
+        program = self._program_key(spec, completion)
         known = self.source.known(spec, completion)
         if known is not None:
             verdict, reached = {k: known.verdict.get(k) for k in known.verdict if k in _KNOWN_FIELDS}, known.how
@@ -143,6 +143,18 @@ class VerdictEngine:
         # "unknown" before this item ran)
         self._remember(self._memo_key(spec, spec.check, completion), verdict)
         return Evaluation(verdict, reached if program is not None else None, reached == CACHED)
+
+    def _program_key(self, spec: ItemSpec, completion) -> str | None:
+        """The item's program key for the in-job memo: the one the controller pushed with
+        it (a worker's source), else computed here.  The two differ (the controller's
+        holds its run key), so a memo entry under one is never taken for the other: at
+        worst a copy is evaluated again, never given another program's verdict."""
+        pushed = getattr(self.source, "pushed_program_key", None)
+        if pushed is not None:
+            found, key = pushed(spec)
+            if found:
+                return key
+        return self.dedupe.key(spec.adapter, spec.task, completion, spec.check)
 
     def result_of(self, spec: ItemSpec, completion, check: str, asking: tuple[str, ...],
                   run_check: RunCheck = adapter_check) -> CheckResult | None:

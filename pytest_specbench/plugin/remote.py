@@ -69,12 +69,14 @@ class ControllerLink:
 
     def __init__(self, plan: Any, role_model: Callable[[str], Any], worker_start: Callable[[bool], dict[str, Any]],
                  host_facts: Callable[[], dict[str, Any]], model_is_local: bool,
-                 known: Callable[[str], Any] = lambda nodeid: None):
+                 known: Callable[[str], Any] = lambda nodeid: None,
+                 program_key: Callable[[str], tuple[bool, str | None]] = lambda nodeid: (False, None)):
         # Plain things, not the run (issue #31): the plan answers for tasks and the
         # model, ``role_model`` gives the judge and other roles, ``worker_start`` what a
         # worker is told at start, ``host_facts`` what a remote host is compared on,
-        # ``known`` what the ledger knows of an item's verdict (a ``ledger.Known`` or None).
-        self.plan, self._role_model, self._known = plan, role_model, known
+        # ``known`` what the ledger knows of an item's verdict (a ``ledger.Known`` or None),
+        # ``program_key`` the item's program key if the ledger computed it: (True, key or None).
+        self.plan, self._role_model, self._known, self._program_key = plan, role_model, known, program_key
         self._worker_start, self._host_facts = worker_start, host_facts
         self.model_is_local = model_is_local
         self.facts: dict[str, dict[str, Any]] = {}  # gateway id -> facts a remote worker reported
@@ -190,13 +192,15 @@ class ControllerLink:
         return None if known is None else known.wire()
 
     def before_send(self, node: Any, nodeids: list[str]) -> None:
-        """Push, ahead of xdist's ``runtests``, the answers these items need and what
+        """Push, ahead of xdist's ``runtests``, the answers these items need, what
         the ledger knows of their verdicts (None for each it does not know: the
-        worker then evaluates it without asking)."""
+        worker then evaluates it without asking) and their program keys where the
+        ledger computed them (to know the verdicts): the worker's in-job memo takes
+        those instead of sanitizing each sample again (~1.4 ms an item)."""
         sent = self._sent.get(node)
         if sent is None:
             return
-        answers, known = [], {}
+        answers, known, keys = [], {}, {}
         local = self.model_is_local
         for nodeid in nodeids:
             parts = nodeid.split("::")
@@ -208,8 +212,12 @@ class ControllerLink:
                     sent.add(key)
                     answers.append([list(key), self.answer(*key)])
             known[nodeid] = self.known_wire(nodeid)
+            computed, key = self._program_key(nodeid)
+            if computed:
+                keys[nodeid] = key
         if answers or known:
-            self._send(node, ("push", _dumps({"answers": answers, "known": known})))
+            self._send(node, ("push", _dumps({"answers": answers, "known": known,
+                                              **({"keys": keys} if keys else {})})))
 
     # -- judge
     def _ask_role(self, args: dict[str, Any]) -> str:
@@ -328,6 +336,7 @@ class WorkerLink:
         self.channel = channel
         self.answers: dict[tuple[str, str, int], list] = {}
         self.known: dict[str, list | None] = {}  # node id -> the ledger's Known (as it crossed), None: unknown
+        self.keys: dict[str, str | None] = {}  # node id -> its program key, as the controller's ledger computed it
         self._waiting: dict[int, queue.Queue] = {}
         self._ids = itertools.count()
         channel.setcallback(self._receive, endmarker=None)
@@ -343,6 +352,7 @@ class WorkerLink:
             for key, reply in data["answers"]:
                 self.answers[tuple(key)] = reply
             self.known.update(data["known"])
+            self.keys.update(data.get("keys") or {})
         elif kind == "reply":
             waiting = self._waiting.pop(message[1], None)
             if waiting is not None:
@@ -393,6 +403,14 @@ class PushedVerdicts:
         # read asks is the controller's answer then, not a push made before the item ran.
         wire = known.pop(nodeid) if completion is not None else known[nodeid]
         return Known.from_wire(wire)
+
+    def pushed_program_key(self, spec: Any) -> tuple[bool, str | None]:
+        """(True, key) when the controller pushed the item's program key (None: the
+        item is not deduplicated), else (False, None): taken once, with the item."""
+        keys = self._link.keys
+        if spec.nodeid in keys:
+            return True, keys.pop(spec.nodeid)
+        return False, None
 
 
 class RemoteAnswers:

@@ -153,7 +153,8 @@ class SpecbenchRun:
                                           self._journal_append, self.store, self.plan.completion)
             # the controller's end of each worker's channel
             self.link = _remote.ControllerLink(self.plan, self.services.model, self.worker_start, self.host_facts,
-                                               self.model_is_local, self._known_of)
+                                               self.model_is_local, self._known_of,
+                                               lambda nodeid: self.ledger.computed_program_key(nodeid))
             # What each item cost when it last ran here: the scheduler's costs (engine/costs.py).
             self.costs = MeasuredCosts(self.settings.state_dir / "cache" / COSTS_FOLDER, self.run_key.run)
             self._setup_seconds: dict[str, float] = {}
