@@ -17,6 +17,7 @@ import sys
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
+from math import inf
 from typing import Any, Callable, Sequence
 
 from ..errors import InfrastructureError
@@ -47,7 +48,7 @@ Call = tuple[tuple, dict]  # (args, kwargs)
 _UNDECODED = object()
 
 
-@dataclass
+@dataclass(slots=True)  # one per call, ~500 a job: slots make each cheaper to build and read
 class CallOutcome:
     """What one call did, as the child reported it (plain data only).
 
@@ -271,13 +272,9 @@ class PythonExecutor(SandboxClient):
             else:
                 self._loaded.move_to_end(job.calls_key)
             limit_of = dict(zip(indices, call_cpu))
-            if margin > 1.0:
-                # The outcome says it ran over its limit before on_outcome sees it.
-                def mark(outcome: CallOutcome, inner=on_outcome) -> bool:
-                    if outcome.status != "timeout" and outcome.cpu > limit_of.get(outcome.index, float("inf")):
-                        outcome.over_limit = True
-                    return inner(outcome) if inner is not None else True
-                on_outcome = mark
+            # With a margin, an outcome says it ran over its limit before on_outcome sees it
+            # (marked in _collect: a wrapper per record cost a call each, ~500 a job).
+            over_of = limit_of if margin > 1.0 else None
             result, start = None, 0
             while True:
                 # A call the zygote stopped by its own clock killed the child: it is a time-out,
@@ -292,7 +289,7 @@ class PythonExecutor(SandboxClient):
                             "value_hash_over": hash_over[rest] if isinstance(hash_over, list) else hash_over,
                             "record_area": True, "margin": margin, "limits": {**asdict(lim), "job_wall": job_wall}})
                 part = self._collect(on_outcome, indices[rest], deadline=time.monotonic() + job_wall + 30,
-                                     limit_of={i: c * margin for i, c in limit_of.items()})
+                                     limit_of={i: c * margin for i, c in limit_of.items()}, over_of=over_of)
                 result = part if result is None else _merged(result, part)
                 if part.stopped_outside is None:
                     return result
@@ -350,14 +347,16 @@ class PythonExecutor(SandboxClient):
         return seen
 
     def _collect(self, on_outcome, indices: list[int], deadline: float,
-                 limit_of: dict[int, float] | None = None) -> JobResult:
+                 limit_of: dict[int, float] | None = None, over_of: dict[int, float] | None = None) -> JobResult:
         """Read the job's frames: the child's records (``D``), the zygote's
         outside figures (``T``: a lower bound of a call's CPU) and the end
         (``X``).  Every record is validated with caps on every field; one that
         no honest child writes is a protocol error (the sample's failure, one
         line), never an error of the harness.  ``limit_of``: each call's CPU
         limit times the margin, against which the larger of the child's claim
-        and the zygote's bound is checked."""
+        and the zygote's bound is checked; ``over_of``: each call's limit (a
+        job with a margin), over which a call that was not stopped is marked
+        ``over_limit`` before ``on_outcome`` sees it."""
         result, chunks, stopping = JobResult(), [], False
         pending = iter(indices)  # the child answers calls in this order, once each
         expected = next(pending, None)
@@ -426,7 +425,12 @@ class PythonExecutor(SandboxClient):
                         # AssertionError claimed for every call at import time).
                         forged(f"the sample wrote a forged result record for call #{outcome.index}")
                         continue
-                    self._outside_figure(outcome, bounds.get(position, 0.0), limit_of.get(outcome.index))
+                    bound = bounds.get(position)
+                    if bound:  # most calls are shorter than the zygote's look: no outside figure
+                        self._outside_figure(outcome, bound, limit_of.get(outcome.index))
+                    if over_of is not None and outcome.status != "timeout" \
+                            and outcome.cpu > over_of.get(outcome.index, inf):
+                        outcome.over_limit = True
                     expected = next(pending, None)
                     position += 1
                     result.outcomes[outcome.index] = outcome
