@@ -47,6 +47,8 @@ TIMED: list[tuple[str, str, str]] = [
     ("...... expected outputs (index read)", "pytest_specbench.benchmarks.contract.evalplus", "_expected_outputs"),
     ("...... the task's inputs decoded", "pytest_specbench.benchmarks.contract.evalplus_data", "EvalPlusTask._decode"),
     ("...... sanitizing (sample_code)", "pytest_specbench.benchmarks.contract.evalplus", "sample_code"),
+    ("...... machine_speed (its calibration: once per process)", "pytest_specbench.benchmarks.contract.evalplus",
+     "machine_speed"),
     ("...... the executor's client (PythonExecutor.run)", "pytest_specbench.execution.python", "PythonExecutor.run"),
     ("......... records read and judged (_collect)", "pytest_specbench.execution.python", "PythonExecutor._collect"),
     ("call: the outcome into the report (runtest)", "pytest_specbench.plugin.items", "SpecbenchItem.runtest"),
