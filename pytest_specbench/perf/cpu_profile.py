@@ -40,6 +40,9 @@ ENV = "SPECBENCH_CPU_PROFILE"
 PARTS_ENV = "SPECBENCH_CPU_PARTS"
 
 # (part, module, attribute path): functions timed by SPECBENCH_CPU_PARTS, outermost call only.
+# Looked up at call time by their callers (a hook implementation pluggy holds, or xdist's worker
+# code, which execnet runs as source, cannot be wrapped this way: what is left of an item's
+# protocol is pytest's, xdist's and execnet's).
 TIMED: list[tuple[str, str, str]] = [
     ("setup: the check (SpecbenchItem.setup)", "pytest_specbench.plugin.items", "SpecbenchItem.setup"),
     ("... the program key (Dedupe.key)", "pytest_specbench.engine.dedupe", "Dedupe.key"),
@@ -53,7 +56,6 @@ TIMED: list[tuple[str, str, str]] = [
     ("......... records read and judged (_collect)", "pytest_specbench.execution.python", "PythonExecutor._collect"),
     ("call: the outcome into the report (runtest)", "pytest_specbench.plugin.items", "SpecbenchItem.runtest"),
     ("reports serialised (TestReport._to_json)", "_pytest.reports", "BaseReport._to_json"),
-    ("reports sent (xdist's sendevent: execnet)", "xdist.remote", "WorkerInteractor.sendevent"),
     ("controller: a report received (xdist's worker_testreport: every logreport hook)", "xdist.dsession",
      "DSession.worker_testreport"),
     ("controller: ... the ledger's record (journal, store)", "pytest_specbench.engine.ledger", "Ledger.record"),
@@ -131,12 +133,13 @@ class _Profiler:
 
 
 def pytest_configure(config):
+    from .timeline import process_role
+
     folder = os.environ.get(ENV)
     if not folder or config.pluginmanager.has_plugin("specbench-cpu-profile"):
         return
-    workerinput = getattr(config, "workerinput", None)
-    role = workerinput["workerid"] if workerinput else "controller"
-    config.pluginmanager.register(_Profiler(Path(folder), role, items_only=workerinput is not None),
+    role = process_role(config)
+    config.pluginmanager.register(_Profiler(Path(folder), role, items_only=role != "controller"),
                                   "specbench-cpu-profile")
 
 

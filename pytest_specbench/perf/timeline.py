@@ -118,15 +118,19 @@ class Timeline:
         self.fh.close()
 
 
+def process_role(config) -> str:
+    """``gwN`` for an xdist worker, else ``controller``.  The config says whether this
+    process is a worker; the environment does not (a run started from inside another
+    run's worker inherits its PYTEST_XDIST_WORKER)."""
+    workerinput = getattr(config, "workerinput", None)
+    return workerinput["workerid"] if workerinput else "controller"
+
+
 def pytest_configure(config):
     folder = os.environ.get(ENV)
     if not folder or config.pluginmanager.has_plugin("specbench-timeline"):
         return
-    # The config says whether this process is an xdist worker; the environment does not (a
-    # run started from inside another run's worker inherits its PYTEST_XDIST_WORKER).
-    workerinput = getattr(config, "workerinput", None)
-    role = workerinput["workerid"] if workerinput else "controller"
-    timeline = Timeline(Path(folder), role)
+    timeline = Timeline(Path(folder), process_role(config))
     timeline.event("configure")
     config.pluginmanager.register(timeline, "specbench-timeline")
 
