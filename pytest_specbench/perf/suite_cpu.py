@@ -12,7 +12,12 @@ then names it) and its xdist workers.  A pytest run that a test starts (a docume
 command, a perf script) inherits the plugin through ``PYTEST_ADDOPTS``; its cost is already
 the test's (a waited-for child), so it records nothing (its items and its start were counted
 twice: about 10 CPU s of a busy run of the suite, a "specbench" row of 46 items and 6.6 s
-"outside tests").  Each process appends one JSON
+"outside tests").  It writes ONE line instead, at its controller's exit: the test that started
+it (``$SPECBENCH_SUITE_CPU_TEST``, set around each measured test), its arguments, its pytest
+processes (its controller and xdist workers) and its CPU, children included -- a line that says
+where a test's CPU went, never added to the totals.  The tests' own runs drop
+``PYTEST_ADDOPTS`` (tests/shared_runs.py, ``pytester``), so the measured run also names the
+plugin in ``PYTEST_PLUGINS``, which they keep.  Each process appends one JSON
 line per test to its file in ``$SPECBENCH_SUITE_CPU_DIR`` (an interrupted run keeps what it
 measured) and a last line at the session's end; ``python -m
 pytest_specbench.perf.suite`` runs the suite with this plugin and prints the table.
@@ -25,6 +30,7 @@ ends it: add per file.  A child that outlives the session (never waited for) is 
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import resource
@@ -35,6 +41,12 @@ import pytest
 
 DIR_VARIABLE = "SPECBENCH_SUITE_CPU_DIR"
 ROOT_VARIABLE = "SPECBENCH_SUITE_CPU_ROOT"  # the pid of the measured run's controller
+TEST_VARIABLE = "SPECBENCH_SUITE_CPU_TEST"  # the measured test running now (for the runs it starts)
+NESTED_VARIABLE = "SPECBENCH_SUITE_CPU_NESTED"  # the pid of the nested run that records (its own runs don't)
+PLUGIN = __name__
+# Whether this process already records (the measured controller or worker): a pytest run made
+# in the same process (pytester's in-process runs) is part of the test that makes it.
+_recording_here = False
 
 
 def cpu_seconds(children: bool = True) -> float:
@@ -61,7 +73,11 @@ class SuiteCpu:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         cpu, wall = cpu_seconds(), time.monotonic()
-        yield
+        os.environ[TEST_VARIABLE] = item.nodeid  # the runs this test starts say so
+        try:
+            yield
+        finally:
+            os.environ.pop(TEST_VARIABLE, None)
         spent = cpu_seconds() - cpu
         self.in_tests += spent
         self._write({"test": item.nodeid, "cpu": round(spent, 3), "wall": round(time.monotonic() - wall, 3)})
@@ -72,6 +88,53 @@ class SuiteCpu:
         total = cpu_seconds(children=not session.config.pluginmanager.hasplugin("dsession"))
         self._write({"process": self.worker, "cpu_total": round(total, 3),
                      "cpu_outside_tests": round(total - self.in_tests, 3)})
+
+
+class NestedRun:
+    """A pytest run that a measured test started: one line at its controller's exit (after
+    its workers and other children were waited for), with what it cost in all."""
+
+    def __init__(self, folder: Path, config):
+        self.path = folder / f"nested-{os.getpid()}.jsonl"
+        self.args = summary(config.invocation_params.args)
+        self.test = os.environ.get(TEST_VARIABLE, "(outside tests)")
+        self.workers = 0
+        self.start = time.monotonic()
+        os.environ[NESTED_VARIABLE] = str(os.getpid())  # its own descendants do not record
+        atexit.register(self.write)
+
+    @pytest.hookimpl(optionalhook=True)  # (xdist's hook: a run with -p no:xdist has none)
+    def pytest_testnodeready(self, node):
+        self.workers += 1
+
+    def write(self) -> None:
+        record = {"nested": self.test, "args": self.args, "processes": 1 + self.workers,
+                  "cpu": round(cpu_seconds(), 3), "wall": round(time.monotonic() - self.start, 3)}
+        with self.path.open("a") as out:
+            out.write(json.dumps(record) + "\n")
+
+
+def summary(args, width: int = 160) -> str:
+    """A run's arguments without those every test's run adds (its ``--basetemp``, the
+    ``-p no:...`` of tests/shared_runs.py), cut to ``width`` characters."""
+    kept, given = [], iter(map(str, args))
+    for arg in given:
+        if arg == "-p":
+            name = next(given, "")
+            if not name.startswith("no:"):
+                kept += [arg, name]
+        elif not arg.startswith("--basetemp"):
+            kept.append(arg)
+    text = " ".join(kept)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def nested(config) -> bool:
+    """Whether this pytest process is the controller of a run that a measured run's process
+    started (in another process; its own xdist workers and the runs it starts do not record)."""
+    root = os.environ.get(ROOT_VARIABLE)
+    return bool(root) and not _recording_here and getattr(config, "workerinput", None) is None \
+        and str(os.getpid()) != root and not os.environ.get(NESTED_VARIABLE)
 
 
 def measured(config) -> bool:
@@ -87,7 +150,16 @@ def measured(config) -> bool:
 
 
 def pytest_configure(config):
+    global _recording_here
     folder = os.environ.get(DIR_VARIABLE)
-    if folder and measured(config):
+    if not folder or _recording_here:
+        return
+    if nested(config):
+        config.pluginmanager.register(NestedRun(Path(folder), config), "specbench-suite-cpu-nested")
+    elif measured(config):
         worker = getattr(config, "workerinput", {}).get("workerid", "controller")
         config.pluginmanager.register(SuiteCpu(Path(folder), worker), "specbench-suite-cpu")
+        _recording_here = True
+        plugins = [p for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p]
+        if PLUGIN not in plugins:  # the runs its tests start load it too (they drop PYTEST_ADDOPTS)
+            os.environ["PYTEST_PLUGINS"] = ",".join([*plugins, PLUGIN])
