@@ -46,13 +46,21 @@ def fresh_process(monkeypatch, tmp_path):
 
 def test_only_the_measured_controller_and_its_own_workers_record(monkeypatch, tmp_path):
     fresh_process(monkeypatch, tmp_path)
+    monkeypatch.setattr(atexit, "register", lambda function: None)
     assert names(configured(monkeypatch)) == ["controller"]  # the first controller: the root
     assert os.environ[suite_cpu.ROOT_VARIABLE] == str(os.getpid())
     assert os.environ["PYTEST_PLUGINS"] == suite_cpu.PLUGIN  # the runs its tests start load it
     monkeypatch.setattr(suite_cpu, "_recording_here", False)  # (the worker: another process)
     assert names(configured(monkeypatch, {"workerid": "gw0"}, parent=os.getpid())) == ["gw0"]
-    # a run made in the same process (pytester's in-process runs): part of the test
+    # a run made in the same process (pytester's in-process runs): one line, from its configure
+    # to its unconfigure, the runs it starts in its CPU already
+    [inside] = configured(monkeypatch, args=("--specbench=contract",))
+    assert isinstance(inside, suite_cpu.NestedRun) and inside.in_process
     assert configured(monkeypatch) == []
+    inside.pytest_unconfigure(None)
+    assert suite_cpu.NESTED_VARIABLE not in os.environ
+    [record] = suite.load_nested(tmp_path)
+    assert record["in_process"] and record["processes"] == 0 and record["args"] == "--specbench=contract"
     monkeypatch.delenv(suite_cpu.DIR_VARIABLE)
     monkeypatch.setattr(suite_cpu, "_recording_here", False)
     assert configured(monkeypatch) == []  # no folder: nothing measured
@@ -75,6 +83,7 @@ def test_a_run_a_test_starts_writes_one_line_that_the_totals_leave_out(monkeypat
     [line] = (tmp_path / f"nested-{os.getpid()}.jsonl").read_text().splitlines()
     record = json.loads(line)
     assert record["nested"] == "tests/test_x.py::test_y" and record["processes"] == 3 and record["cpu"] > 0
+    assert not record["in_process"]
     assert record["args"] == "-n 2 -p xdist --specbench=contract"
     (tmp_path / "gw0-1.jsonl").write_text(json.dumps({"test": "tests/test_x.py::test_y", "cpu": 4.0, "wall": 5.0}) + "\n"
                                           + json.dumps({"process": "gw0", "cpu_total": 5.0, "cpu_outside_tests": 1.0}) + "\n")

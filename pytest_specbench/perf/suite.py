@@ -11,8 +11,8 @@ replace ``-n 2 -q``, e.g. ``-- -n 2 -q tests/test_gate.py``) with the plugin
 :mod:`pytest_specbench.perf.suite_cpu`, then prints the wall time, pytest's own "in N s",
 the CPU (user + sys of the run and all its children) and the load average before and after,
 and a table of CPU seconds per test file (and the most costly tests), then the whole pytest
-runs the tests started (one line each from the plugin: test, arguments, processes, CPU), per
-test file.
+runs the tests made, in a Python of their own or in the test's process (one line each from
+the plugin: test, arguments, processes, CPU), per test file.
 
 ``--fresh-clone`` measures what issue #45's "done when" asks: a ``git clone`` of this
 checkout's HEAD in a temporary folder, then its ``.ci/run`` (a fresh venv, the install, the
@@ -90,55 +90,30 @@ def load_nested(folder: Path) -> list[dict]:
 
 
 def print_nested(runs: list[dict], top: int) -> None:
-    """Per test file: how many whole pytest runs its tests started, their pytest processes
-    (controllers and xdist workers) and their CPU; then the costliest runs."""
+    """Per test file: the whole pytest runs its tests made, in a Python of their own
+    ("sub") and in the test's process ("in"), their new pytest processes (controllers and
+    xdist workers) and their CPU; then the costliest runs."""
     if not runs:
-        print("\nno whole pytest run started by a test was recorded")
+        print("\nno whole pytest run made by a test was recorded")
         return
     files: dict[str, list[float]] = {}
     for run in runs:
-        row = files.setdefault(run["nested"].split("::")[0], [0, 0, 0.0])
-        row[0] += 1
-        row[1] += run["processes"]
-        row[2] += run["cpu"]
-    print(f"\nwhole pytest runs started by tests: {len(runs)} runs, {sum(r['processes'] for r in runs)} "
-          f"pytest processes, {sum(r['cpu'] for r in runs):.1f} CPU s (part of their tests' CPU above)")
-    print(f"{'file':50} {'runs':>5} {'procs':>5} {'CPU s':>8}")
-    for name, (count, procs, cpu) in sorted(files.items(), key=lambda kv: -kv[1][2]):
-        print(f"{name:50} {count:5d} {procs:5d} {cpu:8.1f}")
-    print(f"\nthe {top} most costly runs (CPU s, processes, test, arguments)")
+        row = files.setdefault(run["nested"].split("::")[0], [0, 0, 0, 0.0, 0.0])
+        row[0 if run.get("in_process") else 1] += 1
+        row[2] += run["processes"]
+        row[3 if run.get("in_process") else 4] += run["cpu"]
+    inside = [r for r in runs if r.get("in_process")]
+    print(f"\nwhole pytest runs made by tests (their CPU is part of their tests' above): "
+          f"{len(runs) - len(inside)} in a Python of their own, {sum(r['cpu'] for r in runs if r not in inside):.1f} "
+          f"CPU s; {len(inside)} in the test's process, {sum(r['cpu'] for r in inside):.1f} CPU s; "
+          f"{sum(r['processes'] for r in runs)} new pytest processes")
+    print(f"{'file':50} {'sub':>4} {'in':>4} {'procs':>5} {'sub CPU':>8} {'in CPU':>8}")
+    for name, (inner, sub, procs, cpu_in, cpu_sub) in sorted(files.items(), key=lambda kv: -kv[1][3] - kv[1][4]):
+        print(f"{name:50} {sub:4d} {inner:4d} {procs:5d} {cpu_sub:8.1f} {cpu_in:8.1f}")
+    print(f"\nthe {top} most costly runs (CPU s, new processes, in/sub, test, arguments)")
     for run in sorted(runs, key=lambda r: -r["cpu"])[:top]:
-        print(f"{run['cpu']:8.1f} {run['processes']:3d}  {run['nested']}\n              {run['args']}")
-
-
-def per_file(tests: dict[str, tuple[float, float]]) -> dict[str, list[float]]:
-    files: dict[str, list[float]] = {}
-    for node, (cpu, wall) in tests.items():
-        row = files.setdefault(node.split("::")[0], [0.0, 0.0, 0])
-        row[0] += cpu
-        row[1] += wall
-        row[2] += 1
-    return files
-
-
-def print_table(folder: Path, before: Path | None, top: int) -> None:
-    tests, outside = load_records(folder)
-    files = per_file(tests)
-    old = per_file(load_records(before)[0]) if before else {}
-    total = sum(row[0] for row in files.values())
-    print(f"\nCPU s per test file (user+sys, children included; {len(tests)} tests, "
-          f"{total:.1f} s in tests + {outside:.1f} s outside tests: start, collection, controller)")
-    header = f"{'file':50} {'tests':>5} {'CPU s':>8} {'wall s':>8}"
-    print(header + (f" {'before':>8}" if before else ""))
-    for name, (cpu, wall, count) in sorted(files.items(), key=lambda kv: -kv[1][0]):
-        line = f"{name:50} {count:5d} {cpu:8.1f} {wall:8.1f}"
-        if before:
-            line += f" {old[name][0]:8.1f}" if name in old else f" {'-':>8}"
-        print(line)
-    print(f"\nthe {top} most costly tests (CPU s, wall s)")
-    for node, (cpu, wall) in sorted(tests.items(), key=lambda kv: -kv[1][0])[:top]:
-        print(f"{cpu:8.1f} {wall:8.1f}  {node}")
-    print_nested(load_nested(folder), top)
+        where = "in " if run.get("in_process") else "sub"
+        print(f"{run['cpu']:8.1f} {run['processes']:3d} {where}  {run['nested']}\n              {run['args']}")
 
 
 def main(argv: list[str] | None = None) -> int:

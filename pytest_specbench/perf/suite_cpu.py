@@ -12,10 +12,11 @@ then names it) and its xdist workers.  A pytest run that a test starts (a docume
 command, a perf script) inherits the plugin through ``PYTEST_ADDOPTS``; its cost is already
 the test's (a waited-for child), so it records nothing (its items and its start were counted
 twice: about 10 CPU s of a busy run of the suite, a "specbench" row of 46 items and 6.6 s
-"outside tests").  It writes ONE line instead, at its controller's exit: the test that started
-it (``$SPECBENCH_SUITE_CPU_TEST``, set around each measured test), its arguments, its pytest
+"outside tests").  It writes ONE line instead (:class:`NestedRun`): the test that started it
+(``$SPECBENCH_SUITE_CPU_TEST``, set around each measured test), its arguments, its new pytest
 processes (its controller and xdist workers) and its CPU, children included -- a line that says
-where a test's CPU went, never added to the totals.  The tests' own runs drop
+where a test's CPU went, never added to the totals.  So does a run made in a measured process
+(``pytester.runpytest_inprocess``, ``parseconfigure``), marked ``in_process``.  The tests' own runs drop
 ``PYTEST_ADDOPTS`` (tests/shared_runs.py, ``pytester``), so the measured run also names the
 plugin in ``PYTEST_PLUGINS``, which they keep.  Each process appends one JSON
 line per test to its file in ``$SPECBENCH_SUITE_CPU_DIR`` (an interrupted run keeps what it
@@ -91,25 +92,40 @@ class SuiteCpu:
 
 
 class NestedRun:
-    """A pytest run that a measured test started: one line at its controller's exit (after
-    its workers and other children were waited for), with what it cost in all."""
+    """A pytest run that a measured test started: one line with what it cost in all.  In
+    another process (a subprocess, ``pytester.runpytest_subprocess``) the line is written at
+    its controller's exit, after its workers and other children were waited for; in the
+    test's own process (``runpytest_inprocess``, ``parseconfigure``) at its unconfigure, the
+    CPU since its configure (its xdist workers included once they were waited for)."""
 
-    def __init__(self, folder: Path, config):
+    def __init__(self, folder: Path, config, in_process: bool):
         self.path = folder / f"nested-{os.getpid()}.jsonl"
         self.args = summary(config.invocation_params.args)
         self.test = os.environ.get(TEST_VARIABLE, "(outside tests)")
+        self.in_process = in_process
         self.workers = 0
-        self.start = time.monotonic()
-        os.environ[NESTED_VARIABLE] = str(os.getpid())  # its own descendants do not record
-        atexit.register(self.write)
+        self.cpu, self.start = (cpu_seconds() if in_process else 0.0), time.monotonic()
+        self.outer = os.environ.get(NESTED_VARIABLE)
+        os.environ[NESTED_VARIABLE] = str(os.getpid())  # the runs it starts are in its CPU already
+        if not in_process:
+            atexit.register(self.write)
 
     @pytest.hookimpl(optionalhook=True)  # (xdist's hook: a run with -p no:xdist has none)
     def pytest_testnodeready(self, node):
         self.workers += 1
 
+    def pytest_unconfigure(self, config):
+        if self.in_process:
+            self.write()
+            if self.outer is None:
+                os.environ.pop(NESTED_VARIABLE, None)
+            else:
+                os.environ[NESTED_VARIABLE] = self.outer
+
     def write(self) -> None:
-        record = {"nested": self.test, "args": self.args, "processes": 1 + self.workers,
-                  "cpu": round(cpu_seconds(), 3), "wall": round(time.monotonic() - self.start, 3)}
+        record = {"nested": self.test, "args": self.args, "in_process": self.in_process,
+                  "processes": self.workers + (0 if self.in_process else 1),
+                  "cpu": round(cpu_seconds() - self.cpu, 3), "wall": round(time.monotonic() - self.start, 3)}
         with self.path.open("a") as out:
             out.write(json.dumps(record) + "\n")
 
@@ -129,12 +145,17 @@ def summary(args, width: int = 160) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-def nested(config) -> bool:
-    """Whether this pytest process is the controller of a run that a measured run's process
-    started (in another process; its own xdist workers and the runs it starts do not record)."""
+def nested(config) -> str | None:
+    """Whether this pytest process is a run that a measured run's process started:
+    "subprocess" (the controller of a run in another process) or "in-process" (a run made in
+    a measured process); None for the measured run, any xdist worker of a nested run (its
+    controller counts it) and a run that a nested run starts (already in that run's CPU)."""
     root = os.environ.get(ROOT_VARIABLE)
-    return bool(root) and not _recording_here and getattr(config, "workerinput", None) is None \
-        and str(os.getpid()) != root and not os.environ.get(NESTED_VARIABLE)
+    if not root or os.environ.get(NESTED_VARIABLE) or getattr(config, "workerinput", None) is not None:
+        return None
+    if _recording_here:
+        return "in-process"
+    return "subprocess" if str(os.getpid()) != root else None
 
 
 def measured(config) -> bool:
@@ -152,11 +173,12 @@ def measured(config) -> bool:
 def pytest_configure(config):
     global _recording_here
     folder = os.environ.get(DIR_VARIABLE)
-    if not folder or _recording_here:
+    if not folder:
         return
-    if nested(config):
-        config.pluginmanager.register(NestedRun(Path(folder), config), "specbench-suite-cpu-nested")
-    elif measured(config):
+    kind = nested(config)
+    if kind:
+        config.pluginmanager.register(NestedRun(Path(folder), config, kind == "in-process"), "specbench-suite-cpu-nested")
+    elif not _recording_here and measured(config):
         worker = getattr(config, "workerinput", {}).get("workerid", "controller")
         config.pluginmanager.register(SuiteCpu(Path(folder), worker), "specbench-suite-cpu")
         _recording_here = True
