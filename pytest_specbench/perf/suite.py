@@ -116,6 +116,36 @@ def print_nested(runs: list[dict], top: int) -> None:
         print(f"{run['cpu']:8.1f} {run['processes']:3d} {where}  {run['nested']}\n              {run['args']}")
 
 
+def per_file(tests: dict[str, tuple[float, float]]) -> dict[str, list[float]]:
+    files: dict[str, list[float]] = {}
+    for node, (cpu, wall) in tests.items():
+        row = files.setdefault(node.split("::")[0], [0.0, 0.0, 0])
+        row[0] += cpu
+        row[1] += wall
+        row[2] += 1
+    return files
+
+
+def print_table(folder: Path, before: Path | None, top: int) -> None:
+    tests, outside = load_records(folder)
+    files = per_file(tests)
+    old = per_file(load_records(before)[0]) if before else {}
+    total = sum(row[0] for row in files.values())
+    print(f"\nCPU s per test file (user+sys, children included; {len(tests)} tests, "
+          f"{total:.1f} s in tests + {outside:.1f} s outside tests: start, collection, controller)")
+    header = f"{'file':50} {'tests':>5} {'CPU s':>8} {'wall s':>8}"
+    print(header + (f" {'before':>8}" if before else ""))
+    for name, (cpu, wall, count) in sorted(files.items(), key=lambda kv: -kv[1][0]):
+        line = f"{name:50} {count:5d} {cpu:8.1f} {wall:8.1f}"
+        if before:
+            line += f" {old[name][0]:8.1f}" if name in old else f" {'-':>8}"
+        print(line)
+    print(f"\nthe {top} most costly tests (CPU s, wall s)")
+    for node, (cpu, wall) in sorted(tests.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"{cpu:8.1f} {wall:8.1f}  {node}")
+    print_nested(load_nested(folder), top)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     pytest_args = ["-n", "2", "-q"]
