@@ -14,15 +14,20 @@ from pytest_specbench.perf import suite, suite_cpu
 
 
 class Plugins:
-    def __init__(self):
+    def __init__(self, xdist: bool = True):
         self.registered = []
+        self.xdist = xdist
+
+    def hasplugin(self, name):
+        return name == "xdist" and self.xdist
 
     def register(self, plugin, name):
         self.registered.append(plugin)
 
 
-def configured(monkeypatch, workerinput=None, parent=None, args=()):
-    config = SimpleNamespace(pluginmanager=Plugins(), invocation_params=SimpleNamespace(args=args))
+def configured(monkeypatch, workerinput=None, parent=None, args=(), dist="load"):
+    config = SimpleNamespace(pluginmanager=Plugins(), invocation_params=SimpleNamespace(args=args),
+                             getvalue={"dist": dist}.get)
     if workerinput is not None:
         config.workerinput = workerinput
     if parent is not None:
@@ -40,7 +45,8 @@ def fresh_process(monkeypatch, tmp_path):
     may be running this test), the environment given back at the test's end."""
     monkeypatch.setattr(suite_cpu, "_recording_here", False)
     monkeypatch.setenv(suite_cpu.DIR_VARIABLE, str(tmp_path))
-    for variable in (suite_cpu.ROOT_VARIABLE, suite_cpu.NESTED_VARIABLE, suite_cpu.TEST_VARIABLE, "PYTEST_PLUGINS"):
+    for variable in (suite_cpu.ROOT_VARIABLE, suite_cpu.XDIST_VARIABLE, suite_cpu.NESTED_VARIABLE,
+                     suite_cpu.TEST_VARIABLE, "PYTEST_PLUGINS"):
         monkeypatch.delenv(variable, raising=False)
 
 
@@ -64,6 +70,17 @@ def test_only_the_measured_controller_and_its_own_workers_record(monkeypatch, tm
     monkeypatch.delenv(suite_cpu.DIR_VARIABLE)
     monkeypatch.setattr(suite_cpu, "_recording_here", False)
     assert configured(monkeypatch) == []  # no folder: nothing measured
+
+
+def test_a_measured_run_without_xdist_has_no_workers_of_its_own(monkeypatch, tmp_path):
+    """Under ``-n 0`` the xdist workers that are the measured process's children are those of
+    a run one of its tests made in its process (``runpytest_inprocess(..., "-n", "2")``):
+    that run's, not the measured run's (they were a "specbench" row, counted twice)."""
+    fresh_process(monkeypatch, tmp_path)
+    monkeypatch.setattr(atexit, "register", lambda function: None)
+    assert names(configured(monkeypatch, dist="no")) == ["controller"]
+    monkeypatch.setattr(suite_cpu, "_recording_here", False)  # (the worker: another process)
+    assert configured(monkeypatch, {"workerid": "gw0"}, parent=os.getpid()) == []
 
 
 def test_a_run_a_test_starts_writes_one_line_that_the_totals_leave_out(monkeypatch, tmp_path):

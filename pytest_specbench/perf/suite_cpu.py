@@ -42,6 +42,7 @@ import pytest
 
 DIR_VARIABLE = "SPECBENCH_SUITE_CPU_DIR"
 ROOT_VARIABLE = "SPECBENCH_SUITE_CPU_ROOT"  # the pid of the measured run's controller
+XDIST_VARIABLE = "SPECBENCH_SUITE_CPU_XDIST"  # the measured controller's pid, when it starts xdist workers
 TEST_VARIABLE = "SPECBENCH_SUITE_CPU_TEST"  # the measured test running now (for the runs it starts)
 NESTED_VARIABLE = "SPECBENCH_SUITE_CPU_NESTED"  # the pid of the nested run that records (its own runs don't)
 PLUGIN = __name__
@@ -163,10 +164,15 @@ def measured(config) -> bool:
     workers (not a run a test started); the first controller names itself the root."""
     root = os.environ.get(ROOT_VARIABLE)
     if getattr(config, "workerinput", None) is not None:
-        return root == str(os.getppid())  # xdist starts its workers as the controller's children
+        # xdist starts its workers as the controller's children; a measured run without xdist
+        # has none (the workers of a run that one of its tests makes in its process are that
+        # run's, already in its line and its test's CPU)
+        return root == str(os.getppid()) and os.environ.get(XDIST_VARIABLE) == root
     if root:
         return False
     os.environ[ROOT_VARIABLE] = str(os.getpid())  # before the workers start: they inherit it
+    if config.pluginmanager.hasplugin("xdist") and config.getvalue("dist") != "no":
+        os.environ[XDIST_VARIABLE] = str(os.getpid())
     return True
 
 
