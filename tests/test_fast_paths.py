@@ -53,8 +53,9 @@ def test_identical_rerun_under_xdist_reads_the_cache_without_workers(pytester):
     first = pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
                                          "-n", "0", "--specbench-report=a.json")
     first.assert_outcomes(passed=23, skipped=1)
-    second = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
-                                           "-n", "2", "--specbench-report=b.json")
+    # (in this process too: whether workers start is the controller's decision, and its output says it)
+    second = pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
+                                          "-n", "2", "--specbench-report=b.json")
     second.assert_outcomes(passed=23, skipped=1)
     second.stdout.fnmatch_lines(["*specbench: all 23 results are in the result cache*no xdist workers started*"])
     second.stdout.no_fnmatch_line("*created: 2/2 workers*")
@@ -63,8 +64,8 @@ def test_identical_rerun_under_xdist_reads_the_cache_without_workers(pytester):
     # One sample the cache has not seen brings the workers back (one is enough to show it).
     samples = pytester.path / "s.jsonl"
     samples.write_text(json.dumps({"task_id": "HumanEval-S/2", "solution": MERGE_AS_TUPLE}) + "\n")
-    third = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
-                                          "-n", "1", "--specbench-report=c.json")
+    third = pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
+                                         "-n", "1", "--specbench-report=c.json")
     third.stdout.fnmatch_lines(["*created: 1/1 worker*"])
     third.stdout.no_fnmatch_line("*results are in the result cache*")
 

@@ -320,14 +320,15 @@ def test_refused_unreadable_and_judged_answers_in_one_run_write_the_report(pytes
 def test_recorded_judgments_are_bound_under_xdist_too(pytester):
     """Workers ask the controller's judge over the xdist link: the question travels with the
     request, so the reference's answers are judged there and another answer is not.  Four
-    of the twelve tasks (their items spread over both workers as all twelve's were), the
-    controller in this process (the workers are Pythons of their own either way)."""
+    of the twelve tasks on one worker (#45: a second asked over the same link), the
+    controller in this process (the worker is a Python of its own either way)."""
     _answers(pytester, lambda t: "I am not sure how to solve this." if t.task_id == "b01" else t.data["reference_answer"])
-    result = pytester.runpytest_inprocess("--specbench=cife", "--model=replay:answers.jsonl", "-n", "2",
+    result = pytester.runpytest_inprocess("--specbench=cife", "--model=replay:answers.jsonl", "-n", "1",
                                           "--specbench-tasks=b01,b02,b03,b04", "--specbench-report=r.json",
                                           "-p", "no:cacheprovider")
     n_items = {t.task_id: len(ADAPTER.checks_for(t)) for t in ADAPTER.load(None, None).tasks
                if t.task_id in ("b01", "b02", "b03", "b04")}
+    result.stdout.fnmatch_lines([f"*1 worker [[]{sum(n_items.values())} items[]]*"])  # the items ran on it
     outcomes = result.parseoutcomes()
     assert outcomes["passed"] == sum(n_items.values()) - n_items["b01"], outcomes
     assert outcomes.get("failed", 0) + outcomes["skipped"] == n_items["b01"], outcomes

@@ -58,7 +58,8 @@ def test_sample_python_runs_samples_in_another_venv(tmp_path, bare_venv):
 
 
 def test_sample_python_option_reaches_the_manifest(pytester, bare_venv):
-    result = pytester.runpytest_subprocess(
+    # In this process (#45): the samples run under the bare venv's Python in the sandbox either way.
+    result = pytester.runpytest_inprocess(
         "--specbench=contract", "--model=reference", "-p", "no:cacheprovider", "--specbench-report=r.json",
         f"--specbench-sample-python={bare_venv}", "-k", "HumanEval-S/0")
     result.assert_outcomes(passed=2)
@@ -67,8 +68,8 @@ def test_sample_python_option_reaches_the_manifest(pytester, bare_venv):
 
 
 def test_bad_sample_python_is_one_line(pytester):
-    result = pytester.runpytest_subprocess("--specbench=contract", "--model=reference",
-                                           "--specbench-sample-python=/no/such/python")
+    result = pytester.runpytest_inprocess("--specbench=contract", "--model=reference",
+                                          "--specbench-sample-python=/no/such/python")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--specbench-sample-python: no Python interpreter at /no/such/python*"])
     assert "Traceback" not in result.stderr.str()

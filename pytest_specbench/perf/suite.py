@@ -10,7 +10,9 @@ Runs the suite (default ``pytest -n 2 -q``, as ``.ci/run`` does; arguments after
 replace ``-n 2 -q``, e.g. ``-- -n 2 -q tests/test_gate.py``) with the plugin
 :mod:`pytest_specbench.perf.suite_cpu`, then prints the wall time, pytest's own "in N s",
 the CPU (user + sys of the run and all its children) and the load average before and after,
-and a table of CPU seconds per test file (and the most costly tests).
+and a table of CPU seconds per test file (and the most costly tests), then the whole pytest
+runs the tests made, in a Python of their own or in the test's process (one line each from
+the plugin: test, arguments, processes, CPU), per test file.
 
 ``--fresh-clone`` measures what issue #45's "done when" asks: a ``git clone`` of this
 checkout's HEAD in a temporary folder, then its ``.ci/run`` (a fresh venv, the install, the
@@ -75,9 +77,43 @@ def load_records(folder: Path) -> tuple[dict[str, tuple[float, float]], float]:
             record = json.loads(line)
             if "test" in record:
                 tests[record["test"]] = (record["cpu"], record["wall"])
-            else:
+            elif "cpu_outside_tests" in record:
                 outside += record["cpu_outside_tests"]
     return tests, outside
+
+
+def load_nested(folder: Path) -> list[dict]:
+    """The whole pytest runs the tests started (suite_cpu's "nested" lines; their CPU is
+    already their tests')."""
+    return [json.loads(line) for path in sorted(folder.glob("nested-*.jsonl"))
+            for line in path.read_text().splitlines()]
+
+
+def print_nested(runs: list[dict], top: int) -> None:
+    """Per test file: the whole pytest runs its tests made, in a Python of their own
+    ("sub") and in the test's process ("in"), their new pytest processes (controllers and
+    xdist workers) and their CPU; then the costliest runs."""
+    if not runs:
+        print("\nno whole pytest run made by a test was recorded")
+        return
+    files: dict[str, list[float]] = {}
+    for run in runs:
+        row = files.setdefault(run["nested"].split("::")[0], [0, 0, 0, 0.0, 0.0])
+        row[0 if run.get("in_process") else 1] += 1
+        row[2] += run["processes"]
+        row[3 if run.get("in_process") else 4] += run["cpu"]
+    inside = [r for r in runs if r.get("in_process")]
+    print(f"\nwhole pytest runs made by tests (their CPU is part of their tests' above): "
+          f"{len(runs) - len(inside)} in a Python of their own, {sum(r['cpu'] for r in runs if r not in inside):.1f} "
+          f"CPU s; {len(inside)} in the test's process, {sum(r['cpu'] for r in inside):.1f} CPU s; "
+          f"{sum(r['processes'] for r in runs)} new pytest processes")
+    print(f"{'file':50} {'sub':>4} {'in':>4} {'procs':>5} {'sub CPU':>8} {'in CPU':>8}")
+    for name, (inner, sub, procs, cpu_in, cpu_sub) in sorted(files.items(), key=lambda kv: -kv[1][3] - kv[1][4]):
+        print(f"{name:50} {sub:4d} {inner:4d} {procs:5d} {cpu_sub:8.1f} {cpu_in:8.1f}")
+    print(f"\nthe {top} most costly runs (CPU s, new processes, in/sub, test, arguments)")
+    for run in sorted(runs, key=lambda r: -r["cpu"])[:top]:
+        where = "in " if run.get("in_process") else "sub"
+        print(f"{run['cpu']:8.1f} {run['processes']:3d} {where}  {run['nested']}\n              {run['args']}")
 
 
 def per_file(tests: dict[str, tuple[float, float]]) -> dict[str, list[float]]:
@@ -107,6 +143,7 @@ def print_table(folder: Path, before: Path | None, top: int) -> None:
     print(f"\nthe {top} most costly tests (CPU s, wall s)")
     for node, (cpu, wall) in sorted(tests.items(), key=lambda kv: -kv[1][0])[:top]:
         print(f"{cpu:8.1f} {wall:8.1f}  {node}")
+    print_nested(load_nested(folder), top)
 
 
 def main(argv: list[str] | None = None) -> int:
