@@ -12,20 +12,20 @@ holds those too, for one class path.
   javac: ``jdk.compiler``).  No job's code runs in it, so no sample can shape an
   archive.  CDS takes classes from jars only (a non-empty class folder on the
   class path stops the JVM): the trusted class folders the executor compiled are
-  packed into jars in the state folder (named by their content, deterministic
-  bytes), and the jobs run on the jars, the warm-up jar last (the archive's class
+  packed into jars in the executor's store (:mod:`.jvm_store`: shared by state
+  folders; named by their content, deterministic bytes), and the jobs run on the jars, the warm-up jar last (the archive's class
   path must be a prefix of the job's).
 - **Key.**  ``java -version``'s whole output, the JVM flags, the modules, the
   training run's source, and each class-path entry's path and content (SHA-256):
   a new JDK, other flags or other runtime classes give another archive; an old
   one is never read.
 - **Built once, when it pays.**  Building costs a javac run (the training class,
-  once per state folder) and two starts of the JVM; the archive is built after
-  :data:`BUILD_AFTER` plain starts of its key have been counted in the state
-  folder (a file, one byte per start; until then nothing is made), under a file
-  lock (two workers never build the same archive), written atomically, read-only
-  (0444) and with its SHA-256 beside it: a damaged archive (the digest differs,
-  checked once per process) is removed and built again.
+  once per store) and two starts of the JVM; the archive is built after
+  :data:`BUILD_AFTER` plain starts of its key have been counted in the store
+  (a file, one byte per start; until then nothing is made), under a file lock
+  (two workers never build the same archive), then published as a sealed,
+  read-only store entry: a damaged one (its seal differs, checked once per
+  process) is moved aside and built again.
 - **Refused: plain start.**  An archive the JVM does not take (``-Xshare:on`` with
   it fails) is not used; the reason is kept in a ``.refused`` file (the JVM's
   answer is deterministic for a key).  A training run that times out keeps
@@ -33,7 +33,7 @@ holds those too, for one class path.
   ``-Xshare:auto``: an archive it cannot map means a plain start, never a failed
   job.  JVM warnings go to stderr, never onto a job's record channel.
 - **Sandbox.**  The archive and the jars are bound read-only into a job, as the
-  class path is; nothing else of the state folder is visible.
+  class path is; nothing else of the store or the state folder is visible.
 
 ``SPECBENCH_JVM_CDS=0`` turns it off (plain starts: for measuring).  Figures:
 docs/timing.md, "Session 15".

@@ -37,6 +37,7 @@ from .class_sharing import ClassSharing
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
 _SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
+_JDK_VERSIONS: dict[tuple, str] = {}  # (java's real path, inode, mtime, size) -> `java -version`, per process
 # The warm javac's JVM: C1 only, small code cache and class space (it runs under an address-space limit).
 SERVER_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx512m", "-XX:-UsePerfData",
                 "-XX:ReservedCodeCacheSize=64m", "-XX:CompressedClassSpaceSize=128m", "-Dfile.encoding=UTF-8")
@@ -125,8 +126,13 @@ class JvmExecutor:
         the class-data-sharing archives' key, which names the build too)."""
         if self._jdk is None:
             try:
-                out = subprocess.run([self.java, "-version"], capture_output=True, text=True, timeout=60)
-                self._jdk_full = (out.stderr or out.stdout).strip()
+                real = os.path.realpath(self.java)
+                st = os.stat(real)
+                binary = (real, st.st_ino, st.st_mtime_ns, st.st_size)
+                if binary not in _JDK_VERSIONS:  # a JVM start: once per process and java binary
+                    out = subprocess.run([self.java, "-version"], capture_output=True, text=True, timeout=60)
+                    _JDK_VERSIONS[binary] = (out.stderr or out.stdout).strip()
+                self._jdk_full = _JDK_VERSIONS[binary]
                 self._jdk = self._jdk_full.splitlines()[0].strip()
             except (OSError, subprocess.SubprocessError, IndexError) as exc:
                 raise InfrastructureError(f"java -version failed: {exc}") from None
