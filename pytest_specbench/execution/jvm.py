@@ -5,7 +5,9 @@
   the state folder's cache; a concurrent compile of the same content waits on a
   file lock), returning javac's diagnostics when it fails: for untrusted code
   that is a verdict, not an error.  ``prepare(Environment("classpath", ...))``
-  is the same for trusted code and raises on failure.
+  is the same for trusted code and raises on failure; trusted classes
+  (``compile(trusted=True)``) go to the store that state folders share
+  (:mod:`.jvm_store`), a sample's stay in its state folder.
 - ``run(prepared, JavaJob)`` starts one JVM on a classpath, with flags tuned
   for many short calls in a small sandbox (C1 only, serial GC, class-data
   sharing, small heap and metaspace) and the job's limits, and returns a
@@ -96,8 +98,8 @@ class JvmExecutor:
         # (jvm_store.py; store=True: $SPECBENCH_JVM_STORE or the user's cache; a path; False:
         # this state folder's own, also when the shared one cannot be used).
         self.store = jvm_store.for_state(self.cache_dir, store)
+        self.hide = [*hide, str(self.store.root)]  # its jobs see the store's entries only as bound read-only
         self.state_dir = state_dir
-        self.hide = list(hide)
         self.isolate = isolate
         self.memory_mb = memory_mb
         self.output_bytes = output_bytes
@@ -105,7 +107,7 @@ class JvmExecutor:
         self.java = shutil.which("java")
         self._jdk: str | None = None
         self._jdk_full = ""
-        # AppCDS archives in the state folder (class_sharing.py, issue 48)
+        # AppCDS archives, in the store (class_sharing.py, issue 48)
         self.sharing = ClassSharing(self, self.store, enabled=class_sharing)
         self._server: _JavacServer | None = None
         self._server_failures = 0
