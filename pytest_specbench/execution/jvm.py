@@ -165,8 +165,23 @@ class JvmExecutor:
             entry = self.store.get("classes", key)
             if entry is not None:
                 return CompileResult(True, entry, "", key, cached=True)
-        elif done.exists():
+            from filelock import FileLock
+
+            # one javac of the same trusted sources for every process that shares the store
+            with FileLock(str(self.store.path("classes", f"{key}.lock"))):
+                entry = self.store.get("classes", key)
+                if entry is not None:
+                    return CompileResult(True, entry, "", key, cached=True)
+                return self._compile(sources, classpath, timeout, use_server, trusted, key)
+        if done.exists():
             return CompileResult(True, out, "", key, cached=True)
+        return self._compile(sources, classpath, timeout, use_server, trusted, key)
+
+    def _compile(self, sources: Mapping[str, str], classpath: Sequence[Path], timeout: float, use_server: bool,
+                 trusted: bool, key: str) -> CompileResult:
+        out = self.cache_dir / "classes" / key
+        done = out / ".ok"
+        fail = out.with_suffix(".failed")
         if fail.exists():
             return CompileResult(False, None, fail.read_text(errors="replace"), key, cached=True)
         for name in sources:

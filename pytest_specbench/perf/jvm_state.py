@@ -74,6 +74,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--ways", default="own,warm,junit", help="which of own, warm, junit (comma-separated)")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--junit", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -84,7 +85,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     cpu, fill, builds = measure(work, "fill", 0)
     print(f"filling the store (a first state folder, nothing built): {cpu:.2f} CPU s, {fill}, builds {builds}")
-    figures: dict[str, list[float]] = {"own": [], "warm": [], "junit": []}
+    figures: dict[str, list[float]] = {way: [] for way in args.ways.split(",")}
     for n in range(1, args.rounds + 1):
         for way in figures:
             cpu, verdict, builds = measure(work, way, n)
