@@ -50,8 +50,13 @@ def pytest_configure(config):
     and the JUnit runner's classes, the jars and the AppCDS archives from it instead of
     building them again.  Tests of the store itself give their executors their own.
     ``SPECBENCH_JVM_STORE=off`` is kept (each state folder its own: for measuring)."""
-    if getattr(config, "workerinput", None) is None and os.environ.get("SPECBENCH_JVM_STORE") != "off":
-        os.environ["SPECBENCH_JVM_STORE"] = str(config._tmp_path_factory.getbasetemp() / "jvm-store")
+    store = os.environ.get("SPECBENCH_JVM_STORE")
+    if getattr(config, "workerinput", None) is not None or store == "off":
+        return
+    if store and store == os.environ.get("SPECBENCH_TESTS_JVM_STORE"):
+        return  # a pytest run a test started in the checkout (it loads this file too): the suite's store
+    store = str(config._tmp_path_factory.getbasetemp() / "jvm-store")
+    os.environ["SPECBENCH_JVM_STORE"] = os.environ["SPECBENCH_TESTS_JVM_STORE"] = store
 
 
 # Fixtures that make a test a whole pytest run (pytester's runs, the runs shared by a module

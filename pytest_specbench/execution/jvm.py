@@ -113,6 +113,7 @@ class JvmExecutor:
         self._server_failures = 0
         self._command = None
         self._server_broken: str | None = None
+        self._found: set[str] = set()  # trusted keys this executor found in the store
         self._javac_cpu: float | None = None  # the last javac job's CPU (None: the warm javac's; the log)
         self.starts = self.shared_starts = 0  # JVM jobs run, and of those with an archive (perf, tests)
 
@@ -164,6 +165,9 @@ class JvmExecutor:
         if trusted:
             entry = self.store.get("classes", key)
             if entry is not None:
+                if key not in self._found:  # (the log: a state folder that found it built)
+                    self._found.add(key)
+                    jvm_store.log("store-hit", key=key, state=str(self.cache_dir))
                 return CompileResult(True, entry, "", key, cached=True)
             from filelock import FileLock
 
