@@ -194,7 +194,9 @@ class JvmExecutor:
         (self.cache_dir / "classes").mkdir(parents=True, exist_ok=True)
         classpath = tuple(Path(p) for p in classpath)
         started, self._javac_cpu = time.monotonic(), None
-        answer = self._serve(sources, classpath, timeout) if use_server else None
+        # Trusted classes (shared by every state folder through the store) come from a javac
+        # job of their own, never from the warm javac, which also compiles samples' sources.
+        answer = self._serve(sources, classpath, timeout) if use_server and not trusted else None
         how = "server" if answer is not None else "once"
         if answer is None:
             answer = self._javac_once(sources, classpath, timeout)
