@@ -42,6 +42,23 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 
+@pytest.hookimpl(trylast=True)  # after the tmp_path plugin's own configure
+def pytest_configure(config):
+    """One store of the JVM's trusted build products for the whole suite run (its session
+    folder; execution/jvm_store.py): every test's state folder, xdist worker and nested
+    pytest run (they inherit the environment) takes the warm javac's, the JML runtime's
+    and the JUnit runner's classes, the jars and the AppCDS archives from it instead of
+    building them again.  Tests of the store itself give their executors their own.
+    ``SPECBENCH_JVM_STORE=off`` is kept (each state folder its own: for measuring)."""
+    store = os.environ.get("SPECBENCH_JVM_STORE")
+    if getattr(config, "workerinput", None) is not None or store == "off":
+        return
+    if store and store == os.environ.get("SPECBENCH_TESTS_JVM_STORE"):
+        return  # a pytest run a test started in the checkout (it loads this file too): the suite's store
+    store = str(config._tmp_path_factory.getbasetemp() / "jvm-store")
+    os.environ["SPECBENCH_JVM_STORE"] = os.environ["SPECBENCH_TESTS_JVM_STORE"] = store
+
+
 # Fixtures that make a test a whole pytest run (pytester's runs, the runs shared by a module
 # or the session) or that build a real project's venv: a test using one is ``slow``.
 WHOLE_RUN_FIXTURES = frozenset({"pytester", "module_runs", "session_runs", "postcond_real_state",

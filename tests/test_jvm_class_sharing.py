@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from pytest_specbench.execution import class_sharing
+from pytest_specbench.execution import class_sharing, jvm_store
 from pytest_specbench.execution.jvm import JavaJob, JvmExecutor
 
 pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
@@ -38,21 +38,22 @@ LOG = ("-Xlog:class+load=info:stderr",)  # part of the archive's key (its flags)
 
 def test_archive_built_once_used_read_only_and_a_damaged_one_is_a_plain_start(tmp_path, monkeypatch):
     monkeypatch.setattr(class_sharing, "BUILD_AFTER", 2)
-    ex = JvmExecutor(tmp_path / "jvm", isolate=True, state_dir=tmp_path, class_sharing=True)
+    store = tmp_path / "store"  # a store of its own (not the suite's: it counts builds)
+    ex = JvmExecutor(tmp_path / "jvm", isolate=True, state_dir=tmp_path, class_sharing=True, store=store)
     try:
         classes = ex.compile({"Probe.java": PROBE}, use_server=False, trusted=True).classes
         job = JavaJob(main="Probe", classpath=(classes,), flags=LOG, wall_seconds=120)
         first = ex.run(None, job)  # one plain start counted: no archive yet
         assert first.exit_code == 0 and first.stdout.strip() == "probe" and ex.sharing.builds == 0
-        assert "Probe source: file:" in first.stderr and not list((tmp_path / "jvm" / "cds").glob("*.jsa"))
-        assert not (tmp_path / "jvm" / "cds" / "jars").exists()  # below BUILD_AFTER nothing is made (tests' folders)
+        assert "Probe source: file:" in first.stderr and not list((store / "cds").glob("*/archive.jsa"))
+        assert not list((store / "jars").iterdir())  # below BUILD_AFTER nothing is made
         second = ex.run(None, job)  # the second: built, then used
-        [archive] = list((tmp_path / "jvm" / "cds").glob("*.jsa"))
+        [archive] = list((store / "cds").glob("*/archive.jsa"))
         assert ex.sharing.builds == 1 and oct(archive.stat().st_mode & 0o777) == "0o444"
         assert "Probe source: shared objects file (top)" in second.stderr
         assert "Helper source: shared objects file (top)" in second.stderr
         # In the job: the archive is readable and not writable; the rest of the state folder is hidden.
-        side = archive.with_suffix(".sha256")
+        side = archive.with_name(jvm_store.SEAL)
         probe = ex.run(None, JavaJob(main="Probe", classpath=(classes,), flags=LOG, wall_seconds=120,
                                      args=(str(archive), str(side))))
         assert probe.stdout.strip() == "probe r- --" and ex.sharing.builds == 1
@@ -69,8 +70,9 @@ def test_archive_built_once_used_read_only_and_a_damaged_one_is_a_plain_start(tm
         assert "Probe source: file:" in damaged.stderr and "shared objects file (top)" not in damaged.stderr
     finally:
         ex.close()
-    # The next process sees the digest differ: the archive is built again and used.
-    again = JvmExecutor(tmp_path / "jvm", isolate=False, state_dir=tmp_path, class_sharing=True)
+    # The next process sees the seal differ: the archive is built again and used.
+    jvm_store._CHECKED.clear()  # (what a new process has checked: nothing)
+    again = JvmExecutor(tmp_path / "jvm", isolate=False, state_dir=tmp_path, class_sharing=True, store=store)
     rebuilt = again.run(None, JavaJob(main="Probe", classpath=(classes,), flags=LOG, wall_seconds=120))
     assert again.sharing.builds == 1 and rebuilt.stdout == first.stdout
     assert "Probe source: shared objects file (top)" in rebuilt.stderr

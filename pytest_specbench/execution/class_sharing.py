@@ -12,20 +12,20 @@ holds those too, for one class path.
   javac: ``jdk.compiler``).  No job's code runs in it, so no sample can shape an
   archive.  CDS takes classes from jars only (a non-empty class folder on the
   class path stops the JVM): the trusted class folders the executor compiled are
-  packed into jars in the state folder (named by their content, deterministic
-  bytes), and the jobs run on the jars, the warm-up jar last (the archive's class
+  packed into jars in the executor's store (:mod:`.jvm_store`: shared by state
+  folders; named by their content, deterministic bytes), and the jobs run on the jars, the warm-up jar last (the archive's class
   path must be a prefix of the job's).
 - **Key.**  ``java -version``'s whole output, the JVM flags, the modules, the
   training run's source, and each class-path entry's path and content (SHA-256):
   a new JDK, other flags or other runtime classes give another archive; an old
   one is never read.
 - **Built once, when it pays.**  Building costs a javac run (the training class,
-  once per state folder) and two starts of the JVM; the archive is built after
-  :data:`BUILD_AFTER` plain starts of its key have been counted in the state
-  folder (a file, one byte per start; until then nothing is made), under a file
-  lock (two workers never build the same archive), written atomically, read-only
-  (0444) and with its SHA-256 beside it: a damaged archive (the digest differs,
-  checked once per process) is removed and built again.
+  once per store) and two starts of the JVM; the archive is built after
+  :data:`BUILD_AFTER` plain starts of its key have been counted in the store
+  (a file, one byte per start; until then nothing is made), under a file lock
+  (two workers never build the same archive), then published as a sealed,
+  read-only store entry: a damaged one (its seal differs, checked once per
+  process) is moved aside and built again.
 - **Refused: plain start.**  An archive the JVM does not take (``-Xshare:on`` with
   it fails) is not used; the reason is kept in a ``.refused`` file (the JVM's
   answer is deterministic for a key).  A training run that times out keeps
@@ -33,7 +33,7 @@ holds those too, for one class path.
   ``-Xshare:auto``: an archive it cannot map means a plain start, never a failed
   job.  JVM warnings go to stderr, never onto a job's record channel.
 - **Sandbox.**  The archive and the jars are bound read-only into a job, as the
-  class path is; nothing else of the state folder is visible.
+  class path is; nothing else of the store or the state folder is visible.
 
 ``SPECBENCH_JVM_CDS=0`` turns it off (plain starts: for measuring).  Figures:
 docs/timing.md, "Session 15".
@@ -42,11 +42,17 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
+import shutil
 import subprocess
+import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
+
+from . import jvm_store
 
 FORMAT = "1"  # of the key: a change of how archives are made builds new ones
 WARMUP = "specbench.jvm.ClassWarmup"
@@ -56,6 +62,7 @@ TRAINING_SECONDS = 300.0
 # At run time: JVM messages (a refused archive's warning included) on stderr only.
 RUN_FLAGS = ("-Xshare:auto", "-Xlog:disable", "-Xlog:all=warning:stderr")
 ENV_SWITCH = "SPECBENCH_JVM_CDS"
+ARCHIVE, JAR = "archive.jsa", "classes.jar"  # the file of a store entry of kind "cds", "jars"
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> sha256, per process
 _FOLDERS: dict[Path, tuple[str, tuple[Path, ...]]] = {}  # class folder -> (content digest, class files)
@@ -73,14 +80,15 @@ class Shared:
 
 
 class ClassSharing:
-    """The archives of one ``jvm`` executor's state folder (``folder``)."""
+    """The archives of one ``jvm`` executor, in its store (:mod:`.jvm_store`: shared by state
+    folders, or the state folder's own)."""
 
-    def __init__(self, jvm: Any, folder: Path, enabled: bool | None = None):
+    def __init__(self, jvm: Any, store: Any, enabled: bool | None = None):
         self.jvm = jvm
-        self.folder = Path(folder)
+        self.store = store
+        self.folder = store.root / "cds"  # the harness's counters, locks and refusals
         self.enabled = os.environ.get(ENV_SWITCH, "1") != "0" if enabled is None else enabled
         self.builds = 0  # archives this object built (tests, perf)
-        self._checked: set[Path] = set()  # archives whose digest this process checked
         self._memo: dict[tuple, Shared] = {}
 
     def share(self, classpath: Sequence[Path], flags: Sequence[str], modules: Sequence[str] = ()) -> Shared:
@@ -112,30 +120,47 @@ class ClassSharing:
     def _share(self, classpath: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...]) -> Shared | None:
         if not all(p.is_dir() or p.is_file() for p in classpath):
             return None  # a missing entry: the job reports it
-        # Everything here is read, not made, until the archive is to be built: a state
-        # folder that never reaches BUILD_AFTER starts (a test's) pays a few stat calls.
+        # Everything here is read, not made, until the archive is to be built: a store
+        # that never reaches BUILD_AFTER starts of a key pays a few stat calls.
         entries = [(p, _folder_digest(p) if p.is_dir() else _digest(p)) for p in classpath]
         key = self.key(entries, flags, modules)
-        archive = self.folder / f"{key}.jsa"
-        jars = tuple(self.folder / "jars" / f"{d}.jar" if p.is_dir() else p for p, d in entries) \
-            + (self.folder / "jars" / f"warmup-{_source_digest()}.jar",)
+        names = [d if p.is_dir() else None for p, d in entries] + [f"warmup-{_source_digest()}"]
         if (self.folder / f"{key}.refused").exists():
             return None
-        if not (self._intact(archive) and all(j.is_file() for j in jars)):
-            self.folder.mkdir(parents=True, exist_ok=True)
+        found = self._found(key, entries, names)
+        if found is None:
             if not self._count(key):
                 return None
             from filelock import FileLock
 
             with FileLock(str(self.folder / f"{key}.lock")):
-                if not (self._intact(archive) and all(j.is_file() for j in jars)):
-                    for path, _ in entries:
-                        if path.is_dir():
-                            self._jar(path)
-                    self._warmup(jars[-1])
-                    if not self._build(key, jars, flags, modules):
+                found = self._found(key, entries, names)
+                if found is None:
+                    jars = [self._jar(p, name) if name else p for (p, _), name in zip(entries, names)]
+                    jars.append(self._warmup(names[-1]))
+                    if not self._build(key, tuple(jars), flags, modules):
                         return None
+                    found = self._found(key, entries, names)
+                    if found is None:
+                        return None
+        archive, jars = found
         return Shared(jars, (f"-XX:SharedArchiveFile={archive}", *RUN_FLAGS), (archive, *jars), archive)
+
+    def _found(self, key: str, entries, names) -> tuple[Path, tuple[Path, ...]] | None:
+        """The archive and the class path's jars when all are in the store (sealed)."""
+        archive = self.store.get("cds", key)
+        if archive is None:
+            return None
+        jars = []
+        for (path, _), name in zip(entries + [(None, "")], names):
+            if name is None:
+                jars.append(path)
+                continue
+            entry = self.store.get("jars", name)
+            if entry is None:
+                return None
+            jars.append(entry / JAR)
+        return archive / ARCHIVE, tuple(jars)
 
     def key(self, entries: Sequence[tuple[Path, str]], flags: Sequence[str], modules: Sequence[str]) -> str:
         """The archive's name: the JVM's build, the flags, the modules, the training
@@ -156,89 +181,68 @@ class ClassSharing:
         finally:
             os.close(fd)
 
-    def _intact(self, archive: Path) -> bool:
-        if archive in self._checked:
-            return True
-        try:
-            want = archive.with_suffix(".sha256").read_text().strip()
-        except OSError:
-            return False
-        if not archive.is_file() or _digest(archive) != want:
-            for stale in (archive, archive.with_suffix(".sha256")):
-                try:
-                    stale.unlink()  # damaged (or half removed): built again
-                except OSError:
-                    pass
-            return False
-        self._checked.add(archive)
-        return True
-
     def _build(self, key: str, jars: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...]) -> bool:
         """Train, dump, check that the JVM takes the archive, then publish it."""
-        archive = self.folder / f"{key}.jsa"
-        tmp = self.folder / f"{key}.{os.getpid()}.tmp.jsa"
         cp = os.pathsep.join(str(p) for p in jars)
         java = self.jvm.java
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "2"}
-        try:
-            train = subprocess.run([java, *flags, f"-XX:ArchiveClassesAtExit={tmp}", "-cp", cp, WARMUP, *modules],
-                                   capture_output=True, text=True, timeout=TRAINING_SECONDS, env=env,
-                                   cwd=self.folder)
-            if train.returncode != 0 or not tmp.is_file():
-                return self._refuse(key, "training run: " + _last_line(train, f"exit status {train.returncode}"))
-            check = subprocess.run([java, *flags, "-Xshare:on", f"-XX:SharedArchiveFile={tmp}", "-cp", cp,
-                                    "-version"], capture_output=True, text=True, timeout=TRAINING_SECONDS, env=env,
-                                   cwd=self.folder)
-            if check.returncode != 0:
-                return self._refuse(key, "the JVM refused it: " + _last_line(check, f"exit status {check.returncode}"))
-            os.chmod(tmp, 0o444)
-            digest = _digest(tmp)
-            side = archive.with_suffix(f".{os.getpid()}.tmp")
-            side.write_text(digest + "\n")
-            os.replace(tmp, archive)
-            os.replace(side, archive.with_suffix(".sha256"))  # last: its presence means the archive is complete
-        except subprocess.TimeoutExpired:
-            return False  # the machine's load may have caused it: nothing kept, tried again later
-        finally:
+        started, ru = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        with tempfile.TemporaryDirectory(prefix="specbench-cds-") as work:
+            tmp = Path(work) / ARCHIVE
             try:
-                tmp.unlink()
-            except OSError:
-                pass
+                train = subprocess.run([java, *flags, f"-XX:ArchiveClassesAtExit={tmp}", "-cp", cp, WARMUP, *modules],
+                                       capture_output=True, text=True, timeout=TRAINING_SECONDS, env=env, cwd=work)
+                if train.returncode != 0 or not tmp.is_file():
+                    return self._refuse(key, "training run: " + _last_line(train, f"exit status {train.returncode}"))
+                check = subprocess.run([java, *flags, "-Xshare:on", f"-XX:SharedArchiveFile={tmp}", "-cp", cp,
+                                        "-version"], capture_output=True, text=True, timeout=TRAINING_SECONDS,
+                                       env=env, cwd=work)
+                if check.returncode != 0:
+                    return self._refuse(key, "the JVM refused it: " + _last_line(check, f"exit status {check.returncode}"))
+            except subprocess.TimeoutExpired:
+                return False  # the machine's load may have caused it: nothing kept, tried again later
+            self.store.put("cds", key, lambda entry: shutil.move(str(tmp), str(entry / ARCHIVE)))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        jvm_store.log("cds", key=key, modules=list(modules), state=str(self.jvm.cache_dir),
+                      wall=round(time.monotonic() - started, 3),
+                      cpu=round(after.ru_utime + after.ru_stime - ru.ru_utime - ru.ru_stime, 3))
         self.builds += 1
-        self._checked.add(archive)
         return True
 
     def _refuse(self, key: str, reason: str) -> bool:
         (self.folder / f"{key}.refused").write_text(reason[:500] + "\n")
         return False
 
-    def _warmup(self, jar: Path) -> None:
+    def _warmup(self, name: str) -> Path:
         """The training run's jar (named by its source, so that a key is known before it is built)."""
-        if jar.is_file():
-            return
+        entry = self.store.get("jars", name)
+        if entry is not None:
+            return entry / JAR
         res = self.jvm.compile({"specbench/jvm/ClassWarmup.java": WARMUP_SOURCE.read_text()},
                                use_server=False, trusted=True)
         if not res.ok:
             raise ValueError(f"ClassWarmup did not compile: {res.diagnostics[:200]}")
-        os.replace(self._jar(res.classes), jar)
+        return self._jar(res.classes, name)
 
-    def _jar(self, folder: Path) -> Path:
-        """The jar of a trusted class folder, in this state folder, named by the classes'
-        content (same classes, same jar, same bytes)."""
-        digest = _folder_digest(folder)
-        jar = self.folder / "jars" / f"{digest}.jar"
-        if jar.is_file():
-            return jar
-        jar.parent.mkdir(parents=True, exist_ok=True)
-        tmp = jar.with_name(f"{digest}.{os.getpid()}.tmp")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
-            for path in _FOLDERS[folder][1]:
-                info = zipfile.ZipInfo(path.relative_to(folder).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))
-                info.external_attr = 0o644 << 16
-                zf.writestr(info, path.read_bytes())
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, jar)
-        return jar
+    def _jar(self, folder: Path, name: str) -> Path:
+        """The jar of a trusted class folder, named by the classes' content (same classes,
+        same jar, same bytes)."""
+        entry = self.store.get("jars", name)
+        if entry is not None:
+            return entry / JAR
+        _folder_digest(folder)
+        started = time.monotonic()
+
+        def write(target: Path) -> None:
+            with zipfile.ZipFile(target / JAR, "w", zipfile.ZIP_STORED) as zf:
+                for path in _FOLDERS[folder][1]:
+                    info = zipfile.ZipInfo(path.relative_to(folder).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))
+                    info.external_attr = 0o644 << 16
+                    zf.writestr(info, path.read_bytes())
+
+        entry = self.store.put("jars", name, write)
+        jvm_store.log("jar", name=name, state=str(self.jvm.cache_dir), wall=round(time.monotonic() - started, 3))
+        return entry / JAR
 
 
 def _folder_digest(folder: Path) -> str:

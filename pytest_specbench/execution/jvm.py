@@ -5,7 +5,9 @@
   the state folder's cache; a concurrent compile of the same content waits on a
   file lock), returning javac's diagnostics when it fails: for untrusted code
   that is a verdict, not an error.  ``prepare(Environment("classpath", ...))``
-  is the same for trusted code and raises on failure.
+  is the same for trusted code and raises on failure; trusted classes
+  (``compile(trusted=True)``) go to the store that state folders share
+  (:mod:`.jvm_store`), a sample's stay in its state folder.
 - ``run(prepared, JavaJob)`` starts one JVM on a classpath, with flags tuned
   for many short calls in a small sandbox (C1 only, serial GC, class-data
   sharing, small heap and metaspace) and the job's limits, and returns a
@@ -32,14 +34,12 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import InfrastructureError
+from . import jvm_store
 from .class_sharing import ClassSharing
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
 _SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
-# Trusted classes (the warm javac, the JML runtime, the JUnit runner: compile(trusted=True)) this
-# process compiled, by content key: another executor of the process (another state folder, e.g.
-# one per test or per run) copies them instead of starting javac for the same sources again.
-_TRUSTED_CLASSES: dict[str, Path] = {}
+_JDK_VERSIONS: dict[tuple, str] = {}  # (java's real path, inode, mtime, size) -> `java -version`, per process
 # The warm javac's JVM: C1 only, small code cache and class space (it runs under an address-space limit).
 SERVER_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx512m", "-XX:-UsePerfData",
                 "-XX:ReservedCodeCacheSize=64m", "-XX:CompressedClassSpaceSize=128m", "-Dfile.encoding=UTF-8")
@@ -92,10 +92,14 @@ class JvmExecutor:
 
     def __init__(self, cache_dir: Path, hide: Sequence[str] = (), isolate: bool = True,
                  memory_mb: int = 4096, output_bytes: int = 1 << 20, state_dir: Path | None = None,
-                 class_sharing: bool | None = None):
+                 class_sharing: bool | None = None, store: Path | bool = True):
         self.cache_dir = Path(cache_dir)
+        # The trusted build products (compile(trusted=True), jars, archives): the shared store
+        # (jvm_store.py; store=True: $SPECBENCH_JVM_STORE or the user's cache; a path; False:
+        # this state folder's own, also when the shared one cannot be used).
+        self.store = jvm_store.for_state(self.cache_dir, store)
+        self.hide = [*hide, str(self.store.root)]  # its jobs see the store's entries only as bound read-only
         self.state_dir = state_dir
-        self.hide = list(hide)
         self.isolate = isolate
         self.memory_mb = memory_mb
         self.output_bytes = output_bytes
@@ -103,12 +107,14 @@ class JvmExecutor:
         self.java = shutil.which("java")
         self._jdk: str | None = None
         self._jdk_full = ""
-        # AppCDS archives in the state folder (class_sharing.py, issue 48)
-        self.sharing = ClassSharing(self, self.cache_dir / "cds", enabled=class_sharing)
+        # AppCDS archives, in the store (class_sharing.py, issue 48)
+        self.sharing = ClassSharing(self, self.store, enabled=class_sharing)
         self._server: _JavacServer | None = None
         self._server_failures = 0
         self._command = None
         self._server_broken: str | None = None
+        self._found: set[str] = set()  # trusted keys this executor found in the store
+        self._javac_cpu: float | None = None  # the last javac job's CPU (None: the warm javac's; the log)
         self.starts = self.shared_starts = 0  # JVM jobs run, and of those with an archive (perf, tests)
 
     # ------------------------------------------------------------ toolchain
@@ -123,8 +129,13 @@ class JvmExecutor:
         the class-data-sharing archives' key, which names the build too)."""
         if self._jdk is None:
             try:
-                out = subprocess.run([self.java, "-version"], capture_output=True, text=True, timeout=60)
-                self._jdk_full = (out.stderr or out.stdout).strip()
+                real = os.path.realpath(self.java)
+                st = os.stat(real)
+                binary = (real, st.st_ino, st.st_mtime_ns, st.st_size)
+                if binary not in _JDK_VERSIONS:  # a JVM start: once per process and java binary
+                    out = subprocess.run([self.java, "-version"], capture_output=True, text=True, timeout=60)
+                    _JDK_VERSIONS[binary] = (out.stderr or out.stdout).strip()
+                self._jdk_full = _JDK_VERSIONS[binary]
                 self._jdk = self._jdk_full.splitlines()[0].strip()
             except (OSError, subprocess.SubprocessError, IndexError) as exc:
                 raise InfrastructureError(f"java -version failed: {exc}") from None
@@ -151,10 +162,30 @@ class JvmExecutor:
         out = self.cache_dir / "classes" / key
         done = out / ".ok"
         fail = out.with_suffix(".failed")
+        if trusted:
+            entry = self.store.get("classes", key)
+            if entry is not None:
+                if key not in self._found:  # (the log: a state folder that found it built)
+                    self._found.add(key)
+                    jvm_store.log("store-hit", key=key, state=str(self.cache_dir))
+                return CompileResult(True, entry, "", key, cached=True)
+            from filelock import FileLock
+
+            # one javac of the same trusted sources for every process that shares the store
+            with FileLock(str(self.store.path("classes", f"{key}.lock"))):
+                entry = self.store.get("classes", key)
+                if entry is not None:
+                    return CompileResult(True, entry, "", key, cached=True)
+                return self._compile(sources, classpath, timeout, use_server, trusted, key)
         if done.exists():
             return CompileResult(True, out, "", key, cached=True)
-        if trusted and self._copy_trusted(key, out):
-            return CompileResult(True, out, "", key, cached=True)
+        return self._compile(sources, classpath, timeout, use_server, trusted, key)
+
+    def _compile(self, sources: Mapping[str, str], classpath: Sequence[Path], timeout: float, use_server: bool,
+                 trusted: bool, key: str) -> CompileResult:
+        out = self.cache_dir / "classes" / key
+        done = out / ".ok"
+        fail = out.with_suffix(".failed")
         if fail.exists():
             return CompileResult(False, None, fail.read_text(errors="replace"), key, cached=True)
         for name in sources:
@@ -162,9 +193,15 @@ class JvmExecutor:
                 raise InfrastructureError(f"bad source path {name!r}")
         (self.cache_dir / "classes").mkdir(parents=True, exist_ok=True)
         classpath = tuple(Path(p) for p in classpath)
-        answer = self._serve(sources, classpath, timeout) if use_server else None
+        started, self._javac_cpu = time.monotonic(), None
+        # Trusted classes (shared by every state folder through the store) come from a javac
+        # job of their own, never from the warm javac, which also compiles samples' sources.
+        answer = self._serve(sources, classpath, timeout) if use_server and not trusted else None
+        how = "server" if answer is not None else "once"
         if answer is None:
             answer = self._javac_once(sources, classpath, timeout)
+        jvm_store.log("javac", trusted=trusted, how=how, key=key, state=str(self.cache_dir),
+                      wall=round(time.monotonic() - started, 3), cpu=self._javac_cpu)
         if answer is None:
             return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
         rc, diag, classes = answer
@@ -177,6 +214,11 @@ class JvmExecutor:
                 tmp.write_text(diag)
                 os.replace(tmp, fail)
             return CompileResult(False, None, diag, key)
+        if trusted:
+            for rel in classes:
+                if Path(rel).is_absolute() or ".." in Path(rel).parts:
+                    raise InfrastructureError(f"javac answered with a class outside its folder: {rel!r}")
+            return CompileResult(True, self.store.put("classes", key, classes), diag, key)
         with tempfile.TemporaryDirectory(dir=self.cache_dir / "classes", prefix="tmp-") as tmp:
             outdir = Path(tmp) / "out"
             outdir.mkdir()
@@ -192,28 +234,7 @@ class JvmExecutor:
             except OSError:
                 if not done.exists():
                     raise
-        if trusted:
-            _TRUSTED_CLASSES[key] = out
         return CompileResult(True, out, diag, key)
-
-    def _copy_trusted(self, key: str, out: Path) -> bool:
-        """Copy the classes of trusted sources another executor of this process compiled
-        (same content key) into this cache; False when there are none (any more)."""
-        source = _TRUSTED_CLASSES.get(key)
-        if source is None or source == out or not (source / ".ok").exists():
-            return False
-        (self.cache_dir / "classes").mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=self.cache_dir / "classes", prefix="tmp-") as tmp:
-            try:
-                shutil.copytree(source, Path(tmp) / "out")
-            except OSError:  # removed meanwhile (a test's temporary folder): compile instead
-                return False
-            try:
-                os.rename(Path(tmp) / "out", out)
-            except OSError:
-                if not (out / ".ok").exists():
-                    raise
-        return True
 
     def _javac_once(self, sources: Mapping[str, str], classpath: tuple[Path, ...],
                     timeout: float) -> tuple[int, str, dict[str, bytes]] | None:
@@ -231,6 +252,7 @@ class JvmExecutor:
                              env=dict(JVM_ENV), collect=("out.tar",), wall_seconds=timeout, cpu_seconds=timeout,
                              memory_mb=self.memory_mb, output_bytes=self.output_bytes)
             r = command.run(None, job)
+            self._javac_cpu = round(r.cpu, 3)
             if r.timed_out:
                 return None
             diag = _strip_src(r.stdout + r.stderr)
@@ -243,11 +265,14 @@ class JvmExecutor:
                 f.parent.mkdir(parents=True, exist_ok=True)
                 f.write_text(sources[n], encoding="utf-8")
             (Path(tmp) / "out").mkdir()
+            ru = resource.getrusage(resource.RUSAGE_CHILDREN)
             try:
                 r = subprocess.run([self.javac, *args], capture_output=True, text=True, timeout=timeout, cwd=tmp,
                                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"})
             except subprocess.TimeoutExpired:
                 return None
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            self._javac_cpu = round(after.ru_utime + after.ru_stime - ru.ru_utime - ru.ru_stime, 3)
             classes = {str(p.relative_to(Path(tmp) / "out")): p.read_bytes()
                        for p in (Path(tmp) / "out").rglob("*") if p.is_file()}
             return r.returncode, _strip_src(r.stdout + r.stderr), classes if r.returncode == 0 else {}
@@ -285,7 +310,9 @@ class JvmExecutor:
             self._server_broken = "javac server did not compile"
             return None
         try:
+            started = time.monotonic()
             self._server = _JavacServer.start(self, res.classes, roots)
+            jvm_store.log("javac-server", state=str(self.cache_dir), wall=round(time.monotonic() - started, 3))
         except (OSError, InfrastructureError) as exc:
             self._server_failures += 1
             if self._server_failures >= _SERVER_STARTS:

@@ -1045,6 +1045,19 @@ def own_tree() -> list[str]:
     return paths
 
 
+def _jvm_store() -> list[str]:
+    """The shared store of the JVM's trusted build products (``jvm_store.py``), made now
+    if missing so that it is hidden from every job from the start (a JVM job gets its
+    entries bound read-only)."""
+    from . import jvm_store
+
+    root = jvm_store.shared_root()
+    if root is None:
+        return []
+    jvm_store.opened(root)
+    return [os.path.realpath(root)]
+
+
 class SandboxClient:
     """Harness side of one zygote: start it, send jobs, read frames.  Not
     thread-safe; one per executor per process."""
@@ -1059,7 +1072,7 @@ class SandboxClient:
 
     def _zygote_cfg(self) -> dict:
         home = os.path.realpath(os.path.expanduser("~"))
-        return {"isolate": self.isolate, "hide": sorted(set(self.hide + [home])), "expose": [],
+        return {"isolate": self.isolate, "hide": sorted(set(self.hide + [home] + _jvm_store())), "expose": [],
                 "hide_late": own_tree(), "tmp_mb": self.limits.tmp_mb}
 
     def _start(self) -> None:
