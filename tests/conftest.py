@@ -61,7 +61,7 @@ def pytest_configure(config):
 
 # Fixtures that make a test a whole pytest run (pytester's runs, the runs shared by a module
 # or the session) or that build a real project's venv: a test using one is ``slow``.
-WHOLE_RUN_FIXTURES = frozenset({"pytester", "module_runs", "session_runs", "postcond_real_state",
+WHOLE_RUN_FIXTURES = frozenset({"pytester", "module_runs", "postcond_real_state",
                                 "postcond_bundled_state"})
 
 
@@ -160,19 +160,6 @@ def made_once(request, tmp_path_factory):
     name = request.module.__name__.rpartition(".")[2]
     folder = session_folder(request.config, tmp_path_factory, f"made-once-{name}")
     return lambda name, make: once(folder, name, make)
-
-
-@pytest.fixture(scope="session")
-def session_runs(request, tmp_path_factory):
-    """Whole pytest runs made once for the session and shared by tests of several modules
-    (``tests/module_runs.py``; e.g. the uninterrupted run that both test_resume.py and
-    test_distributed.py compare a resumed run with): under xdist, by the first worker
-    that needs each."""
-    from module_runs import PytestRuns
-
-    if getattr(request.config, "workerinput", None) is None:
-        return PytestRuns(tmp_path_factory.mktemp("session-runs"))
-    return PytestRuns(tmp_path_factory.getbasetemp().parent / "session-runs")
 
 
 @pytest.fixture

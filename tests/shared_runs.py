@@ -107,8 +107,5 @@ def postcond_bundled_state(request, tmp_path_factory) -> Path:
     with FileLock(str(state) + ".lock"):
         if not done.exists():
             prebuild_postcond_java(state)
-            # the folders of the trusted classes, before any test compiles a program here
-            # (test_shards.py starts a state of its own with them)
-            classes = state / "jvm" / "classes"
-            done.write_text("".join(f"{p.name}\n" for p in sorted(classes.iterdir())) if classes.is_dir() else "")
+            done.write_text("")
     return state

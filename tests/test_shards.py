@@ -8,7 +8,6 @@ ContractEval slice in 4 shards is in ``test_realdata.py``.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -156,32 +155,16 @@ ONE_OR_TWO_PER_FAMILY = ",".join(("HumanEval-S/0", "HumanEval-S/1", "b01", "Huma
                                    "CountAbove/generation/original", "bundled_count"))
 
 
-def with_trusted_classes(state: Path, prebuilt: Path) -> Path:
-    """``state`` holding the trusted classes of the session's prebuilt state (tests/shared_runs.py:
-    the warm javac, the JML runtime, the JUnit runner, the javalib project; their folders are
-    listed in its ``.prebuilt``), as a state folder of an earlier run holds them: each folder is
-    one compilation keyed by its sources, its class path and the JDK.  The xdist worker that did
-    not build them has no copy in memory (``jvm._TRUSTED_CLASSES``) and compiled them again.  A
-    program's own compile (a SpecEval answer) is keyed by this state's runtime folder: still the run's."""
-    classes = state / "jvm" / "classes"
-    classes.mkdir(parents=True, exist_ok=True)
-    for name in (prebuilt / ".prebuilt").read_text().split():
-        folder = prebuilt / "jvm" / "classes" / name
-        if (folder / ".ok").exists() and not (classes / name).exists():
-            shutil.copytree(folder, classes / name)
-    return state
-
-
 @pytest.mark.slow
 def test_two_shards_of_the_bundled_suites_merged_are_the_report_of_one_run(pytester, monkeypatch,
                                                                            postcond_bundled_state):
     """Shards first (they fill the result cache), then the merge, then one run of
     everything (its verdicts from that cache: the equality is of the joining,
-    not of the checks, which other tests hold to their upstreams).  The state starts with
-    the session's trusted Java classes: building them again was 60% of the first shard's CPU
-    on a worker that had not built them (SpecEval's item: 6.7 -> 2.9 CPU s), and how they are
-    built is not this test's subject."""
-    monkeypatch.setenv("SPECBENCH_DIR", str(with_trusted_classes(pytester.path / "state", postcond_bundled_state)))
+    not of the checks, which other tests hold to their upstreams).  ``postcond_bundled_state``
+    fills the suite's JVM store (execution/jvm_store.py) with the trusted Java classes first:
+    building them again was 60% of the first shard's CPU (SpecEval's item: 6.7 -> 2.9 CPU s),
+    and how they are built is not this test's subject."""
+    monkeypatch.setenv("SPECBENCH_DIR", str(pytester.path / "state"))
     # Every family, a task or two each (the whole bundled run costs ~4x as much and the
     # joining is the same): two shards must each get work, every family outcomes.
     base = ["-p", "no:cacheprovider", "--specbench=all", "--model=reference", f"--specbench-tasks={ONE_OR_TWO_PER_FAMILY}"]
