@@ -1,8 +1,8 @@
 """SpecEval end to end: the plugin on the bundled suite, dynamic validation through
 the JML checker, and the real SpecGenBench data (``realdata``).
 
-The syntactic runs of the bundled suite are in this process (``runpytest_inprocess``); the
-dynamic runs on the real data each have a Python of their own, as a user's run does."""
+The plugin runs are made in this process (``runpytest_inprocess``): their checks run in
+the sandbox and in the plugin's own executors either way."""
 from __future__ import annotations
 
 import json
@@ -391,8 +391,11 @@ def test_real_reference_scores_100_percent_with_dynamic_validation(pytester, spe
     process (-n 0): what xdist changes (planning without checking a ground truth, the
     verdicts of one worker read by the other) has tests of its own
     (test_first_run_selection.py, and the file locks of validation.ground_truth), and two
-    workers would each start a warm javac and compile the JML runtime for this slice."""
-    result = pytester.runpytest_subprocess(
+    workers would each start a warm javac and compile the JML runtime for this slice.
+    The run is made in this process (its checks run in the plugin's own jvm executor either
+    way, a warm javac and JVMs of its own; a Python of its own and the plugin's import were
+    ~1.5 CPU s)."""
+    result = pytester.runpytest_inprocess(
         "--specbench=speceval", "--model=reference", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
         "--speceval-perturbation=all", "--speceval-validation=dynamic", "-n", "0", "--specbench-report=r.json",
         f"--specbench-dir={specgen_state}", *k_slice(DYNAMIC_SLICE))
