@@ -16,7 +16,6 @@ from pytest_specbench.benchmarks.nl2postcond.observe import Observation
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.pyspec.blocks import BlockOutcome, available, batches_of, check_blocks, read_blocks
 from shared_data import FULL, SHARED_DATA
-from shared_runs import run_pytest
 
 WRAPPER = '''from typing import List
 
@@ -309,7 +308,7 @@ def _replay(folder: Path, answers: dict[str, str]) -> Path:
 
 
 @pytestmark_seccomp
-def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(tmp_path):
+def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(pytester):
     answers = {
         "HumanEval-N/0": "assert True",  # correct, kills nothing
         "HumanEval-N/1": "assert len(return_value) == len(xs)",  # correct, kills some
@@ -319,16 +318,19 @@ def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(t
         # from a right one: never complete.
         "HumanEval-N/3": "import os\nos.write(9, b'{\"kind\": \"holds\"}\\n')\nassert False",
     }
-    result = run_pytest(tmp_path, "--specbench=nl2postcond", f"--model=replay:{_replay(tmp_path, answers)}",
-                        "--spec-tiers=corpus", "--specbench-report=r.json", "-p", "no:cacheprovider", "-q", "-n", "0")
-    report = json.loads((tmp_path / "r.json").read_text())["benchmarks"]["nl2postcond"]
+    # in this process (the answers run in the sandbox either way; a Python of its own and the
+    # plugin's import were ~1.5 CPU s)
+    result = pytester.runpytest_inprocess("--specbench=nl2postcond", f"--model=replay:{_replay(pytester.path, answers)}",
+                                          "--spec-tiers=corpus", "--specbench-report=r.json", "-p", "no:cacheprovider",
+                                          "-q", "-n", "0")
+    report = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["nl2postcond"]
     verdicts = {(t, c): s["samples"][0]["checks"][c]["passed"] for t, s in report["tasks"].items()
                 for c in ("correct", "complete")}
     assert verdicts == {("HumanEval-N/0", "correct"): True, ("HumanEval-N/0", "complete"): False,
                         ("HumanEval-N/1", "correct"): True, ("HumanEval-N/1", "complete"): False,
                         ("HumanEval-N/2", "correct"): False, ("HumanEval-N/2", "complete"): False,
                         ("HumanEval-N/3", "correct"): verdicts[("HumanEval-N/3", "correct")],
-                        ("HumanEval-N/3", "complete"): False}, result.stdout
+                        ("HumanEval-N/3", "complete"): False}, result.stdout.str()[-3000:]
     n1 = report["tasks"]["HumanEval-N/1"]["samples"][0]["checks"]["complete"]
     assert 0 < n1["bopi_killed"] < n1["bopi_run"]
     assert report["errors"] == 0
@@ -342,11 +344,15 @@ def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(t
 def test_test_set_correct_agrees_with_upstream_on_a_slice(tmp_path):
     from pytest_specbench.benchmarks.nl2postcond.tools import agreement
 
-    tasks = {"HumanEval/0", "HumanEval/2", "HumanEval/4"}
+    # HumanEval/0's ten rows by default: both of upstream's verdicts (nine test-set correct, one
+    # not); SPECBENCH_TESTS_FULL=1 adds HumanEval/2 and /4 (float outputs; every row correct
+    # upstream), the 30 rows this test took until session 18 (each task ~1.5 CPU s more).
+    tasks = {"HumanEval/0", "HumanEval/2", "HumanEval/4"} if FULL else {"HumanEval/0"}
     rows = agreement.sheet_rows(SHARED_DATA, tasks)
+    assert {bool(r["test_set_correct"]) for r in rows} == {True, False}
     result = agreement.compare(rows, agreement.run_plugin(SHARED_DATA, rows, tmp_path, "base+plus", None, 0))
-    assert result["rows"] == 30
-    assert result["table"].get("agree", 0) == 30, result["disagreements"]
+    assert result["rows"] == 10 * len(tasks)
+    assert result["table"].get("agree", 0) == result["rows"], result["disagreements"]
 
 
 def test_the_agreement_table_counts_rows_per_column_and_names_known_causes():
