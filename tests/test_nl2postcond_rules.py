@@ -194,14 +194,14 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
                           + "\n")
     out = tmp_path / "corpus.jsonl"
 
-    def build(oracle="exact", limits=Limits()):
-        return corpus.build(_tiny_task(), candidates, out, [_Executor(lambda code, wf, i: ("ok", i + 2))], limits,
-                            "base+plus", log=lambda line: None, oracle=oracle)
+    def build(oracle="exact", time_rule="upstream"):
+        return corpus.build(_tiny_task(), candidates, out, [_Executor(lambda code, wf, i: ("ok", i + 2))], Limits(),
+                            "base+plus", log=lambda line: None, oracle=oracle, time_rule=time_rule)
 
     assert build()["skipped_tasks"] == 0 and build()["skipped_tasks"] == 1  # the same rules resume
     parts = out.with_name(out.name + ".parts")
     first = (parts / "T_0.jsonl").read_text()
-    for other in ({"oracle": "evalplus"}, {"limits": Limits(call_cpu=0.5)}):
+    for other in ({"oracle": "evalplus"}, {"time_rule": "flat"}):
         with pytest.raises(DataError, match=r"corpus\.jsonl\.parts: its parts were built under other rules"):
             build(**other)
     (parts / corpus.RULES_FILE).unlink()  # a folder of older code: parts, no rules
@@ -222,3 +222,38 @@ def test_the_agreement_script_counts_a_repeated_input_once_beside_the_default():
                 Kept("T/0", 3, False, (Bopi(1, ("a",), "y"), Bopi(2, ("b",), None)))]
     assert len(bad_outputs(programs)[0]) == 4 and [len(a) for a in added_outputs(programs)] == [1, 1, 2]
     assert agreement.counts_by_input_value(programs, task) == (2, 3, 1)
+
+
+def test_each_input_gets_upstreams_time_limit_from_the_references_least_cpu(tmp_path):
+    """Upstream's rule (max(0.2 s, 2x the reference's time on that input)) is the build's
+    default: a candidate hanging on HumanEval/13's large inputs paid 1 CPU s per input under the
+    flat 1 s limit, 0.2 s now.  Where the reference's time may lift a limit above the floor it is
+    timed again and the least figure taken; the flat rule stays an option, recorded apart."""
+    from pytest_specbench.execution.limits import Limits
+
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text(json.dumps({"task_id": "T/0", "response_num": 1, "solution": "def f(x):\n    return x + 1\n"})
+                          + "\n")
+    class Timed(_Executor):  # the reference (x) and program 1 (x + 1) with CPU figures per call
+        def run(self, prepared, job, on_outcome):
+            self.runs.append((job.code, list(job.call_cpu)))
+            cpu = next(reference_cpu) if "+ 1" not in job.code else [0.0] * 3
+            outcomes = {i: CallOutcome(i, "ok", wire.dumps([[i], i + 1 + ("+ 1" in job.code)]).encode(), cpu=cpu[i])
+                        for i in job.indices}
+            for outcome in outcomes.values():
+                on_outcome(outcome)
+            return JobResult(outcomes)
+
+    built = {}
+    for rule in corpus.TIME_RULES:
+        reference_cpu = iter([[0.01, 0.3, 0.01], [0.01, 0.25, 0.01], [0.01, 0.4, 0.01]])  # three timings
+        ex, out = Timed(None), tmp_path / rule / "corpus.jsonl"
+        corpus.build(_tiny_task(), candidates, out, [ex], Limits(), "base+plus", log=lambda line: None,
+                     oracle="exact", time_rule=rule)
+        built[rule] = ([limits for code, limits in ex.runs if "+ 1" in code],
+                       json.loads((out.with_name(out.name + ".parts") / corpus.RULES_FILE).read_text())["call_cpu"],
+                       out.read_text())
+    assert built["upstream"][0] == [[0.2, 0.5, 0.2]]  # the floor, 2x the least of 0.3, 0.25, 0.4, the floor
+    assert built["flat"][0] == [[1.0, 1.0, 1.0]] and built["flat"][1] == 1.0  # session 17's rules, as recorded then
+    assert isinstance(built["upstream"][1], str) and "max(0.2, 2.0 x" in built["upstream"][1]
+    assert built["upstream"][2] == built["flat"][2] != ""

@@ -22,6 +22,9 @@ def register(subparsers) -> None:
     b.add_argument("--oracle", choices=("evalplus", "exact"), default="exact",
                    help="what a bad output is: not accepted by EvalPlus's oracle (tolerance for floats), or not "
                         "equal to the reference's output (exact)")
+    b.add_argument("--time-rule", choices=("upstream", "flat"), default="upstream",
+                   help="each call's CPU limit: max(0.2 s, 2x the reference's CPU time on that input), upstream's rule "
+                        "(default), or 1 s for every call (flat; the rule of the parts built before 29 Nov 17:00)")
     b.add_argument("--tasks", nargs="*", default=(), help="only these task ids")
     b.add_argument("--jobs", type=int, default=2,
                    help="sandbox jobs at a time (one sandbox per job; default 2)")
@@ -49,7 +52,7 @@ def _build(args) -> int:
         from platformdirs import user_cache_dir
 
         out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / \
-            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle)}.jsonl"
+            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle, args.time_rule)}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.jobs < 1:
         raise SpecbenchError(f"--jobs: must be at least 1, got {args.jobs}")
@@ -58,7 +61,8 @@ def _build(args) -> int:
     children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executors, limits,
-                               args.inputs, only=args.tasks, oracle=args.oracle)
+                               args.inputs, only=args.tasks, oracle=args.oracle,
+                               time_rule=args.time_rule)
     finally:
         for executor in executors:
             executor.close()
@@ -73,7 +77,8 @@ def _build(args) -> int:
     if figures["left_out"]:
         print(f"  left out (why: the lines above; a re-run tries them again): {', '.join(figures['left_out'])}")
     print(f"  use it with --nl2postcond-corpus={out}")
-    if root and figures["whole"] and args.candidates is None and args.inputs == "base+plus" and args.oracle == "exact":
+    if root and figures["whole"] and args.candidates is None and args.inputs == "base+plus" and args.oracle == "exact" \
+            and args.time_rule == "upstream":
         print("  " + _against_pin(out))
     elif root:
         print("  not the whole default corpus yet (some tasks have no part): no hash to check")

@@ -62,6 +62,35 @@ STOP_AFTER_TIMEOUTS = (10, 30)
 # so the larger wall bound costs no wall time on them.
 RERUN_WALL_FACTOR = 20.0
 
+# The per-call time rule (``--time-rule``).  ``upstream`` (the default): each input's limit is
+# max(0.2 s, 2x the reference's time on that input), upstream's `run_postcondition_evaluation.py`
+# (``--min-time-limit 0.2 --gt-time-limit-factor 2.0``, EvalPlus's ``untrusted_check``), here in
+# CPU seconds (upstream's are wall seconds on its machine).  ``flat``: one limit for every call,
+# the executor's ``call_cpu`` (1 s; the parts of session 17 were built so).  On HumanEval/0-12 both
+# give the same parts byte for byte (docs/nl2postcond.md, "Run columns"); a program hanging on
+# HumanEval/13's large inputs costs 2 CPU s under the stop rule instead of 10.
+TIME_RULES = ("upstream", "flat")
+UPSTREAM_FLOOR, UPSTREAM_FACTOR = 0.2, 2.0
+# The reference's CPU time varies a little from run to run (caches, the load); where it may lift a
+# limit above the floor it is measured this many times and the least figure taken (the usual
+# robust estimate of a deterministic program's time), so the limits, and the bytes, move less.
+REFERENCE_TIMINGS = 3
+
+
+def call_limits(time_rule: str, reference_cpu: Sequence[float], flat_cpu: float) -> list[float]:
+    """Each input's CPU-second limit for a candidate under ``time_rule`` (:data:`TIME_RULES`),
+    from the reference's CPU seconds on that input."""
+    if time_rule == "flat":
+        return [flat_cpu] * len(reference_cpu)
+    return [round(max(UPSTREAM_FLOOR, UPSTREAM_FACTOR * t), 3) for t in reference_cpu]
+
+
+def time_rule_stamp(time_rule: str, flat_cpu: float) -> Any:
+    """The rule as ``rules.json`` records it (``flat``: the number, as the parts of session 17)."""
+    if time_rule == "flat":
+        return flat_cpu
+    return f"max({UPSTREAM_FLOOR}, {UPSTREAM_FACTOR} x the reference's CPU seconds, least of {REFERENCE_TIMINGS})"
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -182,8 +211,10 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
     return kept
 
 
-def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus") -> str:
+def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus",
+               time_rule: str = "upstream") -> str:
     text = f"{FORMAT}|{file_digest(candidates)}|{file_digest(evalplus_file)}|{inputs}|{oracle}"
+    text += "" if time_rule == "flat" else f"|{time_rule_stamp(time_rule, 0.0)}"  # flat: the key of session 17
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -237,20 +268,21 @@ class ExecutorPool:
 
 
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executors, limits, inputs: str,
-          only: Sequence[str] = (), log=None, oracle: str = "evalplus") -> dict[str, Any]:
+          only: Sequence[str] = (), log=None, oracle: str = "evalplus", time_rule: str = "upstream") -> dict[str, Any]:
     """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures.
 
     ``executors``: one executor, or several run side by side (a bounded pool,
     :class:`ExecutorPool`).  Each distinct program (:func:`program_key`) runs
     once; its observations stand for every candidate with its key, and the
     selection sees all candidates in ``response_num`` order as before (a later
-    copy adds no pair, so it is never kept): the counts are the same."""
+    copy adds no pair, so it is never kept): the counts are the same.  Each call's CPU limit
+    follows ``time_rule`` (:func:`call_limits`)."""
     log = log or (lambda line: print(line, flush=True))
     executors = list(executors) if isinstance(executors, (list, tuple)) else [executors]
     pool = ExecutorPool(executors)
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
-    _check_rules(parts, build_rules(candidates, limits, inputs, oracle))
+    _check_rules(parts, build_rules(candidates, limits, inputs, oracle, time_rule))
     by_task: dict[str, list[Candidate]] = {}
     for cand in read_candidates(candidates):
         by_task.setdefault(cand.task_id, []).append(cand)
@@ -273,14 +305,16 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 figures["left_out"].append(task_id)
                 continue
             reference = [o.result for o in ref]
+            per_call = call_limits(time_rule, _reference_cpu(executors[0], task, key, calls, limits, ref, time_rule),
+                                   limits.call_cpu)
             groups = distinct_programs(by_task[task_id])
-            futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu, STOP_AFTER_TIMEOUTS,
+            futures = {k: pool.run(observe, group[0].code, task, key, calls, per_call, STOP_AFTER_TIMEOUTS,
                                    RERUN_WALL_FACTOR)
                        for k, group in groups.items()}
             seen = {k: future.result() for k, future in futures.items()}
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
             for k in loaded:  # the pool is idle now: one program at a time
-                seen[k] = observe(executors[0], groups[k][0].code, task, key, calls, limits.call_cpu,
+                seen[k] = observe(executors[0], groups[k][0].code, task, key, calls, per_call,
                                   STOP_AFTER_TIMEOUTS, wall_factor=RERUN_WALL_FACTOR)
             still = [groups[k][0].program for k in loaded if any(o.wall_stop for o in seen[k])]
             if still:
@@ -318,13 +352,25 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     return figures
 
 
+def _reference_cpu(executor, task, key, calls, limits, first, time_rule: str) -> list[float]:
+    """The reference's CPU seconds per input: ``first``'s, or where one may lift a limit
+    above the floor, the least of :data:`REFERENCE_TIMINGS` runs."""
+    cpu = [o.cpu for o in first]
+    if time_rule == "flat" or all(UPSTREAM_FACTOR * t < UPSTREAM_FLOOR / 2 for t in cpu):
+        return cpu
+    for _ in range(REFERENCE_TIMINGS - 1):
+        again = observe(executor, canonical_program(task), task, key, calls, limits.call_cpu * 20)
+        cpu = [min(t, o.cpu) if o.status == "ok" else t for t, o in zip(cpu, again)]
+    return cpu
+
+
 RULES_FILE = "rules.json"
 
 
-def build_rules(candidates: Path, limits, inputs: str, oracle: str) -> dict[str, Any]:
+def build_rules(candidates: Path, limits, inputs: str, oracle: str, time_rule: str = "upstream") -> dict[str, Any]:
     """Everything besides the task data that decides a part's bytes: the candidates,
-    the per-call CPU limit, the stop rule, the inputs and the oracle."""
-    return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": limits.call_cpu,
+    the per-call CPU limit (:func:`time_rule_stamp`), the stop rule, the inputs and the oracle."""
+    return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": time_rule_stamp(time_rule, limits.call_cpu),
             "stop_after_timeouts": list(STOP_AFTER_TIMEOUTS), "inputs": inputs, "oracle": oracle}
 
 
