@@ -257,3 +257,21 @@ def test_each_input_gets_upstreams_time_limit_from_the_references_least_cpu(tmp_
     assert built["flat"][0] == [[1.0, 1.0, 1.0]] and built["flat"][1] == 1.0  # session 17's rules, as recorded then
     assert isinstance(built["upstream"][1], str) and "max(0.2, 2.0 x" in built["upstream"][1]
     assert built["upstream"][2] == built["flat"][2] != ""
+
+
+def test_each_tasks_run_columns_get_the_cause_arithmetic_shows():
+    """docs/nl2postcond.md's per-task causes are written by tools/causes.py: a repeat counted
+    once that gives upstream's figures (HumanEval/10), upstream's pairs beyond programs x
+    distinct inputs (HumanEval/1: EvalPlus 0.1.5's inputs), a count upstream gives two ways
+    (HumanEval/15), and otherwise 'not shown' with the differences."""
+    from pytest_specbench.benchmarks.nl2postcond.tools.causes import run_cause
+
+    inputs = [[""], ["a"], [""]]  # the first listed twice
+    assert run_cause("T/0", (6, 10, 2), (6, 10, 2), (6, 9, 2), inputs, {10}) == "agrees"
+    assert run_cause("T/0", (6, 10, 2), (6, 9, 2), (6, 9, 2), inputs, {9}).startswith(
+        "repeat: 1 input(s) listed twice in 0.1.10; counted once, 9 pairs = upstream's (ours +1")
+    assert run_cause("T/0", (2, 4, 0), (3, 7, 0), (2, 4, 0), inputs, {7}).startswith(
+        "more inputs: upstream's 7 pairs from 3 programs exceed 3 x 2 distinct inputs of 0.1.10 = 6")
+    assert run_cause("T/0", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5, 6}).startswith("upstream varies by row (5, 6")
+    assert run_cause("T/0", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5}) == \
+        "not shown (codes -1, bopi -1; a repeat counted once: bopi -1)"
