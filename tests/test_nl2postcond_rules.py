@@ -275,3 +275,38 @@ def test_each_tasks_run_columns_get_the_cause_arithmetic_shows():
     assert run_cause("T/0", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5, 6}).startswith("upstream varies by row (5, 6")
     assert run_cause("T/0", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5}) == \
         "not shown (codes -1, bopi -1; a repeat counted once: bopi -1)"
+
+
+def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_line(tmp_path):
+    """The pin (registry/corpus/nl2postcond.txt, written by tools/pin_corpus.py from a parts
+    folder of the default rules) holds each task's part sha256 and the joined file's: a corpus
+    whose pinned task differs (other rules, another machine's time-out) is refused with one
+    line naming the task; unpinned tasks pass; a folder of other rules is never pinned."""
+    from pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus import pin_of
+    from pytest_specbench.data.corpus_pin import read_pin, write_pin
+    from pytest_specbench.errors import DataError
+
+    parts = tmp_path / "corpus.jsonl.parts"
+    parts.mkdir()
+    lines = {t: "".join(json.dumps({"task_id": t, "program": n, "natural": True, "bopi": "[]"}) + "\n" for n in (1, 2))
+             for t in ("HumanEval/2", "HumanEval/10")}
+    for t, text in lines.items():
+        (parts / (t.replace("/", "_") + ".jsonl")).write_text(text)
+    rules = {"format": corpus.FORMAT, "call_cpu": corpus.time_rule_stamp("upstream", 1.0), "candidates": "c",
+             "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact"}
+    (parts / corpus.RULES_FILE).write_text(json.dumps(rules))
+    write_pin(pin_of(parts), tmp_path / "pin.txt")
+    pin = read_pin(tmp_path / "pin.txt")
+    joined = tmp_path / "corpus.jsonl"
+    joined.write_text(lines["HumanEval/2"] + lines["HumanEval/10"])  # task order: 2 before 10
+    import hashlib
+    assert pin.whole == hashlib.sha256(joined.read_bytes()).hexdigest() and pin.rules == rules
+    corpus.check_pinned(joined, pin)  # the pinned build passes
+    other = tmp_path / "other.jsonl"
+    other.write_text(lines["HumanEval/2"] + lines["HumanEval/10"].replace('"program": 2', '"program": 3')
+                     + json.dumps({"task_id": "HumanEval/200", "program": 1, "natural": True, "bopi": "[]"}) + "\n")
+    with pytest.raises(DataError, match=r"other\.jsonl: HumanEval/10: not the pinned build's part \(sha256 [0-9a-f]{16}"):
+        corpus.check_pinned(other, pin)
+    (parts / corpus.RULES_FILE).write_text(json.dumps({**rules, "call_cpu": 1.0}))  # the flat rule: not pinned
+    with pytest.raises(SystemExit, match="not the default build's rules \\(call_cpu\\)"):
+        pin_of(parts)

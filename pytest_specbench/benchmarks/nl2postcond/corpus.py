@@ -282,7 +282,8 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     pool = ExecutorPool(executors)
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
-    _check_rules(parts, build_rules(candidates, limits, inputs, oracle, time_rule))
+    rules = build_rules(candidates, limits, inputs, oracle, time_rule)
+    _check_rules(parts, rules)
     by_task: dict[str, list[Candidate]] = {}
     for cand in read_candidates(candidates):
         by_task.setdefault(cand.task_id, []).append(cand)
@@ -327,6 +328,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             tmp = part.with_suffix(".tmp")
             tmp.write_text("".join(k.line() + "\n" for k in kept), encoding="utf-8")
             os.replace(tmp, part)
+            pin_note = _against_part_pin(task_id, part, rules)
             bopi = sum(len(k.bopi) for k in kept)
             figures["programs"] += len(by_task[task_id])
             figures["runs"] += len(groups)
@@ -335,7 +337,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             figures["reruns"] = figures.get("reruns", 0) + len(loaded)
             log(f"[{n}/{len(wanted)}] {task_id}: {len(by_task[task_id])} programs ({len(groups)} distinct, run"
                 f"{f'; {len(loaded)} again, alone, after a wall-clock stop' if loaded else ''}), "
-                f"{len(kept)} kept, {bopi} bopi ({time.monotonic() - t0:.1f} s)")
+                f"{len(kept)} kept, {bopi} bopi ({time.monotonic() - t0:.1f} s){pin_note}")
     finally:
         pool.close()
     done = sorted(parts.glob("*.jsonl"), key=lambda p: _task_order(p.stem.replace("_", "/")))
@@ -362,6 +364,18 @@ def _reference_cpu(executor, task, key, calls, limits, first, time_rule: str) ->
         again = observe(executor, canonical_program(task), task, key, calls, limits.call_cpu * 20)
         cpu = [min(t, o.cpu) if o.status == "ok" else t for t, o in zip(cpu, again)]
     return cpu
+
+
+def _against_part_pin(task_id: str, part: Path, rules: Mapping[str, Any]) -> str:
+    """The build's note on a part it wrote: the pinned part's bytes or not (only under the
+    pin's rules; a part of other rules has nothing to be compared with)."""
+    from ...data.corpus_pin import read_pin
+
+    pin = read_pin()
+    if pin.rules != dict(rules) or task_id not in pin.parts:
+        return ""
+    same = hashlib.sha256(part.read_bytes()).hexdigest() == pin.parts[task_id]
+    return "; the pinned part" if same else "; DIFFERS from the pinned part (a program near its CPU limit?)"
 
 
 RULES_FILE = "rules.json"
@@ -399,6 +413,22 @@ def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
 def _task_order(task_id: str) -> tuple[str, int]:
     prefix, _, number = task_id.rpartition("/")
     return (prefix, int(number)) if number.isdigit() else (task_id, -1)
+
+
+def check_pinned(path: Path, pin=None) -> None:
+    """Refuse, with one line, a corpus whose lines for a pinned task are not the pinned
+    build's part (``registry/corpus/nl2postcond.txt``): built under other rules (another time
+    rule, stop rule, oracle, inputs or candidates) or, rarely, a program that ended on the
+    other side of its CPU limit on this machine.  Tasks without a pin are taken as they are."""
+    from ...data.corpus_pin import differing_tasks
+
+    differ = differing_tasks(path, pin)
+    if differ:
+        task, sha, pinned = differ[0]
+        more = f" (and {len(differ) - 1} other task(s))" if len(differ) > 1 else ""
+        raise DataError(path, None, f"{task}: not the pinned build's part{more} (sha256 {sha[:16]}..., pinned "
+                                    f"{pinned[:16]}...): built under other rules, or a program ended otherwise on "
+                                    f"this machine; rebuild it, or pass --nl2postcond-corpus-pin=off")
 
 
 _LOADED: dict[Path, dict[str, list[Kept]]] = {}
