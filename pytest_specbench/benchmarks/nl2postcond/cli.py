@@ -26,6 +26,9 @@ def register(subparsers) -> None:
     b.add_argument("--time-rule", choices=("upstream", "flat"), default="upstream",
                    help="each call's CPU limit: max(0.2 s, 2x the reference's CPU time on that input), upstream's rule "
                         "(default), or 1 s for every call (flat; the rule of the parts built before 29 Nov 17:00)")
+    b.add_argument("--stop-after-timeouts", type=int, nargs=2, metavar=("IN_A_ROW", "IN_ALL"),
+                   default=None, help="stop a candidate after this many time-outs in a row or in all (default "
+                                      "10 30; the inputs after count as time-outs, never bad outputs)")
     b.add_argument("--tasks", nargs="*", default=(), help="only these task ids")
     b.add_argument("--jobs", type=int, default=2,
                    help="sandbox jobs at a time (one sandbox per job; default 2)")
@@ -63,7 +66,7 @@ def _build(args) -> int:
     try:
         figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executors, limits,
                                args.inputs, only=args.tasks, oracle=args.oracle,
-                               time_rule=args.time_rule)
+                               time_rule=args.time_rule, stop_after=tuple(args.stop_after_timeouts or corpus.STOP_AFTER_TIMEOUTS))
     finally:
         for executor in executors:
             executor.close()

@@ -268,7 +268,8 @@ class ExecutorPool:
 
 
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executors, limits, inputs: str,
-          only: Sequence[str] = (), log=None, oracle: str = "evalplus", time_rule: str = "upstream") -> dict[str, Any]:
+          only: Sequence[str] = (), log=None, oracle: str = "evalplus", time_rule: str = "upstream",
+          stop_after: tuple[int, int] = STOP_AFTER_TIMEOUTS) -> dict[str, Any]:
     """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures.
 
     ``executors``: one executor, or several run side by side (a bounded pool,
@@ -276,13 +277,14 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     once; its observations stand for every candidate with its key, and the
     selection sees all candidates in ``response_num`` order as before (a later
     copy adds no pair, so it is never kept): the counts are the same.  Each call's CPU limit
-    follows ``time_rule`` (:func:`call_limits`)."""
+    follows ``time_rule`` (:func:`call_limits`); ``stop_after`` is the stop rule (time-outs in a
+    row, in all: :data:`STOP_AFTER_TIMEOUTS`)."""
     log = log or (lambda line: print(line, flush=True))
     executors = list(executors) if isinstance(executors, (list, tuple)) else [executors]
     pool = ExecutorPool(executors)
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
-    rules = build_rules(candidates, limits, inputs, oracle, time_rule)
+    rules = build_rules(candidates, limits, inputs, oracle, time_rule, stop_after)
     _check_rules(parts, rules)
     by_task: dict[str, list[Candidate]] = {}
     for cand in read_candidates(candidates):
@@ -309,14 +311,14 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             per_call = call_limits(time_rule, _reference_cpu(executors[0], task, key, calls, limits, ref, time_rule),
                                    limits.call_cpu)
             groups = distinct_programs(by_task[task_id])
-            futures = {k: pool.run(observe, group[0].code, task, key, calls, per_call, STOP_AFTER_TIMEOUTS,
+            futures = {k: pool.run(observe, group[0].code, task, key, calls, per_call, tuple(stop_after),
                                    RERUN_WALL_FACTOR)
                        for k, group in groups.items()}
             seen = {k: future.result() for k, future in futures.items()}
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
             for k in loaded:  # the pool is idle now: one program at a time
                 seen[k] = observe(executors[0], groups[k][0].code, task, key, calls, per_call,
-                                  STOP_AFTER_TIMEOUTS, wall_factor=RERUN_WALL_FACTOR)
+                                  tuple(stop_after), wall_factor=RERUN_WALL_FACTOR)
             still = [groups[k][0].program for k in loaded if any(o.wall_stop for o in seen[k])]
             if still:
                 log(f"{task_id}: programs {still[:5]} were stopped by the wall clock with CPU time to spare "
@@ -381,11 +383,12 @@ def _against_part_pin(task_id: str, part: Path, rules: Mapping[str, Any]) -> str
 RULES_FILE = "rules.json"
 
 
-def build_rules(candidates: Path, limits, inputs: str, oracle: str, time_rule: str = "upstream") -> dict[str, Any]:
+def build_rules(candidates: Path, limits, inputs: str, oracle: str, time_rule: str = "upstream",
+                stop_after: Sequence[int] = STOP_AFTER_TIMEOUTS) -> dict[str, Any]:
     """Everything besides the task data that decides a part's bytes: the candidates,
     the per-call CPU limit (:func:`time_rule_stamp`), the stop rule, the inputs and the oracle."""
     return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": time_rule_stamp(time_rule, limits.call_cpu),
-            "stop_after_timeouts": list(STOP_AFTER_TIMEOUTS), "inputs": inputs, "oracle": oracle}
+            "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle}
 
 
 def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
