@@ -194,14 +194,15 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
                           + "\n")
     out = tmp_path / "corpus.jsonl"
 
-    def build(oracle="exact", time_rule="upstream"):
+    def build(oracle="exact", time_rule="upstream", stop_after=corpus.STOP_AFTER_TIMEOUTS):
         return corpus.build(_tiny_task(), candidates, out, [_Executor(lambda code, wf, i: ("ok", i + 2))], Limits(),
-                            "base+plus", log=lambda line: None, oracle=oracle, time_rule=time_rule)
+                            "base+plus", log=lambda line: None, oracle=oracle, time_rule=time_rule,
+                            stop_after=stop_after)
 
     assert build()["skipped_tasks"] == 0 and build()["skipped_tasks"] == 1  # the same rules resume
     parts = out.with_name(out.name + ".parts")
     first = (parts / "T_0.jsonl").read_text()
-    for other in ({"oracle": "evalplus"}, {"time_rule": "flat"}):
+    for other in ({"oracle": "evalplus"}, {"time_rule": "flat"}, {"stop_after": (50, 150)}):
         with pytest.raises(DataError, match=r"corpus\.jsonl\.parts: its parts were built under other rules"):
             build(**other)
     (parts / corpus.RULES_FILE).unlink()  # a folder of older code: parts, no rules
