@@ -311,3 +311,13 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
     (parts / corpus.RULES_FILE).write_text(json.dumps({**rules, "call_cpu": 1.0}))  # the flat rule: not pinned
     with pytest.raises(SystemExit, match="not the default build's rules \\(call_cpu\\)"):
         pin_of(parts)
+
+
+def test_a_candidates_right_outputs_are_dropped_as_soon_as_it_is_done():
+    """The build held every program's every output until its task's selection (HumanEval/15's
+    strings of up to 6.9 MB took it past 4 GB); only the bad outputs are kept now."""
+    task = _tiny_task()["T/0"]
+    ex = _Executor(lambda code, wf, i: ("ok", i + 1 if i != 1 else 99))  # right on inputs 0 and 2, wrong on 1
+    seen = corpus.observe_bad(ex, "def f(x):\n    return x\n", task, "k", [((1,), {}), ((2,), {}), ((3,), {})],
+                              [0.2] * 3, (10, 30), 20.0, [1, 2, 3], "exact")
+    assert [o.status for o in seen] == ["good", "ok", "good"] and seen[1].result == 99

@@ -49,7 +49,7 @@ def test_inputs(task: Mapping[str, Any], inputs: str) -> list[tuple[tuple, dict]
 @dataclass(frozen=True)
 class Observation:
     index: int  # the input's position in base_input + plus_input
-    status: str  # "ok" | "raise" | "timeout"
+    status: str  # "ok" | "raise" | "timeout" (| "good": the corpus build's, a right output dropped)
     args_after: tuple = ()
     result: Any = None
     exc_type: str = ""
