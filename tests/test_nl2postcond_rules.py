@@ -315,7 +315,7 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
 
 def test_a_candidates_right_outputs_are_dropped_as_soon_as_it_is_done():
     """The build held every program's every output until its task's selection (HumanEval/15's
-    strings of up to 6.9 MB took it past 4 GB); only the bad outputs are kept now."""
+    strings of up to 6.9 MB took it to 3.9 GB); only the bad outputs are kept now."""
     task = _tiny_task()["T/0"]
     ex = _Executor(lambda code, wf, i: ("ok", i + 1 if i != 1 else 99))  # right on inputs 0 and 2, wrong on 1
     seen = corpus.observe_bad(ex, "def f(x):\n    return x\n", task, "k", [((1,), {}), ((2,), {}), ((3,), {})],

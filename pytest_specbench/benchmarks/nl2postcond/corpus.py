@@ -361,7 +361,7 @@ def observe_bad(executor, code: str, task: Mapping[str, Any], key: str, calls, p
     """A candidate's observations (:func:`.observe.observe`) with each output the oracle
     accepts dropped as soon as the program is done (status ``good``: the selection reads
     only bad outputs).  A task's programs' right outputs were all held until its selection:
-    HumanEval/15's, strings of up to 6.9 MB on its large inputs, took the build past 4 GB."""
+    HumanEval/15's, strings of up to 6.9 MB on its large inputs, took the build to 3.9 GB."""
     from .observe import Observation
 
     matches = ORACLES[oracle]
