@@ -87,7 +87,7 @@ def kill_summary(rows: list[dict[str, Any]], bench: Mapping[str, Any]) -> dict[s
         differ = [(r_num, col, mine, theirs) for _, r_num, col, mine, theirs in result["kill_rows"]]
         out[task_id] = {"correct": f"{correct}/{len(task_rows)}", "kills": kills, "kill_rows": differ,
                         "both_correct": result["kills"] and sum(result["kills"].values()) // len(agreement.KILL_COLUMNS),
-                        "correct_causes": sorted({d[4] for d in result["disagreements"]} - {""})}
+                        "correct_causes": sorted({d[4] or "cause not shown" for d in result["disagreements"]})}
     return out
 
 
