@@ -194,7 +194,7 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
                           + "\n")
     out = tmp_path / "corpus.jsonl"
 
-    def build(oracle="exact", time_rule="upstream", stop_after=corpus.STOP_AFTER_TIMEOUTS):
+    def build(oracle="exact", time_rule="flat", stop_after=corpus.STOP_AFTER_TIMEOUTS):
         return corpus.build(_tiny_task(), candidates, out, [_Executor(lambda code, wf, i: ("ok", i + 2))], Limits(),
                             "base+plus", log=lambda line: None, oracle=oracle, time_rule=time_rule,
                             stop_after=stop_after)
@@ -202,7 +202,7 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
     assert build()["skipped_tasks"] == 0 and build()["skipped_tasks"] == 1  # the same rules resume
     parts = out.with_name(out.name + ".parts")
     first = (parts / "T_0.jsonl").read_text()
-    for other in ({"oracle": "evalplus"}, {"time_rule": "flat"}, {"stop_after": (50, 150)}):
+    for other in ({"oracle": "evalplus"}, {"time_rule": "upstream"}, {"stop_after": (50, 150)}):
         with pytest.raises(DataError, match=r"corpus\.jsonl\.parts: its parts were built under other rules"):
             build(**other)
     (parts / corpus.RULES_FILE).unlink()  # a folder of older code: parts, no rules
@@ -226,10 +226,10 @@ def test_the_agreement_script_counts_a_repeated_input_once_beside_the_default():
 
 
 def test_each_input_gets_upstreams_time_limit_from_the_references_least_cpu(tmp_path):
-    """Upstream's rule (max(0.2 s, 2x the reference's time on that input)) is the build's
-    default: a candidate hanging on HumanEval/13's large inputs paid 1 CPU s per input under the
-    flat 1 s limit, 0.2 s now.  Where the reference's time may lift a limit above the floor it is
-    timed again and the least figure taken; the flat rule stays an option, recorded apart."""
+    """``--time-rule upstream`` is upstream's script's rule (max(0.2 s, 2x the reference's time on
+    that input)): a candidate hanging on HumanEval/13's large inputs pays 0.2 CPU s per input, not
+    the flat rule's 1 s.  Where the reference's time may lift a limit above the floor it is timed
+    again and the least figure taken; the flat rule (the default) is recorded as session 17's was."""
     from pytest_specbench.execution.limits import Limits
 
     candidates = tmp_path / "c.jsonl"
@@ -293,7 +293,7 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
              for t in ("HumanEval/2", "HumanEval/10")}
     for t, text in lines.items():
         (parts / (t.replace("/", "_") + ".jsonl")).write_text(text)
-    rules = {"format": corpus.FORMAT, "call_cpu": corpus.time_rule_stamp("upstream", 1.0), "candidates": "c",
+    rules = {"format": corpus.FORMAT, "call_cpu": 1.0, "candidates": "c",
              "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact"}
     (parts / corpus.RULES_FILE).write_text(json.dumps(rules))
     write_pin(pin_of(parts), tmp_path / "pin.txt")
@@ -308,7 +308,7 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
                      + json.dumps({"task_id": "HumanEval/200", "program": 1, "natural": True, "bopi": "[]"}) + "\n")
     with pytest.raises(DataError, match=r"other\.jsonl: HumanEval/10: not the pinned build's part \(sha256 [0-9a-f]{16}"):
         corpus.check_pinned(other, pin)
-    (parts / corpus.RULES_FILE).write_text(json.dumps({**rules, "call_cpu": 1.0}))  # the flat rule: not pinned
+    (parts / corpus.RULES_FILE).write_text(json.dumps({**rules, "call_cpu": corpus.time_rule_stamp("upstream", 1.0)}))
     with pytest.raises(SystemExit, match="not the default build's rules \\(call_cpu\\)"):
         pin_of(parts)
 

@@ -23,9 +23,10 @@ def register(subparsers) -> None:
     b.add_argument("--oracle", choices=("evalplus", "exact"), default="exact",
                    help="what a bad output is: not accepted by EvalPlus's oracle (tolerance for floats), or not "
                         "equal to the reference's output (exact)")
-    b.add_argument("--time-rule", choices=("upstream", "flat"), default="upstream",
-                   help="each call's CPU limit: max(0.2 s, 2x the reference's CPU time on that input), upstream's rule "
-                        "(default), or 1 s for every call (flat; the rule of the parts built before 29 Nov 17:00)")
+    b.add_argument("--time-rule", choices=("flat", "upstream"), default="flat",
+                   help="each call's CPU limit: 1 s for every call (flat, the default: it agrees best with "
+                        "upstream's counts), or max(0.2 s, 2x the reference's CPU time on that input), upstream's "
+                        "script's rule (cheaper on tasks with slow candidates)")
     b.add_argument("--stop-after-timeouts", type=int, nargs=2, metavar=("IN_A_ROW", "IN_ALL"),
                    default=None, help="stop a candidate after this many time-outs in a row or in all (default "
                                       "10 30; the inputs after count as time-outs, never bad outputs)")

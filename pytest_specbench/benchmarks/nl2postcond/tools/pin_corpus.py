@@ -4,8 +4,8 @@ parts joined in task order (docs/nl2postcond.md, "The corpus pin").
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus PARTS_FOLDER [--out FILE]
 
-Only parts of the default rules are pinned (base+plus inputs, the exact oracle, upstream's
-time rule, this code's stop rule and format): the family and the build compare against them.
+Only parts of the default rules are pinned (base+plus inputs, the exact oracle, the flat
+1 s time rule, this code's stop rule and format): the family and the build compare against them.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ....data.corpus_pin import PIN_FILE, CorpusPin, write_pin
+from ....execution.limits import Limits
 from .. import corpus
 from .agreement import _order
 
@@ -23,7 +24,7 @@ from .agreement import _order
 def default_rules_differ(rules: dict) -> list[str]:
     """The keys of a parts folder's rules that are not the default build's (the candidates'
     digest is whatever the folder names: upstream's zip, checked by the download)."""
-    want = {"format": corpus.FORMAT, "call_cpu": corpus.time_rule_stamp("upstream", 0.0),
+    want = {"format": corpus.FORMAT, "call_cpu": corpus.time_rule_stamp("flat", Limits().call_cpu),
             "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact"}
     return sorted(k for k, v in want.items() if rules.get(k) != v)
 
