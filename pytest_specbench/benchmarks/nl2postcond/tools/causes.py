@@ -103,7 +103,10 @@ def kill_cause(summary: Mapping[str, Any], runs_agree: bool) -> str:
     return f"same corpus counts, kills differ ({direction}): not shown"
 
 
-def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | None) -> list[str]:
+def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | None,
+          every_task: bool = False) -> list[str]:
+    """The lines: each task with a corpus part, and each task without one whose
+    ``test_set_correct`` differs somewhere (``every_task``: every task of the sheet)."""
     from ...contract.evalplus import EvalPlusData
 
     rows = agreement.sheet_rows(data_root, tasks)
@@ -135,6 +138,8 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
             run_text = f"{_t(pair['ours'])} / {_t(pair['upstream'])}"
             cause = run_cause(task_id, pair["ours"], pair["upstream"], pair["by_value"], inputs, bopi_by_row[task_id])
         k = kills.get(task_id)
+        if task_id not in built and not every_task and (k is None or not k["correct_causes"]):
+            continue
         correct = "-" if k is None else k["correct"] + (f" ({'; '.join(k['correct_causes'])})" if k["correct_causes"] else "")
         kill_text = "-" if k is None or not k["both_correct"] else ", ".join(k["kills"].values())
         kcause = "" if k is None else kill_cause(k, pair is not None and pair["ours"] == pair["upstream"])
@@ -152,10 +157,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus", type=Path, required=True, help="a corpus file or a build's parts folder")
     p.add_argument("--report", type=Path, nargs="*", default=[], help="report.json of kept agreement runs")
     p.add_argument("--tasks", nargs="*", default=None)
+    p.add_argument("--all", dest="every_task", action="store_true",
+                   help="a line for every task of the sheet (default: tasks with a part, and tasks without one "
+                        "whose test_set_correct differs)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         corpus = joined_corpus(args.corpus, Path(tmp) / "corpus.jsonl")
-        for line in table(args.data_root, corpus, args.report, set(args.tasks) if args.tasks else None):
+        for line in table(args.data_root, corpus, args.report, set(args.tasks) if args.tasks else None,
+                          args.every_task):
             print(line)
     return 0
 
