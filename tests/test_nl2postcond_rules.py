@@ -194,14 +194,15 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
                           + "\n")
     out = tmp_path / "corpus.jsonl"
 
-    def build(oracle="exact", limits=Limits()):
-        return corpus.build(_tiny_task(), candidates, out, [_Executor(lambda code, wf, i: ("ok", i + 2))], limits,
-                            "base+plus", log=lambda line: None, oracle=oracle)
+    def build(oracle="exact", time_rule="flat", stop_after=corpus.STOP_AFTER_TIMEOUTS):
+        return corpus.build(_tiny_task(), candidates, out, [_Executor(lambda code, wf, i: ("ok", i + 2))], Limits(),
+                            "base+plus", log=lambda line: None, oracle=oracle, time_rule=time_rule,
+                            stop_after=stop_after)
 
     assert build()["skipped_tasks"] == 0 and build()["skipped_tasks"] == 1  # the same rules resume
     parts = out.with_name(out.name + ".parts")
     first = (parts / "T_0.jsonl").read_text()
-    for other in ({"oracle": "evalplus"}, {"limits": Limits(call_cpu=0.5)}):
+    for other in ({"oracle": "evalplus"}, {"time_rule": "upstream"}, {"stop_after": (50, 150)}):
         with pytest.raises(DataError, match=r"corpus\.jsonl\.parts: its parts were built under other rules"):
             build(**other)
     (parts / corpus.RULES_FILE).unlink()  # a folder of older code: parts, no rules
@@ -222,3 +223,101 @@ def test_the_agreement_script_counts_a_repeated_input_once_beside_the_default():
                 Kept("T/0", 3, False, (Bopi(1, ("a",), "y"), Bopi(2, ("b",), None)))]
     assert len(bad_outputs(programs)[0]) == 4 and [len(a) for a in added_outputs(programs)] == [1, 1, 2]
     assert agreement.counts_by_input_value(programs, task) == (2, 3, 1)
+
+
+def test_each_input_gets_upstreams_time_limit_from_the_references_least_cpu(tmp_path):
+    """``--time-rule upstream`` is upstream's script's rule (max(0.2 s, 2x the reference's time on
+    that input)): a candidate hanging on HumanEval/13's large inputs pays 0.2 CPU s per input, not
+    the flat rule's 1 s.  Where the reference's time may lift a limit above the floor it is timed
+    again and the least figure taken; the flat rule (the default) is recorded as session 17's was."""
+    from pytest_specbench.execution.limits import Limits
+
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text(json.dumps({"task_id": "T/0", "response_num": 1, "solution": "def f(x):\n    return x + 1\n"})
+                          + "\n")
+    class Timed(_Executor):  # the reference (x) and program 1 (x + 1) with CPU figures per call
+        def run(self, prepared, job, on_outcome):
+            self.runs.append((job.code, list(job.call_cpu)))
+            cpu = next(reference_cpu) if "+ 1" not in job.code else [0.0] * 3
+            outcomes = {i: CallOutcome(i, "ok", wire.dumps([[i], i + 1 + ("+ 1" in job.code)]).encode(), cpu=cpu[i])
+                        for i in job.indices}
+            for outcome in outcomes.values():
+                on_outcome(outcome)
+            return JobResult(outcomes)
+
+    built = {}
+    for rule in corpus.TIME_RULES:
+        reference_cpu = iter([[0.01, 0.3, 0.01], [0.01, 0.25, 0.01], [0.01, 0.4, 0.01]])  # three timings
+        ex, out = Timed(None), tmp_path / rule / "corpus.jsonl"
+        corpus.build(_tiny_task(), candidates, out, [ex], Limits(), "base+plus", log=lambda line: None,
+                     oracle="exact", time_rule=rule)
+        built[rule] = ([limits for code, limits in ex.runs if "+ 1" in code],
+                       json.loads((out.with_name(out.name + ".parts") / corpus.RULES_FILE).read_text())["call_cpu"],
+                       out.read_text())
+    assert built["upstream"][0] == [[0.2, 0.5, 0.2]]  # the floor, 2x the least of 0.3, 0.25, 0.4, the floor
+    assert built["flat"][0] == [[1.0, 1.0, 1.0]] and built["flat"][1] == 1.0  # session 17's rules, as recorded then
+    assert isinstance(built["upstream"][1], str) and "max(0.2, 2.0 x" in built["upstream"][1]
+    assert built["upstream"][2] == built["flat"][2] != ""
+
+
+def test_each_tasks_run_columns_get_the_cause_arithmetic_shows():
+    """docs/nl2postcond.md's per-task causes are written by tools/causes.py: a repeat counted
+    once that gives upstream's figures (HumanEval/10), upstream's pairs beyond programs x
+    distinct inputs (HumanEval/1: EvalPlus 0.1.5's inputs), a count upstream gives two ways
+    (HumanEval/15), and otherwise 'not shown' with the differences."""
+    from pytest_specbench.benchmarks.nl2postcond.tools.causes import run_cause
+
+    inputs = [[""], ["a"], [""]]  # the first listed twice
+    assert run_cause("T/0", (6, 10, 2), (6, 10, 2), (6, 9, 2), inputs, {10}) == "agrees"
+    assert run_cause("T/0", (6, 10, 2), (6, 9, 2), (6, 9, 2), inputs, {9}).startswith(
+        "repeat: 1 input(s) listed twice in 0.1.10; counted once, 9 pairs = upstream's (ours +1")
+    assert run_cause("T/0", (2, 4, 0), (3, 7, 0), (2, 4, 0), inputs, {7}).startswith(
+        "more inputs: upstream's 7 pairs from 3 programs exceed 3 x 2 distinct inputs of 0.1.10 = 6")
+    assert run_cause("T/0", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5, 6}).startswith("upstream varies by row (5, 6")
+    assert run_cause("T/0", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5}) == \
+        "not shown (codes -1, bopi -1; a repeat counted once: bopi -1)"
+
+
+def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_line(tmp_path):
+    """The pin (registry/corpus/nl2postcond.txt, written by tools/pin_corpus.py from a parts
+    folder of the default rules) holds each task's part sha256 and the joined file's: a corpus
+    whose pinned task differs (other rules, another machine's time-out) is refused with one
+    line naming the task; unpinned tasks pass; a folder of other rules is never pinned."""
+    from pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus import pin_of
+    from pytest_specbench.data.corpus_pin import read_pin, write_pin
+    from pytest_specbench.errors import DataError
+
+    parts = tmp_path / "corpus.jsonl.parts"
+    parts.mkdir()
+    lines = {t: "".join(json.dumps({"task_id": t, "program": n, "natural": True, "bopi": "[]"}) + "\n" for n in (1, 2))
+             for t in ("HumanEval/2", "HumanEval/10")}
+    for t, text in lines.items():
+        (parts / (t.replace("/", "_") + ".jsonl")).write_text(text)
+    rules = {"format": corpus.FORMAT, "call_cpu": 1.0, "candidates": "c",
+             "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact"}
+    (parts / corpus.RULES_FILE).write_text(json.dumps(rules))
+    write_pin(pin_of(parts), tmp_path / "pin.txt")
+    pin = read_pin(tmp_path / "pin.txt")
+    joined = tmp_path / "corpus.jsonl"
+    joined.write_text(lines["HumanEval/2"] + lines["HumanEval/10"])  # task order: 2 before 10
+    import hashlib
+    assert pin.whole == hashlib.sha256(joined.read_bytes()).hexdigest() and pin.rules == rules
+    corpus.check_pinned(joined, pin)  # the pinned build passes
+    other = tmp_path / "other.jsonl"
+    other.write_text(lines["HumanEval/2"] + lines["HumanEval/10"].replace('"program": 2', '"program": 3')
+                     + json.dumps({"task_id": "HumanEval/200", "program": 1, "natural": True, "bopi": "[]"}) + "\n")
+    with pytest.raises(DataError, match=r"other\.jsonl: HumanEval/10: not the pinned build's part \(sha256 [0-9a-f]{16}"):
+        corpus.check_pinned(other, pin)
+    (parts / corpus.RULES_FILE).write_text(json.dumps({**rules, "call_cpu": corpus.time_rule_stamp("upstream", 1.0)}))
+    with pytest.raises(SystemExit, match="not the default build's rules \\(call_cpu\\)"):
+        pin_of(parts)
+
+
+def test_a_candidates_right_outputs_are_dropped_as_soon_as_it_is_done():
+    """The build held every program's every output until its task's selection (HumanEval/15's
+    strings of up to 6.9 MB took it to 3.9 GB); only the bad outputs are kept now."""
+    task = _tiny_task()["T/0"]
+    ex = _Executor(lambda code, wf, i: ("ok", i + 1 if i != 1 else 99))  # right on inputs 0 and 2, wrong on 1
+    seen = corpus.observe_bad(ex, "def f(x):\n    return x\n", task, "k", [((1,), {}), ((2,), {}), ((3,), {})],
+                              [0.2] * 3, (10, 30), 20.0, [1, 2, 3], "exact")
+    assert [o.status for o in seen] == ["good", "ok", "good"] and seen[1].result == 99

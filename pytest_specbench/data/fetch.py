@@ -414,8 +414,13 @@ def nl2postcond_corpus_line(root: Path, base: str | None = None, staging: Path |
     else:
         mirrored = ""
     if corpus.is_file():
+        from .corpus_pin import differing_tasks
+
+        differ = [task for task, _, _ in differing_tasks(corpus)] if pin else []
         state = ("verified" if content_sha256(corpus) == pin else
-                 "present, not the pinned build" if pin else "present (no pinned hash to check it against)")
+                 f"present; not the pinned parts on {', '.join(differ[:5])} (the family refuses it)" if differ else
+                 "present; its pinned tasks are the pinned parts" if pin else
+                 "present (no pinned hash to check it against)")
         return f"nl2postcond: {corpus}: {state}"
     check = f"; its sha256 is checked against the pinned {pin[:16]}..." if pin else ""
     return (f"nl2postcond: the buggy-program corpus is derived from upstream's programs and built here, not "

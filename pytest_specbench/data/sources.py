@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .corpus_pin import read_pin
+
 
 @dataclass(frozen=True)
 class Folder:
@@ -59,9 +61,10 @@ _BENCHMARK_AND_FOLDER = {"nl2postcond"}
 # nl2postcond's buggy-program corpus is derived from upstream's programs, so it is
 # not served: `specbench data download nl2postcond` fetches the programs (pinned
 # above) and `specbench nl2postcond build-corpus` builds it locally; the build of
-# the default corpus (every task, base+plus inputs, the exact oracle) is checked
-# against this hash (None: no whole build has been pinned yet).
-NL2POSTCOND_CORPUS_SHA256: str | None = None
+# the default corpus (base+plus inputs, the exact oracle, upstream's time rule) is
+# checked against the pin, registry/corpus/nl2postcond.txt (corpus_pin.py): each
+# task's part, and this hash of the pinned parts joined (what a mirror may serve).
+NL2POSTCOND_CORPUS_SHA256: str | None = read_pin().whole
 
 # Repositories PostcondBench tasks run in: fetched as source archives at the
 # commit, every file checked against ``registry/repos/<owner>--<name>@<commit>.txt``.

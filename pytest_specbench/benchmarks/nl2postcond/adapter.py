@@ -29,6 +29,8 @@ class Nl2PostcondBenchmark:
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
         taskset = tasks.load_tasks(data_root, settings)
         path = self._corpus_path(data_root, settings)
+        if path and data_root is not None and (_option(settings, "nl2postcond_corpus_pin") or "check") == "check":
+            corpus.check_pinned(path)
         files = taskset.files + ((path,) if path else ())
         tagged = tuple(Task(t.task_id, {**dict(t.data), "_corpus": str(path) if path else None,
                                         "_data_root": str(data_root) if data_root else None,

@@ -1,6 +1,7 @@
 """``specbench nl2postcond ...``: build the buggy-program corpus."""
 from __future__ import annotations
 
+import hashlib
 import os
 import resource
 from pathlib import Path
@@ -22,6 +23,13 @@ def register(subparsers) -> None:
     b.add_argument("--oracle", choices=("evalplus", "exact"), default="exact",
                    help="what a bad output is: not accepted by EvalPlus's oracle (tolerance for floats), or not "
                         "equal to the reference's output (exact)")
+    b.add_argument("--time-rule", choices=("flat", "upstream"), default="flat",
+                   help="each call's CPU limit: 1 s for every call (flat, the default: it agrees best with "
+                        "upstream's counts), or max(0.2 s, 2x the reference's CPU time on that input), upstream's "
+                        "script's rule (cheaper on tasks with slow candidates)")
+    b.add_argument("--stop-after-timeouts", type=int, nargs=2, metavar=("IN_A_ROW", "IN_ALL"),
+                   default=None, help="stop a candidate after this many time-outs in a row or in all (default "
+                                      "10 30; the inputs after count as time-outs, never bad outputs)")
     b.add_argument("--tasks", nargs="*", default=(), help="only these task ids")
     b.add_argument("--jobs", type=int, default=2,
                    help="sandbox jobs at a time (one sandbox per job; default 2)")
@@ -49,7 +57,7 @@ def _build(args) -> int:
         from platformdirs import user_cache_dir
 
         out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / \
-            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle)}.jsonl"
+            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle, args.time_rule)}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.jobs < 1:
         raise SpecbenchError(f"--jobs: must be at least 1, got {args.jobs}")
@@ -58,7 +66,8 @@ def _build(args) -> int:
     children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executors, limits,
-                               args.inputs, only=args.tasks, oracle=args.oracle)
+                               args.inputs, only=args.tasks, oracle=args.oracle,
+                               time_rule=args.time_rule, stop_after=tuple(args.stop_after_timeouts or corpus.STOP_AFTER_TIMEOUTS))
     finally:
         for executor in executors:
             executor.close()
@@ -73,23 +82,30 @@ def _build(args) -> int:
     if figures["left_out"]:
         print(f"  left out (why: the lines above; a re-run tries them again): {', '.join(figures['left_out'])}")
     print(f"  use it with --nl2postcond-corpus={out}")
-    if root and figures["whole"] and args.candidates is None and args.inputs == "base+plus" and args.oracle == "exact":
+    if root and args.candidates is None:
         print("  " + _against_pin(out))
-    elif root:
-        print("  not the whole default corpus yet (some tasks have no part): no hash to check")
     return 0
 
 
 def _against_pin(out: Path) -> str:
-    """The whole default build against the pinned hash (``data.sources``): a user
-    without a mirror gets the corpus by building it, checked."""
+    """The corpus just written against the pin (``registry/corpus/nl2postcond.txt``): each
+    pinned task's part, and the joined hash when the corpus holds exactly the pinned tasks
+    (a user without a mirror gets the corpus by building it, checked)."""
+    from ...data.corpus_pin import part_digests, read_pin
     from ...data.fetch import content_sha256
-    from ...data.sources import NL2POSTCOND_CORPUS_SHA256 as pin
 
-    actual = content_sha256(out)
-    if pin is None:
-        return f"sha256 {actual} (no pinned build to compare with)"
-    if actual == pin:
-        return f"sha256 {actual}: the pinned build"
-    return (f"sha256 {actual} differs from the pinned {pin}: a program near its CPU limit may have ended "
-            f"otherwise on this machine (docs/nl2postcond.md, 'Deterministic')")
+    pin = read_pin()
+    if not pin.parts:
+        return "no pinned build to compare with"
+    mine = part_digests(out)
+    pinned = [t for t in mine if t in pin.parts]
+    differ = [t for t in pinned if mine[t] != pin.parts[t]]
+    line = (f"{len(pinned) - len(differ)} of its {len(mine)} tasks are the pinned parts"
+            + (f"; {len(differ)} differ ({', '.join(differ[:5])}: other rules, or a program near its CPU limit "
+               f"ended otherwise on this machine, docs/nl2postcond.md 'Deterministic')" if differ else "")
+            + (f"; {len(mine) - len(pinned)} have no pin" if len(mine) > len(pinned) else ""))
+    empty = hashlib.sha256(b"").hexdigest()  # a task with no kept program has no line in the corpus
+    if set(mine) == {t for t, sha in pin.parts.items() if sha != empty} and pin.whole:
+        actual = content_sha256(out)
+        line += f"; sha256 {actual}: " + ("the pinned corpus" if actual == pin.whole else f"not the pinned {pin.whole}")
+    return line

@@ -62,6 +62,37 @@ STOP_AFTER_TIMEOUTS = (10, 30)
 # so the larger wall bound costs no wall time on them.
 RERUN_WALL_FACTOR = 20.0
 
+# The per-call time rule (``--time-rule``).  ``flat`` (the default): one limit for every call, the
+# executor's ``call_cpu`` (1 s).  ``upstream``: each input's limit is max(0.2 s, 2x the reference's
+# time on that input), upstream's `run_postcondition_evaluation.py` (``--min-time-limit 0.2
+# --gt-time-limit-factor 2.0``, EvalPlus's ``untrusted_check``), here in CPU seconds (upstream's are
+# wall seconds on its machine).  Measured (docs/nl2postcond.md, "Each call's time"): both give the
+# same parts byte for byte on HumanEval/0-12; on /13 and /14 ``upstream`` moves the counts away from
+# upstream's sheet (a bad output that needs more than 0.4 CPU s: its wall limit was looser than our
+# CPU one), so ``flat`` stays the default; ``upstream`` costs /13 299 CPU s where ``flat`` spent
+# over 525 s without finishing.
+TIME_RULES = ("flat", "upstream")
+UPSTREAM_FLOOR, UPSTREAM_FACTOR = 0.2, 2.0
+# The reference's CPU time varies a little from run to run (caches, the load); where it may lift a
+# limit above the floor it is measured this many times and the least figure taken (the usual
+# robust estimate of a deterministic program's time), so the limits, and the bytes, move less.
+REFERENCE_TIMINGS = 3
+
+
+def call_limits(time_rule: str, reference_cpu: Sequence[float], flat_cpu: float) -> list[float]:
+    """Each input's CPU-second limit for a candidate under ``time_rule`` (:data:`TIME_RULES`),
+    from the reference's CPU seconds on that input."""
+    if time_rule == "flat":
+        return [flat_cpu] * len(reference_cpu)
+    return [round(max(UPSTREAM_FLOOR, UPSTREAM_FACTOR * t), 3) for t in reference_cpu]
+
+
+def time_rule_stamp(time_rule: str, flat_cpu: float) -> Any:
+    """The rule as ``rules.json`` records it (``flat``: the number, as the parts of session 17)."""
+    if time_rule == "flat":
+        return flat_cpu
+    return f"max({UPSTREAM_FLOOR}, {UPSTREAM_FACTOR} x the reference's CPU seconds, least of {REFERENCE_TIMINGS})"
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -182,8 +213,10 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
     return kept
 
 
-def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus") -> str:
+def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus",
+               time_rule: str = "flat") -> str:
     text = f"{FORMAT}|{file_digest(candidates)}|{file_digest(evalplus_file)}|{inputs}|{oracle}"
+    text += "" if time_rule == "flat" else f"|{time_rule_stamp(time_rule, 0.0)}"  # flat: the key of session 17
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -237,20 +270,24 @@ class ExecutorPool:
 
 
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executors, limits, inputs: str,
-          only: Sequence[str] = (), log=None, oracle: str = "evalplus") -> dict[str, Any]:
+          only: Sequence[str] = (), log=None, oracle: str = "evalplus", time_rule: str = "flat",
+          stop_after: tuple[int, int] = STOP_AFTER_TIMEOUTS) -> dict[str, Any]:
     """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures.
 
     ``executors``: one executor, or several run side by side (a bounded pool,
     :class:`ExecutorPool`).  Each distinct program (:func:`program_key`) runs
     once; its observations stand for every candidate with its key, and the
     selection sees all candidates in ``response_num`` order as before (a later
-    copy adds no pair, so it is never kept): the counts are the same."""
+    copy adds no pair, so it is never kept): the counts are the same.  Each call's CPU limit
+    follows ``time_rule`` (:func:`call_limits`); ``stop_after`` is the stop rule (time-outs in a
+    row, in all: :data:`STOP_AFTER_TIMEOUTS`)."""
     log = log or (lambda line: print(line, flush=True))
     executors = list(executors) if isinstance(executors, (list, tuple)) else [executors]
     pool = ExecutorPool(executors)
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
-    _check_rules(parts, build_rules(candidates, limits, inputs, oracle))
+    rules = build_rules(candidates, limits, inputs, oracle, time_rule, stop_after)
+    _check_rules(parts, rules)
     by_task: dict[str, list[Candidate]] = {}
     for cand in read_candidates(candidates):
         by_task.setdefault(cand.task_id, []).append(cand)
@@ -273,15 +310,17 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 figures["left_out"].append(task_id)
                 continue
             reference = [o.result for o in ref]
+            per_call = call_limits(time_rule, _reference_cpu(executors[0], task, key, calls, limits, ref, time_rule),
+                                   limits.call_cpu)
             groups = distinct_programs(by_task[task_id])
-            futures = {k: pool.run(observe, group[0].code, task, key, calls, limits.call_cpu, STOP_AFTER_TIMEOUTS,
-                                   RERUN_WALL_FACTOR)
+            futures = {k: pool.run(observe_bad, group[0].code, task, key, calls, per_call, tuple(stop_after),
+                                   RERUN_WALL_FACTOR, reference, oracle)
                        for k, group in groups.items()}
             seen = {k: future.result() for k, future in futures.items()}
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
             for k in loaded:  # the pool is idle now: one program at a time
-                seen[k] = observe(executors[0], groups[k][0].code, task, key, calls, limits.call_cpu,
-                                  STOP_AFTER_TIMEOUTS, wall_factor=RERUN_WALL_FACTOR)
+                seen[k] = observe_bad(executors[0], groups[k][0].code, task, key, calls, per_call,
+                                      tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle)
             still = [groups[k][0].program for k in loaded if any(o.wall_stop for o in seen[k])]
             if still:
                 log(f"{task_id}: programs {still[:5]} were stopped by the wall clock with CPU time to spare "
@@ -293,6 +332,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             tmp = part.with_suffix(".tmp")
             tmp.write_text("".join(k.line() + "\n" for k in kept), encoding="utf-8")
             os.replace(tmp, part)
+            pin_note = _against_part_pin(task_id, part, rules)
             bopi = sum(len(k.bopi) for k in kept)
             figures["programs"] += len(by_task[task_id])
             figures["runs"] += len(groups)
@@ -301,7 +341,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             figures["reruns"] = figures.get("reruns", 0) + len(loaded)
             log(f"[{n}/{len(wanted)}] {task_id}: {len(by_task[task_id])} programs ({len(groups)} distinct, run"
                 f"{f'; {len(loaded)} again, alone, after a wall-clock stop' if loaded else ''}), "
-                f"{len(kept)} kept, {bopi} bopi ({time.monotonic() - t0:.1f} s)")
+                f"{len(kept)} kept, {bopi} bopi ({time.monotonic() - t0:.1f} s){pin_note}")
     finally:
         pool.close()
     done = sorted(parts.glob("*.jsonl"), key=lambda p: _task_order(p.stem.replace("_", "/")))
@@ -318,14 +358,54 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     return figures
 
 
+def observe_bad(executor, code: str, task: Mapping[str, Any], key: str, calls, per_call, stop_after, wall_factor,
+                reference: Sequence[Any], oracle: str) -> list:
+    """A candidate's observations (:func:`.observe.observe`) with each output the oracle
+    accepts dropped as soon as the program is done (status ``good``: the selection reads
+    only bad outputs).  A task's programs' right outputs were all held until its selection:
+    HumanEval/15's, strings of up to 6.9 MB on its large inputs, took the build to 3.9 GB."""
+    from .observe import Observation
+
+    matches = ORACLES[oracle]
+    inputs = list(task["base_input"]) + list(task["plus_input"])
+    return [Observation(o.index, "good") if o.status == "ok" and matches(task, inputs[o.index], o.result,
+                                                                          reference[o.index]) else o
+            for o in observe(executor, code, task, key, calls, per_call, stop_after, wall_factor)]
+
+
+def _reference_cpu(executor, task, key, calls, limits, first, time_rule: str) -> list[float]:
+    """The reference's CPU seconds per input: ``first``'s, or where one may lift a limit
+    above the floor, the least of :data:`REFERENCE_TIMINGS` runs."""
+    cpu = [o.cpu for o in first]
+    if time_rule == "flat" or all(UPSTREAM_FACTOR * t < UPSTREAM_FLOOR / 2 for t in cpu):
+        return cpu
+    for _ in range(REFERENCE_TIMINGS - 1):
+        again = observe(executor, canonical_program(task), task, key, calls, limits.call_cpu * 20)
+        cpu = [min(t, o.cpu) if o.status == "ok" else t for t, o in zip(cpu, again)]
+    return cpu
+
+
+def _against_part_pin(task_id: str, part: Path, rules: Mapping[str, Any]) -> str:
+    """The build's note on a part it wrote: the pinned part's bytes or not (only under the
+    pin's rules; a part of other rules has nothing to be compared with)."""
+    from ...data.corpus_pin import read_pin
+
+    pin = read_pin()
+    if pin.rules != dict(rules) or task_id not in pin.parts:
+        return ""
+    same = hashlib.sha256(part.read_bytes()).hexdigest() == pin.parts[task_id]
+    return "; the pinned part" if same else "; DIFFERS from the pinned part (a program near its CPU limit?)"
+
+
 RULES_FILE = "rules.json"
 
 
-def build_rules(candidates: Path, limits, inputs: str, oracle: str) -> dict[str, Any]:
+def build_rules(candidates: Path, limits, inputs: str, oracle: str, time_rule: str = "flat",
+                stop_after: Sequence[int] = STOP_AFTER_TIMEOUTS) -> dict[str, Any]:
     """Everything besides the task data that decides a part's bytes: the candidates,
-    the per-call CPU limit, the stop rule, the inputs and the oracle."""
-    return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": limits.call_cpu,
-            "stop_after_timeouts": list(STOP_AFTER_TIMEOUTS), "inputs": inputs, "oracle": oracle}
+    the per-call CPU limit (:func:`time_rule_stamp`), the stop rule, the inputs and the oracle."""
+    return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": time_rule_stamp(time_rule, limits.call_cpu),
+            "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle}
 
 
 def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
@@ -353,6 +433,22 @@ def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
 def _task_order(task_id: str) -> tuple[str, int]:
     prefix, _, number = task_id.rpartition("/")
     return (prefix, int(number)) if number.isdigit() else (task_id, -1)
+
+
+def check_pinned(path: Path, pin=None) -> None:
+    """Refuse, with one line, a corpus whose lines for a pinned task are not the pinned
+    build's part (``registry/corpus/nl2postcond.txt``): built under other rules (another time
+    rule, stop rule, oracle, inputs or candidates) or, rarely, a program that ended on the
+    other side of its CPU limit on this machine.  Tasks without a pin are taken as they are."""
+    from ...data.corpus_pin import differing_tasks
+
+    differ = differing_tasks(path, pin)
+    if differ:
+        task, sha, pinned = differ[0]
+        more = f" (and {len(differ) - 1} other task(s))" if len(differ) > 1 else ""
+        raise DataError(path, None, f"{task}: not the pinned build's part{more} (sha256 {sha[:16]}..., pinned "
+                                    f"{pinned[:16]}...): built under other rules, or a program ended otherwise on "
+                                    f"this machine; rebuild it, or pass --nl2postcond-corpus-pin=off")
 
 
 _LOADED: dict[Path, dict[str, list[Kept]]] = {}

@@ -49,7 +49,7 @@ def test_inputs(task: Mapping[str, Any], inputs: str) -> list[tuple[tuple, dict]
 @dataclass(frozen=True)
 class Observation:
     index: int  # the input's position in base_input + plus_input
-    status: str  # "ok" | "raise" | "timeout"
+    status: str  # "ok" | "raise" | "timeout" (| "good": the corpus build's, a right output dropped)
     args_after: tuple = ()
     result: Any = None
     exc_type: str = ""
@@ -60,15 +60,17 @@ class Observation:
 
 
 def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
-            cpu: float, stop_after_timeouts: tuple[int, int] | None = None,
+            cpu: float | Sequence[float], stop_after_timeouts: tuple[int, int] | None = None,
             wall_factor: float | None = None) -> list[Observation]:
     """Run ``code``'s entry point on every call in the sandbox; one observation per input.
+    ``cpu``: the CPU-second limit of every call, or one limit per call.
     With ``stop_after_timeouts`` = (in a row, in all), a program that times out on
     that many inputs in a row, or on that many in all, is stopped there: the inputs
     after are time-outs too (a program that hangs on HumanEval/11's inputs, or on
     HumanEval/13's large ones, would otherwise take a CPU second per input)."""
     job = CallsJob(observed_program(code, task["entry_point"]), OBSERVER, calls_key, lambda: calls,
-                   range(len(calls)), call_cpu=[cpu] * len(calls), wall_factor=wall_factor)
+                   range(len(calls)), call_cpu=[cpu] * len(calls) if isinstance(cpu, (int, float)) else list(cpu),
+                   wall_factor=wall_factor)
     in_a_row, in_all, stopped = [0], [0], [False]
 
     def on_outcome(outcome) -> bool:

@@ -1,0 +1,173 @@
+"""One line per task saying whether our verdicts agree with upstream's sheet and,
+where they do not, why (the done-when of #46 allows disagreements "the docs list
+with their cause"): the lines of docs/nl2postcond.md's "Per-task causes" table.
+
+    python -m pytest_specbench.benchmarks.nl2postcond.tools.causes DATA_ROOT --corpus FILE|PARTS_FOLDER
+        [--report REPORT.json ...] [--tasks HumanEval/0 ...]
+
+The run columns (``num_codes_run``, ``num_bopi_run``, ``num_natural_codes_run``: one
+figure per task upstream) come from the corpus itself; ``test_set_correct`` and the
+kill columns from kept agreement runs (``tools.agreement ... --keep DIR``: its
+``DIR/report.json``).  A cause is stated only where arithmetic on the data shows it:
+
+- **repeat**: HumanEval+ 0.1.10 lists an input twice (a base input again among the
+  plus inputs); counting it once (:func:`.agreement.counts_by_input_value`) gives
+  upstream's counts exactly, so upstream's input list had no repeat there.
+- **more inputs**: upstream's ``num_bopi_run`` distinct (input, bad output) pairs
+  from its ``num_codes_run`` programs exceed programs x distinct inputs of 0.1.10 (a
+  program gives one output per input): upstream ran on more inputs (EvalPlus 0.1.5's).
+- **reference changed** (HumanEval/35 between EvalPlus 0.1.5 and 0.1.10) and
+  **upstream varies by row** (upstream's ``num_bopi_run`` differs between its rows of one
+  task: EvalPlus keeps only the verdicts before a process time-out).
+- **kills follow the corpus**: run columns differ, so per-row kills are on other bad outputs.
+- otherwise **not shown**, with the differences, so a reader sees what is left to explain.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import agreement
+
+
+def joined_corpus(path: Path, into: Path) -> Path:
+    """A corpus file: ``path`` itself, or a build's parts folder joined in task order
+    (what the build writes when it ends)."""
+    if path.is_file():
+        return path
+    parts = sorted(path.glob("*.jsonl"), key=lambda p: agreement._order(p.stem.replace("_", "/")))
+    into.write_text("".join(p.read_text(encoding="utf-8") for p in parts), encoding="utf-8")
+    return into
+
+
+def run_cause(task_id: str, ours: tuple, upstream: tuple, by_value: tuple, inputs: list[Any],
+              upstream_bopi_by_row: set) -> str:
+    """Why a task's run columns (codes, bopi, natural codes) differ from upstream's."""
+    from ..corpus import stable_text
+
+    if ours == upstream:
+        return "agrees"
+    distinct = len({stable_text(x) for x in inputs})
+    codes, bopi = upstream[0], upstream[1]
+    if len(upstream_bopi_by_row) > 1:
+        return (f"upstream varies by row ({', '.join(str(b) for b in sorted(upstream_bopi_by_row))} pairs): "
+                f"EvalPlus keeps the verdicts before a process time-out")
+    if task_id in agreement.CHANGED_REFERENCES:
+        return "reference changed (EvalPlus 0.1.5 -> 0.1.10): other bad outputs"
+    if by_value == upstream:
+        return (f"repeat: {len(inputs) - distinct} input(s) listed twice in 0.1.10; counted once, "
+                f"{by_value[1]:,} pairs = upstream's (ours {ours[1] - by_value[1]:+,} on the repeat)")
+    if bopi > codes * distinct:
+        return (f"more inputs: upstream's {bopi:,} pairs from {codes} programs exceed {codes} x {distinct} "
+                f"distinct inputs of 0.1.10 = {codes * distinct:,}")
+    diffs = ", ".join(f"{name} {a - b:+,}" for name, a, b in zip(("codes", "bopi", "natural"), ours, upstream)
+                      if a != b)
+    closer = by_value[1] - upstream[1]
+    return f"not shown ({diffs}; a repeat counted once: bopi {closer:+,})"
+
+
+def kill_summary(rows: list[dict[str, Any]], bench: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per task: rows agreeing on ``test_set_correct``, and for rows correct on both
+    sides, rows agreeing on each kill column (``agreement.compare``)."""
+    out: dict[str, dict[str, Any]] = {}
+    by_task: dict[str, list] = defaultdict(list)
+    for r in rows:
+        by_task[r["task_id"]].append(r)
+    for task_id, task_rows in by_task.items():
+        if task_id not in bench.get("tasks", {}):
+            continue
+        result = agreement.compare(task_rows, {"tasks": {task_id: bench["tasks"][task_id]}})
+        correct = result["table"].get("agree", 0)
+        kills = {col: agreement._share(result["kills"], col) for col in agreement.KILL_COLUMNS}
+        differ = [(r_num, col, mine, theirs) for _, r_num, col, mine, theirs in result["kill_rows"]]
+        out[task_id] = {"correct": f"{correct}/{len(task_rows)}", "kills": kills, "kill_rows": differ,
+                        "both_correct": result["kills"] and sum(result["kills"].values()) // len(agreement.KILL_COLUMNS),
+                        "correct_causes": sorted({d[4] or "cause not shown" for d in result["disagreements"]})}
+    return out
+
+
+def kill_cause(summary: Mapping[str, Any], runs_agree: bool) -> str:
+    if not summary["kill_rows"]:
+        return ""
+    if not runs_agree:
+        return "kills follow the corpus (its run columns differ)"
+    over = [theirs - mine for _, _, mine, theirs in summary["kill_rows"]
+            if isinstance(mine, int) and isinstance(theirs, int)]
+    direction = ("upstream above ours on every such row" if over and min(over) > 0 else
+                 "upstream below ours on every such row" if over and max(over) < 0 else "both ways")
+    return f"same corpus counts, kills differ ({direction}): not shown"
+
+
+def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | None,
+          every_task: bool = False) -> list[str]:
+    """The lines: each task with a corpus part, and each task without one whose
+    ``test_set_correct`` differs somewhere (``every_task``: every task of the sheet)."""
+    from ...contract.evalplus import EvalPlusData
+
+    rows = agreement.sheet_rows(data_root, tasks)
+    evalplus = EvalPlusData.load(data_root / "evalplus").tasks
+    runs = agreement.corpus_runs(rows, corpus, evalplus)
+    bopi_by_row: dict[str, set] = defaultdict(set)
+    for r in rows:
+        if r["test_set_correct"] and r.get("num_bopi_run") is not None:
+            bopi_by_row[r["task_id"]].add(r["num_bopi_run"])
+    bench: dict[str, Any] = {"tasks": {}}
+    for report in reports:
+        bench["tasks"].update(json.loads(report.read_text())["benchmarks"]["nl2postcond"].get("tasks", {}))
+    kills = kill_summary(rows, bench)
+    lines = ["| task | runs: ours / upstream (codes, bopi, natural) | run cause | test_set_correct | "
+             "kill rows agreeing (codes, bopi, natural) | kill cause |", "|---|---|---|---|---|---|"]
+    from ..corpus import load
+
+    built = load(corpus)
+    for task_id in sorted({r["task_id"] for r in rows}, key=agreement._order):
+        if task_id not in built and task_id not in kills:
+            continue
+        pair = runs.get(task_id)
+        task = evalplus.get(task_id)
+        if pair is None:
+            run_text, cause = "-", ("no row upstream marks correct: no run columns" if task_id in built
+                                    else "no corpus part")
+        else:
+            inputs = list(task["base_input"]) + list(task["plus_input"])
+            run_text = f"{_t(pair['ours'])} / {_t(pair['upstream'])}"
+            cause = run_cause(task_id, pair["ours"], pair["upstream"], pair["by_value"], inputs, bopi_by_row[task_id])
+        k = kills.get(task_id)
+        if task_id not in built and not every_task and (k is None or not k["correct_causes"]):
+            continue
+        correct = "-" if k is None else k["correct"] + (f" ({'; '.join(k['correct_causes'])})" if k["correct_causes"] else "")
+        kill_text = "-" if k is None or not k["both_correct"] else ", ".join(k["kills"].values())
+        kcause = "" if k is None else kill_cause(k, pair is not None and pair["ours"] == pair["upstream"])
+        lines.append(f"| {task_id} | {run_text} | {cause} | {correct} | {kill_text} | {kcause} |")
+    return lines
+
+
+def _t(values: tuple) -> str:
+    return ", ".join(f"{v:,}" if isinstance(v, int) else str(v) for v in values)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="causes", description=__doc__.split("\n\n")[0])
+    p.add_argument("data_root", type=Path)
+    p.add_argument("--corpus", type=Path, required=True, help="a corpus file or a build's parts folder")
+    p.add_argument("--report", type=Path, nargs="*", default=[], help="report.json of kept agreement runs")
+    p.add_argument("--tasks", nargs="*", default=None)
+    p.add_argument("--all", dest="every_task", action="store_true",
+                   help="a line for every task of the sheet (default: tasks with a part, and tasks without one "
+                        "whose test_set_correct differs)")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = joined_corpus(args.corpus, Path(tmp) / "corpus.jsonl")
+        for line in table(args.data_root, corpus, args.report, set(args.tasks) if args.tasks else None,
+                          args.every_task):
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
