@@ -395,9 +395,12 @@ def test_verdicts_from_records_rank_as_on_the_python_side():
 
 @needs_jvm
 @pytest.mark.slow
-def test_authors_tool_rebuilds_a_bundled_task(tmp_path):
+def test_authors_tool_rebuilds_a_bundled_task(tmp_path, monkeypatch):
     from pytest_specbench.benchmarks.postcond import cli
     import argparse
+
+    # the tool keeps its state in the user's cache folder: the test's own, not the machine's
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
     parser = argparse.ArgumentParser(prog="specbench")
     cli.register(parser.add_subparsers(dest="group"))
@@ -418,3 +421,4 @@ def test_authors_tool_rebuilds_a_bundled_task(tmp_path):
                              "src/main/java/javalib/Account.java", "--method", "Account.nothing", "--tests", "x#y",
                              "--ref", str(BUNDLED.parent / "refs" / "java" / "withdraw.txt"), "--out", str(out)])
     assert bad.func(bad) == 2
+    assert (tmp_path / "cache" / "pytest-specbench" / "postcond-author").is_dir()
