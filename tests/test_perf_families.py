@@ -46,6 +46,9 @@ def test_tree_accounting_splits_harness_and_toolchain(tmp_path):
     assert m["exit"] == 0
     assert m["toolchain_cpu_s"] >= 0.5 and m["harness_cpu_s"] >= 0.3
     assert m["toolchain_cpu_s"] + m["harness_cpu_s"] == pytest.approx(m["cpu_s"], abs=0.011)
+    # processes counted by command (what a JVM-start figure per job is divided by): the driver and its child
+    assert sum(m["processes_by_command"].values()) == 2, m["processes_by_command"]
+    assert set(m["processes_by_command"]) == set(m["cpu_by_command"])
 
 
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
