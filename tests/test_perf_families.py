@@ -92,3 +92,14 @@ def test_cife_rows_on_two_bundled_tasks_with_a_judge_server(tmp_path):
         check_row(row)
         assert set(row["toolchain_seen"]) == {"judge server"}
     assert "not measured" in rows[2]["summary"]
+
+
+def test_command_label_names_a_jvm_by_its_main_class():
+    """A JML runner's JVMs and the warm javac's are both ``java``: the label tells them apart."""
+    label = families.command_label
+    assert label("/usr/lib/jvm/bin/java -Xshare:auto -cp a.jar:b specbench.jml.JmlRunner 3", "java") == \
+        "java specbench.jml.JmlRunner"
+    assert label("java -XX:+UseSerialGC -classpath c specbench.jvm.CompileServer", "java") == \
+        "java specbench.jvm.CompileServer"
+    assert label("java -version", "java") == "java"
+    assert label("javac -cp a B.java", "javac") == "javac"

@@ -139,6 +139,7 @@ class TreeCpu(threading.Thread):
                                            "cpu": 0, "hwm": 0}
             elif entry["role"] == "job" and comm != entry["comm"]:
                 entry["role"] = "toolchain"  # the job child exec'd its tool
+                self._cmd[key] = _cmdline(pid) or self._cmd.get(key, "")  # named by the tool, not the zygote
             entry["comm"] = comm
             entry["cpu"] = max(entry["cpu"], cpu)
             entry["hwm"] = max(entry["hwm"], _hwm_kib(pid))
@@ -210,6 +211,10 @@ def command_label(cmd: str, comm: str) -> str:
     if not argv:
         return comm
     label = os.path.basename(argv[0])
+    for flag in ("-cp", "-classpath", "--class-path"):
+        if label == "java" and flag in argv[:-2]:  # the JVM by its main class: a JML runner, the warm javac...
+            main = argv[argv.index(flag) + 2]
+            return label if main.startswith("-") else f"{label} {main}"
     if label == "py-spy":
         return "py-spy (the profiler, --profile)"
     if "__pip-runner__" in cmd:
