@@ -51,6 +51,18 @@ def test_tree_accounting_splits_harness_and_toolchain(tmp_path):
     assert set(m["processes_by_command"]) == set(m["cpu_by_command"])
 
 
+def test_a_zygote_that_execs_a_tool_is_toolchain(tmp_path):
+    """A process first sampled as a sandbox zygote that then execs a tool (a sandboxed warm
+    javac caught before its exec) counts as toolchain, named by the tool, not as harness."""
+    busy = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"
+    child = f"import os, time; time.sleep(0.5); os.execv('/bin/sh', ['sh', '-c', {busy!r}])"
+    # the driver's own command line must not hold the word (else the child is a zygote's job)
+    script = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}, '_zy' + 'gote'])"
+    m = families.measure([sys.executable, "-c", script], tmp_path)
+    assert m["exit"] == 0
+    assert m["toolchain_seen"].get("sh", 0) >= 0.2, m
+    assert "sh -c" in m["processes_by_command"], m["processes_by_command"]
+
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
 def test_speceval_rows_on_one_bundled_program(tmp_path):
     rows = families.speceval_rows(None, tmp_path, programs=1, categories=("original",), kinds=("judgement",), jobs=0)

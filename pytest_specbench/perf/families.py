@@ -137,8 +137,10 @@ class TreeCpu(threading.Thread):
                 parent_cmd = self._cmd.get((ppid, parent[4]), "") if parent else ""
                 entry = self.procs[key] = {"role": self.role(pid, ppid, cmd, parent_cmd), "comm": comm,
                                            "cpu": 0, "hwm": 0}
-            elif entry["role"] == "job" and comm != entry["comm"]:
-                entry["role"] = "toolchain"  # the job child exec'd its tool
+            elif entry["role"] in ("job", "zygote") and comm != entry["comm"]:
+                # the job child exec'd its tool; a process first seen as a zygote that exec'd
+                # (a sandboxed tool caught before its exec) is no zygote either
+                entry["role"] = "toolchain"
                 self._cmd[key] = _cmdline(pid) or self._cmd.get(key, "")  # named by the tool, not the zygote
             entry["comm"] = comm
             entry["cpu"] = max(entry["cpu"], cpu)
