@@ -46,7 +46,22 @@ def test_tree_accounting_splits_harness_and_toolchain(tmp_path):
     assert m["exit"] == 0
     assert m["toolchain_cpu_s"] >= 0.5 and m["harness_cpu_s"] >= 0.3
     assert m["toolchain_cpu_s"] + m["harness_cpu_s"] == pytest.approx(m["cpu_s"], abs=0.011)
+    # processes counted by command (what a JVM-start figure per job is divided by): the driver and its child
+    assert sum(m["processes_by_command"].values()) == 2, m["processes_by_command"]
+    assert set(m["processes_by_command"]) == set(m["cpu_by_command"])
 
+
+def test_a_zygote_that_execs_a_tool_is_toolchain(tmp_path):
+    """A process first sampled as a sandbox zygote that then execs a tool (a sandboxed warm
+    javac caught before its exec) counts as toolchain, named by the tool, not as harness."""
+    busy = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"
+    child = f"import os, time; time.sleep(0.5); os.execv('/bin/sh', ['sh', '-c', {busy!r}])"
+    # the driver's own command line must not hold the word (else the child is a zygote's job)
+    script = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}, '_zy' + 'gote'])"
+    m = families.measure([sys.executable, "-c", script], tmp_path)
+    assert m["exit"] == 0
+    assert m["toolchain_seen"].get("sh", 0) >= 0.2, m
+    assert "sh -c" in m["processes_by_command"], m["processes_by_command"]
 
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
 def test_speceval_rows_on_one_bundled_program(tmp_path):
@@ -89,3 +104,14 @@ def test_cife_rows_on_two_bundled_tasks_with_a_judge_server(tmp_path):
         check_row(row)
         assert set(row["toolchain_seen"]) == {"judge server"}
     assert "not measured" in rows[2]["summary"]
+
+
+def test_command_label_names_a_jvm_by_its_main_class():
+    """A JML runner's JVMs and the warm javac's are both ``java``: the label tells them apart."""
+    label = families.command_label
+    assert label("/usr/lib/jvm/bin/java -Xshare:auto -cp a.jar:b specbench.jml.JmlRunner 3", "java") == \
+        "java specbench.jml.JmlRunner"
+    assert label("java -XX:+UseSerialGC -classpath c specbench.jvm.CompileServer", "java") == \
+        "java specbench.jvm.CompileServer"
+    assert label("java -version", "java") == "java"
+    assert label("javac -cp a B.java", "javac") == "javac"

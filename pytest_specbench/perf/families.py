@@ -54,7 +54,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 PERF_DIR = Path(__file__).resolve().parent
 ROW_FIELDS = ("workload", "what", "wall_s", "cpu_s", "toolchain_cpu_s", "harness_cpu_s", "toolchain_share",
               "harness_share", "peak_rss_mb", "peak_rss_by_role_mb", "loadavg_before", "loadavg_after", "units",
-              "unit", "wall_per_unit_s", "toolchain_seen", "summary")
+              "unit", "wall_per_unit_s", "toolchain_seen", "cpu_by_command", "processes_by_command", "summary")
 ALL_CATEGORIES = ("original", "def-use-break", "if-else-flip", "independent-swap", "name-random", "name-shuffle")
 KINDS = ("judgement", "selection", "infilling", "generation")
 
@@ -137,8 +137,11 @@ class TreeCpu(threading.Thread):
                 parent_cmd = self._cmd.get((ppid, parent[4]), "") if parent else ""
                 entry = self.procs[key] = {"role": self.role(pid, ppid, cmd, parent_cmd), "comm": comm,
                                            "cpu": 0, "hwm": 0}
-            elif entry["role"] == "job" and comm != entry["comm"]:
-                entry["role"] = "toolchain"  # the job child exec'd its tool
+            elif entry["role"] in ("job", "zygote") and comm != entry["comm"]:
+                # the job child exec'd its tool; a process first seen as a zygote that exec'd
+                # (a sandboxed tool caught before its exec) is no zygote either
+                entry["role"] = "toolchain"
+                self._cmd[key] = _cmdline(pid) or self._cmd.get(key, "")  # named by the tool, not the zygote
             entry["comm"] = comm
             entry["cpu"] = max(entry["cpu"], cpu)
             entry["hwm"] = max(entry["hwm"], _hwm_kib(pid))
@@ -186,10 +189,13 @@ def measure(argv: list[str], cwd: Path, env: dict | None = None, judge_pid: int 
         toolchain = total_tree - harness
     text = log.read_text(errors="replace").strip().splitlines()
     by_command: dict[str, float] = {}
+    count_by_command: dict[str, int] = {}
     for key, p in tree.procs.items():
         label = command_label(tree._cmd.get(key, ""), p["comm"])
         by_command[label] = by_command.get(label, 0.0) + p["cpu"] / TICK
+        count_by_command[label] = count_by_command.get(label, 0) + 1
     return {"cpu_by_command": {k: round(v, 2) for k, v in sorted(by_command.items(), key=lambda kv: -kv[1])},
+            "processes_by_command": dict(sorted(count_by_command.items(), key=lambda kv: -kv[1])),
             "wall_s": round(wall, 2), "cpu_s": round(toolchain + harness, 2), "toolchain_cpu_s": round(toolchain, 2),
             "harness_cpu_s": round(harness, 2), "exit": proc.returncode,
             "peak_rss_mb": round(max(peaks.values(), default=0) / 1024),
@@ -207,6 +213,10 @@ def command_label(cmd: str, comm: str) -> str:
     if not argv:
         return comm
     label = os.path.basename(argv[0])
+    for flag in ("-cp", "-classpath", "--class-path"):
+        if label == "java" and flag in argv[:-2]:  # the JVM by its main class: a JML runner, the warm javac...
+            main = argv[argv.index(flag) + 2]
+            return label if main.startswith("-") else f"{label} {main}"
     if label == "py-spy":
         return "py-spy (the profiler, --profile)"
     if "__pip-runner__" in cmd:
