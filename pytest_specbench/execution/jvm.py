@@ -159,9 +159,6 @@ class JvmExecutor:
         for name in sorted(sources):
             h.update(b"\0" + name.encode() + b"\0" + sources[name].encode("utf-8"))
         key = h.hexdigest()[:32]
-        out = self.cache_dir / "classes" / key
-        done = out / ".ok"
-        fail = out.with_suffix(".failed")
         if trusted:
             entry = self.store.get("classes", key)
             if entry is not None:
@@ -177,7 +174,8 @@ class JvmExecutor:
                 if entry is not None:
                     return CompileResult(True, entry, "", key, cached=True)
                 return self._compile(sources, classpath, timeout, use_server, trusted, key)
-        if done.exists():
+        out = self.cache_dir / "classes" / key
+        if (out / ".ok").exists():
             return CompileResult(True, out, "", key, cached=True)
         return self._compile(sources, classpath, timeout, use_server, trusted, key)
 
