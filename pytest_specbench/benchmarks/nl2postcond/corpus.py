@@ -296,7 +296,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                "skipped_tasks": 0, "left_out": []}
     start, cpu0 = time.monotonic(), time.process_time()
     try:
-        for n, task_id in enumerate(sorted(wanted, key=_task_order), 1):
+        for n, task_id in enumerate(sorted(wanted, key=task_order), 1):
             part = parts / (task_id.replace("/", "_") + ".jsonl")
             if part.exists():
                 figures["skipped_tasks"] += 1
@@ -344,7 +344,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 f"{len(kept)} kept, {bopi} bopi ({time.monotonic() - t0:.1f} s){pin_note}")
     finally:
         pool.close()
-    done = sorted(parts.glob("*.jsonl"), key=lambda p: _task_order(p.stem.replace("_", "/")))
+    done = parts_in_order(parts)
     # Every task with candidates has its part (whatever --tasks this run had: a build in chunks
     # completes too): the corpus is whole, and its hash can be checked against the pin.
     figures["whole"] = {p.stem for p in done} >= {t.replace("/", "_") for t in tasks if t in by_task}
@@ -430,9 +430,20 @@ def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
         stamp.write_text(json.dumps(rules, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def _task_order(task_id: str) -> tuple[str, int]:
+def task_order(task_id: str) -> tuple[str, int]:
+    """A sort key that puts HumanEval/2 before HumanEval/10."""
     prefix, _, number = task_id.rpartition("/")
     return (prefix, int(number)) if number.isdigit() else (task_id, -1)
+
+
+def part_task(part: Path) -> str:
+    """The task id a parts folder's file holds (``HumanEval_3.jsonl``: HumanEval/3)."""
+    return part.stem.replace("_", "/")
+
+
+def parts_in_order(parts: Path) -> list[Path]:
+    """A build's parts folder's task files, in task order (the order the joined corpus has)."""
+    return sorted(parts.glob("*.jsonl"), key=lambda p: task_order(part_task(p)))
 
 
 def check_pinned(path: Path, pin=None) -> None:

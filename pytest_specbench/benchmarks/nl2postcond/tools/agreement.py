@@ -31,6 +31,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..corpus import task_order
+
 SHEET = "nl2postcond/annotated_postconditions.jsonl"
 KILL_COLUMNS = ("codes_killed", "bopi_killed", "natural_codes_killed")
 RUN_COLUMNS = ("codes_run", "bopi_run", "natural_codes_run")
@@ -201,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                             for col, a, b in zip(RUN_COLUMNS, pair[key], pair["upstream"]))
             print(f"{label} ({len(runs)} tasks of the corpus with a correct row upstream): "
                   + "  ".join(f"{col} {_share(table, col)}" for col in RUN_COLUMNS))
-        for task_id, pair in sorted(runs.items(), key=lambda kv: _order(kv[0])):
+        for task_id, pair in sorted(runs.items(), key=lambda kv: task_order(kv[0])):
             if pair["ours"] != pair["upstream"] or pair["by_value"] != pair["upstream"]:
                 print(f"  {task_id} runs (codes, bopi, natural codes): ours {pair['ours']}, upstream {pair['upstream']}"
                       f"; a repeated input once: {pair['by_value']}{' (agrees)' if pair['by_value'] == pair['upstream'] else ''}")
@@ -224,18 +226,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  --nl2postcond-kill={kill} --nl2postcond-codes={codes}: " + "  ".join(f"{col} {_share(counter, col)}" for col in KILL_COLUMNS))
     for task_id, r_num, mine, theirs, note in result["disagreements"]:
         print(f"  {task_id} r_num={r_num}: ours {mine}, upstream {theirs} {note}".rstrip())
-    for task_id, pair in sorted(result["runs"].items(), key=lambda kv: _order(kv[0])):
+    for task_id, pair in sorted(result["runs"].items(), key=lambda kv: task_order(kv[0])):
         if pair["ours"] != pair["upstream"]:
             print(f"  {task_id} runs (codes, bopi, natural codes): ours {pair['ours']}, upstream {pair['upstream']}")
     if args.verbose:
         for task_id, r_num, col, mine, theirs in result["kill_rows"]:
             print(f"  {task_id} r_num={r_num} {col}: ours {mine}, upstream {theirs}")
     return 0
-
-
-def _order(task_id: str) -> tuple[str, int]:
-    prefix, _, number = task_id.rpartition("/")
-    return (prefix, int(number)) if number.isdigit() else (task_id, -1)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import agreement
+from ..corpus import parts_in_order, task_order
 
 
 def joined_corpus(path: Path, into: Path) -> Path:
@@ -40,7 +41,7 @@ def joined_corpus(path: Path, into: Path) -> Path:
     (what the build writes when it ends)."""
     if path.is_file():
         return path
-    parts = sorted(path.glob("*.jsonl"), key=lambda p: agreement._order(p.stem.replace("_", "/")))
+    parts = parts_in_order(path)
     into.write_text("".join(p.read_text(encoding="utf-8") for p in parts), encoding="utf-8")
     return into
 
@@ -125,7 +126,7 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
     from ..corpus import load
 
     built = load(corpus)
-    for task_id in sorted({r["task_id"] for r in rows}, key=agreement._order):
+    for task_id in sorted({r["task_id"] for r in rows}, key=task_order):
         if task_id not in built and task_id not in kills:
             continue
         pair = runs.get(task_id)

@@ -18,7 +18,6 @@ from pathlib import Path
 from ....data.corpus_pin import PIN_FILE, CorpusPin, write_pin
 from ....execution.limits import Limits
 from .. import corpus
-from .agreement import _order
 
 
 def default_rules_differ(rules: dict) -> list[str]:
@@ -34,13 +33,13 @@ def pin_of(parts: Path) -> CorpusPin:
     differ = default_rules_differ(rules)
     if differ:
         raise SystemExit(f"pin_corpus: {parts}: not the default build's rules ({', '.join(differ)}): nothing pinned")
-    files = sorted(parts.glob("*.jsonl"), key=lambda p: _order(p.stem.replace("_", "/")))
+    files = corpus.parts_in_order(parts)
     whole = hashlib.sha256()
     digests = {}
     for part in files:
         data = part.read_bytes()
         whole.update(data)
-        digests[part.stem.replace("_", "/")] = hashlib.sha256(data).hexdigest()
+        digests[corpus.part_task(part)] = hashlib.sha256(data).hexdigest()
     return CorpusPin(rules, whole.hexdigest(), digests)
 
 
