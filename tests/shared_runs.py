@@ -109,3 +109,29 @@ def postcond_bundled_state(request, tmp_path_factory) -> Path:
             prebuild_postcond_java(state)
             done.write_text("")
     return state
+
+
+# The one jvm executor of this process for the bundled state (see :func:`bundled_jvm`).
+_BUNDLED_JVM: list = []
+
+
+@pytest.fixture(scope="session")
+def bundled_jvm(postcond_bundled_state):
+    """One ``jvm`` executor for the session's tests of the JML service and PostcondBench's Java
+    side (imported by the modules that use it), on ``postcond_bundled_state``'s class cache,
+    as a plugin process has one: its warm javac starts and warms up once per process (about
+    1 CPU s a start: docs/timing.md, "Session 19"), not once per module.  Every spec, fill,
+    answer, mutant and test program is still compiled by the test that checks it and run in
+    JVMs of its own.  Each module that imports this fixture has a session fixture of its own
+    (pytest keys fixtures by the module that defines them): the first makes the executor and
+    the others take it; it is closed at the session's end, at the last test's teardown (where
+    the per-test CPU plugin counts its JVMs: perf/suite_cpu.py)."""
+    from pytest_specbench.execution.jvm import JvmExecutor
+
+    if not _BUNDLED_JVM:
+        _BUNDLED_JVM.append(JvmExecutor(postcond_bundled_state / "jvm", state_dir=postcond_bundled_state))
+    executor = _BUNDLED_JVM[0]
+    yield executor
+    if _BUNDLED_JVM and _BUNDLED_JVM[0] is executor:
+        _BUNDLED_JVM.clear()
+        executor.close()

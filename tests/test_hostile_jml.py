@@ -27,24 +27,21 @@ import pytest
 
 from pytest_specbench.jml.checker import JmlChecker
 from pytest_specbench.jml.inputs import driver_from_calls
-from pytest_specbench.execution.jvm import JvmExecutor
 from fakes import FakeSettings, fake_context
-from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: the session's JVM class cache)
+from shared_runs import bundled_jvm, postcond_bundled_state  # noqa: F401  (fixtures: the session's executor, its class cache)
 
 JAVA = bool(shutil.which("javac") and shutil.which("java"))
 pytestmark = pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
 
 
 @pytest.fixture(scope="module")
-def jvm(postcond_bundled_state):
-    """The module's executor, on the session's class cache (tests/shared_runs.py): the warm
-    javac, the JML runtime, the JUnit runner and the javalib project are trusted classes
-    compiled once per content for every module and xdist worker (a fresh cache compiled them
-    again here: ~6 s of CPU).  Every spec, fill, answer and test program below is still
-    compiled by this module and run in JVMs of its own."""
-    ex = JvmExecutor(postcond_bundled_state / "jvm", state_dir=postcond_bundled_state)
-    yield ex
-    ex.close()
+def jvm(bundled_jvm):
+    """The session's executor (tests/shared_runs.py): its warm javac is shared with the other
+    modules of the JML service and PostcondBench's Java side, and the warm javac, the JML
+    runtime, the JUnit runner and the javalib project are trusted classes compiled once per
+    content for every module and xdist worker.  Every spec, fill, answer and test program
+    below is still compiled by this module and run in JVMs of its own."""
+    return bundled_jvm
 
 
 @pytest.fixture(scope="module")

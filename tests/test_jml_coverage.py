@@ -70,7 +70,11 @@ def test_switch_cases_and_the_implicit_default_are_branches():
 
 @pytest.fixture(scope="module")
 def checker(tmp_path_factory):
-    return JmlChecker(JvmExecutor(tmp_path_factory.mktemp("jvm")), call_seconds=2.0)
+    # closed at the module's end: its JVMs' CPU is then this module's (an executor never closed
+    # outlived the session, its jobs' CPU uncounted by perf/suite_cpu.py)
+    jvm = JvmExecutor(tmp_path_factory.mktemp("jvm"))
+    yield JmlChecker(jvm, call_seconds=2.0)
+    jvm.close()
 
 
 @needs_java

@@ -9,9 +9,8 @@ import pytest
 
 from pytest_specbench.jml.checker import JmlChecker
 from pytest_specbench.benchmarks.speceval.tools.validate_jml import validate
-from pytest_specbench.execution.jvm import JvmExecutor
 from shared_data import SHARED_DATA
-from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: the session's JVM class cache)
+from shared_runs import bundled_jvm, postcond_bundled_state  # noqa: F401  (fixtures: the session's executor, its class cache)
 
 pytestmark = pytest.mark.realdata
 DATA = SHARED_DATA / "specgenbench"
@@ -25,14 +24,12 @@ SLICE = {"BinarySearch", "RotateArray", "GCD", "MoveZeroes", "Fibonacci", "Conta
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"SpecGenBench not found at {DATA}")
 @pytest.mark.skipif(not shutil.which("javac"), reason="javac not found: apt-get install openjdk-17-jdk-headless")
-def test_oracle_specs_hold_and_mutants_are_caught(postcond_bundled_state):
+def test_oracle_specs_hold_and_mutants_are_caught(bundled_jvm):
     out = io.StringIO()
-    # The session's class cache (tests/shared_runs.py): the warm javac and the JML runtime
-    # are trusted classes, compiled once for the session; every program and mutant below
-    # is compiled and run here.
-    checker = JmlChecker(JvmExecutor(postcond_bundled_state / "jvm", state_dir=postcond_bundled_state))
+    # The session's executor and class cache (tests/shared_runs.py): its warm javac and the
+    # JML runtime are the session's; every program and mutant below is compiled and run here.
+    checker = JmlChecker(bundled_jvm)
     res = validate(DATA, checker, per_operator=1, only=SLICE, out=out)
-    checker.jvm.close()
     fig = res["figures"]
     assert fig["translated"] == fig["compiled"] == len(SLICE), out.getvalue()
     failing = sorted(f.split(":")[0] for f in res["ground_truth_failures"])

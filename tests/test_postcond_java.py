@@ -15,7 +15,7 @@ from pytest_specbench.errors import DataError, InfrastructureError
 from pytest_specbench.execution.jvm import JvmExecutor
 from pytest_specbench.models.base import Completion
 from fakes import fake_context
-from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: the bundled Java classes, built once)
+from shared_runs import bundled_jvm, postcond_bundled_state  # noqa: F401  (fixtures: the session's executor, its classes)
 
 ROOT = Path(__file__).resolve().parents[1]
 JAVALIB = BUNDLED.parent / "javalib"
@@ -237,14 +237,12 @@ def JavaCtx(tmp_path, jvm, **opts):
 
 
 @pytest.fixture(scope="module")
-def jvm(postcond_bundled_state):
-    """One jvm executor for the module, as a plugin process has one: its warm javac starts
-    once, not once per test.  Its class cache is the session's (tests/shared_runs.py): the
-    runtime, runner and project compile once for every test and xdist worker that runs the
-    bundled Java tasks.  Every check still compiles its own program and runs its own JVM."""
-    ex = JvmExecutor(postcond_bundled_state / "jvm", state_dir=postcond_bundled_state)  # Java checks never use the command executor
-    yield ex
-    ex.close()
+def jvm(bundled_jvm):
+    """The session's jvm executor (tests/shared_runs.py), as a plugin process has one: its
+    warm javac starts once, not once per test or module.  Its class cache is the session's:
+    the runtime, runner and project compile once for every test and xdist worker that runs
+    the bundled Java tasks.  Every check still compiles its own program and runs its own JVM."""
+    return bundled_jvm
 
 
 @pytest.fixture
