@@ -496,19 +496,29 @@ def _hostile_class(name: str) -> str:
     return f"Hostile{list(HOSTILE_TESTS).index(name)}Test"
 
 
+# Tests that exit, halt or flood the output (test_exit_and_floods_in_the_project_cannot_fake_a_pass).
+EXITS_AND_FLOODS = ("package javalib;\nimport org.junit.Test;\npublic class HostileTest {\n"
+                    "  @Test public void exits() { System.exit(0); }\n"
+                    "  @Test public void halts() { Runtime.getRuntime().halt(0); }\n"
+                    "  @Test public void floods() { for (int i = 0; i < 200000; i++) System.out.println(\"x\" + i); "
+                    "javalib.Numbers.clamp(1, 0, 2); }\n}\n")
+
+
 @pytest.fixture(scope="module")
 def hostile_project(tmp_path_factory):
-    """The javalib project with one test class per case of HOSTILE_TESTS (``Hostile<N>Test#t``),
-    written once for the module: its project classes compile once per content, not once per
-    case (a project copy per case compiled the whole project again for each, ~1 s of CPU).
-    Each case still runs only its own class's test (and clampInside) in a JVM of its own: the
-    JUnit runner loads the test classes it is given, so another case's class is never loaded."""
+    """The javalib project with one test class per case of HOSTILE_TESTS (``Hostile<N>Test#t``)
+    and ``HostileTest`` (EXITS_AND_FLOODS), written once for the module: its project classes
+    compile once per content, not once per case (a project copy per case compiled the whole
+    project again for each, ~1 s of CPU).  Each case still runs only its own class's test (and
+    clampInside) in a JVM of its own: the JUnit runner loads the test classes it is given, so
+    another case's class is never loaded."""
     lib = tmp_path_factory.mktemp("hostile") / "javalib"
     shutil.copytree(JAVALIB, lib)
     for name, (body, _verdict) in HOSTILE_TESTS.items():
         (lib / f"src/test/java/javalib/{_hostile_class(name)}.java").write_text(
             f"package javalib;\nimport org.junit.Test;\npublic class {_hostile_class(name)} {{\n"
             f"  @Test public void t() {{ {body} }}\n}}\n")
+    (lib / "src/test/java/javalib/HostileTest.java").write_text(EXITS_AND_FLOODS)
     return lib
 
 
@@ -524,6 +534,22 @@ def test_postcond_java_runner_withstands_what_tests_do(hostile_project, jvm, nam
     run = execute.run_program(jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 2.0 if verdict == "timeout" else 5.0)
     assert run["verdict"] == verdict, (name, run)
     assert "\n" not in run["reason"]
+
+
+@needs_junit
+def test_exit_and_floods_in_the_project_cannot_fake_a_pass(hostile_project, jvm):
+    """Tests that call System.exit/halt or flood the output: the run still ends with per-test
+    records (the exits fail with a SecurityException).  (From tests/test_postcond_java.py:
+    here it runs on this module's copy of the project, compiled once for both tests.)"""
+    lib = hostile_project
+    data = dict(_java_task("clamp").data)
+    data["cover_tests"] = ["javalib.HostileTest#floods", "javalib.HostileTest#exits", "javalib.HostileTest#halts",
+                           "javalib.NumbersTest#clampInside"]
+    text = (lib / data["file"]).read_text()
+    run = execute.run_program(jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 10.0)
+    assert run["verdict"] == "failed" and "exitVM" in run["reason"], run
+    data["cover_tests"] = ["javalib.HostileTest#floods"]
+    assert execute.run_program(jvm, data, lib, text, ["\\result == 5"], 10.0)["verdict"] == "jml_fail"
 
 
 # ================================================================== issue 42: round two
