@@ -19,7 +19,11 @@ pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("jav
 
 @pytest.fixture(scope="module")
 def checker(tmp_path_factory):
-    return JmlChecker(JvmExecutor(tmp_path_factory.mktemp("jvm")), call_seconds=2.0)
+    # Closed at the module's end: an executor left open keeps its warm javac running past
+    # the tests, and the per-test CPU plugin (perf/suite_cpu.py) never counts its JVMs.
+    executor = JvmExecutor(tmp_path_factory.mktemp("jvm"))
+    yield JmlChecker(executor, call_seconds=2.0)
+    executor.close()
 
 
 MAX = """public class M {
