@@ -397,3 +397,23 @@ def test_measured_costs_are_kept_per_run_and_merged(tmp_path):
     assert MeasuredCosts(folder, '{"model": "other"}').earlier == {}  # another run's items
     second.path.write_text("{not json")
     assert MeasuredCosts(folder, '{"model": "m"}').earlier == {}  # unreadable: predictions only
+
+
+def test_this_suite_under_n_alone_is_scheduled_by_xdists_worksteal():
+    """The project's own suite (tests/conftest.py): ``-n N`` without ``--dist`` means xdist's
+    ``worksteal``, so a worker that runs out takes half of what the other still holds (the
+    busy-core run's idle tail, docs/timing.md, "Session 19"); an explicit mode, ``-n 0``, no
+    ``-n`` and xdist's workers (``numprocesses`` cleared) keep theirs."""
+    from types import SimpleNamespace
+
+    import conftest
+
+    def dist_after(**option) -> str:
+        config = SimpleNamespace(option=SimpleNamespace(**{"dist": "no", "distload": False, **option}))
+        conftest.pytest_cmdline_main(config)
+        return config.option.dist
+
+    assert dist_after(numprocesses=2) == "worksteal"
+    assert dist_after(numprocesses=2, dist="load") == "load"
+    assert dist_after(numprocesses=2, distload=True) == "no"  # (-d: xdist makes it load)
+    assert dist_after(numprocesses=0) == dist_after(numprocesses=None) == "no"
