@@ -48,7 +48,7 @@ def pytest_cmdline_main(config):
     ``load``.  Why: ``load`` hands out chunks that shrink as the queue does, and what a worker
     holds when the queue runs out it runs alone: the busy-core run of session 18 ended with one
     worker idle for its last 12.6 s (its per-test records replayed through both schedulers:
-    364.2 -> 358.8 s for the last worker, docs/timing.md, "Session 19").  ``worksteal`` gives
+    364.2 -> 358.1 s for the last worker, perf/suite_tail.py, docs/timing.md "Session 19").  ``worksteal`` gives
     each worker half and lets the one that runs out take half of what the other still holds,
     so the tail is the test running when that happens.  Which tests share a worker changes, no
     test's meaning: module fixtures that workers share are made once for the session anyway
