@@ -6,8 +6,9 @@ Each one either runs here, from an empty folder with this venv on ``PATH``, or i
 :data:`NOT_RUN` with the reason (a network, Lean, a real model, a user's own paths, the test
 suite itself, minutes of work): a command added to a document without one is run, so an
 example cannot rot unseen.  The runs are kept small: a benchmark run is narrowed to a task
-or two per family with ``-k`` (the command is otherwise as written, options included), and
-the README's gate example (``--specbench-fail-under``) is added to its main run.
+or two per family with ``-k`` (``--specbench-tasks`` for ``--specbench=all``; the command is
+otherwise as written, options included), and the README's gate example
+(``--specbench-fail-under``) is added to its main run.
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ SHELL_FENCES = ("", "sh", "bash", "shell", "console")
 # is a selection task: its ground truth is checked in a JVM as a generation task's is, without
 # a JVM more for the generated spec (~0.8 CPU s; the JML checker on generation answers is
 # tests/test_speceval_plugin.py's).
-NARROW = "HumanEval-S/0 or b01 or minilib--running_max or CountAbove/selection/original or bundled_count"
+NARROW_TASKS = ("HumanEval-S/0", "b01", "minilib--running_max", "CountAbove/selection/original", "bundled_count")
+NARROW = " or ".join(NARROW_TASKS)
 
 # (pattern, why it is not run here): the first match decides.
 NOT_RUN = [
@@ -121,7 +123,14 @@ def _as_run_here(command: str, gate: str) -> str:
     if not command.startswith("pytest "):
         return command
     extra = [*UNUSED_PLUGINS, "-p", "no:cacheprovider", "-q"]
-    if " -k " not in command:
+    if "--specbench=all" in command:
+        # By exact ids: the controller then knows the whole plan before collection, so the
+        # README's -n 2 run, whose verdicts the run before it left in the result cache, reads
+        # them without starting its two workers (~0.8 CPU s each; with -k it could not tell
+        # that the deselected items need nothing).  A family's own command keeps -k (the
+        # other families' ids would be unknown tasks to it).
+        extra.append(f"--specbench-tasks={','.join(NARROW_TASKS)}")
+    elif " -k " not in command:
         extra += ["-k", f"'{NARROW}'"]
     if "--specbench=all" in command and "-n 2" in command:
         extra.append(gate)  # the README's gate example, on its main run
@@ -147,9 +156,8 @@ def test_the_documents_runnable_commands_run_as_written(pytester):
     failures = []
     first_pytest = True
     # In one folder, those without -n first: an -n run then finds every verdict in the result
-    # cache, instead of preparing the JML and PostcondBench toolchains again in each worker.
-    # Its two workers still start (~0.8 CPU s each, session 18): the controller decides to skip
-    # them before collection, so with -k it cannot tell that the deselected items need nothing.
+    # cache, instead of preparing the JML and PostcondBench toolchains again in each worker
+    # (and, narrowed by task ids, starts no worker: _as_run_here).
     for doc, line, command in sorted(commands(), key=lambda c: " -n " in c[2]):
         if not_run_reason(command) is not None or command in seen:
             continue

@@ -159,8 +159,11 @@ def test_tampering_with_the_result_pipe_changes_no_verdict(ctx, tasks, fault):
 
 def test_plugin_run_hostile_samples_are_failures_not_errors(pytester):
     # Through the plugin (model answers are sanitized, so hostile code sits in the function).
+    # The huge int is range-guarded as the contract cases above are: 6 of the 7 CVTs stop at
+    # the guard and one (True) still returns it, instead of all 7 burning their CPU limit
+    # (~1.2 CPU s; the unguarded body meets both checks in the cases above).
     bodies = [
-        "import sys\n    sys.set_int_max_str_digits(0)\n    return 10 ** 2_000_000",
+        "assert 0 <= score <= 100\n    import sys\n    sys.set_int_max_str_digits(0)\n    return 10 ** 2_000_000",
         "x = []\n    x.append(x)\n    return x",
         "x = []\n    for _ in range(100_000):\n        x = [x]\n    return x",
         "import os\n    os.close(3)\n    return 'A'",

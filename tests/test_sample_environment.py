@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_specbench.execution.limits import Limits
-from pytest_specbench.execution.python import CallsJob, make, sample_path
+from pytest_specbench.execution.python import CallsJob, PythonExecutor, make, sample_path
 
 LIMITS = Limits(call_cpu=5.0, startup_cpu=5.0, memory_mb=2048, tmp_mb=16)
 PROBE = ("import sys\ndef f():\n    try:\n        import numpy\n        np = numpy.__version__\n"
@@ -73,3 +73,28 @@ def test_bad_sample_python_is_one_line(pytester):
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--specbench-sample-python: no Python interpreter at /no/such/python*"])
     assert "Traceback" not in result.stderr.str()
+
+
+def test_a_zygote_started_again_reuses_the_description_until_a_folder_of_the_path_changes(tmp_path):
+    """The description of the samples' path (for the manifest) is made by the first zygote of an
+    interpreter and path in this process; a later one is told not to make it again (a forked
+    describer reading every distribution's metadata: ~0.1 CPU s a start, paid by every run the
+    tests make in their process) and reports the same; an install or removal in a folder of the
+    path (its mtime) makes it describe again."""
+    from pytest_specbench.execution import python as python_executor
+
+    limits = Limits(call_cpu=1.0, startup_cpu=2.0, memory_mb=512, tmp_mb=16)
+    described = []
+    for _ in range(2):
+        ex = PythonExecutor(limits)
+        try:
+            described.append((ex._zygote_cfg()["describe"], ex.ensure_started()["environment"]))
+        finally:
+            ex.close()
+    (first_asked, first), (again_asked, again) = described
+    assert again_asked is False and again == first and first["distributions"]
+    key = python_executor._described_key(sys.executable, [str(tmp_path)])
+    assert key == python_executor._described_key(sys.executable, [str(tmp_path)])
+    os.utime(tmp_path, ns=(0, 0))  # (what an install into it does to its mtime)
+    assert python_executor._described_key(sys.executable, [str(tmp_path)]) != key
+    assert python_executor._described_key(sys.executable, None) is None  # another interpreter's own path

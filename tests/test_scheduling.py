@@ -397,3 +397,48 @@ def test_measured_costs_are_kept_per_run_and_merged(tmp_path):
     assert MeasuredCosts(folder, '{"model": "other"}').earlier == {}  # another run's items
     second.path.write_text("{not json")
     assert MeasuredCosts(folder, '{"model": "m"}').earlier == {}  # unreadable: predictions only
+
+
+def test_this_suite_under_n_alone_is_scheduled_by_xdists_worksteal():
+    """The project's own suite (tests/conftest.py): ``-n N`` without ``--dist`` means xdist's
+    ``worksteal``, so a worker that runs out takes half of what the other still holds (the
+    busy-core run's idle tail, docs/timing.md, "Session 19"); an explicit mode, ``-n 0``, no
+    ``-n`` and xdist's workers (``numprocesses`` cleared) keep theirs."""
+    from types import SimpleNamespace
+
+    import conftest
+
+    def dist_after(**option) -> str:
+        config = SimpleNamespace(option=SimpleNamespace(**{"dist": "no", "distload": False, **option}))
+        conftest.pytest_cmdline_main(config)
+        return config.option.dist
+
+    assert dist_after(numprocesses=2) == "worksteal"
+    assert dist_after(numprocesses=2, dist="load") == "load"
+    assert dist_after(numprocesses=2, distload=True) == "no"  # (-d: xdist makes it load)
+    assert dist_after(numprocesses=0) == dist_after(numprocesses=None) == "no"
+
+
+def test_a_recorded_run_replayed_through_xdists_schedulers_shows_the_tail(tmp_path, capsys):
+    """perf/suite_tail.py: xdist's own schedulers over recorded wall times.  Eight tests:
+    ``load`` sends two at a time, so one worker ends with both 5 s tests queued and the other
+    sits idle for 7.9 s; ``worksteal`` gives each worker half, and the first to run low
+    (at 2.1 s) takes the last 5 s test from the other's queue: both end at about 8 s."""
+    from pytest_specbench.perf import suite_tail
+
+    walls = [1, 1, 0.1, 1, 2, 5, 1, 5]
+    order = [f"tests/test_t.py::test_{i}" for i in range(len(walls))]
+    records = tmp_path / "records"
+    records.mkdir()
+    lines = [json.dumps({"test": test, "cpu": 0.0, "wall": wall}) for test, wall in zip(order, walls)]
+    (records / "gw0-1.jsonl").write_text("\n".join(lines[:5] + ['{"process": "gw0", "cpu_total": 1.0}']) + "\n")
+    (records / "gw1-2.jsonl").write_text("\n".join(lines[5:]) + "\n")
+    (records / "nested-3.jsonl").write_text(json.dumps({"nested": order[0], "wall": 99.0}) + "\n")
+    assert suite_tail.recorded_walls(records) == dict(zip(order, map(float, walls)))
+    ends = {mode: suite_tail.replay(order, dict(zip(order, walls)), 2, mode) for mode in ("load", "worksteal")}
+    assert [round(end, 1) for end in ends["load"]] == [12.0, 4.1]
+    assert [round(end, 1) for end in ends["worksteal"]] == [8.1, 8.0]  # (13.0 each without the steal)
+    (tmp_path / "order.txt").write_text("\n".join(order) + "\n")
+    assert suite_tail.main([str(records), "--order", str(tmp_path / "order.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "the first idle 7.9 s at the end" in out and "the first idle 0.1 s at the end" in out, out
