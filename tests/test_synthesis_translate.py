@@ -78,7 +78,7 @@ PATTERNS = [
 ]
 
 
-@pytest.mark.slow  # (hypothesis and z3 over 9 patterns: ~15 CPU s)
+@pytest.mark.slow  # (hypothesis and z3 over 9 patterns: ~5 CPU s)
 @pytest.mark.parametrize("params,asserts", PATTERNS, ids=[",".join(p) + f"-{i}" for i, (p, _) in enumerate(PATTERNS)])
 def test_translation_agrees_with_cpython(params, asserts):
     from hypothesis import HealthCheck, given, settings, strategies as st
@@ -90,7 +90,9 @@ def test_translation_agrees_with_cpython(params, asserts):
     assert not unsupported, unsupported
     checker = ConcreteChecker(model)
 
-    @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    # 12 derandomized examples per pattern (25 until session 19: 8.1 -> 5.4 CPU s for the file);
+    # with isinstance(x, int) made to refuse a bool, 12 fail two patterns (x-0, d-7), 25 one (x-0)
+    @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
     @given(st.fixed_dictionaries({p: values for p in params}))
     def check(kwargs):
         ours = checker.verdicts(kwargs)

@@ -311,7 +311,7 @@ FINDING = ((range(0, 25), 30), (range(25, 110), 100))
 SEARCH_RUNS = [Path(p) for p in os.environ.get("SPECBENCH_SEARCH_RUNS", "").split(os.pathsep) if p]
 
 
-def _searched_entries(tmp_path):
+def _searched_entries(tmp_path, pytester):
     """(task, r_num) -> the search tool's entry for each upstream-correct row searched."""
     from pytest_specbench.benchmarks.nl2postcond.tools import search
 
@@ -324,7 +324,10 @@ def _searched_entries(tmp_path):
         return entries
     if not FULL:  # a bounded slice: the two weak rows of HumanEval/3 (each accepts a wrong output)
         rows = [r for r in search.correct_rows(SHARED_DATA, {"HumanEval/3"}) if r["r_num"] in (0, 1)]
-        bench, _ = search.run_pbt(SHARED_DATA, rows, tmp_path, examples=15, workers=0)
+        # the tool's own run (search.pbt_args), made in this process: each search still runs in
+        # its sandbox job; a Python of its own and the plugin's import were ~1.5 CPU s
+        pytester.runpytest_inprocess(*search.pbt_args(SHARED_DATA, rows, pytester.path, examples=15, workers=0))
+        bench = search.run_report(pytester.path, "search")
         return {(e["task_id"], e["r_num"]): e for e in search.table(rows, bench)}
     entries = {}
     for numbers, examples in FINDING:  # every upstream-correct row of HumanEval/0-109
@@ -341,14 +344,14 @@ def _searched_entries(tmp_path):
 @seccomp
 @pytest.mark.skipif(not (SHARED_DATA / "nl2postcond" / "annotated_postconditions.jsonl").is_file(),
                     reason="nl2postcond data not found beside the checkout (../shared/datasets/nl2postcond)")
-def test_upstream_correct_rows_refuted_by_search_replay_through_the_reference(tmp_path, command_executor):
+def test_upstream_correct_rows_refuted_by_search_replay_through_the_reference(tmp_path, pytester, command_executor):
     """#47's done-when: every REFUTED row carries a counterexample that, replayed by hand
     (the reference in the sandbox on the counterexample's input, the postcondition on the
     reference's after-state and the shown output in the spec service, EvalPlus's oracle),
     shows the violation.  A bounded slice by default; SPECBENCH_TESTS_FULL=1: every
     upstream-correct row of HumanEval/0-109 searched at the finding's settings;
     SPECBENCH_SEARCH_RUNS: every refutation of the kept runs."""
-    entries = _searched_entries(tmp_path)
+    entries = _searched_entries(tmp_path, pytester)
     assert all("verdicts" in e for e in entries.values()), [e for e in entries.values() if "verdicts" not in e]
     refuted = [(e, v) for e in entries.values() for v in e["verdicts"] if v["status"] == "REFUTED"]
     assert refuted

@@ -48,24 +48,36 @@ def replay_lines(rows: list[dict[str, Any]]) -> str:
                                "postcondition": r["postcondition"]}) + "\n" for r in rows)
 
 
-def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
-               workers: int, time_rule: str = "paper", long_ints: str = "upstream") -> dict[str, Any]:
+def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
+                workers: int, time_rule: str = "paper", long_ints: str = "upstream") -> list[str]:
+    """The arguments of the pytest run that replays ``rows`` (run in ``folder``; the
+    replay file is written there), for :func:`run_plugin` or a caller's own pytest."""
     replay = folder / "sheet-replay.jsonl"
     replay.write_text(replay_lines(rows), encoding="utf-8")
-    report = folder / "report.json"
     tasks = sorted({r["task_id"] for r in rows})
-    argv = [sys.executable, "-m", "pytest", "--specbench=nl2postcond", f"--model=replay:{replay}",
+    argv = ["--specbench=nl2postcond", f"--model=replay:{replay}",
             f"--specbench-data={data_root}", f"--nl2postcond-inputs={inputs}", f"--nl2postcond-time={time_rule}",
             f"--nl2postcond-long-ints={long_ints}",
-            f"--specbench-report={report}",
+            f"--specbench-report={folder / 'report.json'}",
             f"--specbench-tasks={','.join(tasks)}", "-p", "no:cacheprovider", "-q", "--rootdir", str(folder),
             "-o", "addopts="]
     argv += [f"--nl2postcond-corpus={corpus}"] if corpus else ["--specbench-checks=correct"]
-    argv += ["-n", str(workers)] if workers else []
-    subprocess.run(argv, cwd=folder, check=False, stdout=subprocess.DEVNULL)
+    return argv + (["-n", str(workers)] if workers else [])
+
+
+def run_report(folder: Path, tool: str = "agreement") -> dict[str, Any]:
+    """The nl2postcond section of the report a run of :func:`plugin_args` wrote in ``folder``."""
+    report = folder / "report.json"
     if not report.is_file():
-        raise SystemExit(f"agreement: the plugin run wrote no report (see {folder})")
+        raise SystemExit(f"{tool}: the plugin run wrote no report (see {folder})")
     return json.loads(report.read_text())["benchmarks"]["nl2postcond"]
+
+
+def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
+               workers: int, time_rule: str = "paper", long_ints: str = "upstream") -> dict[str, Any]:
+    argv = plugin_args(data_root, rows, folder, inputs, corpus, workers, time_rule, long_ints)
+    subprocess.run([sys.executable, "-m", "pytest", *argv], cwd=folder, check=False, stdout=subprocess.DEVNULL)
+    return run_report(folder)
 
 
 # Tasks whose reference changed between EvalPlus 0.1.5 (upstream's pin) and 0.1.10 (ours).

@@ -31,32 +31,38 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .agreement import replay_lines, sheet_rows
+from .agreement import replay_lines, run_report, sheet_rows
 
 
 def correct_rows(data_root: Path, tasks: set[str] | None = None) -> list[dict[str, Any]]:
     return [r for r in sheet_rows(data_root, tasks) if r.get("test_set_correct")]
 
 
+def pbt_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, examples: int, workers: int,
+             tiers: str = "pbt") -> list[str]:
+    """The arguments of the pytest run of the plugin on ``rows`` with the pbt tier alone (or
+    ``tiers``), run in ``folder`` (the replay file is written there), for :func:`run_pbt` or
+    a caller's own pytest."""
+    replay = folder / "sheet-replay.jsonl"
+    replay.write_text(replay_lines(rows), encoding="utf-8")
+    argv = ["--specbench=nl2postcond", f"--model=replay:{replay}",
+            f"--specbench-data={data_root}", f"--spec-tiers={tiers}", f"--spec-pbt-examples={examples}",
+            f"--specbench-report={folder / 'report.json'}",
+            f"--specbench-tasks={','.join(sorted({r['task_id'] for r in rows}))}",
+            "-p", "no:cacheprovider", "-q", "--rootdir", str(folder), "-o", "addopts="]
+    return argv + (["-n", str(workers)] if workers else [])
+
+
 def run_pbt(data_root: Path, rows: list[dict[str, Any]], folder: Path, examples: int, workers: int,
             tiers: str = "pbt") -> tuple[dict[str, Any], float]:
     """The plugin on ``rows`` with the pbt tier alone (or ``tiers``): (the report's
     nl2postcond section, CPU seconds of the run and everything it started)."""
-    replay = folder / "sheet-replay.jsonl"
-    replay.write_text(replay_lines(rows), encoding="utf-8")
-    report = folder / "report.json"
-    argv = [sys.executable, "-m", "pytest", "--specbench=nl2postcond", f"--model=replay:{replay}",
-            f"--specbench-data={data_root}", f"--spec-tiers={tiers}", f"--spec-pbt-examples={examples}",
-            f"--specbench-report={report}", f"--specbench-tasks={','.join(sorted({r['task_id'] for r in rows}))}",
-            "-p", "no:cacheprovider", "-q", "--rootdir", str(folder), "-o", "addopts="]
-    argv += ["-n", str(workers)] if workers else []
+    argv = pbt_args(data_root, rows, folder, examples, workers, tiers)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(argv, cwd=folder, check=False, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "pytest", *argv], cwd=folder, check=False, stdout=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if not report.is_file():
-        raise SystemExit(f"search: the plugin run wrote no report (see {folder})")
-    return json.loads(report.read_text())["benchmarks"]["nl2postcond"], cpu
+    return run_report(folder, "search"), cpu
 
 
 def table(rows: list[dict[str, Any]], bench: dict[str, Any]) -> list[dict[str, Any]]:
