@@ -308,13 +308,10 @@ def _floor_one(job) -> tuple[str, int, bool, float | None]:
     return task_id, index, True, None
 
 
-def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = False, profile_name: str | None = None) -> dict:
-    """The floor: expected outputs and limits come from the plugin's own cache (as warm as the plugin).
-
-    ``distinct``: run each distinct program of a task once (the plugin's normal
-    form, ``sanitize.program_form``) and give its copies its verdict: the
-    samples' own work with dedupe and without isolation, the lower bound of
-    the plugin with dedupe.  Keys are computed before the clock starts."""
+def floor_expected(task_ids, state: Path) -> tuple[dict, dict, dict]:
+    """Per task: the expected outputs (decoded), the per-input CPU limits (as
+    ``functional_check`` sets them) and the reference's cost, from the plugin's own
+    cache in ``state``; a task not cached there is left out."""
     from pytest_specbench.execution import wire
     from pytest_specbench.execution.limits import Limits, machine_speed
 
@@ -322,7 +319,7 @@ def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = Fa
 
     expected, limits, cost = {}, {}, {}
     folders = list((state / "cache" / "expected").glob(f"v{EXPECTED_FORMAT}-*"))
-    for task_id in {s["task_id"] for s in samples}:
+    for task_id in task_ids:
         name = task_id.replace("/", "_") + ".json"
         path = next((f / name for f in folders if (f / name).exists()), None)
         if path is None:
@@ -334,6 +331,17 @@ def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = Fa
         lim = Limits()
         limits[task_id] = [max(lim.call_cpu, lim.reference_factor * w * machine_speed()) for w in work]
         cost[task_id] = sum(work)
+    return expected, limits, cost
+
+
+def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = False, profile_name: str | None = None) -> dict:
+    """The floor: expected outputs and limits come from the plugin's own cache (as warm as the plugin).
+
+    ``distinct``: run each distinct program of a task once (the plugin's normal
+    form, ``sanitize.program_form``) and give its copies its verdict: the
+    samples' own work with dedupe and without isolation, the lower bound of
+    the plugin with dedupe.  Keys are computed before the clock starts."""
+    expected, limits, cost = floor_expected({s["task_id"] for s in samples}, state)
     jobs = [(s["task_id"], s.get("sample_index", 0), clean_sample(s["solution"], tasks[s["task_id"]]["entry_point"]))
             for s in samples if s["task_id"] in expected]
     copies: dict[tuple, list[int]] = {}
