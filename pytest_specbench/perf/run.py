@@ -157,7 +157,7 @@ class RoleMemory(threading.Thread):
 
 # Set by --profile DIR (perf/profile.py): every plugin run is recorded by py-spy and
 # timed per process by perf/timeline.py; None: runs as they are.
-PROFILE: dict = {"dir": None, "rate": 100, "timeline": None}
+PROFILE: dict = {"dir": None, "rate": 100, "timeline": None, "warm_up": True}
 
 
 def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | None = None) -> dict:
@@ -474,9 +474,10 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
         return
     # Warm-up: the canonical outputs and reference costs, computed once per task
     # (the reference model runs one item per task; the samples are not run).
-    plugin_run(["--specbench=evalplus", f"--specbench-data={data}", "--model=reference", "--specbench-checks=functional",
-                "-k", "HumanEval" if dataset == "humaneval" else "Mbpp", "-n", "2", "--specbench-result-cache=off"],
-               work, work / f"{name}-warm.json")
+    if PROFILE["warm_up"]:
+        plugin_run(["--specbench=evalplus", f"--specbench-data={data}", "--model=reference",
+                    "--specbench-checks=functional", "-k", "HumanEval" if dataset == "humaneval" else "Mbpp", "-n", "2",
+                    "--specbench-result-cache=off"], work, work / f"{name}-warm.json")
     runs = {}
     for mode in modes:
         extra, label = MODES[mode]
@@ -633,7 +634,11 @@ def main() -> None:
     ap.add_argument("--timeline", type=Path, default=None,
                     help="W1/W2/W4: write each timed plugin run's per-process timelines into DIR (perf/timeline.py: "
                          "start-up, collection, items, the sandbox's CPU) without py-spy; prints their analysis")
+    ap.add_argument("--no-warm-up", action="store_true",
+                    help="W1/W2/W4: skip the reference's warm-up run (--work's state already holds the expected "
+                         "outputs, say a copy of an earlier work folder's: its runs are then compared on one state)")
     args = ap.parse_args()
+    PROFILE["warm_up"] = not args.no_warm_up
     # Some sandboxes set PYTHONDONTWRITEBYTECODE=1.  Then every Python process
     # compiles every module it imports from source, and pytest re-does its
     # assertion rewriting of plugin modules (ours, hypothesis'): ~0.4 s per pytest
