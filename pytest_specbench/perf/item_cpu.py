@@ -137,6 +137,32 @@ class Items:
         return {"sandbox": e["kids"] - e["kids0"], "worker": e["cpu"] - e["cpu0"],
                 "verdict": "failed" if f"FAILED specbench::evalplus::{task_id}::" in proc.stdout else "passed"}
 
+    def rest(self, task_ids: list[str]) -> dict:
+        """Many small items at once: the plugin's ``-n 0`` run over ``task_ids`` (their items'
+        summed sandbox CPU and the worker's own in them) and the floor's loop over the same
+        samples in one process forked from this one (its whole CPU)."""
+        folder = Path(tempfile.mkdtemp(prefix="item-cpu-", dir=self.work))
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
+                "-p", "pytest_specbench.perf.timeline", f"--specbench-dir={self.work / 'state'}",
+                "--specbench=evalplus", f"--specbench-data={self.data}", f"--model=replay:{self.samples_file}",
+                "--specbench-checks=functional", f"--specbench-tasks={','.join(task_ids)}",
+                "--specbench-result-cache=off", "-n", "0"]
+        subprocess.run(argv, cwd=self.work, env={**os.environ, timeline.ENV: str(folder)}, capture_output=True)
+        items = [e for evs in timeline.load(folder).values() for e in evs if e["ev"] == "item"]
+        for path in folder.glob("*"):
+            path.unlink()
+        folder.rmdir()
+        c0 = _children_cpu()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the forked floor process
+            for task_id in task_ids:
+                perf_run._floor_one((task_id, 0, self.code[task_id]))
+            os._exit(0)
+        os.waitpid(pid, 0)
+        return {"plugin sandbox": sum(e["kids"] - e["kids0"] for e in items),
+                "plugin worker": sum(e["cpu"] - e["cpu0"] for e in items), "items": len(items),
+                "floor": _children_cpu() - c0}
+
     def executor(self, task_id: str, ex) -> dict:
         from pytest_specbench.execution.limits import BORDERLINE_MARGIN
         from pytest_specbench.execution.python import CallsJob
@@ -204,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=0, help="with --timeline: the N costliest items of that run")
     ap.add_argument("--timeline", type=Path, help="a run's timeline folder (perf/run.py --timeline DIR/<name>-timeline)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rest", action="store_true",
+                    help="each round, also every other task of the set at once: the plugin's -n 0 run over them "
+                         "(summed sandbox CPU) against the floor's loop over them in one process")
     ap.add_argument("--parts", default=",".join(PARTS))
     ap.add_argument("--data", type=Path, default=Path("../shared/datasets"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/specbench-perf"))
@@ -219,7 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     if not task_ids:
         sys.exit("item_cpu.py: no task (--tasks or --top with --timeline)")
     work = args.work.resolve()
-    items = Items(args.data.resolve(), work, args.set, task_ids)
+    rest = []
+    if args.rest:
+        every = [s["task_id"] for s in perf_run.read_jsonl(args.data / "samples" / (
+            "humaneval-chatgpt-temp0.0.jsonl" if args.set == "humaneval" else "mbpp-gpt-3.5-turbo-temp0.0.jsonl"))]
+        rest = [t for t in every if t not in task_ids]
+    items = Items(args.data.resolve(), work, args.set, task_ids + rest)
     ex = None
     if "executor" in parts:
         from pytest_specbench.execution.limits import Limits
@@ -239,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
                                                        for k, v in got.items()))
                 print(f"round {round_ + 1} {task_id} load {os.getloadavg()[0]:.1f} {time.strftime('%H:%M:%S')}: "
                       + "; ".join(line), flush=True)
+            if rest:
+                got = items.rest(rest)
+                figures.setdefault(("the rest", "rest"), []).append(got)
+                print(f"round {round_ + 1} the other {len(rest)} tasks load {os.getloadavg()[0]:.1f} "
+                      f"{time.strftime('%H:%M:%S')}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else
+                                                                   f"{k} {v}" for k, v in got.items()), flush=True)
     finally:
         if ex is not None:
             ex.close()
@@ -256,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
             cells.append(f"{part}: " + ", ".join(f"{k} {v:.2f}" for k, v in least.items())
                          + f" [{'/'.join(sorted({r['verdict'] for r in runs}))}]")
         print(f"{task_id:12s}  " + "; ".join(cells))
+    if rest:
+        runs = figures[("the rest", "rest")]
+        print(f"the other {len(rest)} tasks: " + ", ".join(
+            f"{k} {min(r[k] for r in runs):.2f}" for k, v in runs[0].items() if isinstance(v, float)))
     print("sum           " + "; ".join(f"{k} {v:.2f}" for k, v in totals.items()))
     return 0
 
