@@ -94,8 +94,9 @@ def _children_cpu() -> float:
 class Items:
     """The set's tasks, samples, expected outputs and limits (as the floor reads them)."""
 
-    def __init__(self, data: Path, work: Path, dataset: str, task_ids: list[str], rest: list[str] = ()):
-        self.data, self.work, self.dataset = data, work, dataset
+    def __init__(self, data: Path, work: Path, dataset: str, task_ids: list[str], rest: list[str] = (),
+                 plugin_args: tuple[str, ...] = ()):
+        self.data, self.work, self.dataset, self.plugin_args = data, work, dataset, tuple(plugin_args)
         data_file = next((data / "evalplus").glob("HumanEvalPlus*" if dataset == "humaneval" else "MbppPlus*"))
         self.tasks = load_evalplus(data_file)
         self.samples_file = data / "samples" / ("humaneval-chatgpt-temp0.0.jsonl" if dataset == "humaneval"
@@ -125,7 +126,7 @@ class Items:
                 "-p", "pytest_specbench.perf.timeline", f"--specbench-dir={self.work / 'state'}",
                 "--specbench=evalplus", f"--specbench-data={self.data}", f"--model=replay:{self.samples_file}",
                 "--specbench-checks=functional", f"--specbench-tasks={WARM[self.dataset]},{task_id}", "--specbench-result-cache=off",
-                "-n", "0"]
+                "-n", "0", *self.plugin_args]
         env = {**os.environ, timeline.ENV: str(folder)}
         proc = subprocess.run(argv, cwd=self.work, env=env, capture_output=True, text=True)
         items = sorted((e for evs in timeline.load(folder).values() for e in evs if e["ev"] == "item"),
@@ -140,7 +141,7 @@ class Items:
         return {"sandbox": e["kids"] - e["kids0"], "worker": e["cpu"] - e["cpu0"],
                 "verdict": "failed" if f"FAILED specbench::evalplus::{task_id}::" in proc.stdout else "passed"}
 
-    def rest(self, task_ids: list[str]) -> dict:
+    def the_rest(self, task_ids: list[str]) -> dict:
         """Many small items at once: the plugin's ``-n 0`` run over ``task_ids`` (their items'
         summed sandbox CPU and the worker's own in them) and the floor's loop over the same
         samples in one process forked from this one (its whole CPU)."""
@@ -233,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=0, help="with --timeline: the N costliest items of that run")
     ap.add_argument("--timeline", type=Path, help="a run's timeline folder (perf/run.py --timeline DIR/<name>-timeline)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--wall-factor", type=float, default=None,
+                    help="the plugin part's --specbench-wall-factor (a large one keeps a loaded machine's wall "
+                         "stops off a CPU-bound call, so that its CPU rules are the ones measured)")
     ap.add_argument("--rest", action="store_true",
                     help="each round, also every other task of the set at once: the plugin's -n 0 run over them "
                          "(summed sandbox CPU) against the floor's loop over them in one process")
@@ -256,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         every = [s["task_id"] for s in perf_run.read_jsonl(args.data / "samples" / (
             "humaneval-chatgpt-temp0.0.jsonl" if args.set == "humaneval" else "mbpp-gpt-3.5-turbo-temp0.0.jsonl"))]
         rest = [t for t in every if t not in task_ids]
-    items = Items(args.data.resolve(), work, args.set, task_ids, rest)
+    items = Items(args.data.resolve(), work, args.set, task_ids, rest,
+                  plugin_args=() if args.wall_factor is None else (f"--specbench-wall-factor={args.wall_factor:g}",))
     rest = items.rest
     ex = None
     if "executor" in parts:
@@ -278,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"round {round_ + 1} {task_id} load {os.getloadavg()[0]:.1f} {time.strftime('%H:%M:%S')}: "
                       + "; ".join(line), flush=True)
             if rest:
-                got = items.rest(rest)
+                got = items.the_rest(rest)
                 figures.setdefault(("the rest", "rest"), []).append(got)
                 print(f"round {round_ + 1} the other {len(rest)} tasks load {os.getloadavg()[0]:.1f} "
                       f"{time.strftime('%H:%M:%S')}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else
