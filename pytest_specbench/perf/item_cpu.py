@@ -21,9 +21,9 @@ round, a minute apart at most):
             (``calls``)
   floor     ``perf/run.py``'s ``_floor_one`` in a child forked from this process (as the
             floor's pool runs it): its whole CPU
-  fresh     a fresh ``python`` that execs the sample and runs the same inputs with the
-            floor's timer, outputs compared in process: its whole CPU (``total``: the
-            interpreter's start included) and the exec and calls alone (``calls``)
+  fresh     a fresh ``python`` running the floor's ``_floor_one`` on the sample: its whole CPU
+            (``total``: the interpreter's start and its imports included) and that call
+            alone (``calls``: the exec, the calls and the comparisons)
 
 Prints each figure per round and the least over the rounds (CPU figures on a loaded machine
 only grow), and per task the plugin's least against the floor's.
@@ -50,39 +50,19 @@ PARTS = ("plugin", "executor", "floor", "fresh")
 # A cheap task of each set whose item runs first in a plugin part (it starts the zygote).
 WARM = {"mbpp": "Mbpp/2", "humaneval": "HumanEval/0"}
 
-# The fresh interpreter's job: the floor's loop (its timer, stopped at 1x), its CPU taken inside.
+# The fresh interpreter's job: the floor's own loop (perf/run.py's _floor_one: its timer, stopped
+# at 1x), its CPU taken inside around it.
 FRESH = r"""
-import pickle, signal, sys, time
+import pickle, sys, time
 t_start = time.process_time()
-from pytest_specbench.benchmarks.contract.evalplus_data import outputs_match
-class Timeout(BaseException):
-    pass
-def alarm(signum, frame):
-    raise Timeout()
-signal.signal(signal.SIGPROF, alarm)
+from pytest_specbench.perf import run
 with open(sys.argv[1], "rb") as fh:
-    task, code, inputs, expected, limits = pickle.load(fh)
+    task, code, expected, limits = pickle.load(fh)
+tid = task["task_id"]
+run._floor_init({tid: task}, {tid: expected}, {tid: limits})
 t0 = time.process_time()
-status = "passed"
-try:
-    ns = {}
-    exec(compile(code, "<sample>", "exec", dont_inherit=True), ns)
-    fn = ns[task["entry_point"]]
-    for inp, exp, limit in zip(inputs, expected, limits):
-        signal.setitimer(signal.ITIMER_PROF, limit)
-        try:
-            out = fn(*inp)
-        except Timeout:
-            status = "timeout"
-            break
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-        if not outputs_match(task, inp, out, exp):
-            status = "wrong"
-            break
-except BaseException:
-    status = "raised"
-print(status, time.process_time() - t0, t_start)
+_, _, passed, stopped = run._floor_one((tid, 0, code))
+print("passed" if passed else "timeout" if stopped is not None else "failed", time.process_time() - t0, t_start)
 """
 
 
@@ -117,23 +97,29 @@ class Items:
         task = self.tasks[task_id]
         return list(task["base_input"]) + list(task["plus_input"])
 
-    # ------------------------------------------------------------ the parts
-    def plugin(self, task_id: str) -> dict:
-        """The item's sandbox CPU in a ``-n 0`` run, after a cheap item of another task
-        (``WARM``) has started the zygote (a run starts it once per worker, not per item)."""
+    def _pytest(self, task_ids: list[str]) -> tuple[subprocess.CompletedProcess, list[dict]]:
+        """A ``-n 0`` run of these tasks' items (result cache off) with the timeline plugin:
+        the process and its items' timeline events, in the order they ran."""
         folder = Path(tempfile.mkdtemp(prefix="item-cpu-", dir=self.work))
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
                 "-p", "pytest_specbench.perf.timeline", f"--specbench-dir={self.work / 'state'}",
                 "--specbench=evalplus", f"--specbench-data={self.data}", f"--model=replay:{self.samples_file}",
-                "--specbench-checks=functional", f"--specbench-tasks={WARM[self.dataset]},{task_id}", "--specbench-result-cache=off",
-                "-n", "0", *self.plugin_args]
-        env = {**os.environ, timeline.ENV: str(folder)}
-        proc = subprocess.run(argv, cwd=self.work, env=env, capture_output=True, text=True)
+                "--specbench-checks=functional", f"--specbench-tasks={','.join(task_ids)}",
+                "--specbench-result-cache=off", "-n", "0", *self.plugin_args]
+        proc = subprocess.run(argv, cwd=self.work, env={**os.environ, timeline.ENV: str(folder)},
+                              capture_output=True, text=True)
         items = sorted((e for evs in timeline.load(folder).values() for e in evs if e["ev"] == "item"),
                        key=lambda e: e["t0"])
         for path in folder.glob("*"):
             path.unlink()
         folder.rmdir()
+        return proc, items
+
+    # ------------------------------------------------------------ the parts
+    def plugin(self, task_id: str) -> dict:
+        """The item's sandbox CPU in a ``-n 0`` run, after a cheap item of another task
+        (``WARM``) has started the zygote (a run starts it once per worker, not per item)."""
+        proc, items = self._pytest([WARM[self.dataset], task_id])
         if len(items) != 2 or f"::{task_id}::" not in items[1]["nodeid"]:
             raise SystemExit(f"item_cpu.py: {task_id}: not two items, the warm one first: "
                              f"{[e['nodeid'] for e in items]} {proc.stdout[-400:]}{proc.stderr[-400:]}")
@@ -145,17 +131,7 @@ class Items:
         """Many small items at once: the plugin's ``-n 0`` run over ``task_ids`` (their items'
         summed sandbox CPU and the worker's own in them) and the floor's loop over the same
         samples in one process forked from this one (its whole CPU)."""
-        folder = Path(tempfile.mkdtemp(prefix="item-cpu-", dir=self.work))
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
-                "-p", "pytest_specbench.perf.timeline", f"--specbench-dir={self.work / 'state'}",
-                "--specbench=evalplus", f"--specbench-data={self.data}", f"--model=replay:{self.samples_file}",
-                "--specbench-checks=functional", f"--specbench-tasks={','.join(task_ids)}",
-                "--specbench-result-cache=off", "-n", "0"]
-        subprocess.run(argv, cwd=self.work, env={**os.environ, timeline.ENV: str(folder)}, capture_output=True)
-        items = [e for evs in timeline.load(folder).values() for e in evs if e["ev"] == "item"]
-        for path in folder.glob("*"):
-            path.unlink()
-        folder.rmdir()
+        _, items = self._pytest(task_ids)
         c0 = _children_cpu()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the forked floor process
@@ -206,10 +182,9 @@ class Items:
         return {"all": _children_cpu() - c0, "verdict": {0: "passed", 2: "timeout"}.get(code, "failed")}
 
     def fresh(self, task_id: str) -> dict:
-        task = {k: v for k, v in self.tasks[task_id].items() if k not in ("base_input", "plus_input")}
         with tempfile.NamedTemporaryFile(suffix=".pickle", dir=self.work, delete=False) as fh:
-            pickle.dump((task, self.code[task_id], self.inputs(task_id), self.expected[task_id],
-                         self.limits[task_id]), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((self.tasks[task_id], self.code[task_id], self.expected[task_id], self.limits[task_id]), fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
         try:
             c0 = _children_cpu()
             proc = subprocess.run([sys.executable, "-c", FRESH, fh.name], capture_output=True, text=True)
