@@ -77,3 +77,25 @@ def test_a_wall_stop_within_its_limit_the_second_time_lets_the_job_go_on(python_
     assert counted.answered == [4, 6]  # stopped at #1 (index 3); then all six again, #2 and #3 judged
     assert result.details["failed_inputs"] == [5] and result.details["inputs_passed"] == 5
     assert result.details["base_passed"] is True
+
+
+def test_the_job_stops_at_a_borderline_call_and_measures_it_at_once(python_executor, tmp_path):
+    # Plus input #0 spins 1.3x its CPU limit on every run (within the margin: borderline);
+    # the five inputs after it spin 0.5x.  The job went on through them and measured the
+    # call at the end (Mbpp/160: 5.5 of its 12.6 CPU s were inputs after its first
+    # borderline call, which failed every re-run); now it stops there, measures it at once,
+    # and fails there, as before.
+    spinner = ("import time\ndef f(x, k):\n    if k:\n        t = time.process_time()\n"
+               f"        while time.process_time() - t < {LIMIT} * k:\n            pass\n    return x + 1\n")
+    task = dict(TASK, plus_input=[[3, 1.3]] + [[x, 0.5] for x in range(4, 9)])
+    counted = Counted(python_executor)
+    # wall factor 20: under load a spinning call must not meet its wall bound (the path above)
+    ctx = fake_context(FakeSettings(limits=Limits(call_cpu=LIMIT, startup_cpu=2.0, memory_mb=1024, tmp_mb=16,
+                                                  wall_factor=20.0)), cache=tmp_path, executors={"python": counted})
+    code = spinner.replace("def f", "sleep = None\ndef f")  # "sleep" in the code: Counted counts its runs
+    result = evalplus.functional_check(task, "b" * 64, Completion(code, {"trusted_reference": True}), ctx)
+    assert not result.passed and result.details["failed_input"] == 2, result.message
+    (entry,) = result.details["borderline"]
+    assert entry["input"] == 2 and entry["passed"] is False and len(entry["cpu"]) == 5
+    assert min(entry["cpu"]) > LIMIT and result.message.startswith("plus input #0: over its 0.05 s CPU limit (least")
+    assert counted.answered == [3]  # was [8]: every input after the borderline one

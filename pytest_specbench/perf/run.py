@@ -157,7 +157,7 @@ class RoleMemory(threading.Thread):
 
 # Set by --profile DIR (perf/profile.py): every plugin run is recorded by py-spy and
 # timed per process by perf/timeline.py; None: runs as they are.
-PROFILE: dict = {"dir": None, "rate": 100, "timeline": None}
+PROFILE: dict = {"dir": None, "rate": 100, "timeline": None, "warm_up": True}
 
 
 def plugin_run(args: list[str], work: Path, report: Path, profile_name: str | None = None) -> dict:
@@ -308,13 +308,10 @@ def _floor_one(job) -> tuple[str, int, bool, float | None]:
     return task_id, index, True, None
 
 
-def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = False, profile_name: str | None = None) -> dict:
-    """The floor: expected outputs and limits come from the plugin's own cache (as warm as the plugin).
-
-    ``distinct``: run each distinct program of a task once (the plugin's normal
-    form, ``sanitize.program_form``) and give its copies its verdict: the
-    samples' own work with dedupe and without isolation, the lower bound of
-    the plugin with dedupe.  Keys are computed before the clock starts."""
+def floor_expected(task_ids, state: Path) -> tuple[dict, dict, dict]:
+    """Per task: the expected outputs (decoded), the per-input CPU limits (as
+    ``functional_check`` sets them) and the reference's cost, from the plugin's own
+    cache in ``state``; a task not cached there is left out."""
     from pytest_specbench.execution import wire
     from pytest_specbench.execution.limits import Limits, machine_speed
 
@@ -322,7 +319,7 @@ def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = Fa
 
     expected, limits, cost = {}, {}, {}
     folders = list((state / "cache" / "expected").glob(f"v{EXPECTED_FORMAT}-*"))
-    for task_id in {s["task_id"] for s in samples}:
+    for task_id in task_ids:
         name = task_id.replace("/", "_") + ".json"
         path = next((f / name for f in folders if (f / name).exists()), None)
         if path is None:
@@ -334,6 +331,17 @@ def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = Fa
         lim = Limits()
         limits[task_id] = [max(lim.call_cpu, lim.reference_factor * w * machine_speed()) for w in work]
         cost[task_id] = sum(work)
+    return expected, limits, cost
+
+
+def floor_run(samples: list[dict], tasks: dict, state: Path, distinct: bool = False, profile_name: str | None = None) -> dict:
+    """The floor: expected outputs and limits come from the plugin's own cache (as warm as the plugin).
+
+    ``distinct``: run each distinct program of a task once (the plugin's normal
+    form, ``sanitize.program_form``) and give its copies its verdict: the
+    samples' own work with dedupe and without isolation, the lower bound of
+    the plugin with dedupe.  Keys are computed before the clock starts."""
+    expected, limits, cost = floor_expected({s["task_id"] for s in samples}, state)
     jobs = [(s["task_id"], s.get("sample_index", 0), clean_sample(s["solution"], tasks[s["task_id"]]["entry_point"]))
             for s in samples if s["task_id"] in expected]
     copies: dict[tuple, list[int]] = {}
@@ -466,9 +474,10 @@ def functional_workload(name, samples: Path, dataset: str, data: Path, work: Pat
         return
     # Warm-up: the canonical outputs and reference costs, computed once per task
     # (the reference model runs one item per task; the samples are not run).
-    plugin_run(["--specbench=evalplus", f"--specbench-data={data}", "--model=reference", "--specbench-checks=functional",
-                "-k", "HumanEval" if dataset == "humaneval" else "Mbpp", "-n", "2", "--specbench-result-cache=off"],
-               work, work / f"{name}-warm.json")
+    if PROFILE["warm_up"]:
+        plugin_run(["--specbench=evalplus", f"--specbench-data={data}", "--model=reference",
+                    "--specbench-checks=functional", "-k", "HumanEval" if dataset == "humaneval" else "Mbpp", "-n", "2",
+                    "--specbench-result-cache=off"], work, work / f"{name}-warm.json")
     runs = {}
     for mode in modes:
         extra, label = MODES[mode]
@@ -625,7 +634,11 @@ def main() -> None:
     ap.add_argument("--timeline", type=Path, default=None,
                     help="W1/W2/W4: write each timed plugin run's per-process timelines into DIR (perf/timeline.py: "
                          "start-up, collection, items, the sandbox's CPU) without py-spy; prints their analysis")
+    ap.add_argument("--no-warm-up", action="store_true",
+                    help="W1/W2/W4: skip the reference's warm-up run (--work's state already holds the expected "
+                         "outputs, say a copy of an earlier work folder's: its runs are then compared on one state)")
     args = ap.parse_args()
+    PROFILE["warm_up"] = not args.no_warm_up
     # Some sandboxes set PYTHONDONTWRITEBYTECODE=1.  Then every Python process
     # compiles every module it imports from source, and pytest re-does its
     # assertion rewriting of plugin modules (ours, hypothesis'): ~0.4 s per pytest
