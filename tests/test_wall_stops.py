@@ -99,3 +99,31 @@ def test_the_job_stops_at_a_borderline_call_and_measures_it_at_once(python_execu
     assert entry["input"] == 2 and entry["passed"] is False and len(entry["cpu"]) == 5
     assert min(entry["cpu"]) > LIMIT and result.message.startswith("plus input #0: over its 0.05 s CPU limit (least")
     assert counted.answered == [3]  # was [8]: every input after the borderline one
+
+
+class WithinOnRemeasure(Counted):
+    """Every re-measurement reads within the limit (as a call that was borderline only
+    because the machine was loaded reads on its second run)."""
+
+    def remeasure(self, job, index, cpu, **kwargs):
+        return [cpu * 0.5] * kwargs.get("runs", 1)
+
+
+def test_only_the_first_borderline_call_within_its_limit_restarts_the_job(python_executor, tmp_path):
+    # Plus inputs #0, #2 and #4 spin 1.3x their limit on the first run (borderline); every
+    # re-measurement says within.  The job stops at #0, goes on in a fresh child, and the
+    # borderline calls after that are measured at its end: one restart, not one per
+    # borderline call (each restart makes every call before it again: on a loaded machine,
+    # where many calls read borderline, the job's work would grow with the square of its calls).
+    spinner = ("import time\ndef f(x, k):\n    if k:\n        t = time.process_time()\n"
+               f"        while time.process_time() - t < {LIMIT} * k:\n            pass\n    return x + 1\n")
+    task = dict(TASK, plus_input=[[3, 1.3], [4, 0], [5, 1.3], [6, 0], [7, 1.3], [8, 0]])
+    counted = WithinOnRemeasure(python_executor)
+    ctx = fake_context(FakeSettings(limits=Limits(call_cpu=LIMIT, startup_cpu=2.0, memory_mb=1024, tmp_mb=16,
+                                                  wall_factor=20.0)), cache=tmp_path, executors={"python": counted})
+    code = spinner.replace("def f", "sleep = None\ndef f")  # "sleep" in the code: Counted counts its runs
+    result = evalplus.functional_check(task, "c" * 64, Completion(code, {"trusted_reference": True}), ctx)
+    assert result.passed, result.message
+    assert [entry["input"] for entry in result.details["borderline"]] == [2, 4, 6]
+    assert all(entry["passed"] for entry in result.details["borderline"])
+    assert counted.answered == [3, 8]  # stopped at #0 (index 2), then all eight: no stop at #2 or #4

@@ -595,6 +595,12 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
     # The call this child was stopped at, to be measured again before the job goes on (at most
     # one: the child stops): one stopped by its wall-time bound, or one right but over its limit.
     stopped_at: list = []
+    # Whether a borderline call still stops the job: only until one turns out within its
+    # limit.  Each stop that goes on costs a fresh child that makes every call before it
+    # again, so on a loaded machine, where many calls read borderline, stopping at each
+    # would make the job's work grow with the square of its calls; after the first such
+    # stop the rest are measured at the job's end, as before.
+    stop_at_borderline = [not details_mode]
     judged_from = [0]  # calls below this index were judged in an earlier child (replayed here)
 
     def judge(outcome) -> bool:
@@ -616,7 +622,7 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
         if why is None:
             if outcome.over_limit:  # right, but over its limit on this one figure: measured again
                 borderline.append(outcome)
-                if not details_mode:
+                if stop_at_borderline[0]:
                     # ... at once, as a wall stop is, before the calls after it run: a call
                     # over its limit in every run fails the sample there (as the floor and
                     # EvalPlus stop at their first failure), and the rest of the job is not
@@ -679,6 +685,7 @@ def functional_check(task: Mapping[str, Any], digest: str, sample: Completion, c
         measure_again()
         if (failures and not details_mode) or stop.index >= len(inputs) - 1:
             break
+        stop_at_borderline[0] = False  # it was within its limit: the job goes on
         judged_from[0] = stop.index + 1
     measure_again()
     timing.sort(key=lambda entry: entry["input"])
