@@ -15,7 +15,7 @@ round by round so that a change of the machine's load falls on all of them:
 - ``runner, plain``: the same without the archive;
 - ``runner, no C1 thresholds``: the same with C1's default thresholds (``Tier3*`` flags left out);
 - one row per ``--variant NAME=FLAG,FLAG`` (flags added after ``JVM_FLAGS``), e.g.
-  ``--variant g1=-XX:+UseG1GC``.
+  ``--variant g1=-XX:-UseSerialGC,-XX:+UseG1GC`` (a later flag wins).
 
 Each runner start's records are compared with the first kind's, timings aside: a flag that
 changes a verdict is reported.  CPU moves far less than wall time on a loaded machine;
