@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -37,17 +35,13 @@ THRESHOLDS = ("-XX:Tier3InvocationThreshold", "-XX:Tier3MinInvocationThreshold",
 
 
 def _run(argv: list[str], cwd: Path, files: dict[str, bytes]) -> tuple[float, bytes]:
+    """CPU of one start and its records, timings left out (they differ from start to start)."""
+    from pytest_specbench.perf.jvm_start import cpu_and_output
+
     for name, data in files.items():
         (cwd / name).write_bytes(data)
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-                               "MALLOC_ARENA_MAX": "2"})
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.exit(f"jvm_flags: {' '.join(argv[-6:])} failed ({proc.returncode}): "
-                 f"{proc.stderr.decode(errors='replace')[-300:]}")
-    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), re.sub(rb'"(cpu_ms|wall_ms)":\d+', b"", proc.stdout)
+    cpu, out = cpu_and_output(argv, cwd)
+    return cpu, re.sub(rb'"(cpu_ms|wall_ms)":\d+', b"", out)
 
 
 def main() -> None:
