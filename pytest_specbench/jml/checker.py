@@ -130,7 +130,7 @@ class JmlChecker:
         self.output_bytes = output_bytes
         self.max_jvm_starts = max_jvm_starts
         self._runtime: Path | None = None
-        self._training: Training | None = None
+        self._training: Training | None | bool = None  # False: none can be made
         import time
 
         self.clock = time.monotonic  # of the check's wall bound (a test may advance its own)
@@ -144,34 +144,41 @@ class JmlChecker:
             self._runtime = runners.runtime_classes(self.jvm)
         return self._runtime
 
-    def training(self) -> Training:
+    def training(self) -> Training | None:
         """What trains the runner's class-data-sharing archive: the runner on
         :data:`TRAINING_SOURCE`, translated here and compiled (trusted, into the store) only
-        when the archive is built."""
+        when the archive is built.  None (an archive of the class path's classes only) when
+        the training program cannot be read or translated: a check never depends on it."""
         if self._training is None:
-            import hashlib
+            try:
+                self._training = self._make_training()
+            except (OSError, TranslationError, ValueError):
+                self._training = False
+        return self._training or None
 
-            tr = translate(TRAINING_SOURCE.read_text(encoding="utf-8"))
-            driver = driver_from_calls(list(TRAINING_CALLS), void=set(TRAINING_VOID))
-            sources = self._sources(tr, driver)
-            indices = tuple(str(c.index) for c in driver.calls)
-            digest = hashlib.sha256()
-            for name in sorted(sources):
-                digest.update(name.encode() + b"\0" + sources[name].encode("utf-8") + b"\0")
-            digest.update(" ".join(indices).encode())
+    def _make_training(self) -> Training:
+        import hashlib
 
-            def prepare() -> tuple[tuple[str, ...], tuple[tuple[str, bytes], ...]]:
-                res = self.jvm.compile(sources, (self.runtime(),), trusted=True)
-                if not res.ok:
-                    first = (res.diagnostics.strip().splitlines() or ["javac failed"])[0]
-                    raise TrainingUnavailable(f"the training program did not compile: {first[:200]}",
-                                              lasting="timed out" not in res.diagnostics)
-                args = (str(res.classes), driver.class_name, str(int(self.call_seconds * 1000)),
-                        str(self.output_bytes), *indices)
-                return args, (("nonce", b"specbench-training"),)
+        tr = translate(TRAINING_SOURCE.read_text(encoding="utf-8"))
+        driver = driver_from_calls(list(TRAINING_CALLS), void=set(TRAINING_VOID))
+        sources = self._sources(tr, driver)
+        indices = tuple(str(c.index) for c in driver.calls)
+        digest = hashlib.sha256()
+        for name in sorted(sources):
+            digest.update(name.encode() + b"\0" + sources[name].encode("utf-8") + b"\0")
+        digest.update(" ".join(indices).encode())
 
-            self._training = Training(RUNNER, digest.hexdigest()[:32], prepare)
-        return self._training
+        def prepare() -> tuple[tuple[str, ...], tuple[tuple[str, bytes], ...]]:
+            res = self.jvm.compile(sources, (self.runtime(),), trusted=True)
+            if not res.ok:
+                first = (res.diagnostics.strip().splitlines() or ["javac failed"])[0]
+                raise TrainingUnavailable(f"the training program did not compile: {first[:200]}",
+                                          lasting="timed out" not in res.diagnostics)
+            args = (str(res.classes), driver.class_name, str(int(self.call_seconds * 1000)),
+                    str(self.output_bytes), *indices)
+            return args, (("nonce", b"specbench-training"),)
+
+        return Training(RUNNER, digest.hexdigest()[:32], prepare)
 
     # ------------------------------------------------------------- compile
     def compile(self, source: str, driver: Driver | None, class_name: str | None = None
