@@ -3,7 +3,7 @@ classes make no invokedynamic call site (each one's bootstrap spins classes at e
 do not reach java.lang.management (its platform beans' set-up was ~35 ms of a ~200 ms JVM); the
 archive of the runner's class path is trained by a run of the runner on a trusted program, so
 that the JDK classes its start makes (the security manager's lambdas) are mapped, not made; and
-the verdicts are the same with it."""
+the runner's records are the same with it."""
 from __future__ import annotations
 
 import shutil
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pytest_specbench.execution import class_sharing
-from pytest_specbench.execution.jvm import JvmExecutor
-from pytest_specbench.jml import JmlChecker, driver_from_calls, runners
+from pytest_specbench.execution.jvm import JavaJob, JvmExecutor
+from pytest_specbench.jml import JmlChecker, runners
 
 pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
                                 reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
@@ -55,33 +55,28 @@ def test_the_runners_classes_start_without_invokedynamic_or_management(tmp_path)
     assert "->" not in junit and "::" not in junit and "ManagementFactory" not in junit
 
 
-def test_the_runners_archive_is_trained_by_a_run_and_keeps_the_verdicts(tmp_path, monkeypatch):
-    monkeypatch.setattr(class_sharing, "BUILD_AFTER", 1)  # (the checker's first start builds it)
+def test_the_runners_archive_is_trained_by_a_run_and_keeps_the_records(tmp_path, monkeypatch):
+    monkeypatch.setattr(class_sharing, "BUILD_AFTER", 1)  # (the first start builds it)
     log = ("-Xlog:class+load=info:stderr",)  # (part of the archive's key: this test's own archive)
     jvm = JvmExecutor(tmp_path / "jvm", isolate=False, class_sharing=True)
-    program = ("public class Tr {\n    //@ requires x >= 0;\n    //@ ensures \\result == x * 2;\n"
-               "    public static int twice(int x) { return x == 3 ? 7 : x + x; }\n}\n")
-    driver = driver_from_calls(["Tr.twice(1)", "Tr.twice(-1)", "Tr.twice(3)"])
-    seen = []
-    run = jvm.run
-
-    def logged(prepared, job):  # the class-loading log of the runner's own start
-        result = run(prepared, type(job)(**{**job.__dict__, "flags": job.flags + log}))
-        seen.append(result.stderr)
-        return result
-
-    monkeypatch.setattr(jvm, "run", logged)
     checker = JmlChecker(jvm)
-    for sharing in (True, False):  # with the archive (built at this first start), then plain
-        jvm.sharing.enabled = sharing
-        report = checker.check(program, driver)  # (the second compile is the first one's, cached)
-        assert [(c.verdict, c.kind) for c in report.calls] == [("holds", ""), ("precondition", "requires"),
-                                                             ("violated", "ensures")]
-    trained, untrained = seen
+    training = checker.training()
+    args, files = training.prepare()  # the training program (trusted, in the store), checked on its 8 calls
+    job = JavaJob(main=runners.JML_RUNNER, args=args, classpath=(checker.runtime(),), files=dict(files),
+                  flags=log, training=training, wall_seconds=120)
+    trained = jvm.run(None, job)  # the archive built (trained by a run of the same), then used
+    jvm.sharing.enabled = False
+    untrained = jvm.run(None, job)
     assert jvm.starts == 2 and jvm.shared_starts == 1
+    records = [[{k: v for k, v in r.items() if k not in ("cpu_ms", "wall_ms")}
+                for r in runners.read_records(res.stdout, "specbench-training")] for res in (trained, untrained)]
+    assert records[0] == records[1] and len(records[0]) == 9 and records[0][-1] == {"nonce": "specbench-training",
+                                                                                    "done": True}
+    assert [r["verdict"] for r in records[0][:-1]] == ["holds", "precondition", "holds", "holds", "holds",
+                                                         "violated", "crashed", "violated"]
     # made by the security manager's start, only ever loaded by running it: in the archive (the training ran)
-    assert "java.lang.SecurityManager$$Lambda" in trained and "java.lang.SecurityManager$$Lambda" in untrained
-    made = [ln for ln in trained.splitlines() if "SecurityManager$$Lambda" in ln]
+    assert "java.lang.SecurityManager$$Lambda" in untrained.stderr
+    made = [ln for ln in trained.stderr.splitlines() if "SecurityManager$$Lambda" in ln]
     assert made and all("shared objects file (top)" in ln for ln in made), made[:2]
-    assert "specbench.jml.JmlRunner source: shared objects file (top)" in trained
-    assert all("shared objects file (top)" not in ln for ln in untrained.splitlines())
+    assert "specbench.jml.JmlRunner source: shared objects file (top)" in trained.stderr
+    assert "shared objects file (top)" not in untrained.stderr
