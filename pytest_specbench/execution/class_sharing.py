@@ -9,20 +9,24 @@ holds those too, for one class path.
 - **What is archived.**  A trusted training run (:data:`WARMUP`,
   ``java/specbench/jvm/ClassWarmup.java``) loads, without initialising, every
   class of the class path's jars and of the JDK modules a job kind names (the warm
-  javac: ``jdk.compiler``).  No job's code runs in it, so no sample can shape an
-  archive.  CDS takes classes from jars only (a non-empty class folder on the
+  javac: ``jdk.compiler``); a job kind may also name a :class:`Training`, a trusted
+  main the run then executes (the JML runner on a trusted program: its security
+  manager's and policy's JDK classes and lambda proxies, made at every start, are
+  archived too; docs/timing.md, "Session 19").  No job's code runs in it, so no
+  sample can shape an archive.  CDS takes classes from jars only (a non-empty class folder on the
   class path stops the JVM): the trusted class folders the executor compiled are
   packed into jars in the executor's store (:mod:`.jvm_store`: shared by state
   folders; named by their content, deterministic bytes), and the jobs run on the jars, the warm-up jar last (the archive's class
   path must be a prefix of the job's).
 - **Key.**  ``java -version``'s whole output, the JVM flags, the modules, the
-  training run's source, and each class-path entry's path and content (SHA-256):
+  training run's source and :class:`Training`, and each class-path entry's path and content (SHA-256):
   a new JDK, other flags or other runtime classes give another archive; an old
   one is never read.
 - **Built once, when it pays.**  Building costs a javac run (the training class,
   once per store) and two starts of the JVM; the archive is built after
   :data:`BUILD_AFTER` plain starts of its key have been counted in the store
-  (a file, one byte per start; until then nothing is made), under a file lock
+  (a file, one byte per start; until then nothing is made; a job kind may ask for
+  fewer: the warm javac's is built at its first start), under a file lock
   (two workers never build the same archive), then published as a sealed,
   read-only store entry: a damaged one (its seal differs, checked once per
   process) is moved aside and built again.
@@ -48,9 +52,9 @@ import subprocess
 import tempfile
 import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import jvm_store
 
@@ -67,6 +71,32 @@ ARCHIVE, JAR = "archive.jsa", "classes.jar"  # the file of a store entry of kind
 _DIGESTS: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> sha256, per process
 _FOLDERS: dict[Path, tuple[str, tuple[Path, ...]]] = {}  # class folder -> (content digest, class files)
 _SOURCE: str | None = None  # the training run's source digest
+
+
+@dataclass(frozen=True)
+class Training:
+    """What the training run executes after loading the class path: a trusted ``main`` on the
+    class path (never a job's code).  ``prepare()`` gives its arguments and the files of its
+    working folder; it is called only when the archive is built (it may compile the trusted
+    program the main runs), and raises :class:`TrainingUnavailable` when it cannot.  ``key``
+    names everything ``prepare`` depends on (the program's source, the calls): it enters the
+    archive's key."""
+
+    main: str
+    key: str
+    prepare: Callable[[], tuple[tuple[str, ...], tuple[tuple[str, bytes], ...]]] = field(compare=False)
+
+    def key_parts(self) -> tuple[str, ...]:
+        return ("\0training", self.main, self.key)
+
+
+class TrainingUnavailable(Exception):
+    """The training's program could not be made; ``lasting`` False when the machine's load may
+    have caused it (a time-out): the next start tries again, else the key is refused."""
+
+    def __init__(self, message: str, lasting: bool = True):
+        super().__init__(message)
+        self.lasting = lasting
 
 
 @dataclass(frozen=True)
@@ -91,19 +121,22 @@ class ClassSharing:
         self.builds = 0  # archives this object built (tests, perf)
         self._memo: dict[tuple, Shared] = {}
 
-    def share(self, classpath: Sequence[Path], flags: Sequence[str], modules: Sequence[str] = ()) -> Shared:
+    def share(self, classpath: Sequence[Path], flags: Sequence[str], modules: Sequence[str] = (),
+              training: Training | None = None, build_after: int | None = None) -> Shared:
         """The start of a JVM with ``flags`` on ``classpath``: with an archive when
-        there is one for its key (built when :data:`BUILD_AFTER` starts were counted),
-        else plain.  Never raises: any trouble here is a plain start."""
+        there is one for its key (built when ``build_after``, default :data:`BUILD_AFTER`,
+        starts were counted; trained by ``training`` when given), else plain.  Never raises:
+        any trouble here is a plain start."""
         plain = Shared(tuple(Path(p) for p in classpath))
         if not self.enabled:
             return plain
-        memo = (plain.classpath, tuple(flags), tuple(modules))
+        memo = (plain.classpath, tuple(flags), tuple(modules), training.key_parts() if training else ())
         shared = self._memo.get(memo)
         if shared is not None:
             return shared
         try:
-            shared = self._share(plain.classpath, tuple(flags), tuple(modules))
+            shared = self._share(plain.classpath, tuple(flags), tuple(modules), training,
+                                 BUILD_AFTER if build_after is None else build_after)
         except (OSError, ValueError, subprocess.SubprocessError, zipfile.BadZipFile) as exc:
             shared = None
             self.last_problem = str(exc)
@@ -117,19 +150,20 @@ class ClassSharing:
         return shared
 
     # ------------------------------------------------------------ internals
-    def _share(self, classpath: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...]) -> Shared | None:
+    def _share(self, classpath: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...],
+               training: Training | None, build_after: int) -> Shared | None:
         if not all(p.is_dir() or p.is_file() for p in classpath):
             return None  # a missing entry: the job reports it
         # Everything here is read, not made, until the archive is to be built: a store
         # that never reaches BUILD_AFTER starts of a key pays a few stat calls.
         entries = [(p, _folder_digest(p) if p.is_dir() else _digest(p)) for p in classpath]
-        key = self.key(entries, flags, modules)
+        key = self.key(entries, flags, modules, training)
         names = [d if p.is_dir() else None for p, d in entries] + [f"warmup-{_source_digest()}"]
         if (self.folder / f"{key}.refused").exists():
             return None
         found = self._found(key, entries, names)
         if found is None:
-            if not self._count(key):
+            if not self._count(key, build_after):
                 return None
             from filelock import FileLock
 
@@ -138,7 +172,7 @@ class ClassSharing:
                 if found is None:
                     jars = [self._jar(p, name) if name else p for (p, _), name in zip(entries, names)]
                     jars.append(self._warmup(names[-1]))
-                    if not self._build(key, tuple(jars), flags, modules):
+                    if not self._build(key, tuple(jars), flags, modules, training):
                         return None
                     found = self._found(key, entries, names)
                     if found is None:
@@ -162,26 +196,28 @@ class ClassSharing:
             jars.append(entry / JAR)
         return archive / ARCHIVE, tuple(jars)
 
-    def key(self, entries: Sequence[tuple[Path, str]], flags: Sequence[str], modules: Sequence[str]) -> str:
+    def key(self, entries: Sequence[tuple[Path, str]], flags: Sequence[str], modules: Sequence[str],
+            training: Training | None = None) -> str:
         """The archive's name: the JVM's build, the flags, the modules, the training
-        run's source, each class-path entry's path and content."""
+        run's source and what it runs, each class-path entry's path and content."""
         h = hashlib.sha256(f"{FORMAT}\0{self.jvm.jdk_version(full=True)}\0{_source_digest()}\0".encode())
-        for part in (*flags, "\0modules", *modules, "\0classpath"):
+        for part in (*flags, "\0modules", *modules, *(training.key_parts() if training else ()), "\0classpath"):
             h.update(part.encode() + b"\0")
         for path, digest in entries:
             h.update(str(path).encode() + b"\0" + digest.encode() + b"\0")
         return h.hexdigest()[:32]
 
-    def _count(self, key: str) -> bool:
-        """Count one plain start of ``key``; True once :data:`BUILD_AFTER` were counted."""
+    def _count(self, key: str, build_after: int) -> bool:
+        """Count one plain start of ``key``; True once ``build_after`` were counted."""
         fd = os.open(self.folder / f"{key}.starts", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, b".")
-            return os.fstat(fd).st_size >= BUILD_AFTER
+            return os.fstat(fd).st_size >= build_after
         finally:
             os.close(fd)
 
-    def _build(self, key: str, jars: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...]) -> bool:
+    def _build(self, key: str, jars: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...],
+               training: Training | None = None) -> bool:
         """Train, dump, check that the JVM takes the archive, then publish it."""
         cp = os.pathsep.join(str(p) for p in jars)
         java = self.jvm.java
@@ -189,8 +225,18 @@ class ClassSharing:
         started, ru = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
         with tempfile.TemporaryDirectory(prefix="specbench-cds-") as work:
             tmp = Path(work) / ARCHIVE
+            run: tuple[str, ...] = ()
+            if training is not None:
+                try:
+                    args, files = training.prepare()
+                except TrainingUnavailable as exc:
+                    return self._refuse(key, f"training: {exc}") if exc.lasting else False
+                run = ("--run", training.main, *args)
+                for name, data in files:
+                    (Path(work) / name).write_bytes(data)
             try:
-                train = subprocess.run([java, *flags, f"-XX:ArchiveClassesAtExit={tmp}", "-cp", cp, WARMUP, *modules],
+                train = subprocess.run([java, *flags, f"-XX:ArchiveClassesAtExit={tmp}", "-cp", cp, WARMUP, *modules,
+                                        *run],
                                        capture_output=True, text=True, timeout=TRAINING_SECONDS, env=env, cwd=work)
                 if train.returncode != 0 or not tmp.is_file():
                     return self._refuse(key, "training run: " + _last_line(train, f"exit status {train.returncode}"))

@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InfrastructureError
 from . import jvm_store
-from .class_sharing import ClassSharing
+from .class_sharing import ClassSharing, Training
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
 _SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
@@ -46,15 +46,27 @@ SERVER_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "
 
 # Flags for a JVM that runs many small calls: start-up is the cost (C1 only and
 # CDS cut it), memory is scarce in the sandbox (small heap, metaspace, code cache).
+# A method is compiled after 2,000 calls instead of 200 (Tier3*: C1's thresholds when
+# it is the only compiler): most of what a short JVM compiled was its own start-up
+# code, run a few hundred times and never again (~100 ms of C1 in a ~200 ms runner
+# JVM).  Loops are compiled as before (the back-edge threshold is the default's), so a
+# long call runs at the same speed after its first ~2,000 calls of a method: the CPU
+# and wall limits keep their meaning (docs/timing.md, "Session 19").
 JVM_FLAGS = (
     "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xms16m", "-Xmx256m", "-Xss4m",
     "-XX:CompressedClassSpaceSize=64m", "-XX:MaxMetaspaceSize=128m", "-XX:ReservedCodeCacheSize=32m",
+    "-XX:Tier3InvocationThreshold=2000", "-XX:Tier3MinInvocationThreshold=1000", "-XX:Tier3CompileThreshold=20000",
     "-XX:-UsePerfData", "-Djava.security.manager=allow", "-Dfile.encoding=UTF-8",
 )
 # glibc reserves 64 MiB of address space per thread arena: too much under an address-space limit.
 JVM_ENV = {"MALLOC_ARENA_MAX": "2"}
-JAVAC_FLAGS = ("-proc:none", "-nowarn", "-encoding", "UTF-8", "-Xmaxerrs", "20", "-J-XX:TieredStopAtLevel=1",
-               "-J-XX:+UseSerialGC", "-J-Xshare:auto")
+# -XDstringConcat=inline: string concatenation compiled to StringBuilder calls, not to
+# invokedynamic, whose bootstrap (StringConcatFactory, method handles spun at run time)
+# each short JVM paid again (~10% of a runner JVM's CPU).  The same result, operands evaluated
+# and converted left to right as JLS 15.18.1 says (javac's indy strategy converted them late
+# until JDK-8273914, backported to 17u).
+JAVAC_FLAGS = ("-proc:none", "-nowarn", "-encoding", "UTF-8", "-Xmaxerrs", "20", "-XDstringConcat=inline",
+               "-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-J-Xshare:auto")
 INSTALL_HINT = "apt-get install openjdk-17-jdk-headless"
 # javac's exit status for errors in the sources (javac's Main.Result.ERROR; 2-4 are
 # command-line, system and abnormal ends, e.g. an OutOfMemoryError).
@@ -84,6 +96,9 @@ class JavaJob:
     memory_mb: int | None = None  # address space; a JVM reserves far more than it uses
     output_bytes: int | None = None
     flags: tuple[str, ...] = ()
+    # What trains this kind of job's class-data-sharing archive (trusted: the harness's own main
+    # and program, never the job's; class_sharing.Training); None: the class path's classes only.
+    training: Training | None = None
 
 
 class JvmExecutor:
@@ -346,7 +361,7 @@ class JvmExecutor:
         classpath = tuple(job.classpath) + (prepared.readonly if prepared else ())
         # The class path's classes from an AppCDS archive when there is one (its jars
         # for the folders, the archive bound read-only like them); else a plain start.
-        shared = self.sharing.share(classpath, JVM_FLAGS + tuple(job.flags))
+        shared = self.sharing.share(classpath, JVM_FLAGS + tuple(job.flags), training=job.training)
         job = JavaJob(**{**job.__dict__, "classpath": shared.classpath, "flags": shared.flags + tuple(job.flags)})
         self.starts += 1
         self.shared_starts += shared.archive is not None
@@ -452,8 +467,9 @@ class _JavacServer:
     @classmethod
     def start(cls, jvm: "JvmExecutor", classes: Path, roots: set[Path]) -> "_JavacServer":
         server = cls(roots)
-        # javac's own classes (jdk.compiler) are most of its start: archived with the server's.
-        shared = jvm.sharing.share((classes,), SERVER_FLAGS, modules=("jdk.compiler",))
+        # javac's own classes (jdk.compiler) are most of its start: archived with the server's,
+        # at its first start (a run starts it once per worker; the store keeps the archive).
+        shared = jvm.sharing.share((classes,), SERVER_FLAGS, modules=("jdk.compiler",), build_after=1)
         cp = os.pathsep.join(str(p) for p in shared.classpath)
         main = (jvm.java, *SERVER_FLAGS, *shared.flags, "-cp", cp, "specbench.jvm.CompileServer")
         if jvm._command_executor() is None:

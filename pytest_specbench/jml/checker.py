@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import InfrastructureError
+from ..execution.class_sharing import Training, TrainingUnavailable
 from ..execution.jvm import JavaJob, JvmExecutor
 from . import runners
-from .inputs import Driver
+from .inputs import Driver, driver_from_calls
 from .translate import Translation, TranslationError, translate
 
 RUNNER = runners.JML_RUNNER
@@ -35,6 +36,14 @@ CHECKER_VERSION = "5"  # 2: branch probes; 3: \old(e) of object state (calls, th
 # 4: issue 25 (JML comments blanked, \u refused, pure clauses, verdict from the violation that left the call,
 # threads the call did not own, one wall bound per check); 5: issue 42 (sources normalised, model methods
 # re-printed, ghost code guarded, quantifier ranges that cannot wrap, purity observed, one guard per check)
+
+# The runner's class-data-sharing training (execution/class_sharing.py): a trusted program of the
+# harness's own, checked on these calls (each verdict kind but a time-out: a record of each path).
+TRAINING_SOURCE = runners.JAVA_DIR / "training" / "SpecbenchTraining.java"
+TRAINING_CALLS = ("SpecbenchTraining.find(new int[]{1, 3, 5, 7}, 5)", "SpecbenchTraining.find(new int[]{4, 2}, 2)",
+                  "SpecbenchTraining.sum(10)", "SpecbenchTraining.upper(\"abc\")", "SpecbenchTraining.upper(\"\")",
+                  "new SpecbenchTraining().add(200)", "SpecbenchTraining.broken(3)", "SpecbenchTraining.broken(-1)")
+TRAINING_VOID = frozenset({5})
 
 
 @dataclass
@@ -121,6 +130,7 @@ class JmlChecker:
         self.output_bytes = output_bytes
         self.max_jvm_starts = max_jvm_starts
         self._runtime: Path | None = None
+        self._training: Training | None | bool = None  # False: none can be made
         import time
 
         self.clock = time.monotonic  # of the check's wall bound (a test may advance its own)
@@ -133,6 +143,42 @@ class JmlChecker:
         if self._runtime is None:
             self._runtime = runners.runtime_classes(self.jvm)
         return self._runtime
+
+    def training(self) -> Training | None:
+        """What trains the runner's class-data-sharing archive: the runner on
+        :data:`TRAINING_SOURCE`, translated here and compiled (trusted, into the store) only
+        when the archive is built.  None (an archive of the class path's classes only) when
+        the training program cannot be read or translated: a check never depends on it."""
+        if self._training is None:
+            try:
+                self._training = self._make_training()
+            except (OSError, TranslationError, ValueError):
+                self._training = False
+        return self._training or None
+
+    def _make_training(self) -> Training:
+        import hashlib
+
+        tr = translate(TRAINING_SOURCE.read_text(encoding="utf-8"))
+        driver = driver_from_calls(list(TRAINING_CALLS), void=set(TRAINING_VOID))
+        sources = self._sources(tr, driver)
+        indices = tuple(str(c.index) for c in driver.calls)
+        digest = hashlib.sha256()
+        for name in sorted(sources):
+            digest.update(name.encode() + b"\0" + sources[name].encode("utf-8") + b"\0")
+        digest.update(" ".join(indices).encode())
+
+        def prepare() -> tuple[tuple[str, ...], tuple[tuple[str, bytes], ...]]:
+            res = self.jvm.compile(sources, (self.runtime(),), trusted=True)
+            if not res.ok:
+                first = (res.diagnostics.strip().splitlines() or ["javac failed"])[0]
+                raise TrainingUnavailable(f"the training program did not compile: {first[:200]}",
+                                          lasting="timed out" not in res.diagnostics)
+            args = (str(res.classes), driver.class_name, str(int(self.call_seconds * 1000)),
+                    str(self.output_bytes), *indices)
+            return args, (("nonce", b"specbench-training"),)
+
+        return Training(RUNNER, digest.hexdigest()[:32], prepare)
 
     # ------------------------------------------------------------- compile
     def compile(self, source: str, driver: Driver | None, class_name: str | None = None
@@ -258,7 +304,7 @@ class JmlChecker:
         job = JavaJob(main=RUNNER, args=(str(classes), driver.class_name, str(int(self.call_seconds * 1000)),
                                          str(self.output_bytes), *map(str, todo)),
                       classpath=(self.runtime(),), readonly=(classes,), files={"nonce": nonce.encode()},
-                      wall_seconds=wall, cpu_seconds=wall)
+                      wall_seconds=wall, cpu_seconds=wall, training=self.training())
         result = self.jvm.run(None, job)
         return runners.read_records(result.stdout, nonce), result
 

@@ -34,14 +34,21 @@ from pathlib import Path
 def _cpu_of(argv: list[str], cwd: Path, before=None) -> float:
     if before is not None:
         before()
+    return cpu_and_output(argv, cwd)[0]
+
+
+def cpu_and_output(argv: list[str], cwd: Path) -> tuple[float, bytes]:
+    """One JVM as a plain child in ``cwd``: its CPU (user + sys, ``getrusage``) and its stdout;
+    a failed start ends the script with the JVM's last words (also perf/jvm_flags.py's)."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
                                "MALLOC_ARENA_MAX": "2"})
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        sys.exit(f"jvm_start: {' '.join(argv[:3])}... failed: {proc.stderr.decode(errors='replace')[-300:]}")
-    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        sys.exit(f"{Path(sys.argv[0]).stem}: {' '.join(argv[:3])}... {' '.join(argv[-4:])} failed "
+                 f"({proc.returncode}): {proc.stderr.decode(errors='replace')[-300:]}")
+    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), proc.stdout
 
 
 def main() -> None:

@@ -14,10 +14,16 @@ import java.util.stream.Stream;
 /** The training run of a class-data-sharing archive (execution/jvm.py, issue 48): loads,
  *  without initialising (no static initialiser runs), every class of the jars on the class
  *  path and of the JDK modules named in the arguments, so that a JVM started with
- *  {@code -XX:ArchiveClassesAtExit} archives them.  Trusted code only: it runs no job's code.
- *  Prints the number of classes loaded. */
+ *  {@code -XX:ArchiveClassesAtExit} archives them; then, given {@code --run MAIN ARGS...},
+ *  runs that trusted main (e.g. the JML runner on a trusted program), so that the JDK classes
+ *  and lambda proxies its start-up makes (the security manager's) are archived too.
+ *  Trusted code only: it runs no job's code.  Prints the number of classes loaded.
+ *
+ *  usage: ClassWarmup [MODULE...] [--run MAIN ARG...] */
 public final class ClassWarmup {
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] argv) throws Exception {
+        int run = java.util.Arrays.asList(argv).indexOf("--run");
+        String[] args = run < 0 ? argv : java.util.Arrays.copyOfRange(argv, 0, run);
         ClassLoader loader = ClassLoader.getSystemClassLoader();
         int loaded = 0;
         for (String part : System.getProperty("java.class.path").split(File.pathSeparator)) {
@@ -38,6 +44,11 @@ public final class ClassWarmup {
             }
         }
         System.out.println(loaded);
+        System.out.flush();
+        if (run >= 0) {
+            String[] rest = java.util.Arrays.copyOfRange(argv, run + 2, argv.length);
+            Class.forName(argv[run + 1], true, loader).getMethod("main", String[].class).invoke(null, (Object) rest);
+        }
     }
 
     private static int load(String entry, ClassLoader loader) {

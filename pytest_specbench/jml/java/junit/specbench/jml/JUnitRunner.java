@@ -42,7 +42,9 @@ public final class JUnitRunner {
     private static String jsonText(String s) { return json(s == null ? "" : s); }
 
     public static void main(String[] args) {
-        RunnerSupport.main(args, JUnitRunner::run);
+        RunnerSupport.main(args, new RunnerSupport.Body() {  // (no lambda: the runners start without invokedynamic)
+            @Override public void run(String[] a, PrintStream channel) throws Exception { JUnitRunner.run(a, channel); }
+        });
     }
 
     /** Where an exception was thrown: did it pass through the target method (or a
@@ -129,7 +131,7 @@ public final class JUnitRunner {
             final Request request = methodName == null ? Request.aClass(cls) : Request.method(cls, methodName);
             final Outcome out = new Outcome();
             ThreadGroup group = new ThreadGroup("specbench-test");
-            Thread th = new Thread(group, () -> {
+            Thread th = new Thread(group, new Runnable() { @Override public void run() {
                 try {
                     Result res = new JUnitCore().run(request);
                     out.failures = failures(res, targetClass, targetMethod);
@@ -140,7 +142,7 @@ public final class JUnitRunner {
                 } finally {
                     out.done = true;
                 }
-            }, "specbench-test", 64L << 20);
+            }}, "specbench-test", 64L << 20);
             java.util.Set<Thread> before = liveThreads();
             final JmlRt.Call rec = JmlRt.begin(null);
             long w0 = System.nanoTime();

@@ -106,15 +106,21 @@ public final class JmlRt {
     private static boolean topLevel() {
         final String driver = driverClass;
         if (driver.isEmpty()) return false;
-        return WALKER.walk(frames -> {
-            java.util.Iterator<StackWalker.StackFrame> it = frames
-                .filter(f -> !f.getClassName().equals(JmlRt.class.getName())).limit(2).iterator();
-            if (!it.hasNext()) return false;
-            StackWalker.StackFrame site = it.next();
-            if (site.getMethodName().startsWith("__jml_") || site.getMethodName().startsWith("lambda$")) return false;
-            if (!it.hasNext()) return false;
-            StackWalker.StackFrame caller = it.next();
-            return caller.getClassName().equals(driver) && caller.getMethodName().equals("call");
+        return WALKER.walk(new java.util.function.Function<java.util.stream.Stream<StackWalker.StackFrame>, Boolean>() {
+            // (classes, not lambdas: the runners' JVMs start without invokedynamic)
+            @Override public Boolean apply(java.util.stream.Stream<StackWalker.StackFrame> frames) {
+                java.util.Iterator<StackWalker.StackFrame> it = frames.iterator();
+                StackWalker.StackFrame site = null, caller = null;
+                while (it.hasNext() && caller == null) {
+                    StackWalker.StackFrame f = it.next();
+                    if (f.getClassName().equals(JmlRt.class.getName())) continue;
+                    if (site == null) site = f; else caller = f;
+                }
+                if (site == null) return false;
+                if (site.getMethodName().startsWith("__jml_") || site.getMethodName().startsWith("lambda$")) return false;
+                if (caller == null) return false;
+                return caller.getClassName().equals(driver) && caller.getMethodName().equals("call");
+            }
         });
     }
 
@@ -264,7 +270,8 @@ public final class JmlRt {
     }
 
     private static List<Object> observe(final Object[] roots, final String[] skip) {
-        return java.security.AccessController.doPrivileged((java.security.PrivilegedAction<List<Object>>) () -> {
+        return java.security.AccessController.doPrivileged(new java.security.PrivilegedAction<List<Object>>() {
+          @Override public List<Object> run() {
             List<Object> out = new ArrayList<>();
             java.util.IdentityHashMap<Object, Integer> seen = new java.util.IdentityHashMap<>();
             java.util.ArrayDeque<Object> todo = new java.util.ArrayDeque<>();
@@ -281,6 +288,7 @@ public final class JmlRt {
                 }
             }
             return out;
+          }
         });
     }
 

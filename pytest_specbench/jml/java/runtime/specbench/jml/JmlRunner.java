@@ -1,8 +1,6 @@
 package specbench.jml;
 
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URL;
@@ -37,7 +35,9 @@ public final class JmlRunner {
     }
 
     public static void main(String[] args) {
-        RunnerSupport.main(args, JmlRunner::run);
+        RunnerSupport.main(args, new RunnerSupport.Body() {  // (no lambda: the runners start without invokedynamic)
+            @Override public void run(String[] a, PrintStream channel) throws Exception { JmlRunner.run(a, channel); }
+        });
     }
 
     private static void run(String[] args, PrintStream channel) throws Exception {
@@ -59,14 +59,13 @@ public final class JmlRunner {
             emit(channel, "{\"nonce\":" + json(nonce) + ",\"load_error\":" + json(clip(e.toString(), 500)) + "}", true);
             return;
         }
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         for (int a = 4; a < args.length; a++) {
             final int k = Integer.parseInt(args[a]);
             final Outcome out = new Outcome();
             ThreadGroup group = new ThreadGroup("specbench-call-" + k);
             final Method m = call;
-            Thread th = new Thread(group, () -> {
-                long t0 = mx.getCurrentThreadCpuTime();
+            Thread th = new Thread(group, new Runnable() { @Override public void run() {
+                long t0 = threadCpuNanos();
                 try {
                     out.value = m.invoke(null, k);
                 } catch (InvocationTargetException e) {
@@ -80,10 +79,11 @@ public final class JmlRunner {
                         out.exception = d[0];
                         out.message = d[1];
                     }
-                    out.cpuNanos = mx.getCurrentThreadCpuTime() - t0;
+                    long t1 = threadCpuNanos();
+                    out.cpuNanos = t0 < 0 || t1 < 0 ? 0 : t1 - t0;
                     out.done = true;
                 }
-            }, "specbench-call", 64L << 20);
+            }}, "specbench-call", 64L << 20);
             java.util.Set<Thread> before = liveThreads();
             final JmlRt.Call rec = JmlRt.begin(driverName);
             long w0 = System.nanoTime();

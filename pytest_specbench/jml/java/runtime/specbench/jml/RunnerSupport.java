@@ -141,6 +141,25 @@ final class RunnerSupport {
         return null;
     }
 
+    /** The CPU time of the calling thread in nanoseconds (Linux: the first field of
+     *  {@code /proc/thread-self/schedstat}, the clock {@code ThreadMXBean.getCurrentThreadCpuTime}
+     *  reads), or -1 when it cannot be read.  Not through {@code java.lang.management}: its
+     *  start-up (the platform beans' service lookup) was ~35 ms of a ~200 ms runner JVM
+     *  (docs/timing.md, "Session 19").  Called on a call's or test's thread before and after
+     *  the program's code, never while program code is on the stack. */
+    static long threadCpuNanos() {
+        try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/thread-self/schedstat")) {
+            byte[] buf = new byte[64];
+            int n = in.read(buf);
+            long v = 0;
+            int i = 0;
+            for (; i < n && buf[i] >= '0' && buf[i] <= '9'; i++) v = v * 10 + (buf[i] - '0');
+            return i > 0 && i < 19 ? v : -1;
+        } catch (Throwable e) {
+            return -1;
+        }
+    }
+
     static String json(String s) {
         StringBuilder b = new StringBuilder("\"");
         for (int i = 0; i < s.length(); i++) {
