@@ -321,3 +321,94 @@ def test_a_candidates_right_outputs_are_dropped_as_soon_as_it_is_done():
     seen = corpus.observe_bad(ex, "def f(x):\n    return x\n", task, "k", [((1,), {}), ((2,), {}), ((3,), {})],
                               [0.2] * 3, (10, 30), 20.0, [1, 2, 3], "exact")
     assert [o.status for o in seen] == ["good", "ok", "good"] and seen[1].result == 99
+
+
+class _ObservingExecutor:
+    """The python executor's surface for observe(), running the observed program (our own
+    text around the test's own candidates) in-process; ``sent`` records the longest string
+    each job's outcomes carried whole, by candidate; ``RUN`` (1, 2, ...) is the job's number
+    for that candidate, visible to it."""
+
+    def __init__(self):
+        self.jobs: dict[str, int] = {}
+        self.sent: list[tuple[str, int]] = []
+
+    def run(self, prepared, job, on_outcome):
+        who = job.code.split("\n")[1]  # the candidate's "# k" line (the reference's first line)
+        self.jobs[who] = self.jobs.get(who, 0) + 1
+        namespace: dict = {"RUN": self.jobs[who]}
+        exec(compile(job.code, "<observed>", "exec"), namespace)
+        outcomes, longest = {}, 0
+        for i in job.indices:
+            args, kwargs = job.calls()[i]
+            value = namespace[job.entry_point](*args, **kwargs)
+            longest = max([longest] + [len(v) for v in value if isinstance(v, str)])
+            outcomes[i] = CallOutcome(i, "ok", wire.dumps(value).encode())
+            if not on_outcome(outcomes[i]):
+                break
+        self.sent.append((who, longest))
+        return JobResult(outcomes)
+
+
+def test_long_string_outputs_cross_as_digests_and_a_kept_programs_come_whole_once(tmp_path):
+    """HumanEval/15's candidates return strings of up to 6.9 MB on 21 inputs (147 MB a program):
+    a long string now comes back as its digest, a right one never crosses whole, and only a kept
+    program's bad ones are fetched whole (run again, digest checked); the part is the bytes the
+    build without digests writes.  A program whose second run gives another output leaves its
+    task out."""
+    from pytest_specbench.execution.limits import Limits
+
+    n = corpus.DIGEST_STRINGS_OVER + 10
+    task = {"T/0": {"task_id": "T/0", "entry_point": "f", "prompt": "def f(x):\n",
+                    "canonical_solution": f"def f(x):\n    return x * {n}\n", "base_input": [["a"], ["\u00e9"], ["b"]],
+                    "plus_input": [["c"]], "atol": 0}}
+    programs = {1: f"    return x * {n}\n",  # right everywhere
+                2: f"    return (x * {n}).upper()\n",  # wrong on every input
+                3: f"    return (x * {n}).upper() if x != 'b' else 'short'\n",  # a, c as 2's; b: a new short pair
+                4: f"    return (x * {n}).upper() if x == 'a' else x * {n}\n"}  # nothing new: not kept
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text("".join(json.dumps({"task_id": "T/0", "response_num": k, "solution": f"def f(x):\n# {k}\n{body}"})
+                                  + "\n" for k, body in programs.items()))
+    parts = {}
+    for name in ("digests", "whole"):
+        out = tmp_path / name / "corpus.jsonl"
+        ex = _ObservingExecutor()
+        if name == "whole":
+            corpus.str_digest_over, saved = (lambda task, oracle: None), corpus.str_digest_over
+        try:
+            figures = corpus.build(task, candidates, out, [ex], Limits(), "base+plus", log=lambda line: None, oracle="exact")
+        finally:
+            if name == "whole":
+                corpus.str_digest_over = saved
+        parts[name] = (out.read_text(), figures, ex.sent)
+    text, figures, sent = parts["digests"]
+    assert text == parts["whole"][0] and figures["kept"] == 2  # programs 2 and 3
+    assert [json.loads(line)["program"] for line in text.splitlines()] == [2, 3]
+    whole_long = [(who, longest) for who, longest in sent if who.startswith("#") and longest > corpus.DIGEST_STRINGS_OVER]
+    assert whole_long == [("# 2", n), ("# 3", n)]  # each kept program's second run; the reference's run is whole
+    assert all(longest <= 100 for who, longest in sent if who in ("# 1", "# 4"))
+    assert any(longest == n for who, longest in parts["whole"][2] if who == "# 1")  # without digests it crossed whole
+
+    flaky = tmp_path / "flaky.jsonl"
+    flaky.write_text(json.dumps({"task_id": "T/0", "response_num": 2,
+                                 "solution": f"def f(x):\n# 2\n    return (x * {n}).upper() + str(RUN)\n"}) + "\n")
+    lines = []
+    figures = corpus.build(task, flaky, tmp_path / "flaky" / "corpus.jsonl", [_ObservingExecutor()], Limits(),
+                           "base+plus", log=lines.append, oracle="exact")
+    assert figures["left_out"] == ["T/0"] and not (tmp_path / "flaky" / "corpus.jsonl.parts" / "T_0.jsonl").exists()
+    assert "program 2, input #0: run again to fetch its" in lines[0] and "it gave another output" in lines[0]
+
+
+def test_the_observers_digest_is_the_wires_and_survives_a_program_that_rebinds_builtins():
+    """The digest is computed in the child by the observed program's own text: it must be
+    :func:`wire.string_digest` (non-ASCII, a lone surrogate), and a program whose module binds
+    ``str``, ``type`` or ``len`` must not change what the observer sends (run in-process: our text)."""
+    from pytest_specbench.benchmarks.nl2postcond.observe import OBSERVER, observed_program
+
+    text = "\u00e9\ud800" + "x" * 100
+    code = ("str, type, len = bytes, lambda v: int, lambda v: 0\n"
+            f"def f(k):\n    return {text!r} if k else 'short'\n")
+    namespace: dict = {}
+    exec(compile(observed_program(code, "f", str_digest_over=50), "<observed>", "exec"), namespace)
+    assert namespace[OBSERVER](1) == [[1], None, [wire.string_digest(text), len(text)]]
+    assert namespace[OBSERVER](0) == [[0], "short"]

@@ -39,8 +39,9 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from ...data.jsonl import file_digest
 from ...errors import DataError
 from ...execution import wire
-from ..contract.evalplus_data import canonical_program, outputs_match
-from .observe import observe, test_inputs
+from ..contract.evalplus import DIGEST_STRINGS_OVER
+from ..contract.evalplus_data import canonical_program, equality_judged, outputs_match
+from .observe import LongStr, observe, test_inputs
 
 FORMAT = "3"  # 2: no memory address in an opaque output's text; an opaque bad output is its program's own pair;
 # 3: random seeded before each call (observe.observed_program)
@@ -134,7 +135,12 @@ def stable_text(value: Any) -> str:
 def pair_key(program: int, index: int, output: Any) -> tuple:
     """What makes a bad output distinct: (input index, output text); an output that holds
     an opaque value is equal only to itself (as the sandbox's :class:`~.wire.Opaque` and
-    Python's default ``==`` on such objects), so it is a pair of its own program's."""
+    Python's default ``==`` on such objects), so it is a pair of its own program's.  A long
+    string known by its digest (:class:`.observe.LongStr`) is keyed by the digest: in one
+    build a string of that length always comes as a digest, so equal ones get equal keys
+    (the NUL that starts the key starts no JSON text)."""
+    if isinstance(output, LongStr):
+        return (index, f"\0str {output.digest} {output.length}")
     text = stable_text(output)
     return (index, text, program) if _OPAQUE_TAG in text else (index, text)
 
@@ -199,18 +205,43 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
     """The distinct programs with bad outputs, in ``response_num`` order
     (pure: ``observations[program]`` are :class:`.observe.Observation` s); ``oracle``
     decides what a bad output is (:data:`ORACLES`)."""
-    matches = ORACLES[oracle]
-    inputs = list(task["base_input"]) + list(task["plus_input"])
+    is_bad = bad_output_test(task, reference, oracle)
     seen: set[tuple] = set()
     kept = []
     for cand in sorted(programs, key=lambda c: c.program):
         bopi = [Bopi(o.index, o.args_after, o.result) for o in observations.get(cand.program, ())
-                if o.status == "ok" and not matches(task, inputs[o.index], o.result, reference[o.index])]
+                if o.status == "ok" and is_bad(o.index, o.result)]
         pairs = {pair_key(cand.program, b.index, b.output) for b in bopi}
         if bopi and not pairs <= seen:
             seen |= pairs
             kept.append(Kept(cand.task_id, cand.program, cand.program < NATURAL, tuple(bopi)))
     return kept
+
+
+def str_digest_over(task: Mapping[str, Any], oracle: str) -> int | None:
+    """Above what length a candidate's ``str`` result comes back as a digest
+    (:class:`.observe.LongStr`), or None: only where equal strings are a right output and
+    unequal ones a bad one (the ``exact`` oracle, or EvalPlus's where it is plain equality)."""
+    return DIGEST_STRINGS_OVER if oracle == "exact" or equality_judged(task) else None
+
+
+def bad_output_test(task: Mapping[str, Any], reference: Sequence[Any], oracle: str):
+    """``is_bad(index, output)``: is ``output`` on input ``index`` a bad output under
+    ``oracle`` (:data:`ORACLES`)?  A :class:`.observe.LongStr` is a right output iff the
+    reference's is a string with its digest (:func:`str_digest_over` says where a build
+    asks for digests: there string equality is the oracle's verdict)."""
+    matches = ORACLES[oracle]
+    inputs = list(task["base_input"]) + list(task["plus_input"])
+    digests: dict[int, tuple[str, int] | None] = {}
+
+    def is_bad(index: int, output: Any) -> bool:
+        if isinstance(output, LongStr):
+            if index not in digests:
+                ref = reference[index]
+                digests[index] = (wire.string_digest(ref), len(ref)) if type(ref) is str else None
+            return digests[index] != (output.digest, output.length)
+        return not matches(task, inputs[index], output, reference[index])
+    return is_bad
 
 
 def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus",
@@ -329,8 +360,19 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 continue
             observations = {c.program: seen[k] for k, group in groups.items() for c in group}
             kept = select(task, reference, by_task[task_id], observations, oracle)
+            del seen, observations
+            code = {c.program: c.code for c in by_task[task_id]}
             tmp = part.with_suffix(".tmp")
-            tmp.write_text("".join(k.line() + "\n" for k in kept), encoding="utf-8")
+            try:
+                with tmp.open("w", encoding="utf-8") as fh:
+                    for k in kept:  # one kept program's long outputs held at a time
+                        fh.write(with_whole_outputs(executors[0], k, code[k.program], task, key, calls,
+                                                    limits.call_cpu * 20).line() + "\n")
+            except NotReproduced as exc:
+                tmp.unlink()
+                log(f"{task_id}: {exc}; task left for a later run (resume builds it)")
+                figures["left_out"].append(task_id)
+                continue
             os.replace(tmp, part)
             pin_note = _against_part_pin(task_id, part, rules)
             bopi = sum(len(k.bopi) for k in kept)
@@ -366,11 +408,38 @@ def observe_bad(executor, code: str, task: Mapping[str, Any], key: str, calls, p
     HumanEval/15's, strings of up to 6.9 MB on its large inputs, took the build to 3.9 GB."""
     from .observe import Observation
 
-    matches = ORACLES[oracle]
-    inputs = list(task["base_input"]) + list(task["plus_input"])
-    return [Observation(o.index, "good") if o.status == "ok" and matches(task, inputs[o.index], o.result,
-                                                                          reference[o.index]) else o
-            for o in observe(executor, code, task, key, calls, per_call, stop_after, wall_factor)]
+    is_bad = bad_output_test(task, reference, oracle)
+    return [Observation(o.index, "good") if o.status == "ok" and not is_bad(o.index, o.result) else o
+            for o in observe(executor, code, task, key, calls, per_call, stop_after, wall_factor,
+                             str_digest_over(task, oracle))]
+
+
+class NotReproduced(Exception):
+    """A kept program's long string output, run again to fetch it whole, was not the one
+    its digest named (a program whose output changes from run to run, or a time-out)."""
+
+
+def with_whole_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any], key: str, calls,
+                       cpu: float) -> Kept:
+    """``kept`` with each :class:`.observe.LongStr` bad output fetched whole: the program runs
+    again, alone, on those inputs (``cpu`` seconds each: the first run already decided that it
+    ends in time; this one only fetches the value) and each output must have the digest the
+    first run gave (else :class:`NotReproduced`).  Only a kept program's long outputs cross
+    the sandbox's boundary whole, one program's at a time."""
+    wanted = {b.index: b for b in kept.bopi if isinstance(b.output, LongStr)}
+    if not wanted:
+        return kept
+    whole = {}
+    for o in observe(executor, code, task, key, calls, cpu, wall_factor=RERUN_WALL_FACTOR, indices=sorted(wanted)):
+        long = wanted[o.index].output
+        if not (o.status == "ok" and type(o.result) is str and len(o.result) == long.length
+                and wire.string_digest(o.result) == long.digest
+                and stable_text(list(o.args_after)) == stable_text(list(wanted[o.index].args_after))):
+            got = "another output" if o.status == "ok" else f"{o.status} {o.exc_type}".rstrip()
+            raise NotReproduced(f"program {kept.program}, input #{o.index}: run again to fetch its "
+                                f"{long.length}-character output whole, it gave {got}")
+        whole[o.index] = Bopi(o.index, wanted[o.index].args_after, o.result)
+    return Kept(kept.task_id, kept.program, kept.natural, tuple(whole.get(b.index, b) for b in kept.bopi))
 
 
 def _reference_cpu(executor, task, key, calls, limits, first, time_rule: str) -> list[float]:

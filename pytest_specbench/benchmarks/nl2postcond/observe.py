@@ -29,16 +29,42 @@ REFERENCE_CPU_FACTOR = 20
 FORMAT = "2"  # 2: each case with the reference's CPU seconds
 
 
-def observed_program(code: str, entry_point: str) -> str:
+def observed_program(code: str, entry_point: str, str_digest_over: int | None = None) -> str:
     """``code`` with an entry point that returns ``[arguments after the call, result]``.
     ``random`` is seeded before each call: 11 of upstream's 49,200 programs draw random
     numbers (HumanEval/14's program 204 drops a prefix when ``random.random() < 0.5``), and
     a forked child's ``random`` is seeded afresh from the OS, so their outputs, and the
-    corpus's bytes, would differ from build to build."""
-    return (f"{code}\n\n\nimport random as {OBSERVER}_random\n\n\ndef {OBSERVER}(*args):\n"
+    corpus's bytes, would differ from build to build.
+
+    With ``str_digest_over``, a result that is a ``str`` longer than that comes back as
+    ``[arguments after the call, None, [digest, length]]`` (:func:`.wire.string_digest`'s
+    digest, computed here in the child): HumanEval/15's candidates return strings of up to
+    6.9 MB on 21 of its inputs (147 MB a program), which the corpus build compares with the
+    reference's and, for a program it keeps, fetches whole again (:func:`LongStr`).  The
+    program runs in this process and could forge the digest: that is no more than returning
+    another output, which it can anyway (its observations are its own)."""
+    text = (f"{code}\n\n\nimport random as {OBSERVER}_random\n\n\ndef {OBSERVER}(*args):\n"
             f"    {OBSERVER}_random.seed(0)\n"
-            f"    result = {entry_point}(*args)\n"
-            f"    return [list(args), result]\n")
+            f"    result = {entry_point}(*args)\n")
+    if str_digest_over is not None:
+        # the builtins module's own names: the program's module may bind str, type or len
+        text = (f"{code}\n\n\nimport random as {OBSERVER}_random, hashlib as {OBSERVER}_hashlib, "
+                f"builtins as {OBSERVER}_b\n\n\ndef {OBSERVER}(*args):\n"
+                f"    {OBSERVER}_random.seed(0)\n"
+                f"    result = {entry_point}(*args)\n"
+                f"    if {OBSERVER}_b.type(result) is {OBSERVER}_b.str and {OBSERVER}_b.len(result) > {int(str_digest_over)}:\n"
+                f"        digest = {OBSERVER}_hashlib.blake2b(result.encode('utf-8', 'surrogatepass'), digest_size=16)\n"
+                f"        return [{OBSERVER}_b.list(args), None, [digest.hexdigest(), {OBSERVER}_b.len(result)]]\n")
+    return text + "    return [list(args), result]\n"
+
+
+@dataclass(frozen=True)
+class LongStr:
+    """A ``str`` result known by its digest and length only (``observed_program``'s
+    ``str_digest_over``): equal to another iff the digests are (blake2b-128)."""
+
+    digest: str
+    length: int
 
 
 def test_inputs(task: Mapping[str, Any], inputs: str) -> list[tuple[tuple, dict]]:
@@ -61,16 +87,20 @@ class Observation:
 
 def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
             cpu: float | Sequence[float], stop_after_timeouts: tuple[int, int] | None = None,
-            wall_factor: float | None = None) -> list[Observation]:
+            wall_factor: float | None = None, str_digest_over: int | None = None,
+            indices: Sequence[int] | None = None) -> list[Observation]:
     """Run ``code``'s entry point on every call in the sandbox; one observation per input.
     ``cpu``: the CPU-second limit of every call, or one limit per call.
     With ``stop_after_timeouts`` = (in a row, in all), a program that times out on
     that many inputs in a row, or on that many in all, is stopped there: the inputs
     after are time-outs too (a program that hangs on HumanEval/11's inputs, or on
-    HumanEval/13's large ones, would otherwise take a CPU second per input)."""
-    job = CallsJob(observed_program(code, task["entry_point"]), OBSERVER, calls_key, lambda: calls,
-                   range(len(calls)), call_cpu=[cpu] * len(calls) if isinstance(cpu, (int, float)) else list(cpu),
-                   wall_factor=wall_factor)
+    HumanEval/13's large ones, would otherwise take a CPU second per input).
+    With ``str_digest_over``, a long ``str`` result is a :class:`LongStr` (:func:`observed_program`).
+    ``indices``: only these calls (one observation each, in this order)."""
+    indices = range(len(calls)) if indices is None else list(indices)
+    limits = [cpu] * len(calls) if isinstance(cpu, (int, float)) else list(cpu)
+    job = CallsJob(observed_program(code, task["entry_point"], str_digest_over), OBSERVER, calls_key, lambda: calls,
+                   indices, call_cpu=[limits[i] for i in indices], wall_factor=wall_factor)
     in_a_row, in_all, stopped = [0], [0], [False]
 
     def on_outcome(outcome) -> bool:
@@ -84,9 +114,9 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
 
     result = executor.run(None, job, on_outcome)
     if result.load_error:
-        return [Observation(i, "raise", exc_type="load error") for i in range(len(calls))]
+        return [Observation(i, "raise", exc_type="load error") for i in indices]
     out = []
-    for i in range(len(calls)):
+    for i in indices:
         outcome = result.outcomes.get(i)
         if outcome is None:  # after the stop rule, the program's; else its job's wall clock ran out
             out.append(Observation(i, "timeout", wall_stop=not stopped[0]))
@@ -96,7 +126,10 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
             out.append(Observation(i, "raise", exc_type=outcome.exc_type))
         else:
             try:
-                args_after, value = outcome.value
+                args_after, value, *digested = outcome.value
+                if digested:  # [args, None, [digest, length]]: only from str_digest_over
+                    (digest, length), = digested
+                    value = LongStr(str(digest), int(length))
             except (ValueError, TypeError):
                 out.append(Observation(i, "raise", exc_type="unreadable output"))
                 continue
