@@ -42,25 +42,6 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which makes `-n N` alone mean --dist load
-def pytest_cmdline_main(config):
-    """``pytest -n N`` on this suite without ``--dist``: pytest-xdist's ``worksteal`` mode, not
-    ``load``.  Why: ``load`` hands out chunks that shrink as the queue does, and what a worker
-    holds when the queue runs out it runs alone: the busy-core run of session 18 ended with one
-    worker idle for its last 12.6 s (its per-test records replayed through both schedulers:
-    364.2 -> 358.1 s for the last worker, perf/suite_tail.py, docs/timing.md "Session 19").  ``worksteal`` gives
-    each worker half and lets the one that runs out take half of what the other still holds,
-    so the tail is the test running when that happens.  Which tests share a worker changes, no
-    test's meaning: module fixtures that workers share are made once for the session anyway
-    (``made_once``, ``module_runs``).  An explicit ``--dist`` is kept; the workers (``-n``
-    cleared by xdist) and the pytest runs the tests make (no ``tests/conftest.py``) are not
-    touched."""
-    option = config.option
-    if getattr(option, "numprocesses", None) and getattr(option, "dist", "no") == "no" \
-            and not getattr(option, "distload", False):
-        option.dist = "worksteal"
-
-
 @pytest.hookimpl(trylast=True)  # after the tmp_path plugin's own configure
 def pytest_configure(config):
     """One store of the JVM's trusted build products for the whole suite run (its session
@@ -120,11 +101,11 @@ def _long_modules_first(items) -> None:
     """Modules with long tests (marked ``slow`` or ``realdata``) first, the most such tests
     first, each module's items kept together and in order (module fixtures are set up once).
 
-    Why: ``pytest -n 2`` hands tests out in collection order (``worksteal``: the first half to
-    one worker, the second to the other, and a worker that runs out takes from the back of the
-    other's queue), so a long test collected last keeps one worker busy while the other has
-    nothing left: the suite's tail.  Started first, the long tests overlap with the many short
-    ones."""
+    Why: ``pytest -n 2`` hands tests out in collection order, so a long test collected last
+    keeps one worker busy while the other has nothing left: the suite's tail.  Started first,
+    the long tests overlap with the many short ones.  (xdist's ``worksteal`` mode, tried for
+    the tail in session 19, cost the busy-core run 44 CPU s and 32 s of wall more than
+    ``load``: docs/timing.md, "Session 19: the quiet figures".)"""
     def module_of(item):
         return getattr(item, "module", None)
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
@@ -419,30 +418,6 @@ def test_measured_costs_are_kept_per_run_and_merged(tmp_path):
     assert MeasuredCosts(folder, '{"model": "other"}').earlier == {}  # another run's items
     second.path.write_text("{not json")
     assert MeasuredCosts(folder, '{"model": "m"}').earlier == {}  # unreadable: predictions only
-
-
-def test_this_suite_under_n_alone_is_scheduled_by_xdists_worksteal(pytestconfig):
-    """The project's own suite (tests/conftest.py): ``-n N`` without ``--dist`` means xdist's
-    ``worksteal``, so a worker that runs out takes half of what the other still holds (the
-    busy-core run's idle tail, docs/timing.md, "Session 19"); an explicit mode, ``-n 0``, no
-    ``-n`` and xdist's workers (``numprocesses`` cleared) keep theirs."""
-    from types import SimpleNamespace
-
-    # tests/conftest.py as pytest loaded it: by its file, not by the name "conftest", which
-    # the project's top-level conftest.py also has (whichever pytest imported last holds it).
-    here = Path(__file__).with_name("conftest.py").resolve()
-    (conftest,) = [plugin for plugin in pytestconfig.pluginmanager.get_plugins()
-                   if getattr(plugin, "__file__", None) and Path(plugin.__file__).resolve() == here]
-
-    def dist_after(**option) -> str:
-        config = SimpleNamespace(option=SimpleNamespace(**{"dist": "no", "distload": False, **option}))
-        conftest.pytest_cmdline_main(config)
-        return config.option.dist
-
-    assert dist_after(numprocesses=2) == "worksteal"
-    assert dist_after(numprocesses=2, dist="load") == "load"
-    assert dist_after(numprocesses=2, distload=True) == "no"  # (-d: xdist makes it load)
-    assert dist_after(numprocesses=0) == dist_after(numprocesses=None) == "no"
 
 
 def test_a_recorded_run_replayed_through_xdists_schedulers_shows_the_tail(tmp_path, capsys):
