@@ -104,8 +104,8 @@ def _long_modules_first(items) -> None:
     Why: ``pytest -n 2`` hands tests out in collection order, so a long test collected last
     keeps one worker busy while the other has nothing left: the suite's tail.  Started first,
     the long tests overlap with the many short ones.  (xdist's ``worksteal`` mode, tried for
-    the tail in session 19, cost the busy-core run 44 CPU s and 32 s of wall more than
-    ``load``: docs/timing.md, "Session 19: the quiet figures".)"""
+    the tail in session 19, did not show a gain on a real busy-core run: docs/timing.md,
+    "Session 19: the quiet figures".)"""
     def module_of(item):
         return getattr(item, "module", None)
 
