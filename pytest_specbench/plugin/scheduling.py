@@ -142,20 +142,27 @@ class CostFirstScheduling(LoadScheduling):
         while self.pending and self._group_of is not None:
             i = self.pending[0]
             key = self._key(i)
-            rep = self._rep_of.get(key) if key is not None else None
-            if key is None or rep == i:
-                return True
-            if rep is None or self._ended.get(rep) is False:
-                # The first item of its key, or the one after a representative that left
-                # no verdict (an error, a crashed worker): it evaluates the program.
-                self._rep_of[key] = i
-                return True
-            if rep in self._ended:  # the verdict is in: a copy only reads it
-                self._costs[i] = 0.0
+            if self._may_go(i, key):
                 return True
             del self.pending[0]
-            self._held.setdefault(rep, []).append(i)
+            self._held.setdefault(self._rep_of[key], []).append(i)
         return bool(self.pending)
+
+    def _may_go(self, i: int, key: str | None) -> bool:
+        """Whether item ``i`` (program key ``key``) may go out now: False for a copy whose
+        representative is still running."""
+        rep = self._rep_of.get(key) if key is not None else None
+        if key is None or rep == i:
+            return True
+        if rep is None or self._ended.get(rep) is False:
+            # The first item of its key, or the one after a representative that left
+            # no verdict (an error, a crashed worker): it evaluates the program.
+            self._rep_of[key] = i
+            return True
+        if rep in self._ended:  # the verdict is in: a copy only reads it
+            self._costs[i] = 0.0
+            return True
+        return False
 
     def _finish_group(self, rep: int) -> None:
         """``rep`` finished: its copies go out first, or, without a verdict, the next copy is the representative."""
@@ -237,14 +244,7 @@ class CostFirstScheduling(LoadScheduling):
                 return position
             if i not in self._keys:  # keyed alone: the batches follow the dispatch order
                 self._keys[i] = self._group_of([self.collection[i]])[0]
-            key = self._keys[i]
-            rep = self._rep_of.get(key) if key is not None else None
-            if key is None or rep is None or self._ended.get(rep) is False:
-                if key is not None:
-                    self._rep_of[key] = i  # the first of its program to go out evaluates it
-                return position
-            if rep in self._ended:  # its program's verdict is in: it only reads it
-                self._costs[i] = 0.0
+            if self._may_go(i, self._keys[i]):
                 return position
         return None
 
