@@ -43,18 +43,17 @@ def observed_program(code: str, entry_point: str, str_digest_over: int | None = 
     reference's and, for a program it keeps, fetches whole again (:func:`LongStr`).  The
     program runs in this process and could forge the digest: that is no more than returning
     another output, which it can anyway (its observations are its own)."""
-    text = (f"{code}\n\n\nimport random as {OBSERVER}_random\n\n\ndef {OBSERVER}(*args):\n"
+    # With digests, the builtins module's own names: the program's module may bind str, type or len.
+    imports = f"random as {OBSERVER}_random"
+    if str_digest_over is not None:
+        imports += f", hashlib as {OBSERVER}_hashlib, builtins as {OBSERVER}_b"
+    text = (f"{code}\n\n\nimport {imports}\n\n\ndef {OBSERVER}(*args):\n"
             f"    {OBSERVER}_random.seed(0)\n"
             f"    result = {entry_point}(*args)\n")
     if str_digest_over is not None:
-        # the builtins module's own names: the program's module may bind str, type or len
-        text = (f"{code}\n\n\nimport random as {OBSERVER}_random, hashlib as {OBSERVER}_hashlib, "
-                f"builtins as {OBSERVER}_b\n\n\ndef {OBSERVER}(*args):\n"
-                f"    {OBSERVER}_random.seed(0)\n"
-                f"    result = {entry_point}(*args)\n"
-                f"    if {OBSERVER}_b.type(result) is {OBSERVER}_b.str and {OBSERVER}_b.len(result) > {int(str_digest_over)}:\n"
-                f"        digest = {OBSERVER}_hashlib.blake2b(result.encode('utf-8', 'surrogatepass'), digest_size=16)\n"
-                f"        return [{OBSERVER}_b.list(args), None, [digest.hexdigest(), {OBSERVER}_b.len(result)]]\n")
+        text += (f"    if {OBSERVER}_b.type(result) is {OBSERVER}_b.str and {OBSERVER}_b.len(result) > {int(str_digest_over)}:\n"
+                 f"        digest = {OBSERVER}_hashlib.blake2b(result.encode('utf-8', 'surrogatepass'), digest_size=16)\n"
+                 f"        return [{OBSERVER}_b.list(args), None, [digest.hexdigest(), {OBSERVER}_b.len(result)]]\n")
     return text + "    return [list(args), result]\n"
 
 
