@@ -164,6 +164,11 @@ def analyse(folder: Path) -> dict:
                "items": len(items)}
         fin = next((e for e in reversed(evs) if e["ev"] == "finish"), evs[-1])
         row["wall"] = fin["t"] - start
+        # Start-up in CPU (a loaded machine's wall says little): the process's own CPU at
+        # configure and at collected, and its first item's own and sandbox CPU (the
+        # zygote's start, the describer and the calibration are paid there).
+        row["cpu_to_configure"] = first["configure"]["cpu"] if "configure" in first else None
+        row["cpu_to_collected"] = first["collected"]["cpu"] if "collected" in first else None
         row["cpu_own"] = fin["cpu"]
         row["cpu_kids"] = fin["kids"]
         if "own" in fin:
@@ -180,6 +185,8 @@ def analyse(folder: Path) -> dict:
             row["last_item_to_finish"] = fin["t"] - items[-1]["t"]
             longest = sorted(items, key=lambda e: e["t"] - e["t0"], reverse=True)[:5]
             row["longest_items"] = [(e["nodeid"], round(e["t"] - e["t0"], 2)) for e in longest]
+            row["first_item_cpu_own"] = items[0]["cpu"] - items[0]["cpu0"]
+            row["first_item_cpu_kids"] = max(0.0, items[0]["kids"] - items[0]["kids0"])
         result[name] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}
     return result
 
@@ -195,6 +202,12 @@ def format_analysis(result: dict) -> str:
                     "after_last_item_until_slowest", "last_item_to_finish"):
             if row.get(key) is not None:
                 parts.append(f"  {key:32s} {row[key]:8.2f} s  {100 * row[key] / wall:5.1f}% of its wall")
+        if row.get("cpu_to_configure") is not None:
+            parts.append(f"  start-up CPU: {row['cpu_to_configure']:.2f} s to configure"
+                         + (f", {row['cpu_to_collected']:.2f} s to collected" if row.get("cpu_to_collected") is not None
+                            else "")
+                         + (f"; its first item {row['first_item_cpu_own']:.2f} s own, {row['first_item_cpu_kids']:.2f} s "
+                            "sandbox (the zygote's start in it)" if row.get("items") else ""))
         if row.get("items"):
             parts.append(f"  items {row['items']}: own CPU {row['busy_cpu_own']:.2f} s, sandbox CPU "
                          f"{row['busy_cpu_kids']:.2f} s"
