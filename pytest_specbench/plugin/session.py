@@ -21,6 +21,7 @@ import functools
 import gc
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -504,6 +505,8 @@ class SpecbenchRun:
                 items[:] = kept
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if session.items and all(isinstance(item, SpecbenchItem) for item in session.items):
+            drop_idle_hypothesis_plugin(self.config)
         # Generation phase (no xdist): once, here, before any item runs.
         if not is_worker(self.config):
             self.generation.for_items(session.items)
@@ -526,6 +529,8 @@ class SpecbenchRun:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        if ids and all(self._spec_of(nodeid) is not None for nodeid in ids):
+            drop_idle_hypothesis_plugin(self.config)
         # A remote host's versions and data, compared with ours before anything runs.
         try:
             lines = self.link.check_node(node)
@@ -779,6 +784,19 @@ class PhaseReportPruner:
             kept = self.stats.get("")
             if kept and kept[-1] is report:
                 kept.pop()
+
+
+def drop_idle_hypothesis_plugin(config: pytest.Config) -> None:
+    """Unregister Hypothesis's pytest plugin from a process whose items are all specbench
+    items, unless something imported Hypothesis already.  Its hooks act only on
+    Hypothesis tests (``@given`` functions; a specbench item is none), but its
+    ``pytest_terminal_summary`` imports ``hypothesis`` to look for files only such
+    tests write: ~0.2 CPU s in the controller and in each xdist worker (workers keep a
+    terminal reporter), after the last item, on the run's wall (docs/timing.md,
+    session 20).  A run that also collects the user's own tests keeps it."""
+    manager = config.pluginmanager
+    if "hypothesis" not in sys.modules and manager.get_plugin("hypothesispytest") is not None:
+        manager.unregister(name="hypothesispytest")
 
 
 def _error_message(report: pytest.TestReport) -> str:
