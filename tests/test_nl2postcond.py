@@ -4,6 +4,7 @@ postconditions, one class a test), and the plugin on the bundled suite."""
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -213,30 +214,43 @@ def _run(executor, source, cases=CASES, **kw):
     return [(o.kind, o.exc_type) for o in check_blocks(executor, "import re", source, cases, **kw)]
 
 
-@pytestmark_seccomp
-@pytest.mark.parametrize("source, expected", [
+# Each hostile block: its text, and its outcome on each of CASES (alpha, beta).
+HOSTILE_BLOCKS = {
     # Controls: an honest postcondition, one that fails, one that raises.
-    ("assert return_value in (1, 2)", [("holds", ""), ("holds", "")]),
-    ("assert return_value == 1", [("holds", ""), ("violated", "AssertionError")]),
-    ("assert xs[5]", [("raised", "IndexError"), ("raised", "IndexError")]),
+    "honest": ("assert return_value in (1, 2)", [("holds", ""), ("holds", "")]),
+    "fails": ("assert return_value == 1", [("holds", ""), ("violated", "AssertionError")]),
+    "raises": ("assert xs[5]", [("raised", "IndexError"), ("raised", "IndexError")]),
     # The keeper, the zygote and the other cases are out of reach: no file, process, signal or IPC.
-    ("open('/tmp/specbench-leak', 'w')", [("raised", "PermissionError")] * 2),
-    ("import os\nos.kill(os.getppid(), 9)", [("raised", "PermissionError")] * 2),
-    ("import os\nos.write(3, b'{\"case\": 1, \"kind\": \"holds\"}')", [("raised", "PermissionError")] * 2),
-    ("import os\nos.fork()", [("raised", "PermissionError")] * 2),
-    ("import threading\nthreading.Thread(target=print).start()", [("raised", "RuntimeError")] * 2),
-    ("import socket\nsocket.socket()", [("raised", "PermissionError")] * 2),
-    # Nothing of another case is in memory, and nothing outlives a case.
-    ("import gc\nassert not any(o == 'beta-marker' for o in gc.get_objects() if type(o) is str) or xs == ['beta-marker']",
-     [("holds", "")] * 2),
-    ("import builtins\nbuiltins.seen = getattr(builtins, 'seen', 0) + 1\nassert builtins.seen == 1", [("holds", "")] * 2),
+    "file": ("open('/tmp/specbench-leak', 'w')", [("raised", "PermissionError")] * 2),
+    "signal": ("import os\nos.kill(os.getppid(), 9)", [("raised", "PermissionError")] * 2),
+    "channel": ("import os\nos.write(3, b'{\"case\": 1, \"kind\": \"holds\"}')", [("raised", "PermissionError")] * 2),
+    "fork": ("import os\nos.fork()", [("raised", "PermissionError")] * 2),
+    "thread": ("import threading\nthreading.Thread(target=print).start()", [("raised", "RuntimeError")] * 2),
+    "socket": ("import socket\nsocket.socket()", [("raised", "PermissionError")] * 2),
+    # Nothing of another case is in memory (its inputs' list), and nothing outlives a case.
+    "other case": ("import gc\nassert not any('beta-marker' in o for o in gc.get_objects() if type(o) is list) "
+                   "or xs == ['beta-marker']", [("holds", "")] * 2),
+    "outlives": ("import builtins\nbuiltins.seen = getattr(builtins, 'seen', 0) + 1\nassert builtins.seen == 1",
+                 [("holds", "")] * 2),
     # Ending without an answer is never a pass.
-    ("import os\nos._exit(0)", [("raised", "")] * 2),
-    ("raise SystemExit(0)", [("raised", "SystemExit")] * 2),
-    ("def f(:", [("raised", "CompileError")] * 2),
-])
-def test_a_postcondition_reaches_nothing_but_its_own_case(command_executor, source, expected):
-    assert _run(command_executor, source) == expected
+    "exit": ("import os\nos._exit(0)", [("raised", "")] * 2),
+    "SystemExit": ("raise SystemExit(0)", [("raised", "SystemExit")] * 2),
+}
+
+
+@pytestmark_seccomp
+def test_a_postcondition_reaches_nothing_but_its_own_case(command_executor):
+    """Every hostile block of HOSTILE_BLOCKS in one job (they were a job each: ~0.2 CPU s a
+    job's start): one block that runs the ``which``-th of them, on both CASES for each,
+    every case still in a confined child of its own.  A block that does not compile is
+    a job of its own (the whole block would not)."""
+    names = list(HOSTILE_BLOCKS)
+    block = "".join(f"{'if' if i == 0 else 'elif'} which == {i}:\n" + textwrap.indent(HOSTILE_BLOCKS[n][0], "    ")
+                    + "\n" for i, n in enumerate(names))
+    cases = [{**case, "inputs": {**case["inputs"], "which": i}} for i in range(len(names)) for case in CASES]
+    got = _run(command_executor, block, cases=cases)
+    assert {n: got[2 * i:2 * i + 2] for i, n in enumerate(names)} == {n: e for n, (_, e) in HOSTILE_BLOCKS.items()}
+    assert _run(command_executor, "def f(:") == [("raised", "CompileError")] * 2
 
 
 @pytestmark_seccomp
