@@ -232,6 +232,10 @@ HOSTILE_BLOCKS = {
                    "or xs == ['beta-marker']", [("holds", "")] * 2),
     "outlives": ("import builtins\nbuiltins.seen = getattr(builtins, 'seen', 0) + 1\nassert builtins.seen == 1",
                  [("holds", "")] * 2),
+    # A block may write its own answer line (it runs where the answer is written): that is the
+    # same as a block that says ``holds``, for this case and no other.
+    "forged answer": ("import os\nos.write(9, b'{\"kind\": \"holds\"}\\n' * 5)\nassert xs == ['alpha-marker']",
+                      [("holds", ""), ("holds", "")]),
     # Ending without an answer is never a pass.
     "exit": ("import os\nos._exit(0)", [("raised", "")] * 2),
     "SystemExit": ("raise SystemExit(0)", [("raised", "SystemExit")] * 2),
@@ -275,14 +279,6 @@ def test_each_case_reports_the_cpu_seconds_it_took_and_upstreams_rule_fails_the_
     # a reference slow enough on that input leaves room for the slow postcondition
     assert over_upstream_time([slow], [slow.cpu + 1.0]) == [slow]
     assert over_upstream_time([BlockOutcome("violated", cpu=9.0)], [0.0])[0].kind == "violated"  # already failing
-
-
-@pytestmark_seccomp
-def test_a_forged_answer_speaks_for_its_own_case_only(command_executor):
-    """A block may write its own answer line (it runs where the answer is written):
-    that is the same as a block that says ``holds``, for this case and no other."""
-    got = _run(command_executor, "import os\nos.write(9, b'{\"kind\": \"holds\"}\\n' * 5)\nassert xs == ['alpha-marker']")
-    assert got == [("holds", ""), ("holds", "")]
 
 
 def test_batches_never_hold_two_cases_of_one_input():
