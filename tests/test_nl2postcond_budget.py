@@ -88,14 +88,18 @@ def test_a_spec_process_that_under_reports_its_cpu_is_charged_what_it_hid(comman
     the batch's cases, and the lying case fails upstream's limit as an honest slow one does."""
     from pytest_specbench.benchmarks.nl2postcond.evaluate import over_upstream_time
 
-    spin = "n = 0\nwhile n < spin: n += 1\n"
-    liar = spin + "import os\nos.write(9, b'{\"kind\": \"holds\", \"exc\": \"\", \"line\": \"\", \"cpu\": 0.0}\\n')\nos._exit(0)"
-    honest = spin + "assert return_value >= 0"
-    cases = [{"inputs": {"spin": 10_000_000}, "return_value": 1}]
-    lied, = check_blocks(command_executor, "", liar, cases, case_seconds=5.0, timeout=60)
-    slow, = check_blocks(command_executor, "", honest, cases, case_seconds=5.0, timeout=60)
-    assert lied.kind == slow.kind == "holds"
-    assert lied.cpu > 0.25 and slow.cpu > 0.25, (lied, slow)  # the liar wrote 0.0
-    assert [o.exc_type for o in over_upstream_time([lied, slow], [0.01, 0.01])] == ["TimeLimit", "TimeLimit"]
-    fast, = check_blocks(command_executor, "", honest, [{"inputs": {"spin": 10}, "return_value": 1}])
+    # One job, each case a batch (a child) of its own: a liar and an honest block that spend the
+    # same CPU, and an honest fast one (three jobs until session 20; 10 million steps each, now 4).
+    block = ("n = 0\nwhile n < spin: n += 1\n"
+             "if liar:\n    import os\n"
+             "    os.write(9, b'{\"kind\": \"holds\", \"exc\": \"\", \"line\": \"\", \"cpu\": 0.0}\\n')\n    os._exit(0)\n"
+             "assert return_value >= 0")
+    cases = [{"inputs": {"spin": spin, "liar": liar}, "return_value": 1}
+             for spin, liar in ((4_000_000, True), (4_000_000, False), (10, False))]
+    lied, slow, fast = check_blocks(command_executor, "", block, cases, case_seconds=5.0, timeout=60,
+                                    batches=[[0], [1], [2]])
+    assert lied.kind == slow.kind == fast.kind == "holds"
+    # the liar wrote 0.0; 4 million steps are ~0.2 CPU s, over a 0.1 s reference's limit (0.1 s)
+    assert lied.cpu > 0.1 and slow.cpu > 0.1, (lied, slow)
+    assert [o.exc_type for o in over_upstream_time([lied, slow], [0.1, 0.1])] == ["TimeLimit", "TimeLimit"]
     assert fast.cpu < 0.05 and over_upstream_time([fast], [0.01]) == [fast]  # an honest batch is charged nothing
