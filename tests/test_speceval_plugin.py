@@ -19,6 +19,7 @@ from pytest_specbench.benchmarks.speceval.tasks import TASKS, build, instantiate
 from pytest_specbench.models.base import Completion
 from shared_data import FULL, SHARED_DATA, k_slice
 from fakes import FakeSettings, fake_context
+from shared_runs import session_jvm  # noqa: F401  (a fixture: the process's jvm executor)
 
 HERE = Path(__file__).resolve()
 SPECGEN = SHARED_DATA / "specgenbench" if (SHARED_DATA / "specgenbench" / "oracle").is_dir() else None
@@ -56,18 +57,13 @@ def _Ctx(settings, cache=None, jvm=None):
 
 
 @pytest.fixture(scope="module")
-def jvm(specgen_state):
-    """One jvm executor for the module's in-process dynamic checks: its JML runtime, warm
-    javac and compiled classes are made once, not once per test and context (each test
-    keeps state and cache folders of its own: the ground-truth verdicts are not shared).
-    Its state folder is the one of the module's runs on the real data (``specgen_state``):
-    what it compiles is cached there by content, so those runs find the JML runtime and the
-    javac server's classes compiled (trusted code; about 5 CPU seconds of javac each)."""
-    from pytest_specbench.execution import make_executor
-
-    executor = make_executor("jvm", _Settings(specgen_state), [])
-    yield executor
-    executor.close()
+def jvm(session_jvm):
+    """The jvm executor of the module's in-process dynamic checks: the process's one
+    (tests/shared_runs.py), whose warm javac the JML checker's tests and the hostile ones
+    share, so that it starts once (~1.2 CPU s), not once per module.  Each test keeps state
+    and cache folders of its own (the ground-truth verdicts are not shared); the trusted
+    classes (JML runtime, the javac server's) come from the suite's store."""
+    return session_jvm
 
 
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
