@@ -32,8 +32,3 @@ REPO_MIRRORS = _beside_checkout("SPECBENCH_POSTCOND_REPOS", ".mirror")
 # them whole, as the figures in docs/speceval.md and docs/postcond.md were made.
 FULL = os.environ.get("SPECBENCH_TESTS_FULL") == "1"
 
-
-def k_slice(names: list[str]) -> list[str]:
-    """pytest ``-k`` arguments selecting the tasks of ``names`` (task ids start
-    ``NAME/``), or nothing when the full run is asked for."""
-    return [] if FULL else ["-k", " or ".join(f"{n}/" for n in names)]

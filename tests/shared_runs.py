@@ -93,6 +93,18 @@ def prebuild_postcond_java(state: Path) -> None:
         jvm.close()
 
 
+_BUNDLED_STATE = pytest.StashKey[Path]()
+
+
+def bundled_state_folder(config: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's folder of :func:`postcond_bundled_state` and of the process's jvm
+    executor (:func:`session_jvm`), made once per process (``session_folder`` makes a new
+    one at each call without xdist)."""
+    if _BUNDLED_STATE not in config.stash:
+        config.stash[_BUNDLED_STATE] = session_folder(config, tmp_path_factory, "postcond-bundled-state")
+    return config.stash[_BUNDLED_STATE]
+
+
 @pytest.fixture(scope="session")
 def postcond_bundled_state(request, tmp_path_factory) -> Path:
     """One ``--specbench-dir`` for the session's runs of PostcondBench's bundled suite
@@ -102,7 +114,7 @@ def postcond_bundled_state(request, tmp_path_factory) -> Path:
     ``--specbench-result-cache=off``, so every verdict is evaluated again."""
     from filelock import FileLock
 
-    state = session_folder(request.config, tmp_path_factory, "postcond-bundled-state")
+    state = bundled_state_folder(request.config, tmp_path_factory)
     done = state / ".prebuilt"
     with FileLock(str(state) + ".lock"):
         if not done.exists():
@@ -113,6 +125,20 @@ def postcond_bundled_state(request, tmp_path_factory) -> Path:
 
 # The one jvm executor of this process for the bundled state (see :func:`bundled_jvm`).
 _BUNDLED_JVM: list = []
+
+
+def _process_jvm(state: Path):
+    from pytest_specbench.execution.jvm import JvmExecutor
+
+    if not _BUNDLED_JVM:
+        _BUNDLED_JVM.append(JvmExecutor(state / "jvm", state_dir=state))
+    return _BUNDLED_JVM[0]
+
+
+def _close_process_jvm(executor) -> None:
+    if _BUNDLED_JVM and _BUNDLED_JVM[0] is executor:
+        _BUNDLED_JVM.clear()
+        executor.close()
 
 
 @pytest.fixture(scope="session")
@@ -126,12 +152,17 @@ def bundled_jvm(postcond_bundled_state):
     (pytest keys fixtures by the module that defines them): the first makes the executor and
     the others take it; it is closed at the session's end, at the last test's teardown (where
     the per-test CPU plugin counts its JVMs: perf/suite_cpu.py)."""
-    from pytest_specbench.execution.jvm import JvmExecutor
-
-    if not _BUNDLED_JVM:
-        _BUNDLED_JVM.append(JvmExecutor(postcond_bundled_state / "jvm", state_dir=postcond_bundled_state))
-    executor = _BUNDLED_JVM[0]
+    executor = _process_jvm(postcond_bundled_state)
     yield executor
-    if _BUNDLED_JVM and _BUNDLED_JVM[0] is executor:
-        _BUNDLED_JVM.clear()
-        executor.close()
+    _close_process_jvm(executor)
+
+
+@pytest.fixture(scope="session")
+def session_jvm(request, tmp_path_factory):
+    """The same executor as :func:`bundled_jvm` for tests that need no PostcondBench project
+    built (the JML checker's own tests, SpecEval's in-process checks): a test using it does
+    not wait for that build, nor is it ``slow`` for it (tests/conftest.py); whichever of the
+    two fixtures comes first makes the executor, in the same folder."""
+    executor = _process_jvm(bundled_state_folder(request.config, tmp_path_factory))
+    yield executor
+    _close_process_jvm(executor)

@@ -35,22 +35,24 @@ def test_another_answer_is_not_judged_by_the_recorded_judgments(pytester):
     # b01's answer without the docstring and with the statistics module: the shipped judgments
     # were recorded for the reference answer, so they do not answer for this one (issue #43):
     # its constraints a rule decides get the rule's verdict, the others and its correctness
-    # are skipped with the usage line; the other 11 tasks are judged as before.
+    # are skipped with the usage line; the other tasks are judged as before (two of them here:
+    # the reference on all 12 is the first test's).
     bad = ("```python\nimport statistics\n\ndef mean_of(values):\n    if not values:\n        raise ValueError('empty')\n"
            "    return statistics.mean(values)\n```\n")
     lines = [{"task_id": t.task_id, "solution": bad if t.task_id == "b01" else t.data["reference_answer"]}
              for t in ADAPTER.load(None, None).tasks]
     (pytester.path / "answers.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
     result = pytester.runpytest_inprocess("--specbench=cife", "--model=replay:answers.jsonl", "-rs",
-                                           "--specbench-report=r.json", "-p", "no:cacheprovider")
+                                           "--specbench-report=r.json", "-p", "no:cacheprovider",
+                                           "--specbench-tasks=b01,b02,b03")
     # b01: 4 constraints, all decided by rules (name, ValueError: pass; docstring, statistics: fail),
-    # its correctness skipped; 50 items of the 11 other tasks pass
-    result.assert_outcomes(passed=52, failed=2, skipped=1)
+    # its correctness skipped; the 10 items of b02 and b03 pass
+    result.assert_outcomes(passed=12, failed=2, skipped=1)
     assert "no judge for this answer" in result.stdout.str() and "--judge-model=openai:NAME" in result.stdout.str()
     report = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["cife"]
     m = report["metrics"]
-    assert m["csr"] == 1.0 and m["samples_scored"] == 11 and m["samples_without_judge"] == 1
-    assert m["hybrid_csr"] == 11 / 12  # the rules failed b01
+    assert m["csr"] == 1.0 and m["samples_scored"] == 2 and m["samples_without_judge"] == 1
+    assert m["hybrid_csr"] == 2 / 3  # the rules failed b01
     checks = report["tasks"]["b01"]["samples"][0]["checks"]
     assert {d["outcome"] for d in checks.values()} == {"rule-decided"}
     assert "judge:" in result.stdout.str() and "recorded" not in report.get("metrics_error", "")

@@ -11,19 +11,18 @@ import pytest
 
 from pytest_specbench.jml.checker import JmlChecker
 from pytest_specbench.jml.inputs import driver_from_calls
-from pytest_specbench.execution.jvm import JvmExecutor
+from shared_runs import session_jvm  # noqa: F401  (a fixture: the process's jvm executor)
 
 pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
                                 reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
 
 
 @pytest.fixture(scope="module")
-def checker(tmp_path_factory):
-    # Closed at the module's end: an executor left open keeps its warm javac running past
-    # the tests, and the per-test CPU plugin (perf/suite_cpu.py) never counts its JVMs.
-    executor = JvmExecutor(tmp_path_factory.mktemp("jvm"))
-    yield JmlChecker(executor, call_seconds=2.0)
-    executor.close()
+def checker(session_jvm):
+    # The process's jvm executor (tests/shared_runs.py): its warm javac started once for the
+    # modules that check programs, not once here (~1.2 CPU s a start); each check below still
+    # compiles its own program and runs it in JVMs of its own.
+    return JmlChecker(session_jvm, call_seconds=2.0)
 
 
 MAX = """public class M {

@@ -11,7 +11,7 @@ from pytest_specbench.benchmarks.speceval.adapter import _test_strength
 from pytest_specbench.jml.checker import JmlChecker
 from pytest_specbench.jml.inputs import driver_from_calls
 from pytest_specbench.jml.translate import translate
-from pytest_specbench.execution.jvm import JvmExecutor
+from shared_runs import session_jvm  # noqa: F401  (a fixture: the process's jvm executor)
 
 JAVA = bool(shutil.which("javac") and shutil.which("java"))
 needs_java = pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
@@ -69,12 +69,10 @@ def test_switch_cases_and_the_implicit_default_are_branches():
 
 
 @pytest.fixture(scope="module")
-def checker(tmp_path_factory):
-    # closed at the module's end: its JVMs' CPU is then this module's (an executor never closed
-    # outlived the session, its jobs' CPU uncounted by perf/suite_cpu.py)
-    jvm = JvmExecutor(tmp_path_factory.mktemp("jvm"))
-    yield JmlChecker(jvm, call_seconds=2.0)
-    jvm.close()
+def checker(session_jvm):
+    # the process's jvm executor (tests/shared_runs.py; closed at the session's end, where
+    # perf/suite_cpu.py counts its JVMs): no warm javac of this module's own
+    return JmlChecker(session_jvm, call_seconds=2.0)
 
 
 @needs_java

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -17,8 +16,9 @@ from pytest_specbench.benchmarks.speceval.adapter import ADAPTER
 from pytest_specbench.benchmarks.speceval.perturb import ALL_CATEGORIES, PERTURBATIONS, perturb, structure
 from pytest_specbench.benchmarks.speceval.tasks import TASKS, build, instantiate, load_programs
 from pytest_specbench.models.base import Completion
-from shared_data import FULL, SHARED_DATA, k_slice
+from shared_data import FULL, SHARED_DATA
 from fakes import FakeSettings, fake_context
+from shared_runs import session_jvm  # noqa: F401  (a fixture: the process's jvm executor)
 
 HERE = Path(__file__).resolve()
 SPECGEN = SHARED_DATA / "specgenbench" if (SHARED_DATA / "specgenbench" / "oracle").is_dir() else None
@@ -56,18 +56,13 @@ def _Ctx(settings, cache=None, jvm=None):
 
 
 @pytest.fixture(scope="module")
-def jvm(specgen_state):
-    """One jvm executor for the module's in-process dynamic checks: its JML runtime, warm
-    javac and compiled classes are made once, not once per test and context (each test
-    keeps state and cache folders of its own: the ground-truth verdicts are not shared).
-    Its state folder is the one of the module's runs on the real data (``specgen_state``):
-    what it compiles is cached there by content, so those runs find the JML runtime and the
-    javac server's classes compiled (trusted code; about 5 CPU seconds of javac each)."""
-    from pytest_specbench.execution import make_executor
-
-    executor = make_executor("jvm", _Settings(specgen_state), [])
-    yield executor
-    executor.close()
+def jvm(session_jvm):
+    """The jvm executor of the module's in-process dynamic checks: the process's one
+    (tests/shared_runs.py), whose warm javac the JML checker's tests and the hostile ones
+    share, so that it starts once (~1.2 CPU s), not once per module.  Each test keeps state
+    and cache folders of its own (the ground-truth verdicts are not shared); the trusted
+    classes (JML runtime, the javac server's) come from the suite's store."""
+    return session_jvm
 
 
 @pytest.mark.skipif(not JAVA, reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
@@ -285,35 +280,34 @@ def test_real_data_builds_every_task_under_every_perturbation_deterministically(
 
 @pytest.mark.realdata
 @pytest.mark.skipif(SPECGEN is None or not JAVA, reason="needs SpecGenBench and javac")
-def test_real_perturbed_programs_compile_and_keep_methods_and_loops(tmp_path):
-    # harness-generated, trusted code (perturbations of the oracle), compiled directly with javac;
-    # the programs the syntactic test checks (SPECBENCH_TESTS_FULL=1: all 120)
+def test_real_perturbed_programs_compile_and_keep_methods_and_loops(jvm):
+    # harness-generated, trusted code (perturbations of the oracle); the programs the syntactic
+    # test checks (SPECBENCH_TESTS_FULL=1: all 120)
     programs = load_programs(SPECGEN)
     checked = checked_programs(p.name for p in programs)
     programs = [p for p in programs if p.name in checked]
     assert len(programs) == len(checked) >= (120 if FULL else 15)
-    files = []
+    sources = {}
     for kind in PERTURBATIONS:
         for p in programs:
             src = p.source
             out = perturb(src, kind, 0).source
             assert structure(out) == structure(src), (kind, p.name)
-            files.append(_in_package(tmp_path, kind, p.name, out))
-    # one javac for every perturbation (a JVM start each was most of the cost): each
-    # perturbation's programs in a package of their own, so that the same class names do not clash
-    res = subprocess.run(["javac", "-nowarn", "-d", str(tmp_path / "_classes"), *files], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert len(list((tmp_path / "_classes").glob("perturbed_*/*.class"))) >= len(files)
+            sources.update([_in_package(kind, p.name, out)])
+    # one compile for every perturbation, by the process's warm javac (a javac of its own,
+    # a JVM start and its warm-up, was ~1.5 CPU s more): each perturbation's programs in a
+    # package of their own, so that the same class names do not clash
+    res = jvm.compile(sources)
+    assert res.ok, res.diagnostics[-2000:]
+    assert len(list(res.classes.glob("perturbed_*/*.class"))) >= len(sources)
 
 
-def _in_package(root: Path, kind: str, name: str, source: str) -> str:
-    """``source`` (no package of its own) written as ``NAME.java`` of a package named after ``kind``."""
+def _in_package(kind: str, name: str, source: str) -> tuple[str, str]:
+    """``source`` (no package of its own) as ``NAME.java`` of a package named after ``kind``:
+    (its path, its text)."""
     package = "perturbed_" + kind.replace("-", "_")
     assert "\npackage " not in "\n" + source, name
-    path = root / package / name / f"{name}.java"
-    path.parent.mkdir(parents=True)
-    path.write_text(f"package {package};\n" + source)
-    return str(path)
+    return f"{package}/{name}/{name}.java", f"package {package};\n" + source
 
 
 @pytest.mark.realdata
@@ -400,7 +394,10 @@ def test_real_reference_scores_100_percent_with_dynamic_validation(pytester, spe
     result = pytester.runpytest_inprocess(
         "--specbench=speceval", "--model=reference", f"--specbench-data={SHARED_DATA}", "-p", "no:cacheprovider",
         "--speceval-perturbation=all", "--speceval-validation=dynamic", "-n", "0", "--specbench-report=r.json",
-        f"--specbench-dir={specgen_state}", *k_slice(DYNAMIC_SLICE))
+        f"--specbench-dir={specgen_state}",
+        # the slice by exact ids: the 2,784 items of the whole set are not made and deselected
+        *([] if FULL else ["--specbench-tasks=" + ",".join(f"{p}/{k}/{c}" for p in DYNAMIC_SLICE for k in TASKS
+                                                          for c in ALL_CATEGORIES)]))
     assert (pytester.path / "r.json").is_file(), result.stdout.str()[-3000:]
     bench = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["speceval"]
     metrics = bench["metrics"]

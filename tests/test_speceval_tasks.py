@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +13,7 @@ from pytest_specbench.benchmarks.speceval.jmlspec import normalize, spec_blocks,
 from pytest_specbench.benchmarks.speceval.perturb import PERTURBATIONS, perturb, structure
 from pytest_specbench.benchmarks.speceval.tasks import TASKS, build, components, instantiate, mutate
 from pytest_specbench.models.base import Completion
+from shared_runs import session_jvm  # noqa: F401  (a fixture: the process's jvm executor)
 
 PROGRAM = """public class Demo {
     //@ requires n >= 0;
@@ -109,18 +109,17 @@ def test_name_perturbations_rename_specs_with_the_code():
 
 
 @pytest.mark.skipif(shutil.which("javac") is None, reason="javac not found: apt-get install openjdk-17-jdk-headless")
-def test_perturbed_demo_compiles(tmp_path):
-    # harness-generated, trusted code: compiled directly, by one javac (a JVM start each was
-    # the cost): each perturbation's Demo in a package of its own, so that the names do not clash
-    files = []
+def test_perturbed_demo_compiles(session_jvm):
+    # harness-generated, trusted code: compiled at once by the process's warm javac (a javac of
+    # its own, a JVM start, was ~1.3 CPU s): each perturbation's Demo in a package of its own,
+    # so that the names do not clash
+    sources = {}
     for kind in PERTURBATIONS:
         package = "perturbed_" + kind.replace("-", "_")
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "Demo.java").write_text(f"package {package};\n" + perturb(PROGRAM, kind, 1).source)
-        files.append(str(tmp_path / package / "Demo.java"))
-    res = subprocess.run(["javac", "-d", str(tmp_path / "classes"), *files], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    assert len(list((tmp_path / "classes").glob("perturbed_*/Demo.class"))) == len(PERTURBATIONS)
+        sources[f"{package}/Demo.java"] = f"package {package};\n" + perturb(PROGRAM, kind, 1).source
+    res = session_jvm.compile(sources)
+    assert res.ok, res.diagnostics
+    assert len(list(res.classes.glob("perturbed_*/Demo.class"))) == len(PERTURBATIONS)
 
 
 @pytest.mark.parametrize("kind", ("original",) + PERTURBATIONS)
