@@ -26,42 +26,21 @@ from .protocol import Environment, Prepared
 
 # Run by an interpreter to describe itself (also inside the zygote, on the
 # sample's own sys.path).  Stdlib only.  Each distribution's Name and Version
-# are read from its metadata's header block as ``email.message_from_string``
-# reads them (``Distribution.metadata``: the first header of that name, any
-# case; a folded value keeps its inner line breaks), without parsing the rest:
-# the email parser read every long description, twice (``d.version`` parses
-# the metadata again), ~0.1 CPU s a describe, in the controller's run key and
-# in each worker's first zygote (docs/timing.md, session 20).
+# are read by the email package's HeaderParser, the parser
+# ``Distribution.metadata`` uses, stopped at the header block: the whole
+# parse read every long description, twice (``d.version`` parses the
+# metadata again), ~0.1 CPU s a describe, in the controller's run key and in
+# each worker's first zygote (docs/timing.md, session 20).  The same parser on
+# the same text gives the same values: neither the hash nor any result key changes.
 DESCRIBE = """
-import hashlib, json, re, sys
-_ENDS = re.compile(r"(\\r\\n|\\r|\\n)")
-_HEADER = re.compile(r"[\\041-\\071\\073-\\176]*:|[\\t ]")
-def _name_version(text):
-    parts = _ENDS.split(text or "")
-    lines = [parts[i] + (parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)]
-    if lines and lines[0].startswith("From "):
-        lines = lines[1:]
-    found, last = {}, None
-    for line in lines:
-        if not line or line[0] in "\\r\\n" or not _HEADER.match(line):
-            break
-        if line[0] in " \\t":
-            if last is not None:
-                last.append(line)
-            continue
-        i = line.index(":")
-        if i == 0:
-            continue
-        last = [line[i + 1:].lstrip(" \\t")]
-        found.setdefault(line[:i].lower(), last)
-    get = lambda key: "".join(found[key]).rstrip("\\r\\n") if key in found else None
-    return get("name"), get("version")
+import email.parser, hashlib, json, sys
 def describe(path=None):
     import importlib.metadata as md
     seen = set()
     for d in md.distributions(**({"path": path} if path is not None else {})):
-        name, version = _name_version(d.read_text("METADATA") or d.read_text("PKG-INFO") or d.read_text(""))
-        seen.add(((name or "").lower().replace("_", "-"), version))
+        headers = email.parser.HeaderParser().parsestr(d.read_text("METADATA") or d.read_text("PKG-INFO")
+                                                       or d.read_text("") or "")
+        seen.add(((headers["Name"] or "").lower().replace("_", "-"), headers["Version"]))
     seen = sorted(seen)
     return {"executable": sys.executable, "version": sys.version.split()[0], "prefix": sys.prefix,
             "base_prefix": sys.base_prefix,
