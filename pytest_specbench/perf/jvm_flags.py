@@ -62,6 +62,10 @@ def main() -> None:
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAG,FLAG")
     ap.add_argument("--java", action="append", default=[], metavar="NAME=PATH")
     args = ap.parse_args()
+    for spec in args.java:
+        label, _, path = spec.partition("=")
+        if not label or not os.path.isfile(path) or not os.access(path, os.X_OK):
+            sys.exit(f"jvm_flags: --java {spec}: NAME=PATH, PATH an executable java (e.g. IMG/bin/java)")
     root = args.data / "specgenbench"
     if not (root / "oracle").is_dir():
         sys.exit(f"jvm_flags: no SpecGenBench under {args.data} (--data: the shared data root)")
@@ -104,8 +108,6 @@ def main() -> None:
         kinds.append((f"runner, {label}", lambda job, f=tuple(flags.split(",")): argv(job, True, extra=f), True))
     for spec in args.java:
         label, _, path = spec.partition("=")
-        if not os.access(path, os.X_OK):
-            sys.exit(f"jvm_flags: --java {spec}: {path} is not an executable java")
         other = JvmExecutor(args.work / f"jvm-{label}", isolate=False, class_sharing=True,
                             store=args.work / f"store-{label}")
         other.java = path
