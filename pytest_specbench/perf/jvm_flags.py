@@ -2,6 +2,7 @@
 
     python -m pytest_specbench.perf.jvm_flags [--rounds 12] [--programs BinarySearch,BubbleSort,Calculator,Abs]
         [--data ../shared/datasets] [--work /tmp/specbench-jvm-flags] [--variant NAME=FLAG,FLAG ...]
+        [--java NAME=PATH ...]
 
 Each start is the executor's own command line (``JvmExecutor.argv``: ``JVM_FLAGS``, the
 runtime's jars and, when one is built, its AppCDS archive: built here at the first start, by
@@ -15,7 +16,11 @@ round by round so that a change of the machine's load falls on all of them:
 - ``runner, plain``: the same without the archive;
 - ``runner, no C1 thresholds``: the same with C1's default thresholds (``Tier3*`` flags left out);
 - one row per ``--variant NAME=FLAG,FLAG`` (flags added after ``JVM_FLAGS``), e.g.
-  ``--variant g1=-XX:-UseSerialGC,-XX:+UseG1GC`` (a later flag wins).
+  ``--variant g1=-XX:-UseSerialGC,-XX:+UseG1GC`` (a later flag wins);
+- two rows per ``--java NAME=PATH``: the bare start and the runner started by another ``java``
+  binary, e.g. a smaller image made by ``jlink --add-modules java.base --generate-cds-archive
+  --output IMG`` (``--java jlink=IMG/bin/java``), with archives of its own (a store of its own:
+  an archive is tied to the JVM that wrote it, while ``java -version`` reads the same).
 
 Each runner start's records are compared with the first kind's, timings aside: a flag that
 changes a verdict is reported.  CPU moves far less than wall time on a loaded machine;
@@ -55,7 +60,12 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path("../shared/datasets"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/specbench-jvm-flags"))
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAG,FLAG")
+    ap.add_argument("--java", action="append", default=[], metavar="NAME=PATH")
     args = ap.parse_args()
+    for spec in args.java:
+        label, _, path = spec.partition("=")
+        if not label or not os.path.isfile(path) or not os.access(path, os.X_OK):
+            sys.exit(f"jvm_flags: --java {spec}: NAME=PATH, PATH an executable java (e.g. IMG/bin/java)")
     root = args.data / "specgenbench"
     if not (root / "oracle").is_dir():
         sys.exit(f"jvm_flags: no SpecGenBench under {args.data} (--data: the shared data root)")
@@ -80,14 +90,14 @@ def main() -> None:
                                    files={"nonce": b"0123456789abcdef"}, training=checker.training())))
     empty = jvm.compile({"SpecbenchEmpty.java": EMPTY}, use_server=False).classes
 
-    def argv(job: JavaJob, shared: bool, extra=(), drop=()) -> list[str]:
+    def argv(job: JavaJob, shared: bool, extra=(), drop=(), on: JvmExecutor = jvm) -> list[str]:
         flags = tuple(f for f in JVM_FLAGS if not f.startswith(drop)) if drop else JVM_FLAGS
         if shared:
-            s = jvm.sharing.share(job.classpath, JVM_FLAGS + tuple(job.flags), training=job.training)
+            s = on.sharing.share(job.classpath, JVM_FLAGS + tuple(job.flags), training=job.training)
             cp, more = s.classpath, s.flags
         else:
             cp, more = job.classpath, ()
-        return [jvm.java, *flags, *more, *extra, "-cp", os.pathsep.join(map(str, cp)), job.main, *job.args]
+        return [on.java, *flags, *more, *extra, "-cp", os.pathsep.join(map(str, cp)), job.main, *job.args]
 
     kinds = [("bare (empty main)", lambda job: argv(JavaJob(main="SpecbenchEmpty", classpath=(empty,)), False), False),
              ("runner", lambda job: argv(job, True), True),
@@ -96,6 +106,14 @@ def main() -> None:
     for spec in args.variant:
         label, _, flags = spec.partition("=")
         kinds.append((f"runner, {label}", lambda job, f=tuple(flags.split(",")): argv(job, True, extra=f), True))
+    for spec in args.java:
+        label, _, path = spec.partition("=")
+        other = JvmExecutor(args.work / f"jvm-{label}", isolate=False, class_sharing=True,
+                            store=args.work / f"store-{label}")
+        other.java = path
+        kinds.append((f"bare, java {label}", lambda job, o=other: argv(JavaJob(main="SpecbenchEmpty", classpath=(empty,)),
+                                                                       False, on=o), False))
+        kinds.append((f"runner, java {label}", lambda job, o=other: argv(job, True, on=o), True))
     print(f"{jvm.jdk_version()}; {args.rounds} rounds x {len(jobs)} programs; load {os.getloadavg()[0]:.2f}")
     if jvm.sharing.share(jobs[0][1].classpath, JVM_FLAGS, training=jobs[0][1].training).archive is None:
         print(f"  (no archive: {getattr(jvm.sharing, 'last_problem', 'refused')})")
