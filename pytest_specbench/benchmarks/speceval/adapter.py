@@ -440,11 +440,9 @@ def _entries(results, tasks) -> dict[tuple[str, str, str], list[dict]]:
                 continue
             key = (parts[0], parts[1], parts[2])
         for s in samples:
-            details = dict(s["checks"].get(key[1]) or {})
-            if not details:
-                continue
-            details["index"] = s.get("index", 0)
-            out.setdefault(key, []).append(details)
+            details = s["checks"].get(key[1])
+            if details:
+                out.setdefault(key, []).append({**details, "index": s.get("index", 0)})
     return out
 
 
