@@ -21,7 +21,8 @@ result:
   cvts_run) is detected the same way, against the sum of its per-task values on
   the full set and on a few resamples, and its replicates are sums (the same
   draws, so the same interval as calling ``aggregate``: ~0.2 CPU s of every
-  12-task ContractEval report went to 1,000 such calls, issue #45);
+  12-task ContractEval report went to 1,000 such calls, issue #45; in a run too
+  large for the budget below, a total keeps every replicate);
 * the other metrics (pooled ratios such as csr_cvt) call ``aggregate``
   once per replicate; for huge runs fewer replicates are drawn (never fewer
   than :data:`MIN_RESAMPLES`), by a budget on the size of the results, not on
