@@ -67,6 +67,22 @@ def test_a_count_over_tasks_is_summed_per_replicate_not_aggregated_again():
     slow = [counted(stats._resampled(tv.task_ids, worse, d))["passed"]
             - counted(stats._resampled(tv.task_ids, res, d))["passed"] for d in draws]
     assert delta["delta"] == -6 and delta["ci"] == stats._interval(slow, 0.95) and delta["resamples"] == 1000
+    # A pooled ratio of two totals the report shows (CIFE's rule_decided_share over rule_decided
+    # and constraints_recorded): found among the totals, the same interval, no aggregate per replicate.
+    weights = {f"t{i}": 1 + i % 4 for i in range(len(res))}
+
+    def pooled(results):
+        calls.append(1)
+        hits = sum(s[0]["checks"]["functional"]["passed"] * weights[t.partition("#")[0]] for t, s in results.items())
+        size = sum(weights[t.partition("#")[0]] for t in results)
+        return {"hits": hits, "size": size, "share": hits / size}
+
+    calls.clear()
+    got = stats.bootstrap_ci(pooled, res, pooled(res))
+    assert len(calls) <= 1 + len(res) + 1 + 3
+    assert stats.TaskValues(pooled, res, ["hits", "size", "share"]).ratios == {"share": ("hits", "size")}
+    slow = [pooled(stats._resampled(tv.task_ids, res, d))["share"] for d in draws]
+    assert got["metrics_ci"]["share"] == stats._interval(slow, 0.95)
 
 
 def test_pooled_metric_goes_through_aggregate():
