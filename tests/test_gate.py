@@ -83,6 +83,13 @@ def test_a_count_over_tasks_is_summed_per_replicate_not_aggregated_again():
     assert stats.TaskValues(pooled, res, ["hits", "size", "share"]).ratios == {"share": ("hits", "size")}
     slow = [pooled(stats._resampled(tv.task_ids, res, d))["share"] for d in draws]
     assert got["metrics_ci"]["share"] == stats._interval(slow, 0.95)
+    # A comparison asks for the ratio alone: its parts are still read from the report's numbers.
+    calls.clear()
+    delta = stats.paired_deltas(pooled, res, worse, ["share"])["share"]
+    assert len(calls) <= 2 * (1 + len(res) + 1 + 3) + 2
+    slow = [pooled(stats._resampled(tv.task_ids, worse, d))["share"]
+            - pooled(stats._resampled(tv.task_ids, res, d))["share"] for d in draws]
+    assert delta["ci"] == stats._interval(slow, 0.95)
 
 
 def test_pooled_metric_goes_through_aggregate():

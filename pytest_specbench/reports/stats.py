@@ -179,48 +179,60 @@ class TaskValues:
             m: v for m, v in reducers.item_means(declared, results, tasks, self.task_ids).items() if m in metrics}
         probed = [m for m in metrics if m not in means]
         self.values: dict[str, list[float]] = {m: [] for m in probed}
+        # The report's other numbers, read on the same calls: the parts a pooled ratio may be of
+        # (a comparison asks for the ratio alone; its parts are totals the report shows too).
+        parts: dict[str, list[float]] = {}
         if probed:
-            for task_id in self.task_ids:
+            for k, task_id in enumerate(self.task_ids):
                 one = _call(aggregate, {task_id: results[task_id]},
                             None if tasks is None else {task_id: tasks[task_id]} if task_id in tasks else {})
                 for m in probed:
                     v = one.get(m)
                     self.values[m].append(float(v) if is_number(v) else float("nan"))
+                for m, v in one.items():  # a key some tasks lack is never a total (NaN there)
+                    if m not in self.values and (k == 0 or m in parts):
+                        parts.setdefault(m, []).append(float(v) if is_number(v) else float("nan"))
+                for m in [m for m, seen in parts.items() if len(seen) < k + 1]:
+                    del parts[m]
             full = _call(aggregate, results, tasks)
             linear = {m for m in probed if _close(full.get(m), _nanmean(self.values[m]))}
             totals = {m for m in probed if m not in linear and not any(math.isnan(v) for v in self.values[m])
                       and _close(full.get(m), sum(self.values[m]))}
-            # A pooled ratio of two of those totals (CIFE's rule_decided_share: rule_decided /
+            self.values.update({m: v for m, v in parts.items() if not any(math.isnan(x) for x in v)
+                                and _close(full.get(m), sum(v))})
+            part_totals = set(self.values) - set(probed)
+            # A pooled ratio of two totals (CIFE's rule_decided_share: rule_decided /
             # constraints_recorded), candidates checked on the full set here, on resamples below.
             ratios = {(m, num, den) for m in probed if m not in linear and m not in totals
-                      for num in totals for den in totals
+                      for num in totals | part_totals for den in totals | part_totals
                       if num != den and sum(self.values[den]) > 0
                       and _close(full.get(m), sum(self.values[num]) / sum(self.values[den]))}
         else:
-            linear, totals, ratios = set(), set(), set()
+            linear, totals, ratios, part_totals = set(), set(), set(), set()
         # Confirm on a few resamples (a pooled ratio can equal the task mean by chance on the
         # full set); a total and a ratio are kept only when confirmed.
-        if (linear or totals) and len(self.resampler.units) > 1:
+        if (linear or totals or ratios) and len(self.resampler.units) > 1:
             for draw in self.resampler.draws(3, seed + 7):
                 got = _call(aggregate, *self._both(results, draw, tasks))
                 for m in list(linear):
                     if not _close(got.get(m), self.resampler.mean_over(self.values[m], draw)):
                         linear.discard(m)
-                for m in list(totals):
+                for m in list(totals) + list(part_totals):
                     if not _close(got.get(m), self.resampler.sum_over(self.values[m], draw)):
                         totals.discard(m)
+                        part_totals.discard(m)
                 for ratio in list(ratios):
                     if not _close(got.get(ratio[0]), self._ratio_over(ratio[1:], draw)):
                         ratios.discard(ratio)
         else:
-            totals, ratios = set(), set()
+            totals, ratios, part_totals = set(), set(), set()
         # Metrics whose replicates are sums of per-task values (never means: see ``linear``).
         self.totals = totals
         # Metric -> (numerator, denominator): both totals, confirmed; the first pair found
         # when two pairs agree everywhere they were checked.
         self.ratios: dict[str, tuple[str, str]] = {}
         for m, num, den in sorted(ratios):
-            if num in totals and den in totals:
+            if {num, den} <= totals | part_totals:
                 self.ratios.setdefault(m, (num, den))
         # Declared means need no probe: the declaration says what they are.
         self.values.update(means)
