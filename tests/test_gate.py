@@ -41,6 +41,57 @@ def test_bootstrap_ci_is_deterministic_and_brackets_the_estimate():
     assert [round(x, 12) for x in stats._interval(slow, 0.95)] == [round(x, 12) for x in (lo, hi)]
 
 
+def test_a_count_over_tasks_is_summed_per_replicate_not_aggregated_again():
+    """A total over tasks (ContractEval's cvt_tasks, cvts_run) gets the interval that calling
+    ``aggregate`` on every replicate gives, from sums of its per-task values: the probe's
+    calls only, not one per replicate (1,000 calls were ~0.2 CPU s of each small report)."""
+    res = _results([1, 0, 1, 1, 0, 1, 1, 1, 0, 1])  # (10 tasks: the slow side below is 4,000 calls)
+    calls = []
+
+    def counted(results):
+        calls.append(1)
+        out = _mean_passed(results)
+        return {**out, "passed": sum(s[0]["checks"]["functional"]["passed"] for s in results.values())}
+
+    got = stats.bootstrap_ci(counted, res, counted(res))
+    assert len(calls) <= 1 + len(res) + 1 + 3  # the full set, each task, the full set again, 3 confirmations
+    tv = stats.TaskValues(_mean_passed, res, ["rate", "count"])
+    assert tv.linear == {"rate"} and tv.totals == {"count"}
+    draws = stats._draws(len(res), 1000, stats.SEED)
+    for metric in ("count", "passed"):
+        slow = [counted(stats._resampled(tv.task_ids, res, d))[metric] for d in draws]
+        assert got["metrics_ci"][metric] == stats._interval(slow, 0.95)
+    # paired: the same replicates on both sides
+    worse = _results([0, 0, 1, 1, 0, 1, 0, 1, 0, 1])
+    delta = stats.paired_deltas(counted, res, worse, ["passed"])["passed"]
+    slow = [counted(stats._resampled(tv.task_ids, worse, d))["passed"]
+            - counted(stats._resampled(tv.task_ids, res, d))["passed"] for d in draws]
+    assert delta["delta"] == -2 and delta["ci"] == stats._interval(slow, 0.95) and delta["resamples"] == 1000
+    # A pooled ratio of two totals the report shows (CIFE's rule_decided_share over rule_decided
+    # and constraints_recorded): found among the totals, the same interval, no aggregate per replicate.
+    weights = {f"t{i}": 1 + i % 4 for i in range(len(res))}
+
+    def pooled(results):
+        calls.append(1)
+        hits = sum(s[0]["checks"]["functional"]["passed"] * weights[t.partition("#")[0]] for t, s in results.items())
+        size = sum(weights[t.partition("#")[0]] for t in results)
+        return {"hits": hits, "size": size, "share": hits / size}
+
+    calls.clear()
+    got = stats.bootstrap_ci(pooled, res, pooled(res))
+    assert len(calls) <= 1 + len(res) + 1 + 3
+    assert stats.TaskValues(pooled, res, ["hits", "size", "share"]).ratios == {"share": ("hits", "size")}
+    slow = [pooled(stats._resampled(tv.task_ids, res, d))["share"] for d in draws]
+    assert got["metrics_ci"]["share"] == stats._interval(slow, 0.95)
+    # A comparison asks for the ratio alone: its parts are still read from the report's numbers.
+    calls.clear()
+    delta = stats.paired_deltas(pooled, res, worse, ["share"])["share"]
+    assert len(calls) <= 2 * (1 + len(res) + 1 + 3) + 2
+    slow = [pooled(stats._resampled(tv.task_ids, worse, d))["share"]
+            - pooled(stats._resampled(tv.task_ids, res, d))["share"] for d in draws]
+    assert delta["ci"] == stats._interval(slow, 0.95)
+
+
 def test_pooled_metric_goes_through_aggregate():
     def pooled(results):
         num = sum(s["checks"]["functional"]["k"] for v in results.values() for s in v)

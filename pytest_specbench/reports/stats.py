@@ -17,8 +17,18 @@ result:
   values come from its scores; for the metrics it does not declare, a mean
   is detected by checking ``aggregate`` against the mean of its per-task
   values on the full set and on a few resamples;
-* the other metrics (pooled ratios such as csr_cvt, counts) call ``aggregate``
-  once per replicate; for huge runs fewer replicates are drawn (never fewer
+* a metric that is a total over tasks (a count: ContractEval's cvt_tasks and
+  cvts_run) is detected the same way, against the sum of its per-task values on
+  the full set and on a few resamples, and its replicates are sums (the same
+  draws, so the same interval as calling ``aggregate``: ~0.2 CPU s of every
+  12-task ContractEval report went to 1,000 such calls, issue #45; in a run too
+  large for the budget below, a total keeps every replicate);
+* a pooled ratio of two such totals (CIFE's rule_decided_share, over its
+  rule_decided and constraints_recorded) is found among the pairs of totals
+  and confirmed the same way; its replicates are the drawn totals' ratio
+  (1,000 calls of CIFE's aggregate were ~1.5 CPU s of a 12-task report);
+* the other metrics (pooled ratios whose parts the report does not
+  show, such as csr_cvt) call ``aggregate`` once per replicate; for huge runs fewer replicates are drawn (never fewer
   than :data:`MIN_RESAMPLES`), by a budget on the size of the results, not on
   measured time, so the count is the same on every machine; the report says how many.
 
@@ -105,6 +115,10 @@ class Resampler:
                     tks[key] = self.tasks[task_id]
         return res, tks
 
+    def sum_over(self, values: Sequence[float], draw: Sequence[int]) -> float:
+        """The total over the tasks of the drawn clusters (a cluster drawn twice counts twice)."""
+        return sum(values[i] for u in draw for i in self.units[u])
+
     def mean_over(self, values: Sequence[float], draw: Sequence[int]) -> float:
         """The mean over the tasks of the drawn clusters (NaN values left out)."""
         total = count = 0
@@ -165,27 +179,81 @@ class TaskValues:
             m: v for m, v in reducers.item_means(declared, results, tasks, self.task_ids).items() if m in metrics}
         probed = [m for m in metrics if m not in means]
         self.values: dict[str, list[float]] = {m: [] for m in probed}
+        # The report's other numbers, read on the same calls: the parts a pooled ratio may be of
+        # (a comparison asks for the ratio alone; its parts are totals the report shows too).
+        parts: dict[str, list[float]] = {}
         if probed:
-            for task_id in self.task_ids:
+            for k, task_id in enumerate(self.task_ids):
                 one = _call(aggregate, {task_id: results[task_id]},
                             None if tasks is None else {task_id: tasks[task_id]} if task_id in tasks else {})
                 for m in probed:
                     v = one.get(m)
                     self.values[m].append(float(v) if is_number(v) else float("nan"))
+                for m, v in one.items():  # a key some tasks lack is never a total (NaN there)
+                    if m not in self.values and (k == 0 or m in parts):
+                        parts.setdefault(m, []).append(float(v) if is_number(v) else float("nan"))
+                for m in [m for m, seen in parts.items() if len(seen) < k + 1]:
+                    del parts[m]
             full = _call(aggregate, results, tasks)
             linear = {m for m in probed if _close(full.get(m), _nanmean(self.values[m]))}
+            totals = {m for m in probed if m not in linear and not any(math.isnan(v) for v in self.values[m])
+                      and _close(full.get(m), sum(self.values[m]))}
+            self.values.update({m: v for m, v in parts.items() if not any(math.isnan(x) for x in v)
+                                and _close(full.get(m), sum(v))})
+            part_totals = set(self.values) - set(probed)
+            # A pooled ratio of two totals (CIFE's rule_decided_share: rule_decided /
+            # constraints_recorded), candidates checked on the full set here, on resamples below.
+            ratios = {(m, num, den) for m in probed if m not in linear and m not in totals
+                      for num in totals | part_totals for den in totals | part_totals
+                      if num != den and sum(self.values[den]) > 0
+                      and _close(full.get(m), sum(self.values[num]) / sum(self.values[den]))}
         else:
-            linear = set()
-        # Confirm on a few resamples (a pooled ratio can equal the task mean by chance on the full set).
-        if linear and len(self.resampler.units) > 1:
+            linear, totals, ratios, part_totals = set(), set(), set(), set()
+        # Confirm on a few resamples (a pooled ratio can equal the task mean by chance on the
+        # full set); a total and a ratio are kept only when confirmed.
+        if (linear or totals or ratios) and len(self.resampler.units) > 1:
             for draw in self.resampler.draws(3, seed + 7):
                 got = _call(aggregate, *self._both(results, draw, tasks))
                 for m in list(linear):
                     if not _close(got.get(m), self.resampler.mean_over(self.values[m], draw)):
                         linear.discard(m)
+                for m in list(totals) + list(part_totals):
+                    if not _close(got.get(m), self.resampler.sum_over(self.values[m], draw)):
+                        totals.discard(m)
+                        part_totals.discard(m)
+                for ratio in list(ratios):
+                    if not _close(got.get(ratio[0]), self._ratio_over(ratio[1:], draw)):
+                        ratios.discard(ratio)
+        else:
+            totals, ratios, part_totals = set(), set(), set()
+        # Metrics whose replicates are sums of per-task values (never means: see ``linear``).
+        self.totals = totals
+        # Metric -> (numerator, denominator): both totals, confirmed; the first pair found
+        # when two pairs agree everywhere they were checked.
+        self.ratios: dict[str, tuple[str, str]] = {}
+        for m, num, den in sorted(ratios):
+            if {num, den} <= totals | part_totals:
+                self.ratios.setdefault(m, (num, den))
         # Declared means need no probe: the declaration says what they are.
         self.values.update(means)
         self.linear = linear | set(means)
+
+    def _ratio_over(self, pair: Sequence[str], draw: Sequence[int]) -> float:
+        """A pooled ratio's replicate: the drawn total of its numerator over that of its denominator."""
+        den = self.resampler.sum_over(self.values[pair[1]], draw)
+        return self.resampler.sum_over(self.values[pair[0]], draw) / den if den else float("nan")
+
+    def replicate(self, metric: str, draw: Sequence[int]) -> float:
+        """``metric`` on the drawn tasks, from per-task values (a mean, a total or a ratio of totals)."""
+        if metric in self.linear:
+            return self.resampler.mean_over(self.values[metric], draw)
+        if metric in self.totals:
+            return self.resampler.sum_over(self.values[metric], draw)
+        return self._ratio_over(self.ratios[metric], draw)
+
+    def fast(self, metric: str) -> bool:
+        """Whether :meth:`replicate` gives ``metric`` without calling ``aggregate``."""
+        return metric in self.linear or metric in self.totals or metric in self.ratios
 
     def _both(self, results: Results, draw: Sequence[int], tasks: Mapping[str, Any] | None):
         res, tks = self.resampler.resampled(results, draw)
@@ -213,9 +281,10 @@ def bootstrap_ci(aggregate: Aggregate, results: Results, metrics: Mapping[str, A
         return {"metrics_ci": {m: [float(metrics[m]), float(metrics[m])] for m in names}, **info}
     draws = tv.resampler.draws(resamples, seed)
     ci: dict[str, Any] = {}
-    for m in tv.linear:
-        ci[m] = _interval([tv.resampler.mean_over(tv.values[m], d) for d in draws], level)
-    generic = [m for m in names if m not in tv.linear]
+    for m in names:
+        if tv.fast(m):
+            ci[m] = _interval([tv.replicate(m, d) for d in draws], level)
+    generic = [m for m in names if not tv.fast(m)]
     if generic:
         n = _generic_resamples(results, resamples)
         reps: dict[str, list[float]] = {m: [] for m in generic}
@@ -276,6 +345,9 @@ def paired_deltas(aggregate: Aggregate, base: Results, cand: Results, metrics: S
             reps = [sampler.mean_over(tc.values[m], d) - sampler.mean_over(tb.values[m], d) for d in draws]
             out[m].update(ci=_interval(reps, level), binary=tb.binary(m) and tc.binary(m), unit=sampler.unit,
                           per_task={"task_ids": common, "baseline": tb.values[m], "candidate": tc.values[m]})
+        elif tb.fast(m) and tc.fast(m):  # each side as its aggregate gives it, on the same draws
+            reps = [tc.replicate(m, d) - tb.replicate(m, d) for d in draws]
+            out[m].update(ci=_interval(reps, level), unit=sampler.unit)
         else:
             generic.append(m)
     if generic:

@@ -350,6 +350,7 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str
         "rule_judge_agreement": (sum(a == b for a, b in pairs) / len(pairs)) if pairs else float("nan"),
         "rule_judge_kappa": cohen_kappa(pairs),
         "rule_decided": rule_decided,
+        "constraints_recorded": records,  # rule_decided_share's denominator (its bootstrap sums both)
         "rule_judge_pairs": len(pairs),  # constraints both a rule and the judge decided
         "constraints_judged": judged,
         "samples_scored": counted,
