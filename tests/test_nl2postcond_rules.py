@@ -412,3 +412,26 @@ def test_the_observers_digest_is_the_wires_and_survives_a_program_that_rebinds_b
     exec(compile(observed_program(code, "f", str_digest_over=50), "<observed>", "exec"), namespace)
     assert namespace[OBSERVER](1) == [[1], None, [wire.string_digest(text), len(text)]]
     assert namespace[OBSERVER](0) == [[0], "short"]
+
+
+def test_a_corpus_is_read_task_by_task_and_a_bad_line_is_named_when_its_task_is_read(tmp_path):
+    """The family reads one task's programs at a time (``corpus.load`` indexes the file and
+    parses a task when asked): a corpus whose HumanEval/15 part is several GB costs a task of
+    another part only its own lines.  A damaged line of another task is not even parsed
+    (the old loader parsed every line: it refused the whole file); asked for, it is one line
+    naming the file and line.  A file whose task's lines are apart is refused (no build writes it)."""
+    from pytest_specbench.errors import DataError
+
+    good = corpus.Kept("T/2", 7, True, (corpus.Bopi(0, ([1],), 3), corpus.Bopi(1, (), "x")))
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"task_id": "T/1", "program": 1, "natural": true, "bopi": "[[0, [], oops"}\n\n'
+                    + good.line() + "\n", encoding="utf-8")
+    built = corpus.load(path)
+    assert list(built) == ["T/1", "T/2"] and "T/2" in built and len(built) == 2
+    assert built["T/2"] == [good] and built.get("T/3", []) == []
+    with pytest.raises(DataError) as raised:
+        built["T/1"]
+    assert str(raised.value) == f"{path}:1: not a corpus line (task_id, program, natural, bopi)"
+    path.write_text(good.line() + "\n" + good.line().replace("T/2", "T/1") + "\n" + good.line() + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="T/2's lines are not together"):
+        corpus.CorpusFile(path)
