@@ -205,6 +205,15 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
     for other in ({"oracle": "evalplus"}, {"time_rule": "upstream"}, {"stop_after": (50, 150)}):
         with pytest.raises(DataError, match=r"corpus\.jsonl\.parts: its parts were built under other rules"):
             build(**other)
+    # the rules before long strings were stored apart: the same bytes while no part holds one
+    older = {k: v for k, v in json.loads((parts / corpus.RULES_FILE).read_text()).items() if k != "long_strings"}
+    (parts / corpus.RULES_FILE).write_text(json.dumps(older))
+    assert build()["skipped_tasks"] == 1 and json.loads((parts / corpus.RULES_FILE).read_text())["long_strings"]
+    (parts / corpus.RULES_FILE).write_text(json.dumps(older))
+    (parts / "T_1.jsonl").write_text(corpus.Kept("T/1", 1, True, (corpus.Bopi(0, (), "x" * 70000),)).line() + "\n")
+    with pytest.raises(DataError, match=r"other rules \(long_strings differ\)"):
+        build()
+    (parts / "T_1.jsonl").unlink()
     (parts / corpus.RULES_FILE).unlink()  # a folder of older code: parts, no rules
     with pytest.raises(DataError, match="parts without rules.json"):
         build()
@@ -295,7 +304,8 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
         (parts / (t.replace("/", "_") + ".jsonl")).write_text(text)
     rules = {"format": corpus.FORMAT, "call_cpu": 1.0, "candidates": "c",
              "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact"}
-    (parts / corpus.RULES_FILE).write_text(json.dumps(rules))
+    (parts / corpus.RULES_FILE).write_text(json.dumps(rules))  # a folder of the rules before long_strings:
+    rules["long_strings"] = corpus.LONG_RULE  # its parts hold no long string, so they are pinned as today's
     write_pin(pin_of(parts), tmp_path / "pin.txt")
     pin = read_pin(tmp_path / "pin.txt")
     joined = tmp_path / "corpus.jsonl"
@@ -350,12 +360,13 @@ class _ObservingExecutor:
         return JobResult(outcomes)
 
 
-def test_long_string_outputs_cross_as_digests_and_a_kept_programs_come_whole_once(tmp_path):
+def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_parts(tmp_path):
     """HumanEval/15's candidates return strings of up to 6.9 MB on 21 inputs (147 MB a program):
-    a long string now comes back as its digest, a right one never crosses whole, and only a kept
-    program's bad ones are fetched whole (run again, digest checked); the part is the bytes the
-    build without digests writes.  A program whose second run gives another output leaves its
-    task out."""
+    a long string comes back as its digest, a right one never crosses whole, and a kept program's
+    bad ones are fetched whole (run again, digest checked) only when no earlier program's were
+    the same string: each is stored once beside the parts (``long/<digest>.txt``), the lines name
+    it, and the corpus read back is the build's without digests.  A program whose second run
+    gives another output leaves its task out."""
     from pytest_specbench.execution.limits import Limits
 
     n = corpus.DIGEST_STRINGS_OVER + 10
@@ -382,12 +393,27 @@ def test_long_string_outputs_cross_as_digests_and_a_kept_programs_come_whole_onc
                 corpus.str_digest_over = saved
         parts[name] = (out.read_text(), figures, ex.sent)
     text, figures, sent = parts["digests"]
-    assert text == parts["whole"][0] and figures["kept"] == 2  # programs 2 and 3
-    assert [json.loads(line)["program"] for line in text.splitlines()] == [2, 3]
+    assert figures["kept"] == 2 and [json.loads(line)["program"] for line in text.splitlines()] == [2, 3]
+    # the long strings are stored once beside the parts, the lines name them; read back, the corpus
+    # is the build's without digests (whole strings in the lines)
+    store = tmp_path / "digests" / "corpus.jsonl.parts" / "long"
+    assert sorted(f.stat().st_size for f in store.iterdir()) == [n, n, n, 2 * n]  # A, B, C and É (2 bytes) x n
+    assert len(text) < 1000 and json.loads(json.loads(text.splitlines()[0])["bopi"])[0][2]["h"][1] == n and len(parts["whole"][0]) > 4 * n
+    loaded = {name: corpus.CorpusFile(tmp_path / name / "corpus.jsonl")["T/0"] for name in parts}
+    assert loaded["digests"] == loaded["whole"] and loaded["digests"][1].bopi[0].output == "A" * n
     whole_long = [(who, longest) for who, longest in sent if who.startswith("#") and longest > corpus.DIGEST_STRINGS_OVER]
-    assert whole_long == [("# 2", n), ("# 3", n)]  # each kept program's second run; the reference's run is whole
+    assert whole_long == [("# 2", n)]  # program 2's second run only: program 3's long outputs are 2's, stored
     assert all(longest <= 100 for who, longest in sent if who in ("# 1", "# 4"))
     assert any(longest == n for who, longest in parts["whole"][2] if who == "# 1")  # without digests it crossed whole
+    # a missing or altered string is one line naming the corpus's line
+    from pytest_specbench.errors import DataError
+    victim = min(store.iterdir())
+    victim.write_text("B" * victim.stat().st_size)
+    with pytest.raises(DataError, match=r"corpus\.jsonl:1: not a corpus line .*: .*is not the string its name says"):
+        corpus.CorpusFile(tmp_path / "digests" / "corpus.jsonl")["T/0"]
+    victim.unlink()
+    with pytest.raises(DataError, match=r"corpus\.jsonl:1: .*long output [0-9a-f]{32} is not in"):
+        corpus.CorpusFile(tmp_path / "digests" / "corpus.jsonl")["T/0"]
 
     flaky = tmp_path / "flaky.jsonl"
     flaky.write_text(json.dumps({"task_id": "T/0", "response_num": 2,
