@@ -206,12 +206,12 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
         with pytest.raises(DataError, match=r"corpus\.jsonl\.parts: its parts were built under other rules"):
             build(**other)
     # the rules before long strings were stored apart: the same bytes while no part holds one
-    older = {k: v for k, v in json.loads((parts / corpus.RULES_FILE).read_text()).items() if k != "long_strings"}
+    older = {k: v for k, v in json.loads((parts / corpus.RULES_FILE).read_text()).items() if k != "long_outputs"}
     (parts / corpus.RULES_FILE).write_text(json.dumps(older))
-    assert build()["skipped_tasks"] == 1 and json.loads((parts / corpus.RULES_FILE).read_text())["long_strings"]
+    assert build()["skipped_tasks"] == 1 and json.loads((parts / corpus.RULES_FILE).read_text())["long_outputs"]
     (parts / corpus.RULES_FILE).write_text(json.dumps(older))
     (parts / "T_1.jsonl").write_text(corpus.Kept("T/1", 1, True, (corpus.Bopi(0, (), "x" * 70000),)).line() + "\n")
-    with pytest.raises(DataError, match=r"other rules \(long_strings differ\)"):
+    with pytest.raises(DataError, match=r"other rules \(long_outputs differ\)"):
         build()
     (parts / "T_1.jsonl").unlink()
     (parts / corpus.RULES_FILE).unlink()  # a folder of older code: parts, no rules
@@ -304,8 +304,8 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
         (parts / (t.replace("/", "_") + ".jsonl")).write_text(text)
     rules = {"format": corpus.FORMAT, "call_cpu": 1.0, "candidates": "c",
              "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact"}
-    (parts / corpus.RULES_FILE).write_text(json.dumps(rules))  # a folder of the rules before long_strings:
-    rules["long_strings"] = corpus.LONG_RULE  # its parts hold no long string, so they are pinned as today's
+    (parts / corpus.RULES_FILE).write_text(json.dumps(rules))  # a folder of the rules before long_outputs:
+    rules["long_outputs"] = corpus.LONG_RULE  # its parts hold no long string, so they are pinned as today's
     write_pin(pin_of(parts), tmp_path / "pin.txt")
     pin = read_pin(tmp_path / "pin.txt")
     joined = tmp_path / "corpus.jsonl"
@@ -376,7 +376,8 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
     programs = {1: f"    return x * {n}\n",  # right everywhere
                 2: f"    return (x * {n}).upper()\n",  # wrong on every input
                 3: f"    return (x * {n}).upper() if x != 'b' else 'short'\n",  # a, c as 2's; b: a new short pair
-                4: f"    return (x * {n}).upper() if x == 'a' else x * {n}\n"}  # nothing new: not kept
+                4: f"    return (x * {n}).upper() if x == 'a' else x * {n}\n",  # nothing new: not kept
+                5: f"    return [x] * {n}\n"}  # a long list: its wire text stored
     candidates = tmp_path / "c.jsonl"
     candidates.write_text("".join(json.dumps({"task_id": "T/0", "response_num": k, "solution": f"def f(x):\n# {k}\n{body}"})
                                   + "\n" for k, body in programs.items()))
@@ -393,12 +394,13 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
                 corpus.str_digest_over = saved
         parts[name] = (out.read_text(), figures, ex.sent)
     text, figures, sent = parts["digests"]
-    assert figures["kept"] == 2 and [json.loads(line)["program"] for line in text.splitlines()] == [2, 3]
-    # the long strings are stored once beside the parts, the lines name them; read back, the corpus
-    # is the build's without digests (whole strings in the lines)
+    assert figures["kept"] == 3 and [json.loads(line)["program"] for line in text.splitlines()] == [2, 3, 5]
+    # long outputs are stored once beside the parts, the lines name them (without digests too: the
+    # strings as wire text); read back, the two builds' corpora are the same values
     store = tmp_path / "digests" / "corpus.jsonl.parts" / "long"
-    assert sorted(f.stat().st_size for f in store.iterdir()) == [n, n, n, 2 * n]  # A, B, C and É (2 bytes) x n
-    assert len(text) < 1000 and json.loads(json.loads(text.splitlines()[0])["bopi"])[0][2]["h"][1] == n and len(parts["whole"][0]) > 4 * n
+    sizes = sorted(f.stat().st_size for f in store.iterdir())
+    assert sizes[:4] == [n, n, n, 2 * n] and len(sizes) == 8  # A, B, C and É (2 bytes) x n; 4 lists' texts
+    assert len(text) < 2000 and json.loads(json.loads(text.splitlines()[0])["bopi"])[0][2]["h"][1] == n and len(parts["whole"][0]) < 2000
     loaded = {name: corpus.CorpusFile(tmp_path / name / "corpus.jsonl")["T/0"] for name in parts}
     assert loaded["digests"] == loaded["whole"] and loaded["digests"][1].bopi[0].output == "A" * n
     whole_long = [(who, longest) for who, longest in sent if who.startswith("#") and longest > corpus.DIGEST_STRINGS_OVER]

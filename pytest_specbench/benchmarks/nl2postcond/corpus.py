@@ -116,32 +116,52 @@ class Kept:
     natural: bool
     bopi: tuple[Bopi, ...]
 
-    def line(self) -> str:
-        """The part's line.  A long string output known by its digest (:class:`.observe.LongStr`)
-        is written as ``{"h": [digest, length]}``, its text stored once beside the parts
-        (:class:`LongStore`); a line without one is the bytes it always was."""
-        if any(isinstance(b.output, LongStr) for b in self.bopi):
-            bopi = _plain_text([[b.index, _sorted_sets(wire.to_plain(list(b.args_after))),
-                                 {LONG_TAG: [b.output.digest, b.output.length]} if isinstance(b.output, LongStr)
-                                 else _sorted_sets(wire.to_plain(b.output))] for b in self.bopi])
-        else:
-            bopi = stable_text([[b.index, list(b.args_after), b.output] for b in self.bopi])
+    def line(self, store: "LongStore | None" = None) -> str:
+        """The part's line.  A bad output whose text is over :data:`DIGEST_STRINGS_OVER`
+        characters is stored once in ``store`` (:class:`LongStore`, beside the parts) and
+        named in the line: a long string known by its digest (:class:`.observe.LongStr`,
+        already stored) as ``{"h": [digest, length]}``, any other value by its wire text's
+        digest, ``{"v": [digest, length]}``.  A line without one is the bytes it always was."""
+        whole = [[b.index, list(b.args_after), b.output] for b in self.bopi]
+        if not any(isinstance(b.output, LongStr) for b in self.bopi):
+            bopi = stable_text(whole)
+            if len(bopi) <= DIGEST_STRINGS_OVER or store is None:
+                return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
+                                   "bopi": bopi})
+        if store is None:
+            raise ValueError("a corpus line with a long string known by its digest needs the store that holds it")
+        bopi = _plain_text([[b.index, _sorted_sets(wire.to_plain(list(b.args_after))), _stored(b.output, store)]
+                            for b in self.bopi])
         return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural, "bopi": bopi})
 
 
-# A long string output in a part line: {"h": [blake2b-128 hex digest, length]} (wire's own tags are
-# t, d, s, f, b, c, i and o/r: a plain JSON object with one key "h" is no value wire writes).
-LONG_TAG = "h"
-LONG_RULE = f"stored once by blake2b-128 digest beside the parts (long/), over {DIGEST_STRINGS_OVER} characters"
+def _stored(output: Any, store: "LongStore") -> Any:
+    """An output's plain form in a part line: itself, or a reference into ``store``."""
+    if isinstance(output, LongStr):
+        return {LONG_STRING: [output.digest, output.length]}
+    plain = _sorted_sets(wire.to_plain(output))
+    text = _plain_text(plain)
+    if len(text) <= DIGEST_STRINGS_OVER:
+        return plain
+    return {LONG_VALUE: [store.put(text), len(text)]}
+
+
+# A long bad output in a part line (wire's own tags are t, d, s, f, b, c, i and o/r: a plain JSON
+# object with one key "h" or "v" is no value wire writes): {"h": [digest, length]}, a string, its
+# file the string; {"v": [digest, length]}, any other value, its file the value's wire text.
+LONG_STRING, LONG_VALUE = "h", "v"
+LONG_RULE = (f"bad outputs over {DIGEST_STRINGS_OVER} characters (a string's own, another value's wire text) "
+             f"stored once by blake2b-128 digest beside the parts (long/)")
 
 
 class LongStore:
-    """The long string outputs of a corpus, one file per distinct string, named by its digest
-    (:func:`.wire.string_digest`: ``long/<digest>.txt``, UTF-8 with surrogates passed): beside
+    """The long bad outputs of a corpus, one file per distinct string or value text, named by the
+    digest of its text (:func:`.wire.string_digest`: ``long/<digest>.txt``, UTF-8 with surrogates passed): beside
     the parts (``corpus.jsonl.parts/long/``) or beside a corpus file (``corpus.jsonl.long/``).
-    HumanEval/15's candidates return strings of up to 6.9 MB on 21 inputs; written in each kept
-    program's line they made its part about 150 MB a program, most of it the same strings again
-    (a kept program adds one pair at least, and repeats other programs' bad outputs).  Each file
+    HumanEval/15's candidates return strings of up to 6.9 MB on 21 inputs (and some lists of
+    as much); written in each kept program's line they made its part about 150 MB a program, most
+    of it the same outputs again (a kept program adds one pair at least, and repeats other
+    programs' bad outputs).  Each file
     is checked against its name when read: the pin, over the lines, covers the strings too."""
 
     def __init__(self, folder: Path):
@@ -431,7 +451,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                     for k in kept:
                         store_long_outputs(executors[0], k, code[k.program], task, key, calls,
                                            limits.call_cpu * 20, long_store)
-                        fh.write(k.line() + "\n")
+                        fh.write(k.line(long_store) + "\n")
             except NotReproduced as exc:
                 tmp.unlink()
                 log(f"{task_id}: {exc}; task left for a later run (resume builds it)")
@@ -537,7 +557,7 @@ def build_rules(candidates: Path, limits, inputs: str, oracle: str, time_rule: s
     """Everything besides the task data that decides a part's bytes: the candidates,
     the per-call CPU limit (:func:`time_rule_stamp`), the stop rule, the inputs and the oracle."""
     return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": time_rule_stamp(time_rule, limits.call_cpu),
-            "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle, "long_strings": LONG_RULE}
+            "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle, "long_outputs": LONG_RULE}
 
 
 def _check_rules(parts: Path, rules: Mapping[str, Any], log=None) -> None:
@@ -545,8 +565,8 @@ def _check_rules(parts: Path, rules: Mapping[str, Any], log=None) -> None:
     parts of other rules (older code, another limit or oracle) joined with new ones would
     make a corpus no single build writes.  HumanEval/1's parts of two builds differed so
     (docs/nl2postcond.md, 'Deterministic'): the first was built before the stop rule.
-    A folder of the rules before long strings were stored apart (no ``long_strings``) is the
-    same bytes when none of its parts holds a long string: its ``rules.json`` is brought up to
+    A folder of the rules before long outputs were stored apart (no ``long_outputs``) is the
+    same bytes when none of its parts holds a long output: its ``rules.json`` is brought up to
     date (:func:`upgrade_rules`); one that holds one is refused as of other rules."""
     stamp = parts / RULES_FILE
     if stamp.is_file():
@@ -554,9 +574,9 @@ def _check_rules(parts: Path, rules: Mapping[str, Any], log=None) -> None:
             theirs = json.loads(stamp.read_text(encoding="utf-8"))
         except ValueError:
             theirs = None
-        if isinstance(theirs, dict) and "long_strings" not in theirs and theirs == {
-                k: v for k, v in rules.items() if k != "long_strings"} and upgrade_rules(parts):
-            (log or print)(f"{parts}: no part holds a long string: {RULES_FILE} now records where long strings go")
+        if isinstance(theirs, dict) and "long_outputs" not in theirs and theirs == {
+                k: v for k, v in rules.items() if k != "long_outputs"} and upgrade_rules(parts):
+            (log or print)(f"{parts}: no part holds a long output: {RULES_FILE} now records where long outputs go")
             theirs = dict(rules)
         if theirs != dict(rules):
             changed = sorted(k for k in rules if not isinstance(theirs, dict) or theirs.get(k) != rules[k])
@@ -571,40 +591,31 @@ def _check_rules(parts: Path, rules: Mapping[str, Any], log=None) -> None:
 
 def upgrade_rules(parts: Path) -> bool:
     """Record :data:`LONG_RULE` in a parts folder of the rules before it, if none of its parts
-    holds a long string (:func:`holds_long_string`: such a folder's parts are the bytes this
+    holds a long output (:func:`holds_long_output`: such a folder's parts are the bytes this
     code writes); True if the folder's rules now have it."""
     stamp = parts / RULES_FILE
     rules = json.loads(stamp.read_text(encoding="utf-8"))
-    if "long_strings" in rules:
+    if "long_outputs" in rules:
         return True
-    if holds_long_string(parts):
+    if holds_long_output(parts):
         return False
-    rules["long_strings"] = LONG_RULE
+    rules["long_outputs"] = LONG_RULE
     tmp = stamp.with_suffix(".tmp")
     tmp.write_text(json.dumps(rules, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, stamp)
     return True
 
 
-def holds_long_string(parts: Path) -> bool:
-    """Does a part of the folder hold a string of more than :data:`DIGEST_STRINGS_OVER`
-    characters written whole (older code's way)?  Only lines longer than that are parsed."""
+def holds_long_output(parts: Path) -> bool:
+    """Does a part of the folder hold a bad output whose text is over :data:`DIGEST_STRINGS_OVER`
+    characters, written whole (older code's way)?  Only lines longer than that are parsed."""
     for part in parts_in_order(parts):
         with part.open("rb") as fh:
             for line in fh:
-                if len(line) > DIGEST_STRINGS_OVER and _longest_string(wire.loads(json.loads(line)["bopi"])) > DIGEST_STRINGS_OVER:
+                if len(line) > DIGEST_STRINGS_OVER and any(
+                        len(stable_text(o)) > DIGEST_STRINGS_OVER for _, _, o in wire.loads(json.loads(line)["bopi"])):
                     return True
     return False
-
-
-def _longest_string(value: Any) -> int:
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, dict):
-        value = [*value.keys(), *value.values()]
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return max(map(_longest_string, value), default=0)
-    return 0
 
 
 def task_order(task_id: str) -> tuple[str, int]:
@@ -684,7 +695,7 @@ class CorpusFile(Mapping[str, list[Kept]]):
             fh.seek(offset)
             text = fh.read(length).decode("utf-8")
         programs = []
-        longs: dict[str, str] = {}  # one copy of each long string for the task's programs
+        longs: dict[str, Any] = {}  # one copy of each long output for the task's programs
 
         def long_string(body: Any) -> str:
             digest, size = body
@@ -692,12 +703,19 @@ class CorpusFile(Mapping[str, list[Kept]]):
                 longs[digest] = self.long_store.get(str(digest), int(size))
             return longs[digest]
 
+        def long_value(body: Any) -> Any:
+            digest, size = body
+            if digest not in longs:
+                longs[digest] = wire.loads(self.long_store.get(str(digest), int(size)))
+            return longs[digest]
+
         for lineno, line in enumerate(text.splitlines(), first):
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
-                bopi = tuple(Bopi(int(i), tuple(a), o) for i, a, o in wire.loads(obj["bopi"], {LONG_TAG: long_string}))
+                bopi = tuple(Bopi(int(i), tuple(a), o) for i, a, o in wire.loads(obj["bopi"], {LONG_STRING: long_string,
+                                                                                     LONG_VALUE: long_value}))
                 programs.append(Kept(str(obj["task_id"]), int(obj["program"]), bool(obj["natural"]), bopi))
             except (ValueError, KeyError, TypeError) as exc:
                 why = f": {exc}" if str(exc).startswith(("long output", str(self.long_store.folder))) else ""
