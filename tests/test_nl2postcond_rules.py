@@ -398,8 +398,10 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
     # long outputs are stored once beside the parts, the lines name them (without digests too: the
     # strings as wire text); read back, the two builds' corpora are the same values
     store = tmp_path / "digests" / "corpus.jsonl.parts" / "long"
-    sizes = sorted(f.stat().st_size for f in store.iterdir())
+    import lzma
+    sizes = sorted(len(lzma.decompress(f.read_bytes())) for f in store.iterdir())
     assert sizes[:4] == [n, n, n, 2 * n] and len(sizes) == 8  # A, B, C and É (2 bytes) x n; 4 lists' texts
+    assert sum(f.stat().st_size for f in store.iterdir()) < n  # compressed
     assert len(text) < 2000 and json.loads(json.loads(text.splitlines()[0])["bopi"])[0][2]["h"][1] == n and len(parts["whole"][0]) < 2000
     loaded = {name: corpus.CorpusFile(tmp_path / name / "corpus.jsonl")["T/0"] for name in parts}
     assert loaded["digests"] == loaded["whole"] and loaded["digests"][1].bopi[0].output == "A" * n
@@ -410,7 +412,7 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
     # a missing or altered string is one line naming the corpus's line
     from pytest_specbench.errors import DataError
     victim = min(store.iterdir())
-    victim.write_text("B" * victim.stat().st_size)
+    victim.write_bytes(lzma.compress(b"B" * n))
     with pytest.raises(DataError, match=r"corpus\.jsonl:1: not a corpus line .*: .*is not the string its name says"):
         corpus.CorpusFile(tmp_path / "digests" / "corpus.jsonl")["T/0"]
     victim.unlink()

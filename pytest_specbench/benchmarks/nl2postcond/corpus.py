@@ -26,6 +26,7 @@ import ast
 import hashlib
 import io
 import json
+import lzma
 import os
 import queue
 import re
@@ -150,13 +151,16 @@ def _stored(output: Any, store: "LongStore") -> Any:
 # object with one key "h" or "v" is no value wire writes): {"h": [digest, length]}, a string, its
 # file the string; {"v": [digest, length]}, any other value, its file the value's wire text.
 LONG_STRING, LONG_VALUE = "h", "v"
+LONG_XZ_PRESET = 1
 LONG_RULE = (f"bad outputs over {DIGEST_STRINGS_OVER} characters (a string's own, another value's wire text) "
-             f"stored once by blake2b-128 digest beside the parts (long/)")
+             f"stored once by blake2b-128 digest beside the parts (long/, xz)")
 
 
 class LongStore:
     """The long bad outputs of a corpus, one file per distinct string or value text, named by the
-    digest of its text (:func:`.wire.string_digest`: ``long/<digest>.txt``, UTF-8 with surrogates passed): beside
+    digest of its text (:func:`.wire.string_digest`: ``long/<digest>.xz``, UTF-8 with surrogates
+    passed, xz-compressed at :data:`LONG_XZ_PRESET`: /15's strings of digits repeat, session 19 measured
+    lzma's first preset at 47 kB for 2 MB in 0.07 s): beside
     the parts (``corpus.jsonl.parts/long/``) or beside a corpus file (``corpus.jsonl.long/``).
     HumanEval/15's candidates return strings of up to 6.9 MB on 21 inputs (and some lists of
     as much); written in each kept program's line they made its part about 150 MB a program, most
@@ -177,7 +181,7 @@ class LongStore:
     def _file(self, digest: str) -> Path:
         if not re.fullmatch(r"[0-9a-f]{32}", digest):
             raise ValueError(f"not a digest: {digest[:40]!r}")
-        return self.folder / f"{digest}.txt"
+        return self.folder / f"{digest}.xz"
 
     def __contains__(self, digest: str) -> bool:
         return self._file(digest).is_file()
@@ -187,16 +191,18 @@ class LongStore:
         if digest not in self:
             self.folder.mkdir(parents=True, exist_ok=True)
             tmp = self._file(digest).with_suffix(".tmp")
-            tmp.write_bytes(text.encode("utf-8", "surrogatepass"))
+            tmp.write_bytes(lzma.compress(text.encode("utf-8", "surrogatepass"), preset=LONG_XZ_PRESET))
             os.replace(tmp, self._file(digest))
         return digest
 
     def get(self, digest: str, length: int) -> str:
         """The string, or ValueError (absent, or not the string its name and length say)."""
         try:
-            data = self._file(digest).read_bytes()
+            data = lzma.decompress(self._file(digest).read_bytes())
         except OSError:
             raise ValueError(f"long output {digest} is not in {self.folder}") from None
+        except lzma.LZMAError:
+            raise ValueError(f"{self._file(digest)} is not the string its name says") from None
         text = data.decode("utf-8", "surrogatepass")
         if len(text) != length or wire.string_digest(text) != digest:
             raise ValueError(f"{self._file(digest)} is not the string its name says")
