@@ -205,6 +205,15 @@ def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
     for other in ({"oracle": "evalplus"}, {"time_rule": "upstream"}, {"stop_after": (50, 150)}):
         with pytest.raises(DataError, match=r"corpus\.jsonl\.parts: its parts were built under other rules"):
             build(**other)
+    # the rules before long strings were stored apart: the same bytes while no part holds one
+    older = {k: v for k, v in json.loads((parts / corpus.RULES_FILE).read_text()).items() if k != "long_outputs"}
+    (parts / corpus.RULES_FILE).write_text(json.dumps(older))
+    assert build()["skipped_tasks"] == 1 and json.loads((parts / corpus.RULES_FILE).read_text())["long_outputs"]
+    (parts / corpus.RULES_FILE).write_text(json.dumps(older))
+    (parts / "T_1.jsonl").write_text(corpus.Kept("T/1", 1, True, (corpus.Bopi(0, (), "x" * 70000),)).line() + "\n")
+    with pytest.raises(DataError, match=r"other rules \(long_outputs differ\)"):
+        build()
+    (parts / "T_1.jsonl").unlink()
     (parts / corpus.RULES_FILE).unlink()  # a folder of older code: parts, no rules
     with pytest.raises(DataError, match="parts without rules.json"):
         build()
@@ -295,7 +304,8 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
         (parts / (t.replace("/", "_") + ".jsonl")).write_text(text)
     rules = {"format": corpus.FORMAT, "call_cpu": 1.0, "candidates": "c",
              "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact"}
-    (parts / corpus.RULES_FILE).write_text(json.dumps(rules))
+    (parts / corpus.RULES_FILE).write_text(json.dumps(rules))  # a folder of the rules before long_outputs:
+    rules["long_outputs"] = corpus.LONG_RULE  # its parts hold no long string, so they are pinned as today's
     write_pin(pin_of(parts), tmp_path / "pin.txt")
     pin = read_pin(tmp_path / "pin.txt")
     joined = tmp_path / "corpus.jsonl"
@@ -350,12 +360,13 @@ class _ObservingExecutor:
         return JobResult(outcomes)
 
 
-def test_long_string_outputs_cross_as_digests_and_a_kept_programs_come_whole_once(tmp_path):
+def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_parts(tmp_path):
     """HumanEval/15's candidates return strings of up to 6.9 MB on 21 inputs (147 MB a program):
-    a long string now comes back as its digest, a right one never crosses whole, and only a kept
-    program's bad ones are fetched whole (run again, digest checked); the part is the bytes the
-    build without digests writes.  A program whose second run gives another output leaves its
-    task out."""
+    a long string comes back as its digest, a right one never crosses whole, and a kept program's
+    bad ones are fetched whole (run again, digest checked) only when no earlier program's were
+    the same string: each is stored once beside the parts (``long/<digest>.txt``), the lines name
+    it, and the corpus read back is the build's without digests.  A program whose second run
+    gives another output leaves its task out."""
     from pytest_specbench.execution.limits import Limits
 
     n = corpus.DIGEST_STRINGS_OVER + 10
@@ -365,7 +376,8 @@ def test_long_string_outputs_cross_as_digests_and_a_kept_programs_come_whole_onc
     programs = {1: f"    return x * {n}\n",  # right everywhere
                 2: f"    return (x * {n}).upper()\n",  # wrong on every input
                 3: f"    return (x * {n}).upper() if x != 'b' else 'short'\n",  # a, c as 2's; b: a new short pair
-                4: f"    return (x * {n}).upper() if x == 'a' else x * {n}\n"}  # nothing new: not kept
+                4: f"    return (x * {n}).upper() if x == 'a' else x * {n}\n",  # nothing new: not kept
+                5: f"    return [x] * {n}\n"}  # a long list: its wire text stored
     candidates = tmp_path / "c.jsonl"
     candidates.write_text("".join(json.dumps({"task_id": "T/0", "response_num": k, "solution": f"def f(x):\n# {k}\n{body}"})
                                   + "\n" for k, body in programs.items()))
@@ -382,12 +394,30 @@ def test_long_string_outputs_cross_as_digests_and_a_kept_programs_come_whole_onc
                 corpus.str_digest_over = saved
         parts[name] = (out.read_text(), figures, ex.sent)
     text, figures, sent = parts["digests"]
-    assert text == parts["whole"][0] and figures["kept"] == 2  # programs 2 and 3
-    assert [json.loads(line)["program"] for line in text.splitlines()] == [2, 3]
+    assert figures["kept"] == 3 and [json.loads(line)["program"] for line in text.splitlines()] == [2, 3, 5]
+    # long outputs are stored once beside the parts, the lines name them (without digests too: the
+    # strings as wire text); read back, the two builds' corpora are the same values
+    store = tmp_path / "digests" / "corpus.jsonl.parts" / "long"
+    import lzma
+    sizes = sorted(len(lzma.decompress(f.read_bytes())) for f in store.iterdir())
+    assert sizes[:4] == [n, n, n, 2 * n] and len(sizes) == 8  # A, B, C and É (2 bytes) x n; 4 lists' texts
+    assert sum(f.stat().st_size for f in store.iterdir()) < n  # compressed
+    assert len(text) < 2000 and json.loads(json.loads(text.splitlines()[0])["bopi"])[0][2]["h"][1] == n and len(parts["whole"][0]) < 2000
+    loaded = {name: corpus.CorpusFile(tmp_path / name / "corpus.jsonl")["T/0"] for name in parts}
+    assert loaded["digests"] == loaded["whole"] and loaded["digests"][1].bopi[0].output == "A" * n
     whole_long = [(who, longest) for who, longest in sent if who.startswith("#") and longest > corpus.DIGEST_STRINGS_OVER]
-    assert whole_long == [("# 2", n), ("# 3", n)]  # each kept program's second run; the reference's run is whole
+    assert whole_long == [("# 2", n)]  # program 2's second run only: program 3's long outputs are 2's, stored
     assert all(longest <= 100 for who, longest in sent if who in ("# 1", "# 4"))
     assert any(longest == n for who, longest in parts["whole"][2] if who == "# 1")  # without digests it crossed whole
+    # a missing or altered string is one line naming the corpus's line
+    from pytest_specbench.errors import DataError
+    victim = min(store.iterdir())
+    victim.write_bytes(lzma.compress(b"B" * n))
+    with pytest.raises(DataError, match=r"corpus\.jsonl:1: not a corpus line .*: .*is not the string its name says"):
+        corpus.CorpusFile(tmp_path / "digests" / "corpus.jsonl")["T/0"]
+    victim.unlink()
+    with pytest.raises(DataError, match=r"corpus\.jsonl:1: .*long output [0-9a-f]{32} is not in"):
+        corpus.CorpusFile(tmp_path / "digests" / "corpus.jsonl")["T/0"]
 
     flaky = tmp_path / "flaky.jsonl"
     flaky.write_text(json.dumps({"task_id": "T/0", "response_num": 2,
@@ -412,3 +442,26 @@ def test_the_observers_digest_is_the_wires_and_survives_a_program_that_rebinds_b
     exec(compile(observed_program(code, "f", str_digest_over=50), "<observed>", "exec"), namespace)
     assert namespace[OBSERVER](1) == [[1], None, [wire.string_digest(text), len(text)]]
     assert namespace[OBSERVER](0) == [[0], "short"]
+
+
+def test_a_corpus_is_read_task_by_task_and_a_bad_line_is_named_when_its_task_is_read(tmp_path):
+    """The family reads one task's programs at a time (``corpus.load`` indexes the file and
+    parses a task when asked): a corpus whose HumanEval/15 part is several GB costs a task of
+    another part only its own lines.  A damaged line of another task is not even parsed
+    (the old loader parsed every line: it refused the whole file); asked for, it is one line
+    naming the file and line.  A file whose task's lines are apart is refused (no build writes it)."""
+    from pytest_specbench.errors import DataError
+
+    good = corpus.Kept("T/2", 7, True, (corpus.Bopi(0, ([1],), 3), corpus.Bopi(1, (), "x")))
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"task_id": "T/1", "program": 1, "natural": true, "bopi": "[[0, [], oops"}\n\n'
+                    + good.line() + "\n", encoding="utf-8")
+    built = corpus.load(path)
+    assert list(built) == ["T/1", "T/2"] and "T/2" in built and len(built) == 2
+    assert built["T/2"] == [good] and built.get("T/3", []) == []
+    with pytest.raises(DataError) as raised:
+        built["T/1"]
+    assert str(raised.value) == f"{path}:1: not a corpus line (task_id, program, natural, bopi)"
+    path.write_text(good.line() + "\n" + good.line().replace("T/2", "T/1") + "\n" + good.line() + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="T/2's lines are not together"):
+        corpus.CorpusFile(path)

@@ -65,14 +65,19 @@ def write_pin(pin: CorpusPin, path: Path = PIN_FILE) -> None:
 _TASK_PREFIX = re.compile(rb'^\{"task_id": "((?:[^"\\]|\\.)*)"')
 
 
+def line_task(line: bytes) -> str | None:
+    """The task id a corpus line starts with (``Kept.line`` writes it first), or None."""
+    found = _TASK_PREFIX.match(line)
+    return json.loads(b'"' + found.group(1) + b'"') if found else None
+
+
 def part_digests(corpus: Path) -> dict[str, str]:
     """``{task id: sha256 of its lines}`` of a corpus file (a build writes each task's
     lines together, in task order, as its part file holds them)."""
     digests: dict[str, Any] = {}
     with corpus.open("rb") as fh:
         for line in fh:
-            found = _TASK_PREFIX.match(line)
-            task = json.loads(b'"' + found.group(1) + b'"') if found else ""
+            task = line_task(line) or ""
             digests.setdefault(task, hashlib.sha256()).update(line if line.endswith(b"\n") else line + b"\n")
     return {task: h.hexdigest() for task, h in digests.items()}
 

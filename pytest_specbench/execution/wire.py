@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from typing import Any
+from typing import Any, Callable, Mapping
 
 _PLAIN = (type(None), bool, int, float, str)
 _SCALAR_KINDS = frozenset(_PLAIN)
@@ -168,12 +168,21 @@ def _from_tagged(obj: dict) -> Any:
     raise ValueError(f"unknown tag {sorted(obj)!r}")
 
 
-def loads(text: str | bytes) -> Any:
+def loads(text: str | bytes, tags: Mapping[str, Callable[[Any], Any]] | None = None) -> Any:
     """Decode (harness side).  Raises ValueError (or RecursionError) on garbage:
     whatever the bytes are (a tag with a body of the wrong shape, ``{"c": [1]}``,
-    is a ValueError, not an IndexError out of the decoder)."""
+    is a ValueError, not an IndexError out of the decoder).  ``tags``: a caller's own
+    one-key tags (``{tag: decode(body)}``, none of wire's), for data it stores itself."""
+    hook = _from_tagged
+    if tags:
+        def hook(obj: dict) -> Any:
+            if len(obj) == 1:
+                (tag, body), = obj.items()
+                if tag in tags:
+                    return tags[tag](body)
+            return _from_tagged(obj)
     try:
-        return json.loads(text, object_hook=_from_tagged)
+        return json.loads(text, object_hook=hook)
     except (ValueError, RecursionError):
         raise
     except (TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:

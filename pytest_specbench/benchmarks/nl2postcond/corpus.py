@@ -26,6 +26,7 @@ import ast
 import hashlib
 import io
 import json
+import lzma
 import os
 import queue
 import re
@@ -116,9 +117,96 @@ class Kept:
     natural: bool
     bopi: tuple[Bopi, ...]
 
-    def line(self) -> str:
-        return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
-                           "bopi": stable_text([[b.index, list(b.args_after), b.output] for b in self.bopi])})
+    def line(self, store: "LongStore | None" = None) -> str:
+        """The part's line.  A bad output whose text is over :data:`DIGEST_STRINGS_OVER`
+        characters is stored once in ``store`` (:class:`LongStore`, beside the parts) and
+        named in the line: a long string known by its digest (:class:`.observe.LongStr`,
+        already stored) as ``{"h": [digest, length]}``, any other value by its wire text's
+        digest, ``{"v": [digest, length]}``.  A line without one is the bytes it always was."""
+        whole = [[b.index, list(b.args_after), b.output] for b in self.bopi]
+        if not any(isinstance(b.output, LongStr) for b in self.bopi):
+            bopi = stable_text(whole)
+            if len(bopi) <= DIGEST_STRINGS_OVER or store is None:
+                return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
+                                   "bopi": bopi})
+        if store is None:
+            raise ValueError("a corpus line with a long string known by its digest needs the store that holds it")
+        bopi = _plain_text([[b.index, _sorted_sets(wire.to_plain(list(b.args_after))), _stored(b.output, store)]
+                            for b in self.bopi])
+        return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural, "bopi": bopi})
+
+
+def _stored(output: Any, store: "LongStore") -> Any:
+    """An output's plain form in a part line: itself, or a reference into ``store``."""
+    if isinstance(output, LongStr):
+        return {LONG_STRING: [output.digest, output.length]}
+    plain = _sorted_sets(wire.to_plain(output))
+    text = _plain_text(plain)
+    if len(text) <= DIGEST_STRINGS_OVER:
+        return plain
+    return {LONG_VALUE: [store.put(text), len(text)]}
+
+
+# A long bad output in a part line (wire's own tags are t, d, s, f, b, c, i and o/r: a plain JSON
+# object with one key "h" or "v" is no value wire writes): {"h": [digest, length]}, a string, its
+# file the string; {"v": [digest, length]}, any other value, its file the value's wire text.
+LONG_STRING, LONG_VALUE = "h", "v"
+LONG_XZ_PRESET = 1
+LONG_RULE = (f"bad outputs over {DIGEST_STRINGS_OVER} characters (a string's own, another value's wire text) "
+             f"stored once by blake2b-128 digest beside the parts (long/, xz)")
+
+
+class LongStore:
+    """The long bad outputs of a corpus, one file per distinct string or value text, named by the
+    digest of its text (:func:`.wire.string_digest`: ``long/<digest>.xz``, UTF-8 with surrogates
+    passed, xz-compressed at :data:`LONG_XZ_PRESET`: /15's strings of digits repeat, session 19 measured
+    lzma's first preset at 47 kB for 2 MB in 0.07 s): beside
+    the parts (``corpus.jsonl.parts/long/``) or beside a corpus file (``corpus.jsonl.long/``).
+    HumanEval/15's candidates return strings of up to 6.9 MB on 21 inputs (and some lists of
+    as much); written in each kept program's line they made its part about 150 MB a program, most
+    of it the same outputs again (a kept program adds one pair at least, and repeats other
+    programs' bad outputs).  Each file
+    is checked against its name when read: the pin, over the lines, covers the strings too."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    @staticmethod
+    def beside(corpus_file: Path) -> "LongStore":
+        """The store of a corpus file: ``FILE.long/`` or, for a build's output, ``FILE.parts/long/``."""
+        own = corpus_file.with_name(corpus_file.name + ".long")
+        parts = corpus_file.with_name(corpus_file.name + ".parts") / "long"
+        return LongStore(parts if not own.is_dir() and parts.is_dir() else own)
+
+    def _file(self, digest: str) -> Path:
+        if not re.fullmatch(r"[0-9a-f]{32}", digest):
+            raise ValueError(f"not a digest: {digest[:40]!r}")
+        return self.folder / f"{digest}.xz"
+
+    def __contains__(self, digest: str) -> bool:
+        return self._file(digest).is_file()
+
+    def put(self, text: str) -> str:
+        digest = wire.string_digest(text)
+        if digest not in self:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp = self._file(digest).with_suffix(".tmp")
+            tmp.write_bytes(lzma.compress(text.encode("utf-8", "surrogatepass"), preset=LONG_XZ_PRESET))
+            os.replace(tmp, self._file(digest))
+        return digest
+
+    def get(self, digest: str, length: int) -> str:
+        """The string, or ValueError (absent, or not the string its name and length say)."""
+        try:
+            data = lzma.decompress(self._file(digest).read_bytes())
+        except OSError:
+            raise ValueError(f"long output {digest} is not in {self.folder}") from None
+        except lzma.LZMAError:
+            raise ValueError(f"{self._file(digest)} is not the string its name says") from None
+        text = data.decode("utf-8", "surrogatepass")
+        if len(text) != length or wire.string_digest(text) != digest:
+            raise ValueError(f"{self._file(digest)} is not the string its name says")
+        return text
 
 
 def stable_text(value: Any) -> str:
@@ -318,7 +406,8 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
     rules = build_rules(candidates, limits, inputs, oracle, time_rule, stop_after)
-    _check_rules(parts, rules)
+    _check_rules(parts, rules, log)
+    long_store = LongStore(parts / "long")
     by_task: dict[str, list[Candidate]] = {}
     for cand in read_candidates(candidates):
         by_task.setdefault(cand.task_id, []).append(cand)
@@ -365,9 +454,10 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             tmp = part.with_suffix(".tmp")
             try:
                 with tmp.open("w", encoding="utf-8") as fh:
-                    for k in kept:  # one kept program's long outputs held at a time
-                        fh.write(with_whole_outputs(executors[0], k, code[k.program], task, key, calls,
-                                                    limits.call_cpu * 20).line() + "\n")
+                    for k in kept:
+                        store_long_outputs(executors[0], k, code[k.program], task, key, calls,
+                                           limits.call_cpu * 20, long_store)
+                        fh.write(k.line(long_store) + "\n")
             except NotReproduced as exc:
                 tmp.unlink()
                 log(f"{task_id}: {exc}; task left for a later run (resume builds it)")
@@ -419,17 +509,17 @@ class NotReproduced(Exception):
     its digest named (a program whose output changes from run to run, or a time-out)."""
 
 
-def with_whole_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any], key: str, calls,
-                       cpu: float) -> Kept:
-    """``kept`` with each :class:`.observe.LongStr` bad output fetched whole: the program runs
-    again, alone, on those inputs (``cpu`` seconds each: the first run already decided that it
-    ends in time; this one only fetches the value) and each output must have the digest the
-    first run gave (else :class:`NotReproduced`).  Only a kept program's long outputs cross
-    the sandbox's boundary whole, one program's at a time."""
-    wanted = {b.index: b for b in kept.bopi if isinstance(b.output, LongStr)}
+def store_long_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any], key: str, calls,
+                       cpu: float, store: "LongStore") -> None:
+    """Put ``kept``'s long string bad outputs (:class:`.observe.LongStr`) that ``store`` does not
+    hold yet into it: the program runs again, alone, on those inputs only (``cpu`` seconds each: the
+    first run already decided that it ends in time; this one only fetches the value), and each output
+    must have the digest and arguments after the call the first run gave (else :class:`NotReproduced`).
+    A string another program gave is not fetched again; only a kept program's long outputs ever cross
+    the sandbox's boundary whole, one call's at a time into the store."""
+    wanted = {b.index: b for b in kept.bopi if isinstance(b.output, LongStr) and b.output.digest not in store}
     if not wanted:
-        return kept
-    whole = {}
+        return
     for o in observe(executor, code, task, key, calls, cpu, wall_factor=RERUN_WALL_FACTOR, indices=sorted(wanted)):
         long = wanted[o.index].output
         if not (o.status == "ok" and type(o.result) is str and len(o.result) == long.length
@@ -438,8 +528,7 @@ def with_whole_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any],
             got = "another output" if o.status == "ok" else f"{o.status} {o.exc_type}".rstrip()
             raise NotReproduced(f"program {kept.program}, input #{o.index}: run again to fetch its "
                                 f"{long.length}-character output whole, it gave {got}")
-        whole[o.index] = Bopi(o.index, wanted[o.index].args_after, o.result)
-    return Kept(kept.task_id, kept.program, kept.natural, tuple(whole.get(b.index, b) for b in kept.bopi))
+        store.put(o.result)
 
 
 def _reference_cpu(executor, task, key, calls, limits, first, time_rule: str) -> list[float]:
@@ -474,20 +563,27 @@ def build_rules(candidates: Path, limits, inputs: str, oracle: str, time_rule: s
     """Everything besides the task data that decides a part's bytes: the candidates,
     the per-call CPU limit (:func:`time_rule_stamp`), the stop rule, the inputs and the oracle."""
     return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": time_rule_stamp(time_rule, limits.call_cpu),
-            "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle}
+            "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle, "long_outputs": LONG_RULE}
 
 
-def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
+def _check_rules(parts: Path, rules: Mapping[str, Any], log=None) -> None:
     """A resumed build takes only parts built under its own rules (``parts/rules.json``):
     parts of other rules (older code, another limit or oracle) joined with new ones would
     make a corpus no single build writes.  HumanEval/1's parts of two builds differed so
-    (docs/nl2postcond.md, 'Deterministic'): the first was built before the stop rule."""
+    (docs/nl2postcond.md, 'Deterministic'): the first was built before the stop rule.
+    A folder of the rules before long outputs were stored apart (no ``long_outputs``) is the
+    same bytes when none of its parts holds a long output: its ``rules.json`` is brought up to
+    date (:func:`upgrade_rules`); one that holds one is refused as of other rules."""
     stamp = parts / RULES_FILE
     if stamp.is_file():
         try:
             theirs = json.loads(stamp.read_text(encoding="utf-8"))
         except ValueError:
             theirs = None
+        if isinstance(theirs, dict) and "long_outputs" not in theirs and theirs == {
+                k: v for k, v in rules.items() if k != "long_outputs"} and upgrade_rules(parts):
+            (log or print)(f"{parts}: no part holds a long output: {RULES_FILE} now records where long outputs go")
+            theirs = dict(rules)
         if theirs != dict(rules):
             changed = sorted(k for k in rules if not isinstance(theirs, dict) or theirs.get(k) != rules[k])
             raise DataError(parts, None, f"its parts were built under other rules ({', '.join(changed) or 'unreadable'}"
@@ -497,6 +593,35 @@ def _check_rules(parts: Path, rules: Mapping[str, Any]) -> None:
                                      f"use another --out, or remove the folder to build afresh")
     else:
         stamp.write_text(json.dumps(rules, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def upgrade_rules(parts: Path) -> bool:
+    """Record :data:`LONG_RULE` in a parts folder of the rules before it, if none of its parts
+    holds a long output (:func:`holds_long_output`: such a folder's parts are the bytes this
+    code writes); True if the folder's rules now have it."""
+    stamp = parts / RULES_FILE
+    rules = json.loads(stamp.read_text(encoding="utf-8"))
+    if "long_outputs" in rules:
+        return True
+    if holds_long_output(parts):
+        return False
+    rules["long_outputs"] = LONG_RULE
+    tmp = stamp.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rules, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, stamp)
+    return True
+
+
+def holds_long_output(parts: Path) -> bool:
+    """Does a part of the folder hold a bad output whose text is over :data:`DIGEST_STRINGS_OVER`
+    characters, written whole (older code's way)?  Only lines longer than that are parsed."""
+    for part in parts_in_order(parts):
+        with part.open("rb") as fh:
+            for line in fh:
+                if len(line) > DIGEST_STRINGS_OVER and any(
+                        len(stable_text(o)) > DIGEST_STRINGS_OVER for _, _, o in wire.loads(json.loads(line)["bopi"])):
+                    return True
+    return False
 
 
 def task_order(task_id: str) -> tuple[str, int]:
@@ -531,25 +656,97 @@ def check_pinned(path: Path, pin=None) -> None:
                                     f"this machine; rebuild it, or pass --nl2postcond-corpus-pin=off")
 
 
-_LOADED: dict[Path, dict[str, list[Kept]]] = {}
+_LOADED: dict[Path, "CorpusFile"] = {}
 
 
-def load(path: Path) -> dict[str, list[Kept]]:
-    """``{task_id: [kept program]}`` of a built corpus (loaded once per process)."""
-    path = path.resolve()
-    if path not in _LOADED:
-        out: dict[str, list[Kept]] = {}
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+class CorpusFile(Mapping[str, list[Kept]]):
+    """A built corpus read **task by task**: ``{task_id: [kept program]}`` as a mapping whose
+    index (each task's lines: byte offset, length, first line number) is made by one pass over
+    the file's bytes, and whose values are parsed only when a task is asked for.  The family
+    needs one task's programs at a time (the adapter's ``correct`` check); reading the whole
+    corpus at once held every task's bad outputs (86 MB of text for 34 tasks; HumanEval/15's
+    part alone would be several GB).  The last tasks read are kept, within
+    :data:`KEEP_BYTES` of their lines (always the last one), for the samples that follow."""
+
+    KEEP_BYTES = 256 << 20
+
+    def __init__(self, path: Path):
+        from ...data.corpus_pin import line_task
+
+        self.path = path
+        self.long_store = LongStore.beside(path)
+        self._index: dict[str, list[int]] = {}  # task -> [offset, length, first line number]
+        self._kept: dict[str, list[Kept]] = {}  # insertion order = least recently read first
+        with path.open("rb") as fh:
+            offset, lineno, last = 0, 0, None
+            for lineno, line in enumerate(fh, 1):
+                if line.strip():
+                    task = line_task(line)
+                    if task is None:
+                        raise DataError(path, lineno, "not a corpus line (task_id, program, natural, bopi)")
+                    if task != last and task in self._index:
+                        raise DataError(path, lineno, f"{task}'s lines are not together (a build writes each "
+                                                      f"task's lines as one part)")
+                    entry = self._index.setdefault(task, [offset, 0, lineno])
+                    entry[1] = offset + len(line) - entry[0]
+                    last = task
+                offset += len(line)
+
+    def __getitem__(self, task_id: str) -> list[Kept]:
+        if task_id in self._kept:
+            self._kept[task_id] = self._kept.pop(task_id)  # most recently read
+            return self._kept[task_id]
+        offset, length, first = self._index[task_id]
+        with self.path.open("rb") as fh:
+            fh.seek(offset)
+            text = fh.read(length).decode("utf-8")
+        programs = []
+        longs: dict[str, Any] = {}  # one copy of each long output for the task's programs
+
+        def long_string(body: Any) -> str:
+            digest, size = body
+            if digest not in longs:
+                longs[digest] = self.long_store.get(str(digest), int(size))
+            return longs[digest]
+
+        def long_value(body: Any) -> Any:
+            digest, size = body
+            if digest not in longs:
+                longs[digest] = wire.loads(self.long_store.get(str(digest), int(size)))
+            return longs[digest]
+
+        for lineno, line in enumerate(text.splitlines(), first):
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
-                bopi = tuple(Bopi(int(i), tuple(a), o) for i, a, o in wire.loads(obj["bopi"]))
-                out.setdefault(str(obj["task_id"]), []).append(
-                    Kept(str(obj["task_id"]), int(obj["program"]), bool(obj["natural"]), bopi))
-            except (ValueError, KeyError, TypeError):
-                raise DataError(path, lineno, "not a corpus line (task_id, program, natural, bopi)") from None
-        _LOADED[path] = out
+                bopi = tuple(Bopi(int(i), tuple(a), o) for i, a, o in wire.loads(obj["bopi"], {LONG_STRING: long_string,
+                                                                                     LONG_VALUE: long_value}))
+                programs.append(Kept(str(obj["task_id"]), int(obj["program"]), bool(obj["natural"]), bopi))
+            except (ValueError, KeyError, TypeError) as exc:
+                why = f": {exc}" if str(exc).startswith(("long output", str(self.long_store.folder))) else ""
+                raise DataError(self.path, lineno, f"not a corpus line (task_id, program, natural, bopi){why}") from None
+        del text
+        self._kept[task_id] = programs
+        while len(self._kept) > 1 and sum(self._index[t][1] for t in self._kept) > self.KEEP_BYTES:
+            del self._kept[next(iter(self._kept))]
+        return programs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._index
+
+
+def load(path: Path) -> CorpusFile:
+    """A built corpus (:class:`CorpusFile`: indexed once per process, each task parsed when read)."""
+    path = path.resolve()
+    if path not in _LOADED:
+        _LOADED[path] = CorpusFile(path)
     return _LOADED[path]
 
 

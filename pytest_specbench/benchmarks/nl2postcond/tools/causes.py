@@ -43,6 +43,8 @@ def joined_corpus(path: Path, into: Path) -> Path:
         return path
     parts = parts_in_order(path)
     into.write_text("".join(p.read_text(encoding="utf-8") for p in parts), encoding="utf-8")
+    if (path / "long").is_dir():  # the long strings the lines name (corpus.LongStore)
+        into.with_name(into.name + ".long").symlink_to((path / "long").resolve(), target_is_directory=True)
     return into
 
 

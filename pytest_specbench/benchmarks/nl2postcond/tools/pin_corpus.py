@@ -24,12 +24,15 @@ def default_rules_differ(rules: dict) -> list[str]:
     """The keys of a parts folder's rules that are not the default build's (the candidates'
     digest is whatever the folder names: upstream's zip, checked by the download)."""
     want = {"format": corpus.FORMAT, "call_cpu": corpus.time_rule_stamp("flat", Limits().call_cpu),
-            "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact"}
+            "stop_after_timeouts": list(corpus.STOP_AFTER_TIMEOUTS), "inputs": "base+plus", "oracle": "exact",
+            "long_outputs": corpus.LONG_RULE}
     return sorted(k for k, v in want.items() if rules.get(k) != v)
 
 
 def pin_of(parts: Path) -> CorpusPin:
     rules = json.loads((parts / corpus.RULES_FILE).read_text(encoding="utf-8"))
+    if "long_outputs" not in rules and not corpus.holds_long_output(parts):
+        rules["long_outputs"] = corpus.LONG_RULE  # the same bytes under both (corpus.upgrade_rules)
     differ = default_rules_differ(rules)
     if differ:
         raise SystemExit(f"pin_corpus: {parts}: not the default build's rules ({', '.join(differ)}): nothing pinned")
