@@ -30,6 +30,7 @@ import lzma
 import os
 import queue
 import re
+import threading
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -190,7 +191,7 @@ class LongStore:
         digest = wire.string_digest(text)
         if digest not in self:
             self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = self._file(digest).with_suffix(".tmp")
+            tmp = self._file(digest).with_name(f"{digest}.{os.getpid()}.{threading.get_ident()}.tmp")  # a writer's own
             tmp.write_bytes(lzma.compress(text.encode("utf-8", "surrogatepass"), preset=LONG_XZ_PRESET))
             os.replace(tmp, self._file(digest))
         return digest
