@@ -106,3 +106,41 @@ def test_a_run_a_test_starts_writes_one_line_that_the_totals_leave_out(monkeypat
                                           + json.dumps({"process": "gw0", "cpu_total": 5.0, "cpu_outside_tests": 1.0}) + "\n")
     assert suite.load_records(tmp_path) == ({"tests/test_x.py::test_y": (4.0, 5.0)}, 1.0)
     assert suite.load_nested(tmp_path) == [record]
+
+
+# A grandchild (behind a shell that waits for it) that spends 0.2 CPU s, says so, waits for its
+# stdin to close, then spends 0.2 CPU s more and ends.
+_BURN = ("import sys, time\n"
+         "def burn(until):\n"
+         "    while time.process_time() < until: pass\n"
+         "burn(0.2); print('spent', flush=True); sys.stdin.read(); burn(0.4)\n")
+
+
+def test_a_live_descendant_is_charged_when_it_spends_not_when_it_is_reaped():
+    """The per-test figure of a session's executor (zygotes, JVMs, the warm javac): its CPU
+    goes to the tests during which it is spent.  Before session 21 the plugin read
+    ``RUSAGE_CHILDREN`` only, so the first reading was ~0 and the second held all of it
+    (the 25.6 CPU s on a worker's last test of a busy run); and the two still add up to what
+    the process tree spent (this process's own reading cost included)."""
+    import resource
+    import subprocess
+    import sys
+
+    own_before = resource.getrusage(resource.RUSAGE_SELF)
+    start = suite_cpu.cpu_seconds()
+    shell = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -c "$0"; true', _BURN],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert shell.stdout.readline() == "spent\n"
+    middle = suite_cpu.cpu_seconds()
+    shell.stdin.close()
+    _, status, usage = os.wait4(shell.pid, 0)
+    shell.returncode = os.waitstatus_to_exitcode(status)
+    end = suite_cpu.cpu_seconds()
+    own_after = resource.getrusage(resource.RUSAGE_SELF)
+    first, second = middle - start, end - middle
+    assert 0.15 <= first < 0.35, first  # the grandchild's first 0.2 s (its start included), while it lives
+    assert 0.15 <= second < 0.3, second  # only what it spent after that reading
+    tree = usage.ru_utime + usage.ru_stime + (own_after.ru_utime + own_after.ru_stime
+                                              - own_before.ru_utime - own_before.ru_stime)
+    assert abs(first + second - tree) < 0.05, (first, second, tree)  # the totals add up
+    assert shell.returncode == 0

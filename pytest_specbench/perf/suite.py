@@ -211,6 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pytest: {summary.strip('= ')}")
     if records.is_dir():
         print_table(records, args.before, args.top)
+        tests, outside = load_records(records)
+        accounted = sum(cpu for cpu, _ in tests.values()) + outside
+        # the per-test lines and "outside" of every recording process should add up to the run's
+        # CPU (wait4 of its controller); the rest: processes that are neither (.ci/run's install
+        # under --fresh-clone, a descendant re-parented to init) or CPU after the last reading
+        print(f"\naccounted: {accounted:.1f} CPU s of the run's {cpu:.1f} (tests + outside tests)")
     print(f"\nrecords and output: {out}")
     return status
 

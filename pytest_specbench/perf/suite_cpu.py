@@ -3,10 +3,14 @@
     pytest -p pytest_specbench.perf.suite_cpu -n 2 ...        (SPECBENCH_SUITE_CPU_DIR=DIR)
 
 For each test, the user + sys CPU of the process running it (the controller or an xdist
-worker) and of its children that ended during the test (``RUSAGE_CHILDREN``: the whole
-pytest runs a test starts, JVMs, sandbox jobs, a module's executor when its fixture is torn
-down), from the start of its setup to the end of its teardown; and each process's CPU
-outside tests (start, collection, the end of the session).  Only the measured run records:
+worker) and of all its descendants, from the start of its setup to the end of its teardown:
+the difference of :func:`cpu_seconds` (own + reaped children, ``RUSAGE_CHILDREN`` + the live
+descendants, ``/proc/PID/stat``) at both ends; and each process's CPU outside tests (start,
+collection, the end of the session).  A descendant that lives across tests (a session's or a
+module's executor: Python zygotes, JVMs, the warm javac, search parents) is charged to each
+test what it spent during that test; before session 21 only ``RUSAGE_CHILDREN`` was read, so
+all it spent over many tests landed on the test during which it was reaped (25.6 CPU s on a
+worker's last test of a busy run, test_units.py's ``test_wire_round_trip...[value6]``).  Only the measured run records:
 its controller (the first pytest process that loads the plugin, ``$SPECBENCH_SUITE_CPU_ROOT``
 then names it) and its xdist workers.  A pytest run that a test starts (a documented
 command, a perf script) inherits the plugin through ``PYTEST_ADDOPTS``; its cost is already
@@ -26,8 +30,12 @@ pytest_specbench.perf.suite`` runs the suite with this plugin and prints the tab
 Why CPU and not wall: on a shared machine the wall time of a test says how loaded the
 machine was; its CPU seconds mostly say what the test costs (the suite's budget, issue #45:
 two cores with one busy process per core beside it give the suite about half the CPU).
-A module-scoped fixture's cost lands on the test that set it up and the one whose teardown
-ends it: add per file.  A child that outlives the session (never waited for) is not counted.
+The figures of a process add up: the per-test differences and "outside tests" telescope to
+the value at the session's end.  What the reading cannot see: a descendant whose parent
+died before it (re-parented to init: it leaves the tree, so its CPU so far is taken back
+from the test during which its parent died; sandbox jobs and executors are waited for), and
+whatever a descendant spends after the session's last reading.  The resolution is the
+kernel's clock tick (10 ms) per live descendant.
 """
 from __future__ import annotations
 
@@ -51,13 +59,65 @@ PLUGIN = __name__
 _recording_here = False
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _reaped_children() -> float:
+    below = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return below.ru_utime + below.ru_stime
+
+
+def live_descendants_cpu(root: int | None = None) -> float:
+    """CPU seconds of the processes now under ``root`` (default: this process), at any depth:
+    each one's user + sys and what its own waited-for children spent (``/proc/PID/stat``
+    utime, stime, cutime, cstime; a zombie still shows its own).  One pass over ``/proc``
+    (about 1.5 ms with ~120 processes: this kernel has no ``/proc/PID/task/TID/children``)."""
+    root = os.getpid() if root is None else root
+    parent_of: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                data = stat.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = data[data.rindex(b")") + 2:].split()  # after "(comm)", which may hold spaces
+        pid = int(name)
+        parent_of[pid] = int(fields[1])
+        ticks[pid] = sum(int(value) for value in fields[11:15])
+    below: dict[int, bool] = {root: True}
+
+    def under(pid: int) -> bool:
+        chain = []
+        while pid not in below:
+            chain.append(pid)
+            pid = parent_of.get(pid, 0)
+            if pid <= 1:  # init or gone: not ours
+                below.update(dict.fromkeys(chain, False))
+                return False
+        verdict = below[pid]
+        below.update(dict.fromkeys(chain, verdict))
+        return verdict
+
+    return sum(ticks[pid] for pid in ticks if pid != root and under(pid)) / _TICK
+
+
 def cpu_seconds(children: bool = True) -> float:
-    """User + sys CPU of this process and (``children``) of its waited-for children, so far."""
+    """User + sys CPU of this process and (``children``) of all its descendants so far: the
+    reaped ones (``RUSAGE_CHILDREN``) and the live ones (:func:`live_descendants_cpu`), so a
+    long-lived child's CPU counts when it is spent, not when it is reaped."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     spent = own.ru_utime + own.ru_stime
     if children:
-        below = resource.getrusage(resource.RUSAGE_CHILDREN)
-        spent += below.ru_utime + below.ru_stime
+        # a child reaped between the two readings would count in both or neither: read again
+        for _ in range(3):
+            reaped = _reaped_children()
+            live = live_descendants_cpu()
+            if _reaped_children() == reaped:
+                break
+        spent += reaped + live
     return spent
 
 
