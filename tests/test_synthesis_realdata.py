@@ -76,19 +76,18 @@ def test_guided_search_on_real_tasks():
     examples = pipeline.load_examples(DATA)
     tids = ("Mbpp/57", "Mbpp/566", "HumanEval/16")
     recs = {tid: pipeline.synthesize_task(rows[tid], pipeline.Options(), examples.get(tid)) for tid in tids}
-    # without the guided rounds: only the two tasks compared below (HumanEval/16's unguided
-    # synthesis was made and never looked at)
-    unguided = {tid: pipeline.synthesize_task(rows[tid], pipeline.Options(search_rounds=0), examples.get(tid))
-                for tid in ("Mbpp/57", "Mbpp/566")}
     # Mbpp/57 (digits 0..9): [1, 3, 10] sorts and joins; Mbpp/566 (isinstance(n, int), n >= 0):
-    # "10" passes through sum(map(int, str(n))); neither has a CVT without the guided rounds
+    # "10" passes through sum(map(int, str(n))); neither has a CVT without the guided rounds.
+    # A synthesis with search_rounds=0 is this one's first stage alone (the same enumeration and
+    # feasibility run, no round after it: pipeline._synthesize), so "every CVT was kept by a
+    # round" below says its CVTs are []; until session 21 it was made again (0.8 CPU s).
     for tid in ("Mbpp/57", "Mbpp/566"):
-        assert unguided[tid]["cvts"] == [], unguided[tid]["cvts"]
         assert recs[tid]["cvts"], recs[tid].get("uncovered")
         kept = {json.dumps(c["input"], sort_keys=True) for c in recs[tid]["cvts"]}
         ok = [c for c in recs[tid]["candidates"] if json.dumps(c["input"], sort_keys=True) in kept]
         assert all(c["no_contract"] == "ok" and c["full_contract"] == "AssertionError" for c in ok)
         assert all(c["fired_individually"] == c["intended_violated"] for c in recs[tid]["cvts"])
+        # every CVT kept by a round: none by the first stage (the synthesis without rounds)
         assert sum(r["kept"] for r in recs[tid]["search"]["rounds"]) == len(recs[tid]["cvts"])
     # HumanEval/16: isinstance(string, str) then string.lower(): nothing else runs
     assert recs["HumanEval/16"]["uncovered"]["category"] == "reference raises on every candidate"
