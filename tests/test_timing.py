@@ -107,21 +107,10 @@ def test_far_over_the_limit_is_decided_at_once(competing_load, ctx):
         assert result.message == "plus input #0: over its 0.05 s CPU limit"
 
 
-def test_a_call_stopped_by_its_wall_bound_is_run_once_more_with_more_wall_time(tmp_path):
-    from pytest_specbench.execution.python import PythonExecutor
-
-    limits = Limits(call_cpu=LIMIT, startup_cpu=2.0, memory_mb=1024, tmp_mb=16, wall_factor=1.0)  # 0.6 s wall
-    executor = PythonExecutor(limits)
-    try:
-        sleeper = "import time\ndef f(x, k):\n    if k:\n        time.sleep(30)\n    return x + 1\n"
-        result = evalplus.functional_check(TASK, "w" * 64, Completion(sleeper, {"trusted_reference": True}),
-                                           context(executor, limits, tmp_path))
-    finally:
-        executor.close()
-    assert not result.passed and result.details["failed_input"] == 2
-    (entry,) = result.details["borderline"]
-    assert entry["wall"] is True and entry["cpu"] == [None, None] and entry["passed"] is False
-    assert "no run of 2 finished with a right output within its wall-time bound" in result.message
+# A call stopped by its wall bound, run once more with more wall time and failing it: the
+# first test of tests/test_wall_stops.py (the same 0.05 s limit at wall factor 1, the same
+# borderline entry and message, and that the job stops there), on that module's executor; the
+# copy here started an executor of its own (session 21).
 
 
 def test_a_fast_figure_must_come_with_a_right_answer(ctx):

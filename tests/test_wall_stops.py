@@ -53,7 +53,8 @@ def test_the_job_stops_at_a_wall_stop_that_fails_its_second_run(python_executor,
     assert not result.passed and result.details["failed_input"] == 2
     (entry,) = result.details["borderline"]
     assert entry["wall"] is True and entry["passed"] is False and entry["cpu"] == [None, None]
-    assert result.message.startswith("plus input #0: over its 0.05 s CPU limit (no run of 2 finished")
+    assert result.message.startswith("plus input #0: over its 0.05 s CPU limit (no run of 2 finished with a right "
+                                      "output within its wall-time bound")
     # The first child answered the two base inputs and the one stopped: before, it went
     # on through all six sleeping inputs, each stopped by its wall bound in turn.
     assert counted.answered == [3]
