@@ -60,11 +60,20 @@ TASK = {"task_id": "Mbpp/9255", "entry_point": "combinations_colors", "atol": 0,
         "base_input": [[["Red", "Green", "Blue"], 1]], "plus_input": [[[f"c{i}" for i in range(60)], 3]]}
 
 
+@pytest.fixture(scope="module")
+def reference_caches(tmp_path_factory):
+    """One state folder per threshold for the module's checks, as one run has: each task's
+    reference outputs (several timed runs of the canonical solution) are made once, not
+    once per test (session 21)."""
+    return {name: tmp_path_factory.mktemp(f"large-outputs-{name}") for name in ("digest", "hash")}
+
+
 @pytest.fixture
-def ctx(executor, tmp_path, monkeypatch):
+def ctx(executor, reference_caches, monkeypatch):
     monkeypatch.setattr(evalplus, "DIGEST_OUTPUTS_OVER", 10_000)
 
-    return fake_context(FakeSettings(limits=LIMITS, details=True), cache=tmp_path, executors={"python": executor})
+    return fake_context(FakeSettings(limits=LIMITS, details=True), cache=reference_caches["digest"],
+                        executors={"python": executor})
 
 
 @pytest.mark.parametrize("body, passed, reason", [
@@ -225,14 +234,10 @@ def test_sandbox_hash_seed_is_fixed(executor, tmp_path):
     other = PythonExecutor(LIMITS)  # another zygote: another process, as another run or host would be
     try:
         first, second = executor.run(None, job).outcomes[0].value, other.run(None, job).outcomes[0].value
-    finally:
-        other.close()
-    assert first == second and first[1] == 0
-    code = ("import itertools\ndef f():\n    return list(itertools.combinations_with_replacement(['Red', 'Green'], 5))\n")
-    job = CallsJob(code, "f", "vh", lambda: [((), {})], [0], value_hash_over=10)
-    other = PythonExecutor(LIMITS)
-    try:
-        a, b = executor.run(None, job).outcomes[0], other.run(None, job).outcomes[0]
+        assert first == second and first[1] == 0
+        code = ("import itertools\ndef f():\n    return list(itertools.combinations_with_replacement(['Red', 'Green'], 5))\n")
+        job = CallsJob(code, "f", "vh", lambda: [((), {})], [0], value_hash_over=10)
+        a, b = executor.run(None, job).outcomes[0], other.run(None, job).outcomes[0]  # (the same other zygote)
     finally:
         other.close()
     assert a.value_hash and a.value_hash == b.value_hash and a.hash_leaves == 30
@@ -247,9 +252,10 @@ _CWR = "from itertools import combinations_with_replacement\n"
 
 
 @pytest.fixture
-def hctx(executor, tmp_path, monkeypatch):
+def hctx(executor, reference_caches, monkeypatch):
     monkeypatch.setattr(evalplus, "VALUE_HASH_OVER", 100)  # 84 tuples of 6 strings, 126 of 5
-    return fake_context(FakeSettings(limits=LIMITS, details=True), cache=tmp_path, executors={"python": executor})
+    return fake_context(FakeSettings(limits=LIMITS, details=True), cache=reference_caches["hash"],
+                        executors={"python": executor})
 
 
 def _check(ctx, code):
