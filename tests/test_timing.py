@@ -63,9 +63,16 @@ def context(executor, limits, tmp_path):
     return fake_context(FakeSettings(limits=limits), cache=tmp_path, executors={"python": executor})
 
 
+@pytest.fixture(scope="module")
+def state(tmp_path_factory):
+    """The module's state folder, as one run has: TASK's reference outputs (three timed runs
+    of its canonical solution, under the competing load) are made once, not once per test."""
+    return tmp_path_factory.mktemp("timing-state")
+
+
 @pytest.fixture
-def ctx(python_executor, tmp_path):
-    return context(python_executor, LIMITS, tmp_path)
+def ctx(python_executor, state):
+    return context(python_executor, LIMITS, state)
 
 
 def check(code: str, ctx):
