@@ -31,11 +31,18 @@ def executor(python_executor):
     return python_executor
 
 
-def run(executor, code: str, calls=(((), {}),), key: str = "", entry: str = "f") -> JobResult:
+# The limit of a call that must time out (the job's own: the executor's stays LIMITS.call_cpu):
+# it stops at a third of the CPU it burnt at 0.3 s (session 21).
+BURN = 0.1
+
+
+def run(executor, code: str, calls=(((), {}),), key: str = "", entry: str = "f",
+        call_cpu: float | None = None) -> JobResult:
     calls = list(calls)
     key = key or f"trust:{os.environ.get('PYTEST_CURRENT_TEST', '')}:{code}:{calls!r}"  # one input set per test
     t0 = time.monotonic()
-    result = executor.run(None, CallsJob(code, entry, key, lambda: calls, range(len(calls))))
+    result = executor.run(None, CallsJob(code, entry, key, lambda: calls, range(len(calls)),
+                                         call_cpu=None if call_cpu is None else [call_cpu] * len(calls)))
     assert time.monotonic() - t0 < HANG_GUARD
     assert executor._proc.poll() is None, "the sample killed the zygote"
     return result
@@ -132,7 +139,7 @@ def test_a_sample_that_stops_its_timers_and_rewrites_t0_times_out(executor):
             "        frame.f_locals['t0'] = time.process_time()\n"
             "        ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))\n"
             "    return 1\n")
-    result = run(executor, code)
+    result = run(executor, code, call_cpu=BURN)
     outcome = result.outcomes[0]
     assert outcome.status == "timeout", (outcome, result.failure_reason())
     assert "measured outside" in result.killed
@@ -142,7 +149,7 @@ def test_a_call_that_overruns_in_c_code_times_out_and_the_next_call_runs(executo
     # sum() over a range never yields to the child's own timer; the outside clock stops it,
     # and the calls after it run in a fresh child (before #50: the job's CPU rlimit killed it all).
     code = "def f(k):\n    return sum(range(10 ** 10)) if k == 0 else k\n"
-    result = run(executor, code, calls=[((0,), {}), ((7,), {})])
+    result = run(executor, code, calls=[((0,), {}), ((7,), {})], call_cpu=BURN)
     assert result.outcomes[0].status == "timeout" and result.stopped_outside == 0, result
     assert result.outcomes[1].value == 7 and result.finished
 

@@ -88,10 +88,17 @@ def verdict_of(result: JobResult) -> str:
     return result.failure_reason() or "no answer"
 
 
-def run_sample(executor, fault: str, code: str, calls=(((), {}),), entry: str = "f") -> JobResult:
+# The limit of a call that must time out (the job's own: the executor's stays LIMITS.call_cpu):
+# a loop stops at a third of the CPU it burnt at 0.3 s (session 21).
+BURN = 0.1
+
+
+def run_sample(executor, fault: str, code: str, calls=(((), {}),), entry: str = "f",
+               call_cpu: float | None = None) -> JobResult:
     calls = list(calls)
     t0 = time.monotonic()
-    result = executor.run(None, CallsJob(code, entry, f"faults:{fault}", lambda: calls, range(len(calls))))
+    result = executor.run(None, CallsJob(code, entry, f"faults:{fault}", lambda: calls, range(len(calls)),
+                                         call_cpu=None if call_cpu is None else [call_cpu] * len(calls)))
     took = time.monotonic() - t0
     OBSERVED.append((fault, verdict_of(result), took))
     assert took < TIME_BOUND, f"{fault} took {took:.1f} s"
@@ -109,7 +116,7 @@ def only(result: JobResult):
 # ------------------------------------------------------------------- faults
 
 def test_infinite_loop_times_out(executor):
-    outcome = only(run_sample(executor, "infinite loop", "def f():\n    while True:\n        pass\n"))
+    outcome = only(run_sample(executor, "infinite loop", "def f():\n    while True:\n        pass\n", call_cpu=BURN))
     assert outcome.status == "timeout"
 
 
@@ -167,7 +174,7 @@ def test_recursion_past_the_c_stack_crashes_only_the_child(executor):
 
 def test_output_flood_is_capped_and_times_out(executor):
     code = "import sys\ndef f():\n    while True:\n        sys.stdout.write('x' * 65536)\n"
-    result = run_sample(executor, "output flood", code)
+    result = run_sample(executor, "output flood", code, call_cpu=BURN)
     assert only(result).status == "timeout"
     assert len(result.output) <= LIMITS.output_bytes
 
