@@ -20,6 +20,7 @@ class (their own limits and environments, the same sandbox).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import math
 import os
@@ -68,10 +69,13 @@ class CommandExecutor(SandboxClient):
     defaults = CommandLimits()
 
     def __init__(self, limits: CommandLimits | None = None, hide: Sequence[str] = (), isolate: bool = True,
-                 state_dir: Path | str | None = None):
+                 state_dir: Path | str | None = None, warm: bool = True):
         limits = limits or self.defaults
         super().__init__(limits, hide=hide, isolate=isolate)
         self.state_dir = Path(state_dir) if state_dir else None
+        # Jobs that say how (``CommandJob.warm``) start from a warm image (:mod:`.warm`):
+        # where the sandbox gives jobs a uid of their own, else they are exec'd as always.
+        self.warm = warm
         self.builds = 0  # environments this process built (not reused)
         self._prepared: dict[tuple[str, str], Prepared] = {}
 
@@ -142,6 +146,9 @@ class CommandExecutor(SandboxClient):
                "keep_readonly": [os.path.realpath(p) for p in (prepared.readonly if prepared else ())],
                "overlay": {os.path.realpath(k): str(v) for k, v in getattr(job, "overlay", {}).items()},
                "split_output": True, "limits": limits}
+        warm = getattr(job, "warm", None)
+        if warm is not None and self.warm:
+            msg["warm"] = dataclasses.asdict(warm)
         return msg, limits
 
     def _collect(self, limits: dict, deadline: float) -> CommandResult:
@@ -242,6 +249,20 @@ class LiveJob:
 
 # ------------------------------------------------------------- child side
 
+def enter_job(job: dict, jobdir: str, uid: int | None, fds: dict[int, int]) -> dict[str, str]:
+    """A command job's own setup in its process (:func:`.sandbox.enter_child` with the
+    job's limits and environment), for an exec (:func:`run_child`) and a warm start
+    (:mod:`.warm`) alike; returns the job's environment."""
+    lim = job["limits"]
+    env = {**base_env(jobdir), **job["env"]}
+    enter_child(jobdir, uid, fds, env,
+                # SIGXCPU at the limit (a clear "CPU limit" signal), SIGKILL a second later.
+                {resource.RLIMIT_CPU: (max(1, math.ceil(lim["cpu_seconds"])), max(1, math.ceil(lim["cpu_seconds"])) + 1),
+                 resource.RLIMIT_AS: lim["memory_mb"] << 20, resource.RLIMIT_FSIZE: lim["file_bytes"]},
+                lim["processes"])
+    return env
+
+
 def run_child(job: dict, zygote: Any, jobdir: str, pipes: dict) -> None:
     """Runs in the forked child (see :mod:`.sandbox`): set up, then exec the
     argv.  A failure before the exec is written to the close-on-exec status
@@ -249,14 +270,8 @@ def run_child(job: dict, zygote: Any, jobdir: str, pipes: dict) -> None:
     the command did."""
     status_fd = pipes["status"]
     try:
-        lim = job["limits"]
-        env = {**base_env(jobdir), **job["env"]}
         outs = pipes["outputs"]
-        enter_child(jobdir, zygote.uid, {1: outs[0], 2: outs[1], 3: pipes["result"], 4: status_fd}, env,
-                    # SIGXCPU at the limit (a clear "CPU limit" signal), SIGKILL a second later.
-                    {resource.RLIMIT_CPU: (max(1, math.ceil(lim["cpu_seconds"])), max(1, math.ceil(lim["cpu_seconds"])) + 1),
-                     resource.RLIMIT_AS: lim["memory_mb"] << 20, resource.RLIMIT_FSIZE: lim["file_bytes"]},
-                    lim["processes"])
+        env = enter_job(job, jobdir, zygote.uid, {1: outs[0], 2: outs[1], 3: pipes["result"], 4: status_fd})
         status_fd = 4
         os.set_inheritable(4, False)
         argv = job["argv"]

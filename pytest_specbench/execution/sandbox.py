@@ -571,6 +571,7 @@ class Zygote:
             self._children_listed = False
         self.tmp_base = tempfile.mkdtemp(prefix="specbench-")
         os.chmod(self.tmp_base, 0o711)
+        self.images = None  # warm.Images: the warm starts' seed (set by main where jobs may start warm)
 
     def serve(self) -> None:
         while True:
@@ -589,6 +590,8 @@ class Zygote:
                     self.run(msg)
                 except Exception as exc:  # noqa: BLE001 - report, keep serving
                     self.chan.send_json(b"E", {"error": f"{type(exc).__name__}: {exc}"})
+        if self.images is not None:
+            self.images.close()
         shutil.rmtree(self.tmp_base, ignore_errors=True)
 
     def _take_inputs(self, size: int) -> int:
@@ -696,7 +699,11 @@ class Zygote:
         overlaid = self._overlay(jobdir, job.get("overlay") or {})
         usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
-        pid = os.fork()
+        pid, helpers = self._start_warm(job, jobdir, w_res, w_ok, [w for _, w in captures]), []
+        if pid is not None:
+            pid, helpers = pid[0], [pid[1]]
+        else:
+            pid = os.fork()
         if pid == 0:
             os.close(r_res)
             os.close(r_ok)
@@ -716,7 +723,7 @@ class Zygote:
         relay = _Relay(self.chan, r_res, lim["result_bytes"], records.Reader(area) if area is not None else None,
                        watch)
         status, killed, kept, dropped = self.supervise(pid, relay, outs, lim, start + lim["job_wall"])
-        status = self.reap(pid, status)
+        status = self.reap(pid, status, helpers)
         if killed in (None, "job time budget exceeded"):
             # Whatever the dead child committed and nobody forwarded yet: the
             # answers of the calls before a death (or the budget) still count.
@@ -748,6 +755,19 @@ class Zygote:
             "outputs": [k.decode("utf-8", "replace") for k in kept], "dropped": dropped, "pid": pid,
             "cpu": cpu, "files": files, "over": watch.over if watch is not None else None,
         })
+
+    def _start_warm(self, job: dict, jobdir: str, w_res: int, w_ok: int, outs: list[int]) -> tuple[int, int] | None:
+        """(main pid, helper pid) of a job started from a warm image (:mod:`.warm`), or
+        None: the job is exec'd (it asked for no warm start, jobs get no uid of their
+        own here, or no image could be made)."""
+        if not job.get("warm") or self.images is None or self.uid is None or job.get("runner") != "command":
+            return None
+        from . import warm
+
+        try:
+            return self.images.start(job, jobdir, self.uid, {"result": w_res, "status": w_ok, "outputs": outs})
+        except warm.WarmUnavailable:
+            return None
 
     def supervise(self, pid: int, relay: _Relay, outs: list[int], lim: dict, deadline: float):
         """Forward the child's records, keep its output up to the cap, and stop
@@ -829,7 +849,7 @@ class Zygote:
                 os.close(fd)
         return files
 
-    def reap(self, pid: int, status: int | None = None) -> int:
+    def reap(self, pid: int, status: int | None = None, helpers: list[int] = ()) -> int:
         """Kill the child, its group and everything it left, and reap them all;
         return the child's wait status.
 
@@ -851,6 +871,12 @@ class Zygote:
             except (ProcessLookupError, PermissionError):
                 pass
             _, status = os.waitpid(pid, 0)
+        for helper in helpers:  # a warm job's second process (our child too): the job is over
+            try:
+                os.kill(helper, signal.SIGKILL)
+                os.waitpid(helper, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
         if self._children_listed and not self._has_children():
             return status
         for _ in range(50):  # a fork bomb may race the scan; a few rounds win
@@ -878,19 +904,22 @@ class Zygote:
             self._reap_orphans()
         return status
 
-    @staticmethod
-    def _has_children() -> bool:
-        """Does this process have any child, alive or zombie?  (Children hang
+    def _kept(self) -> set[int]:
+        """Our children that are no job's: the warm starts' seed and images."""
+        return self.images.pids if getattr(self, "images", None) is not None else set()
+
+    def _has_children(self) -> bool:
+        """Does this process have any child of a job, alive or zombie?  (Children hang
         off the thread that forked them, or that adopted them; the zygote has
         one thread, but read them all.)"""
+        kept = self._kept()
         for tid in os.listdir("/proc/self/task"):
             with open(f"/proc/self/task/{tid}/children", "rb") as fh:
-                if fh.read().strip():
+                if set(map(int, fh.read().split())) - kept:
                     return True
         return False
 
-    @staticmethod
-    def _kill_descendants() -> int:
+    def _kill_descendants(self) -> int:
         """SIGKILL every live process below this one; return how many were found."""
         children: dict[int, list[int]] = {}
         for entry in os.listdir("/proc"):
@@ -903,7 +932,8 @@ class Zygote:
                 continue
             if fields and fields[0] != b"Z":  # a zombie is dead already; it is reaped below
                 children.setdefault(int(fields[1]), []).append(int(entry))
-        found, todo = 0, list(children.get(os.getpid(), ()))
+        kept = self._kept()
+        found, todo = 0, [p for p in children.get(os.getpid(), ()) if p not in kept]
         while todo:
             victim = todo.pop()
             todo.extend(children.get(victim, ()))
@@ -914,8 +944,7 @@ class Zygote:
                 pass
         return found
 
-    @staticmethod
-    def _reap_orphans(timeout: float = 2.0) -> None:
+    def _reap_orphans(self, timeout: float = 2.0) -> None:
         """Collect whatever was re-parented to us (we are a subreaper), waiting
         briefly for processes just killed, so that none outlives its job."""
         deadline = time.monotonic() + timeout
@@ -924,8 +953,10 @@ class Zygote:
                 done, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
-            if not done:
-                if time.monotonic() > deadline:
+            if done in self._kept():  # a seed or image that died: no more warm starts from it
+                self.images.lost(done)
+            elif not done:
+                if time.monotonic() > deadline or (self._kept() and not self._has_children()):
                     break
                 time.sleep(0.002)
 
@@ -1000,6 +1031,8 @@ def main(preload: tuple[str, ...] = ()) -> None:
     cfg = chan.recv()
     if cfg is None:
         return
+    from . import warm  # imported while the package is still visible, as the runners are
+
     runners = {}
     for name, target in RUNNERS.items():  # imported while the package is still visible
         module, _, attr = target.partition(":")
@@ -1022,7 +1055,12 @@ def main(preload: tuple[str, ...] = ()) -> None:
             __import__(name)
         except ImportError:
             pass
+    images = None
+    if cfg.get("warm") and iso.get("uid") is not None and warm.supported():
+        # Forked now, before any job was read: the seed holds nothing of any job (.warm).
+        images = warm.Images(*warm.start_seed())
     zygote = Zygote(chan, cfg, iso)
+    zygote.images = images
     zygote._runners.update(runners)
     if environment is not None:
         iso["environment"] = environment
@@ -1072,7 +1110,7 @@ class SandboxClient:
 
     def _zygote_cfg(self) -> dict:
         home = os.path.realpath(os.path.expanduser("~"))
-        return {"isolate": self.isolate, "hide": sorted(set(self.hide + [home] + _jvm_store())), "expose": [],
+        return {"isolate": self.isolate, "warm": bool(getattr(self, "warm", False)), "hide": sorted(set(self.hide + [home] + _jvm_store())), "expose": [],
                 "hide_late": own_tree(), "tmp_mb": self.limits.tmp_mb}
 
     def _start(self) -> None:
