@@ -22,9 +22,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import math
 import os
-import resource
 import shutil
 import signal
 import sys
@@ -36,7 +34,8 @@ from typing import Any, Sequence
 from ..errors import InfrastructureError
 from .environments import prepare_interpreter, prepare_venv
 from .protocol import CommandJob, CommandResult, Environment, Prepared
-from .sandbox import SandboxClient, base_env, enter_child
+from .enter import enter_job
+from .sandbox import SandboxClient
 
 EXECUTOR_VERSION = "1"
 
@@ -248,20 +247,6 @@ class LiveJob:
 
 
 # ------------------------------------------------------------- child side
-
-def enter_job(job: dict, jobdir: str, uid: int | None, fds: dict[int, int]) -> dict[str, str]:
-    """A command job's own setup in its process (:func:`.sandbox.enter_child` with the
-    job's limits and environment), for an exec (:func:`run_child`) and a warm start
-    (:mod:`.warm`) alike; returns the job's environment."""
-    lim = job["limits"]
-    env = {**base_env(jobdir), **job["env"]}
-    enter_child(jobdir, uid, fds, env,
-                # SIGXCPU at the limit (a clear "CPU limit" signal), SIGKILL a second later.
-                {resource.RLIMIT_CPU: (max(1, math.ceil(lim["cpu_seconds"])), max(1, math.ceil(lim["cpu_seconds"])) + 1),
-                 resource.RLIMIT_AS: lim["memory_mb"] << 20, resource.RLIMIT_FSIZE: lim["file_bytes"]},
-                lim["processes"])
-    return env
-
 
 def run_child(job: dict, zygote: Any, jobdir: str, pipes: dict) -> None:
     """Runs in the forked child (see :mod:`.sandbox`): set up, then exec the

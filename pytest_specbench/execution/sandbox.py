@@ -47,6 +47,7 @@ import time
 from typing import Any, Callable
 
 from . import records
+from .enter import JOB_IPC_NAMESPACE, base_env, enter_child  # noqa: F401 - re-exported for the runners
 
 _LEN = struct.Struct(">I")
 _FRAME = struct.Struct(">BI")
@@ -60,7 +61,7 @@ F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _libc = ctypes.CDLL(None, use_errno=True)
 # Set in the zygote once it has namespaces: every job then gets an IPC namespace of its own
 # (enter_child), so SysV segments, queues, semaphores and POSIX queues die with the job.
-_JOB_IPC_NAMESPACE = [False]
+_JOB_IPC_NAMESPACE = JOB_IPC_NAMESPACE  # (.enter's flag, set here)
 _HIDDEN_FDS: dict[str, int] = {}  # hidden path -> O_PATH fd of what the tmpfs covers
 _KEPT: list[str] = []  # paths bound back read-only at start (the interpreter's installation)
 
@@ -334,41 +335,7 @@ def _world_traversable(path: str) -> bool:
 
 # ------------------------------------------------------------------- child
 
-def enter_child(jobdir: str, uid: int | None, fds: dict[int, int], env: dict[str, str],
-                rlimits: dict[int, Any], processes: int) -> None:
-    """The sandboxed child's own setup, right after the fork: session, fds
-    (``{target: source}``; everything else closed), working directory,
-    environment, rlimits, uid.  Raises on failure (the runner reports it as a
-    setup failure, which is the harness's fault, not the job's)."""
-    os.setsid()
-    null = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(null, 0)
-    for target, source in fds.items():
-        os.dup2(source, target)
-    os.closerange(max(fds) + 1, 1 << 16)
-    os.chdir(jobdir)
-    if _JOB_IPC_NAMESPACE[0]:
-        # Before the uid drop (it needs CAP_SYS_ADMIN): what the job makes with shmget, msgget,
-        # semget or mq_open lives in this namespace and is gone with its last process.
-        _check(_libc.unshare(CLONE_NEWIPC), "unshare(ipc)")
-    os.environ.clear()
-    os.environ.update(env)
-    for which, value in rlimits.items():
-        resource.setrlimit(which, value if isinstance(value, tuple) else (value, value))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if uid is not None:
-        # Counts the uid's threads too: a JVM needs a few dozen.
-        resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-def base_env(jobdir: str) -> dict[str, str]:
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": jobdir, "TMPDIR": jobdir, "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# enter_child and base_env: .enter (standard library only: a warm image runs it too, .warm)
 
 
 # ------------------------------------------------------------------ zygote
@@ -1055,12 +1022,9 @@ def main(preload: tuple[str, ...] = ()) -> None:
             __import__(name)
         except ImportError:
             pass
-    images = None
-    if cfg.get("warm") and iso.get("uid") is not None and warm.supported():
-        # Forked now, before any job was read: the seed holds nothing of any job (.warm).
-        images = warm.Images(*warm.start_seed())
     zygote = Zygote(chan, cfg, iso)
-    zygote.images = images
+    if cfg.get("warm") and iso.get("uid") is not None and warm.supported():
+        zygote.images = warm.Images(ipc=_JOB_IPC_NAMESPACE[0])  # its seed starts at the first warm job
     zygote._runners.update(runners)
     if environment is not None:
         iso["environment"] = environment
