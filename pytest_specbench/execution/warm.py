@@ -204,8 +204,17 @@ class Images:
             self.broken = True
 
     def close(self) -> None:
+        """At the zygote's end: the seed and the images end and are reaped here (their
+        CPU is then counted with the zygote's, as a job's is)."""
         for pair in self.images.values():
             for sock in pair or ():
                 sock.close()
         if self.seed is not None:
             self.seed[1].close()
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        self.pids = set()
