@@ -68,13 +68,14 @@ class CommandExecutor(SandboxClient):
     defaults = CommandLimits()
 
     def __init__(self, limits: CommandLimits | None = None, hide: Sequence[str] = (), isolate: bool = True,
-                 state_dir: Path | str | None = None, warm: bool = True):
+                 state_dir: Path | str | None = None, warm: bool | None = None):
         limits = limits or self.defaults
         super().__init__(limits, hide=hide, isolate=isolate)
         self.state_dir = Path(state_dir) if state_dir else None
         # Jobs that say how (``CommandJob.warm``) start from a warm image (:mod:`.warm`):
         # where the sandbox gives jobs a uid of their own, else they are exec'd as always.
-        self.warm = warm
+        # Default: on, unless $SPECBENCH_WARM_STARTS is 0 (every job exec'd, as before #45's).
+        self.warm = os.environ.get("SPECBENCH_WARM_STARTS", "1") != "0" if warm is None else warm
         self.builds = 0  # environments this process built (not reused)
         self._prepared: dict[tuple[str, str], Prepared] = {}
 

@@ -72,26 +72,33 @@ def seed(fd):
     sock = socket.socket(fileno=fd)
     first, _ = recv(sock)
     JOB_IPC_NAMESPACE[0] = bool(first.get("ipc"))
+    serve_clones(sock, lambda msg, fds, _: (_close_all_but(set(fds)),  # the base process
+                                            _image(msg, *[socket.socket(fileno=got) for got in fds])))
+
+
+def serve_clones(sock, child):
+    """Per request on ``sock``: clone, and in the clone run ``child(request, fds, sock)``
+    (it ends the process); here, close the request's descriptors and answer the
+    clone's pid."""
     while True:
         try:
-            msg, fds = recv(sock)
+            req, fds = recv(sock)
         except (EOFError, OSError):
             return
         try:
             pid = clone_parent()
         except OSError as exc:
-            for got in fds:
-                os.close(got)
+            for fd in fds:
+                os.close(fd)
             send(sock, {"error": str(exc)})
             continue
-        if pid == 0:  # the base process
+        if pid == 0:
             try:
-                _close_all_but(set(fds))
-                _image(msg, *[socket.socket(fileno=got) for got in fds])
+                child(req, fds, sock)
             finally:
                 os._exit(0)
-        for got in fds:
-            os.close(got)
+        for fd in fds:
+            os.close(fd)
         send(sock, {"pid": pid})
 
 
@@ -141,26 +148,7 @@ def _image(msg, base_sock, top_sock):
 
 def _serve(sock):
     """An image process: per request, clone one of a job's processes."""
-    while True:
-        try:
-            req, fds = recv(sock)
-        except (EOFError, OSError):
-            return
-        try:
-            pid = clone_parent()
-        except OSError as exc:
-            for fd in fds:
-                os.close(fd)
-            send(sock, {"error": str(exc)})
-            continue
-        if pid == 0:
-            try:
-                _job_process(req, fds, sock.detach())
-            finally:
-                os._exit(127)
-        for fd in fds:
-            os.close(fd)
-        send(sock, {"pid": pid})
+    serve_clones(sock, lambda req, fds, control: _job_process(req, fds, control.detach()))
 
 
 def _job_process(req, fds, control):
