@@ -1,8 +1,8 @@
 """Warm starts of command jobs (issue #45): a job of the executor's own interpreter
 that says how (:class:`.protocol.WarmStart`) starts as a clone of a process that
 has its code imported already, instead of a fresh interpreter that imports it
-(a pbt search job: ~0.3 CPU s of Python's start and Hypothesis's import, of its
-~0.5-0.9).
+(a pbt search job: ~0.4 CPU s of Python's start and Hypothesis's import, of its
+~0.8; a blocks job ~0.13 of its ~0.15: docs/timing.md, "Session 21").
 
 The processes, all in the sandbox zygote's namespaces (:mod:`.sandbox`):
 
@@ -22,7 +22,7 @@ The processes, all in the sandbox zygote's namespaces (:mod:`.sandbox`):
   **main** process.  Both are clones with ``CLONE_PARENT``: children of the
   zygote, which supervises, measures (rusage) and reaps them as it does an exec'd
   job.  Each enters the job's sandbox exactly as an exec'd job does
-  (:func:`.command.enter_job`: session, IPC namespace, descriptors -- every other one
+  (:func:`.enter.enter_job`: session, IPC namespace, descriptors -- every other one
   closed --, working directory, environment, rlimits, uid) and then calls its
   entry function instead of ``execve``.  Only the main process gets the result
   channel.  A job's rlimits count from its own start (a clone is a new process).
