@@ -134,7 +134,7 @@ def _probe_job(*args, secret=b""):
 
 @pytest.fixture(scope="module")
 def warm_command():
-    executor = CommandExecutor()
+    executor = CommandExecutor(warm=True)  # (whatever $SPECBENCH_WARM_STARTS says)
     executor.ensure_started()
     if executor.isolation.get("uid") is None:
         executor.close()
