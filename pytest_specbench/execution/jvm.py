@@ -387,7 +387,7 @@ class JvmExecutor:
                 from .command import CommandExecutor  # type: ignore[import-not-found]
             except ImportError:
                 return None
-            self._command = CommandExecutor(hide=self.hide, isolate=True, state_dir=self.state_dir)
+            self._command = CommandExecutor(hide=self.hide, isolate=True, state_dir=self.state_dir, warm=False)
         return self._command
 
     def _run_local(self, job: JavaJob) -> CommandResult:
@@ -486,7 +486,7 @@ class _JavacServer:
         fifo = server._fifo_dir / "requests"
         os.mkfifo(fifo, 0o644)
         server._wfd = os.open(fifo, os.O_RDWR)  # never blocks, and the reader sees no EOF while we live
-        own = CommandExecutor(hide=jvm.hide, isolate=True, state_dir=jvm.state_dir)
+        own = CommandExecutor(hide=jvm.hide, isolate=True, state_dir=jvm.state_dir, warm=False)
         # stdout onto the record channel (fd 3, inherited: a uid of its own cannot reopen it by path)
         job = CommandJob(argv=("/bin/sh", "-c", 'exec "$@" >&3', "sh", *main, str(fifo), "-"),
                          readonly=(classes, *shared.readonly, server._fifo_dir, *sorted(roots)), env=dict(JVM_ENV),

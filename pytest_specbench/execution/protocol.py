@@ -48,6 +48,27 @@ class Prepared:
 
 
 @dataclass(frozen=True)
+class WarmStart:
+    """How a command job of the executor's own interpreter may start from a warm
+    image instead of a fresh interpreter (:mod:`.warm`; issue #45): the same code,
+    already imported.  The job is two processes joined by a socket: ``main``
+    (``"module:function"``, called as ``f(argv, helper_fd, helper_pid)``; it alone
+    gets the result channel, fd 3) and ``helper`` (``f(argv, fd)``), made from a
+    lighter image that has only ``base`` imported.  ``base`` and ``top`` name
+    modules of the job's own files (``NAME.py``), imported from those bytes;
+    ``base_preload``/``top_preload`` installed modules.  The job's argv, files,
+    limits and uid are the job's as for an exec; a sandbox that cannot warm-start
+    it (no uid of its own, another interpreter) runs ``argv`` as usual."""
+
+    main: str
+    helper: str
+    base: tuple[str, ...] = ()
+    base_preload: tuple[str, ...] = ()
+    top: tuple[str, ...] = ()
+    top_preload: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CommandJob:
     """One sandboxed process.  ``files`` are written into the job's fresh, private
     working directory (relative path -> content) before it starts; ``collect``
@@ -69,6 +90,7 @@ class CommandJob:
     # job's lifetime (where the sandbox hides paths; else ignored), e.g. a
     # checkout's file shown as the job's own version of it.
     overlay: Mapping[str, str] = field(default_factory=dict)
+    warm: WarmStart | None = None  # may start from a warm image (:class:`WarmStart`)
 
 
 @dataclass

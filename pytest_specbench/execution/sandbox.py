@@ -47,6 +47,7 @@ import time
 from typing import Any, Callable
 
 from . import records
+from .enter import JOB_IPC_NAMESPACE, base_env, enter_child  # noqa: F401 - re-exported for the runners
 
 _LEN = struct.Struct(">I")
 _FRAME = struct.Struct(">BI")
@@ -60,7 +61,7 @@ F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _libc = ctypes.CDLL(None, use_errno=True)
 # Set in the zygote once it has namespaces: every job then gets an IPC namespace of its own
 # (enter_child), so SysV segments, queues, semaphores and POSIX queues die with the job.
-_JOB_IPC_NAMESPACE = [False]
+_JOB_IPC_NAMESPACE = JOB_IPC_NAMESPACE  # (.enter's flag, set here)
 _HIDDEN_FDS: dict[str, int] = {}  # hidden path -> O_PATH fd of what the tmpfs covers
 _KEPT: list[str] = []  # paths bound back read-only at start (the interpreter's installation)
 
@@ -334,41 +335,7 @@ def _world_traversable(path: str) -> bool:
 
 # ------------------------------------------------------------------- child
 
-def enter_child(jobdir: str, uid: int | None, fds: dict[int, int], env: dict[str, str],
-                rlimits: dict[int, Any], processes: int) -> None:
-    """The sandboxed child's own setup, right after the fork: session, fds
-    (``{target: source}``; everything else closed), working directory,
-    environment, rlimits, uid.  Raises on failure (the runner reports it as a
-    setup failure, which is the harness's fault, not the job's)."""
-    os.setsid()
-    null = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(null, 0)
-    for target, source in fds.items():
-        os.dup2(source, target)
-    os.closerange(max(fds) + 1, 1 << 16)
-    os.chdir(jobdir)
-    if _JOB_IPC_NAMESPACE[0]:
-        # Before the uid drop (it needs CAP_SYS_ADMIN): what the job makes with shmget, msgget,
-        # semget or mq_open lives in this namespace and is gone with its last process.
-        _check(_libc.unshare(CLONE_NEWIPC), "unshare(ipc)")
-    os.environ.clear()
-    os.environ.update(env)
-    for which, value in rlimits.items():
-        resource.setrlimit(which, value if isinstance(value, tuple) else (value, value))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if uid is not None:
-        # Counts the uid's threads too: a JVM needs a few dozen.
-        resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-def base_env(jobdir: str) -> dict[str, str]:
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": jobdir, "TMPDIR": jobdir, "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# enter_child and base_env: .enter (standard library only: a warm image runs it too, .warm)
 
 
 # ------------------------------------------------------------------ zygote
@@ -571,6 +538,7 @@ class Zygote:
             self._children_listed = False
         self.tmp_base = tempfile.mkdtemp(prefix="specbench-")
         os.chmod(self.tmp_base, 0o711)
+        self.images = None  # warm.Images: the warm starts' seed (set by main where jobs may start warm)
 
     def serve(self) -> None:
         while True:
@@ -589,6 +557,8 @@ class Zygote:
                     self.run(msg)
                 except Exception as exc:  # noqa: BLE001 - report, keep serving
                     self.chan.send_json(b"E", {"error": f"{type(exc).__name__}: {exc}"})
+        if self.images is not None:
+            self.images.close()
         shutil.rmtree(self.tmp_base, ignore_errors=True)
 
     def _take_inputs(self, size: int) -> int:
@@ -696,7 +666,11 @@ class Zygote:
         overlaid = self._overlay(jobdir, job.get("overlay") or {})
         usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
-        pid = os.fork()
+        pid, helpers = self._start_warm(job, jobdir, w_res, w_ok, [w for _, w in captures]), []
+        if pid is not None:
+            pid, helpers = pid[0], [pid[1]]
+        else:
+            pid = os.fork()
         if pid == 0:
             os.close(r_res)
             os.close(r_ok)
@@ -716,7 +690,7 @@ class Zygote:
         relay = _Relay(self.chan, r_res, lim["result_bytes"], records.Reader(area) if area is not None else None,
                        watch)
         status, killed, kept, dropped = self.supervise(pid, relay, outs, lim, start + lim["job_wall"])
-        status = self.reap(pid, status)
+        status = self.reap(pid, status, helpers)
         if killed in (None, "job time budget exceeded"):
             # Whatever the dead child committed and nobody forwarded yet: the
             # answers of the calls before a death (or the budget) still count.
@@ -748,6 +722,19 @@ class Zygote:
             "outputs": [k.decode("utf-8", "replace") for k in kept], "dropped": dropped, "pid": pid,
             "cpu": cpu, "files": files, "over": watch.over if watch is not None else None,
         })
+
+    def _start_warm(self, job: dict, jobdir: str, w_res: int, w_ok: int, outs: list[int]) -> tuple[int, int] | None:
+        """(main pid, helper pid) of a job started from a warm image (:mod:`.warm`), or
+        None: the job is exec'd (it asked for no warm start, jobs get no uid of their
+        own here, or no image could be made)."""
+        if not job.get("warm") or self.images is None or self.uid is None or job.get("runner") != "command":
+            return None
+        from . import warm
+
+        try:
+            return self.images.start(job, jobdir, self.uid, {"result": w_res, "status": w_ok, "outputs": outs})
+        except warm.WarmUnavailable:
+            return None
 
     def supervise(self, pid: int, relay: _Relay, outs: list[int], lim: dict, deadline: float):
         """Forward the child's records, keep its output up to the cap, and stop
@@ -829,7 +816,7 @@ class Zygote:
                 os.close(fd)
         return files
 
-    def reap(self, pid: int, status: int | None = None) -> int:
+    def reap(self, pid: int, status: int | None = None, helpers: list[int] = ()) -> int:
         """Kill the child, its group and everything it left, and reap them all;
         return the child's wait status.
 
@@ -851,6 +838,12 @@ class Zygote:
             except (ProcessLookupError, PermissionError):
                 pass
             _, status = os.waitpid(pid, 0)
+        for helper in helpers:  # a warm job's second process (our child too): the job is over
+            try:
+                os.kill(helper, signal.SIGKILL)
+                os.waitpid(helper, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
         if self._children_listed and not self._has_children():
             return status
         for _ in range(50):  # a fork bomb may race the scan; a few rounds win
@@ -878,19 +871,22 @@ class Zygote:
             self._reap_orphans()
         return status
 
-    @staticmethod
-    def _has_children() -> bool:
-        """Does this process have any child, alive or zombie?  (Children hang
+    def _kept(self) -> set[int]:
+        """Our children that are no job's: the warm starts' seed and images."""
+        return self.images.pids if getattr(self, "images", None) is not None else set()
+
+    def _has_children(self) -> bool:
+        """Does this process have any child of a job, alive or zombie?  (Children hang
         off the thread that forked them, or that adopted them; the zygote has
         one thread, but read them all.)"""
+        kept = self._kept()
         for tid in os.listdir("/proc/self/task"):
             with open(f"/proc/self/task/{tid}/children", "rb") as fh:
-                if fh.read().strip():
+                if set(map(int, fh.read().split())) - kept:
                     return True
         return False
 
-    @staticmethod
-    def _kill_descendants() -> int:
+    def _kill_descendants(self) -> int:
         """SIGKILL every live process below this one; return how many were found."""
         children: dict[int, list[int]] = {}
         for entry in os.listdir("/proc"):
@@ -903,7 +899,8 @@ class Zygote:
                 continue
             if fields and fields[0] != b"Z":  # a zombie is dead already; it is reaped below
                 children.setdefault(int(fields[1]), []).append(int(entry))
-        found, todo = 0, list(children.get(os.getpid(), ()))
+        kept = self._kept()
+        found, todo = 0, [p for p in children.get(os.getpid(), ()) if p not in kept]
         while todo:
             victim = todo.pop()
             todo.extend(children.get(victim, ()))
@@ -914,8 +911,7 @@ class Zygote:
                 pass
         return found
 
-    @staticmethod
-    def _reap_orphans(timeout: float = 2.0) -> None:
+    def _reap_orphans(self, timeout: float = 2.0) -> None:
         """Collect whatever was re-parented to us (we are a subreaper), waiting
         briefly for processes just killed, so that none outlives its job."""
         deadline = time.monotonic() + timeout
@@ -924,8 +920,10 @@ class Zygote:
                 done, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
-            if not done:
-                if time.monotonic() > deadline:
+            if done in self._kept():  # a seed or image that died: no more warm starts from it
+                self.images.lost(done)
+            elif not done:
+                if time.monotonic() > deadline or (self._kept() and not self._has_children()):
                     break
                 time.sleep(0.002)
 
@@ -1000,6 +998,8 @@ def main(preload: tuple[str, ...] = ()) -> None:
     cfg = chan.recv()
     if cfg is None:
         return
+    from . import warm  # imported while the package is still visible, as the runners are
+
     runners = {}
     for name, target in RUNNERS.items():  # imported while the package is still visible
         module, _, attr = target.partition(":")
@@ -1023,6 +1023,8 @@ def main(preload: tuple[str, ...] = ()) -> None:
         except ImportError:
             pass
     zygote = Zygote(chan, cfg, iso)
+    if cfg.get("warm") and iso.get("uid") is not None and warm.supported():
+        zygote.images = warm.Images(ipc=_JOB_IPC_NAMESPACE[0])  # its seed starts at the first warm job
     zygote._runners.update(runners)
     if environment is not None:
         iso["environment"] = environment
@@ -1072,7 +1074,7 @@ class SandboxClient:
 
     def _zygote_cfg(self) -> dict:
         home = os.path.realpath(os.path.expanduser("~"))
-        return {"isolate": self.isolate, "hide": sorted(set(self.hide + [home] + _jvm_store())), "expose": [],
+        return {"isolate": self.isolate, "warm": bool(getattr(self, "warm", False)), "hide": sorted(set(self.hide + [home] + _jvm_store())), "expose": [],
                 "hide_late": own_tree(), "tmp_mb": self.limits.tmp_mb}
 
     def _start(self) -> None:

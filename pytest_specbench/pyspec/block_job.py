@@ -382,10 +382,45 @@ def _charge_unexplained(outs, measured, setup):
             o["cpu"] = (o["cpu"] or 0.0) + hidden
 
 
-def main(config_path):
+def _non_dumpable():
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+
+
+def warm_zygote(argv, fd):
+    """The zygote of a warm-started job (``CommandJob.warm``, the sandbox's
+    ``execution/warm.py``): a process of the job cloned from an image without
+    Hypothesis or the search, as the forked zygote below is; it reads the answer's
+    text and the preamble, says so on its socket (the keeper then deletes the
+    configuration) and serves the keeper."""
+    _non_dumpable()
+    control = socket.socket(fileno=fd)
+    with open(argv[1]) as fh:
+        cfg = json.load(fh)
+    preamble, source, case_seconds = cfg["preamble"], cfg["source"], float(cfg["case_seconds"])
+    del cfg
+    control.sendall(b"r")
+    try:
+        _zygote(control, preamble, source, case_seconds)
+    finally:
+        os._exit(0)
+
+
+def warm_keeper(argv, fd, zygote_pid):
+    """The keeper of a warm-started job: :func:`main` with the zygote the sandbox
+    cloned beside it (its socket, ``fd``)."""
+    if "hypothesis.configuration" in sys.modules:  # the image imported Hypothesis, which read its
+        # storage folder's place then (the image's working directory): this job's own, as an exec'd job's
+        sys.modules["hypothesis.configuration"].set_hypothesis_home_dir(os.path.join(os.getcwd(), ".hypothesis"))
+    main(argv[1], zygote=(socket.socket(fileno=fd), zygote_pid))
+
+
+def main(config_path, zygote=None):
+    _non_dumpable()
+    if zygote is not None:  # warm: the zygote reads the configuration too; deleted once it has
+        keeper_sock, pid = zygote
+        keeper_sock.recv(1)  # b"r" (nothing: it ended, which the first batch reports)
     with open(config_path) as fh:
         cfg = json.load(fh)
     os.unlink(config_path)
@@ -393,17 +428,18 @@ def main(config_path):
     os.set_inheritable(channel, False)
     os.close(3)
     nonce = cfg["nonce"]
-    keeper_sock, zygote_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    pid = os.fork()
-    if pid == 0:  # the zygote: nothing of the keeper's but the answer's text and the preamble
-        os.close(channel)
-        keeper_sock.close()
-        cfg["nonce"] = nonce = None
-        try:
-            _zygote(zygote_sock, cfg["preamble"], cfg["source"], float(cfg["case_seconds"]))
-        finally:
-            os._exit(0)
-    zygote_sock.close()
+    if zygote is None:
+        keeper_sock, zygote_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:  # the zygote: nothing of the keeper's but the answer's text and the preamble
+            os.close(channel)
+            keeper_sock.close()
+            cfg["nonce"] = nonce = None
+            try:
+                _zygote(zygote_sock, cfg["preamble"], cfg["source"], float(cfg["case_seconds"]))
+            finally:
+                os._exit(0)
+        zygote_sock.close()
     del cfg["source"]
 
     def record(obj):
@@ -456,7 +492,8 @@ def main(config_path):
             break
     record({"event": "cpu", "seconds": round(spent[0], 6)})
     keeper_sock.close()
-    os.waitpid(pid, 0)
+    if zygote is None:  # (a warm job's zygote is the sandbox's child: it reaps it)
+        os.waitpid(pid, 0)
     record({"event": "finish"})
 
 

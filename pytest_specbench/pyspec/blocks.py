@@ -37,7 +37,8 @@ from typing import Any, Sequence
 
 from ..errors import InfrastructureError
 from ..execution import wire
-from ..execution.protocol import CommandJob
+from ..execution.protocol import CommandJob, WarmStart
+from .block_job import PRELOADED
 
 JOB_SCRIPT = Path(__file__).with_name("block_job.py")
 SEARCH_SCRIPT = Path(__file__).with_name("pbt_keeper.py")
@@ -160,6 +161,17 @@ def _make_unicode_tables(cache: Path, names: list[str]) -> None:
             partial.replace(cache / name)
 
 
+# How a blocks job starts warm (the sandbox's ``execution/warm.py``): its zygote cloned from an
+# image of the job's script with what the zygote imports (never Hypothesis or the search: no spec
+# child may have them in its memory, .pbt_keeper), its keeper from that image with the search's
+# module and Hypothesis on top.  Hypothesis's modules a search uses, imported up front.
+WARM_BASE = dict(main="specbench_blocks:warm_keeper", helper="specbench_blocks:warm_zygote",
+                 base=("wire", "specbench_blocks"), base_preload=(*PRELOADED, "pyseccomp"))
+SEARCH_PRELOAD = ("hypothesis", "hypothesis.strategies", "hypothesis.errors", "hypothesis.configuration",
+                  "hypothesis.internal.conjecture.providers", "hypothesis.internal.conjecture.engine",
+                  "hypothesis.internal.charmap")
+
+
 def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: float,
                timeout: float, batches: Sequence[Sequence[int]] | None = None,
                search: dict | None = None, keeper: Path = SEARCH_SCRIPT) -> tuple[CommandJob, str]:
@@ -182,8 +194,11 @@ def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: 
         files.update({"specbench_search.py": keeper.read_bytes(),
                       "search-config.json": json.dumps(search).encode(), **hypothesis_unicode_files()})
     files["blocks-config.json"] = json.dumps(config).encode()
+    warm = WarmStart(**WARM_BASE, top=("specbench_search",), top_preload=SEARCH_PRELOAD) if search is not None \
+        else WarmStart(**WARM_BASE)
     job = CommandJob(argv=(sys.executable, "-s", "-E", "specbench_blocks.py", "blocks-config.json"), files=files,
-                     wall_seconds=timeout * WALL_FACTOR + WALL_SECONDS, cpu_seconds=timeout, memory_mb=2048, output_bytes=1 << 16)
+                     wall_seconds=timeout * WALL_FACTOR + WALL_SECONDS, cpu_seconds=timeout, memory_mb=2048,
+                     output_bytes=1 << 16, warm=warm)
     return job, nonce
 
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""What a warm start saves (execution/warm.py, issue #45): pyspec jobs exec'd and warm.
+
+    python -m pytest_specbench.perf.warm_start [--jobs 6] [--rounds 3] [--examples 15]
+
+Per round and mode (exec'd: ``CommandExecutor(warm=False)``; warm), one command
+executor runs ``--jobs`` pbt search jobs (nl2postcond's keeper, a weak sortedness
+postcondition: AC passes, RW is refuted and shrunk) and as many blocks jobs (two
+cases each), then is closed.  Printed: the median CPU of a job as the sandbox counts
+it (the job's processes), and the CPU of the whole executor (its zygote, the warm
+starts' seed and images, every job: this process's children, counted when the
+executor is closed), per mode and round; the modes alternate, so load moves both.
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+
+from pytest_specbench.execution.command import CommandExecutor
+from pytest_specbench.pyspec.blocks import blocks_job, check_blocks
+from pytest_specbench.pyspec.search import read_search
+
+SPEC = "assert all(a <= b for a, b in zip(return_value, return_value[1:]))"
+CONFIG = {"program": "def f(xs):\n    return sorted(set(xs))\n", "entry_point": "f", "params": ["xs"],
+          "types": {"xs": ["list", "int"]}, "contract": "", "seconds": 60, "relations": ["AC", "RW"]}
+CASES = [{"inputs": {"xs": [2, 1]}, "return_value": [1, 2]}, {"inputs": {"xs": [2, 1]}, "return_value": [2, 1]}]
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_round(warm: bool, jobs: int, examples: int) -> tuple[list[float], list[float], float, list]:
+    before = _children_cpu()
+    executor = CommandExecutor(warm=warm)
+    search, blocks, found = [], [], []
+    try:
+        for _ in range(jobs):
+            job, nonce = blocks_job("import re", SPEC, [], 2.0, 60.0, search={**CONFIG, "examples": examples})
+            result = executor.run(None, job)
+            search.append(result.cpu)
+            found.append({r: (f.status, f.tried) for r, f in read_search(result.records, nonce, ("AC", "RW"),
+                                                                          result.timed_out).items()})
+            job, _ = blocks_job("import re", SPEC, CASES, 2.0, 60.0)
+            result = executor.run(None, job)
+            blocks.append(result.cpu)
+        check_blocks(executor, "import re", SPEC, CASES)  # (the records are read: the job did run)
+    finally:
+        executor.close()
+    return search, blocks, _children_cpu() - before, found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--examples", type=int, default=15)
+    args = parser.parse_args(argv)
+    print(f"{'mode':6} {'round':>5} {'search job':>11} {'blocks job':>11} {'executor':>9}  (CPU s: job medians, "
+          f"executor whole; {args.jobs} search + {args.jobs + 1} blocks jobs)")
+    totals: dict[str, list[float]] = {"exec": [], "warm": []}
+    results = {}
+    for r in range(args.rounds):
+        for mode in ("exec", "warm"):
+            search, blocks, whole, found = one_round(mode == "warm", args.jobs, args.examples)
+            totals[mode].append(whole)
+            results.setdefault(mode, found)
+            print(f"{mode:6} {r:>5} {statistics.median(search):>11.3f} {statistics.median(blocks):>11.3f} "
+                  f"{whole:>9.2f}")
+    print(f"executor CPU, median of rounds: exec {statistics.median(totals['exec']):.2f} s, "
+          f"warm {statistics.median(totals['warm']):.2f} s")
+    print("same search verdicts in both modes:", results["exec"] == results["warm"], results["warm"][0])
+
+
+if __name__ == "__main__":
+    main()
