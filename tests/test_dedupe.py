@@ -162,7 +162,8 @@ def test_under_xdist_the_report_is_the_serial_one_and_no_program_is_evaluated_tw
     first.stdout.fnmatch_lines([f"specbench: --model not given: using replay:{samples}, the last run's model*",
                                 f"*2 workers [[]{2 * len(rows)} items[]]*"])
     assert "no xdist workers started" not in first.stdout.str()
-    serial_report, parallel_report = (json.loads((pytester.path / n).read_text()) for n in ("serial.json", "parallel.json"))
+    serial_report, parallel_report = (json.loads((pytester.path / name).read_text())
+                                      for name in ("serial.json", "parallel.json"))
     assert parallel_report["manifest"]["model"]["spec"] == f"replay:{samples}"
     assert serial_report["benchmarks"] == parallel_report["benchmarks"]
     outcomes = first.parseoutcomes()

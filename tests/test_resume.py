@@ -157,7 +157,8 @@ def comparable(report_path) -> dict:
 def uninterrupted_run(pytester):
     """The slow samples and their uninterrupted run (``-n 0``): what the resumed run must
     give (a ``-n 2`` run reports what ``-n 0`` does: test_dedupe.py::
-    test_under_xdist_the_report_is_the_serial_one_and_no_program_is_evaluated_twice).  In this process, before the test's conftest exists (#45, session 18: a Python of its own, shared
+    test_under_xdist_the_report_is_the_serial_one_and_no_program_is_evaluated_twice).  In this
+    process, before the test's conftest exists (#45, session 18: a Python of its own, shared
     through the session's runs, was for a second test that no longer uses it)."""
     samples = pytester.path / "slow.jsonl"
     n_items = write_slow_samples(samples)
