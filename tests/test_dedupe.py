@@ -128,22 +128,58 @@ def test_verdicts_journal_and_report_are_the_same_with_dedupe_on_and_off(dups):
         assert wrong[0]["reason"]
 
 
-def test_under_xdist_no_program_is_evaluated_twice_and_last_failed_and_k_select_copies_alone(pytester):
-    # Whole runs (the controller in this process).  The first under -n 2: the one end-to-end
-    # run of dedupe across real workers that stays where test_distributed's private host
-    # cannot start (a checkout under /tmp): each distinct program evaluated once, the copies
-    # on the other worker given their verdict by the controller, no folder of programs.
+# An answer that passes the functional check and has no contract: the contract check alone fails.
+MERGE_NO_CONTRACT = "def merge_unique_sorted(a, b):\n    return sorted(set(a) | set(b))\n"
+
+
+def test_under_xdist_the_report_is_the_serial_one_and_no_program_is_evaluated_twice(pytester):
+    """The one ``-n 2`` run of ContractEval (the controller in this process, its two workers
+    xdist's), asserting what each earlier xdist run of its own asserted (#45: one run, several
+    properties; each took a controller and two or one workers):
+
+    * -n 2 reports what -n 0 does (was test_plugin_contract.py's xdist test: passing, failing
+      and contract-only-failing answers, now with copies too);
+    * each distinct program is evaluated once, the copies on the other worker given their
+      verdict by the controller, no folder of programs (the one end-to-end dedupe run across
+      real workers where test_distributed's private host cannot start: a checkout under /tmp);
+    * without ``--model`` the run takes the last run's model and its workers evaluate with it
+      (was test_model_choice.py's ``--lf -n 1`` run);
+    * the gate's JUnit properties are the controller's (was test_gate.py's ``-n 1`` run).
+    Then ``--lf`` and ``-k`` in one process select copies alone."""
     samples = pytester.path / "dups.jsonl"
     rows = duplicated_samples(samples, DEDUPE_TASKS[:1])
-    args = (*ARGS, f"--model=replay:{samples}", f"--specbench-dir={pytester.path / 'state'}")
-    first = pytester.runpytest_inprocess(*args, "-n", "2")
+    rows.append({"task_id": DEDUPE_TASKS[0], "sample_index": len(rows), "solution": MERGE_NO_CONTRACT})
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # The result cache off: else the serial run's verdicts would be read back by the
+    # controller, no worker would start (its one line says so) and xdist would prove nothing.
+    common = ("--specbench=contract", "--specbench-result-cache=off", f"--specbench-dir={pytester.path / 'state'}")
+    args = (*common, f"--model=replay:{samples}")
+    serial = pytester.runpytest_inprocess(*args, "-n", "0", "--specbench-report=serial.json")
+    assert serial.ret == 1
+    xml = pytester.path / "j.xml"
+    first = pytester.runpytest_inprocess(*common, "-n", "2", "--specbench-report=parallel.json", f"--junitxml={xml}",
+                                         "--specbench-fail-under=pass@1=0.4")
+    first.stdout.fnmatch_lines([f"specbench: --model not given: using replay:{samples}, the last run's model*",
+                                f"*2 workers [[]{2 * len(rows)} items[]]*"])
+    assert "no xdist workers started" not in first.stdout.str()
+    serial_report, parallel_report = (json.loads((pytester.path / name).read_text())
+                                      for name in ("serial.json", "parallel.json"))
+    assert parallel_report["manifest"]["model"]["spec"] == f"replay:{samples}"
+    assert serial_report["benchmarks"] == parallel_report["benchmarks"]
     outcomes = first.parseoutcomes()
     evaluated, copies = dedupe_line(first)
     assert evaluated == distinct_programs(rows) and evaluated + copies == outcomes["passed"] + outcomes["failed"]
     assert not list((pytester.path / "state" / "runs").glob("*/programs"))
+    # The gate passed (pass@1 4/9 >= 0.4): exit 0 despite the failing items, and its properties
+    # are in the controller's JUnit XML.
+    assert first.ret == 0
+    text = xml.read_text()
+    assert '<property name="specbench.contract.pass@1" value="0.444444" />' in text
+    assert 'name="specbench.contract.pass@1.ci95"' in text
+    assert '<property name="specbench.gate" value="passed" />' in text
     # A copy whose representative is not selected is evaluated itself.
     failed = outcomes["failed"]
-    assert failed >= 8  # the wrong answers (4, 5, 6: one program) and the raising one, both checks
+    assert failed >= 9  # the wrong answers (4, 5, 6: one program) and the raising one, both checks; 8's contract
     again = pytester.runpytest_inprocess(*args, "--lf")
     outcomes = again.parseoutcomes()
     assert outcomes["failed"] == failed and "passed" not in outcomes

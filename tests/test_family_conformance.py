@@ -132,3 +132,33 @@ def test_entry_point_family_conforms(tmp_path, toy_entry_point, name):
     assert name in benchmarks.known_benchmarks()  # found through its entry point, nothing in the package edited
     ran, _ = _conforms(tmp_path, name)
     assert ran == 2 * 3  # both checks of its three tasks
+
+
+def test_entry_points_are_read_once_while_the_path_is_unchanged(tmp_path, monkeypatch):
+    """The registry reads the entry points once for a path (a run asked four times, each
+    ``entry_points`` call opening every distribution's file: #45, session 21), and a family
+    installed on the path afterwards is found at once (its folder is new on sys.path, or a
+    folder's mtime changed)."""
+    calls = []
+
+    def counted(**kwargs):
+        calls.append(kwargs)
+        return real(**kwargs)
+
+    real = benchmarks.entry_points
+    monkeypatch.setattr(benchmarks, "entry_points", counted)
+    monkeypatch.setattr(benchmarks, "_ENTRY_POINTS", {}, raising=False)
+    assert "toy" not in benchmarks.known_benchmarks()
+    benchmarks.known_benchmarks()
+    assert len(calls) == 1
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    assert "toy" not in benchmarks.known_benchmarks() and len(calls) == 2  # a folder new on the path
+    install_family(site, "toyfamily", TOY_FAMILY, "toy")  # into a folder already on it
+    try:
+        assert benchmarks.get_benchmark("toy").name == "toy" and len(calls) == 3
+    finally:
+        import sys
+
+        sys.modules.pop("toyfamily", None)

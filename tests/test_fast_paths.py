@@ -14,6 +14,7 @@ from pytest_specbench.execution.python import CallsJob, PythonExecutor
 from pytest_specbench.execution.wire import string_digest
 from pytest_specbench.models.base import Completion
 from fakes import FakeSettings, fake_context
+from session_items import configured_session
 
 CLAMPED_MEAN_NOISY = ("def clamped_mean(values, low, high):\n"
                       "    adjusted = [min(max(v, low), high) for v in values]\n"
@@ -61,13 +62,20 @@ def test_identical_rerun_under_xdist_reads_the_cache_without_workers(pytester):
     second.stdout.no_fnmatch_line("*created: 2/2 workers*")
     a, b = (json.loads((pytester.path / n).read_text())["benchmarks"] for n in ("a.json", "b.json"))
     assert a == b
-    # One sample the cache has not seen brings the workers back (one is enough to show it).
+    # One sample the cache has not seen brings the workers back (one is enough to show it): the
+    # controller's decision, made when the run is configured, leaves xdist's -n as it was, and
+    # xdist then starts its workers (#45, session 21: that run's worker only showed this).
     samples = pytester.path / "s.jsonl"
     samples.write_text(json.dumps({"task_id": "HumanEval-S/2", "solution": MERGE_AS_TUPLE}) + "\n")
-    third = pytester.runpytest_inprocess("--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
-                                         "-n", "1", "--specbench-report=c.json")
-    third.stdout.fnmatch_lines(["*created: 1/1 worker*"])
-    third.stdout.no_fnmatch_line("*results are in the result cache*")
+    # (what xdist's own command-line hook makes of -n 1, which configuring alone does not run)
+    one_worker = ("--dist", "load", "--tx", "popen")
+    run = configured_session(pytester, "--specbench=contract", "-p", "no:cacheprovider", f"--model=replay:{samples}",
+                             *one_worker)
+    assert run.workers_skipped == 0 and run.config.option.dist == "load" and run.config.option.tx
+    # ... and the same session over the answers the cache has seen runs here, without workers.
+    cached = configured_session(pytester, "--specbench=contract", "-p", "no:cacheprovider", "--model=reference",
+                                *one_worker)
+    assert cached.workers_skipped == 23 and cached.config.option.dist == "no"
 
 
 # ------------------------------------------------------- long string results

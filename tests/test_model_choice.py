@@ -51,13 +51,12 @@ def test_a_copied_failed_id_and_lf_rerun_against_the_last_run_s_model(pytester):
     assert json.loads((pytester.path / "again.json").read_text())["manifest"]["model"]["spec"] == \
         "python:wrongmod:generate"
 
-    # The xdist workers take the controller's model; asserted that workers did run the item
-    # (a controller answering it from a stored verdict would start none and prove nothing).
-    # One worker for the one item (#45: a second had nothing to run).
-    lf = _run(pytester, "--lf", "--specbench=contract", "-n", "1")
+    # --lf too.  That xdist workers evaluate with the model the controller took from the last
+    # run is asserted on the one xdist run of ContractEval (tests/test_dedupe.py::
+    # test_under_xdist_the_report_is_the_serial_one_and_no_program_is_evaluated_twice; #45,
+    # session 21: this run had a worker of its own).
+    lf = _run(pytester, "--lf", "--specbench=contract")
     assert "using python:wrongmod:generate" in lf.stdout.str()
-    lf.stdout.fnmatch_lines(["*1 worker [[]1 item[]]*"])
-    lf.stdout.no_fnmatch_line("*no xdist workers started*")
     lf.assert_outcomes(failed=1)
 
     # A run that names a model makes it the last one.

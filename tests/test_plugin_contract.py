@@ -1,7 +1,7 @@
 """The plugin end to end on the bundled ContractEval suite (pytester).
 
 The runs are made in this process (``runpytest_inprocess``: samples still run in
-the sandbox's own processes), except the one whose subject is pytest-xdist."""
+the sandbox's own processes)."""
 from __future__ import annotations
 
 import json
@@ -102,20 +102,10 @@ def test_last_failed_reruns_only_failures(pytester):
     pytester.runpytest_inprocess(*args, "--lf", "--specbench-checks=functional").assert_outcomes(failed=1)
 
 
-def test_xdist_report_equals_single_process_report(pytester):
-    samples = write_samples(pytester, [
-        {"task_id": "HumanEval-S/2", "sample_index": i, "solution": s}
-        for i, s in enumerate([MERGE_OK, MERGE_NO_CONTRACT, MERGE_WRONG])])
-    run(pytester, f"--model=replay:{samples}", "--specbench-report=serial.json")
-    # The result cache off: else the serial run's results are read back by the controller and
-    # no worker starts (its one line says so), and the comparison would not involve xdist.
-    parallel_run = pytester.runpytest_subprocess("--specbench=contract", "-p", "no:cacheprovider",
-                                                 f"--model=replay:{samples}", "--specbench-report=parallel.json",
-                                                 "-n", "2", "--specbench-result-cache=off")
-    parallel_run.stdout.fnmatch_lines(["*2 workers [[]6 items[]]*"])
-    assert "no xdist workers started" not in parallel_run.stdout.str()
-    serial, parallel = (load_report(pytester.path / n) for n in ("serial.json", "parallel.json"))
-    assert serial["benchmarks"] == parallel["benchmarks"]
+# -n 2 reports what -n 0 does (passing, failing and contract-only-failing answers, with copies):
+# tests/test_dedupe.py::test_under_xdist_the_report_is_the_serial_one_and_no_program_is_evaluated_twice,
+# the one xdist run of ContractEval, which asserts the dedupe, model and gate properties of
+# three other runs too (#45, session 21).
 
 
 @pytest.mark.parametrize("args, message", [

@@ -74,12 +74,16 @@ def test_four_shards_of_a_real_contracteval_slice_merge_to_the_report_of_one_run
         journals.append(next(line.split("run journal ")[1] for line in result.outlines if "run journal " in line))
         ran.append(result.parseoutcomes().get("passed", 0))
     assert sum(ran) == 12 and sum(1 for n in ran if n) >= 3  # 6 tasks x 2 checks, spread over the shards
-    assert specbench_main(["merge", "--report", "merged.json", *journals]) == 0
+    # The merge writes the HTML report too (for the bundled shards of every family in
+    # test_shards.py it would be 13 plots: ~2 CPU s of matplotlib, here ContractEval's 2).
+    assert specbench_main(["merge", "--report", "merged.json", "--html", "merged.html", *journals]) == 0
     assert pytester.runpytest_inprocess(*base, "--specbench-report=one.json").ret == 0
     merged = json.loads((pytester.path / "merged.json").read_text())
     one = json.loads((pytester.path / "one.json").read_text())
     assert len(one["benchmarks"]["contract"]["tasks"]) == 6
     assert comparable(merged) == comparable(one)
+    page = (pytester.path / "merged.html").read_text()
+    assert "<html" in page[:500].lower() and "<svg" in page
     # The merge's own run key is checked against the shards': other limits here are one line.
     capfd.readouterr()
     assert specbench_main(["merge", "--report", "other.json", "--pytest-args=--specbench-call-cpu=3", *journals]) \

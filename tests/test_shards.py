@@ -177,7 +177,9 @@ def test_two_shards_of_the_bundled_suites_merged_are_the_report_of_one_run(pytes
         result.stdout.fnmatch_lines(["*deselected*"])
         journals.append(next(line.split("run journal ")[1] for line in result.outlines if "run journal " in line))
     assert journals[0] != journals[1]
-    assert specbench_main(["merge", "--report", "merged.json", "--html", "merged.html", *journals]) == 0
+    # (The merge's --html is test_realdata.py's 4-shard merge: one family's plots, not the 13 of
+    # every family here, ~2 CPU s of matplotlib; #45, session 21.)
+    assert specbench_main(["merge", "--report", "merged.json", *journals]) == 0
     whole = pytester.runpytest_inprocess(*base, "--specbench-report=one.json")
     assert whole.ret == 0
     merged = json.loads((pytester.path / "merged.json").read_text())
@@ -191,4 +193,3 @@ def test_two_shards_of_the_bundled_suites_merged_are_the_report_of_one_run(pytes
     for name, section in one["benchmarks"].items():
         assert section["tasks"] or section["skipped"], name  # nothing vacuous: every family has outcomes
     assert comparable(merged) == comparable(one)
-    assert "<html" in (pytester.path / "merged.html").read_text()[:500].lower()

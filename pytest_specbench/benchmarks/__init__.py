@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import pkgutil
+import sys
 import warnings
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -64,8 +66,34 @@ def _registry() -> dict[str, str]:
             continue
         for name, target in adapters.items():
             found.setdefault(name, target)
-    for ep in entry_points(group="specbench.benchmarks"):
-        found.setdefault(ep.name, ep.value)
+    for name, value in _entry_point_adapters():
+        found.setdefault(name, value)
+    return found
+
+
+# The entry-point adapters, by what importlib.metadata's discovery reads: sys.path and each
+# folder's mtime (a distribution installed or removed there changes it).
+_ENTRY_POINTS: dict[tuple, tuple[tuple[str, str], ...]] = {}
+
+
+def _entry_point_adapters() -> tuple[tuple[str, str], ...]:
+    """``(name, "module:attribute")`` of the ``specbench.benchmarks`` entry points.  Read once
+    while the interpreter's path is unchanged: ``entry_points`` opens every distribution's
+    ``entry_points.txt`` at each call (~4-5 ms with this project's ~60 distributions), and a
+    run asked four times (option parsing, settings, each selected benchmark; each xdist
+    worker as often), the tests' in-process runs each again (#45, session 21)."""
+    state = []
+    for folder in sys.path:
+        try:
+            state.append((folder, os.stat(folder or ".").st_mtime_ns))
+        except OSError:
+            state.append((folder, None))
+    key = tuple(state)
+    found = _ENTRY_POINTS.get(key)
+    if found is None:
+        found = tuple((ep.name, ep.value) for ep in entry_points(group="specbench.benchmarks"))
+        _ENTRY_POINTS.clear()  # the last path state only (a path restored by a test is read again)
+        _ENTRY_POINTS[key] = found
     return found
 
 
