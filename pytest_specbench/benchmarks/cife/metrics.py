@@ -33,8 +33,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from statistics import mean
 from typing import Any, Iterable, Mapping, Sequence
+
+from ...metrics.exact_mean import mean  # statistics.mean's values, without its fractions where exact
 
 COMPLETELY = "Completely Correct"
 LABELS = (COMPLETELY, "Partially Correct", "Wrong")

@@ -8,38 +8,13 @@ computed per sample index and averaged over the indices.
 """
 from __future__ import annotations
 
-import math
-import statistics
 from collections import defaultdict
 from collections import abc
 from typing import Any, Iterable, Mapping, Sequence
 
+from ...metrics.exact_mean import mean  # statistics.mean's values, without its fractions where exact
+
 TASK_ORDER = ("judgement", "selection", "infilling", "generation")
-
-
-def mean(values: Iterable[Any]) -> Any:
-    """``statistics.mean(values)``, the same value and type, without its exact arithmetic
-    (fractions) where it is not needed: the report's bootstrap calls :func:`compute` once per
-    resample (1,000), and ``statistics.mean`` was most of that (~70,000 calls on three real
-    programs' 72 items).  Floats whose sum ``math.fsum`` gives exactly (checked: the exact
-    sum minus it is 0) have the correctly rounded mean ``sum / n``, which is what
-    ``statistics.mean`` returns (one rounding of the exact quotient); ints are summed
-    exactly.  Anything else (bools, mixed types, a sum fsum rounds or overflows, inf/nan) is
-    ``statistics.mean``'s."""
-    xs = list(values)
-    n = len(xs)
-    if n and all(type(x) is float for x in xs):
-        try:
-            total = math.fsum(xs)
-            exact = math.isfinite(total) and math.fsum([*xs, -total]) == 0.0
-        except (OverflowError, ValueError):  # fsum's intermediate overflow, inf - inf
-            exact = False
-        if exact:
-            return total / n  # (fsum of -0.0s is 0.0, as the fraction 0 is)
-    elif n and all(type(x) is int for x in xs):
-        total = sum(xs)
-        return total // n if total % n == 0 else total / n
-    return statistics.mean(xs)
 
 
 def accuracy(flags: Sequence[bool]) -> float | None:
