@@ -163,6 +163,35 @@ def test_jaccard_and_average_variance():
     assert M.average_variance([(0.5, 1.0), (0.0, 0.0), (1.0, 0.0)]) == pytest.approx(0.75)
 
 
+def test_mean_is_statistics_mean_in_value_and_type():
+    """metrics/exact_mean.py's mean (SpecEval's and CIFE's metrics) skips statistics.mean's
+    fractions where a float sum is exact: the same value, sign and type on what the metrics
+    average (shares, PCS steps, differences of shares, counts, CIFE's bools beside floats)
+    and on what falls back (bools alone, bools and ints, ints beyond 2**53 beside floats,
+    sums fsum rounds or overflows, inf and nan)."""
+    import random
+    import statistics
+
+    from pytest_specbench.metrics.exact_mean import mean
+
+    assert M.mean is mean
+    rng = random.Random(21)
+    cases = [[0.1] * 10, [1e308, 1e308], [-0.0], [0.0, -0.0], [float("inf"), 1.0], [float("inf"), float("-inf")],
+             [True, False], [True, True], [1, True], [1, 0.5, True], [3, 4], [2, 2], [2 ** 60 + 100, -2.0 ** 60],
+             [1e16, 1.0, -1e16], [1 / 3, 2 / 3, 1 / 7]]
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        cases.append([rng.randint(0, 5) / rng.randint(1, 7) for _ in range(n)])
+        cases.append([abs(rng.randint(0, 5) / rng.randint(1, 7) - rng.randint(0, 5) / rng.randint(1, 7))
+                      for _ in range(n)])
+        cases.append([rng.choice([0.0, 0.25, 0.5, 1.0, True, False, 1, 0]) for _ in range(n)])
+        cases.append([rng.choice([True, False, rng.randint(0, 5) / rng.randint(1, 7)]) for _ in range(n)])
+        cases.append([rng.random() * 10.0 ** rng.randint(-300, 300) for _ in range(n)])
+    for xs in cases:
+        got, want = mean(xs), statistics.mean(xs)
+        assert type(got) is type(want) and repr(got) == repr(want), (xs, got, want)
+
+
 def test_judgement_accuracy_with_and_without_dropped_mutants():
     """§3.2.1 averages over every candidate: a dropped (unrefuted) mutant counts in
     judgement_acc_all, scored against its label as built; judgement_acc leaves it out."""

@@ -167,10 +167,12 @@ def test_proof_axioms_rule_and_upstream_substring_rule():
 def test_skip_path_under_xdist_is_one_summary_line_per_check_kind(pytester, monkeypatch):
     """Without Lean, a run under xdist still exits 5 (nothing evaluated) and the short summary folds the skips: one
     line per check kind (the same hint), not one line per item.  One worker (#45): the skips reach the
-    controller as reports either way, and the controller folds them."""
+    controller as reports either way, and the controller folds them.  The controller in this
+    process (session 21: its own Python and the plugin's import were ~0.5 CPU s); the worker is
+    a Python of its own either way."""
     monkeypatch.delenv("SPECBENCH_LEAN_PROJECT", raising=False)
-    result = pytester.runpytest_subprocess("--specbench=verina", "--model=reference", "--verina-task=specgen",
-                                           "-n", "1", "-rs", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("--specbench=verina", "--model=reference", "--verina-task=specgen",
+                                          "-n", "1", "-rs", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*1 worker [[]16 items[]]*"])  # the items were skipped on it
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # every item skipped: nothing evaluated (issue 26)
     result.assert_outcomes(skipped=4 * 4)

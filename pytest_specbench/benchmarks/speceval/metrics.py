@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections import abc
-from statistics import mean
 from typing import Any, Iterable, Mapping, Sequence
+
+from ...metrics.exact_mean import mean  # statistics.mean's values, without its fractions where exact
 
 TASK_ORDER = ("judgement", "selection", "infilling", "generation")
 
