@@ -52,11 +52,10 @@ Optional methods, looked up with ``getattr``:
   start (a missing or unreachable one is one usage error) and puts its
   identity in the result key.
 - ``executors``: the sandboxed executor kinds its checks use (``("python",)``),
-  or a callable ``executors(settings)`` when options decide it.  A process that
-  will run items (an xdist worker, a ``-n 0`` run) launches their zygotes at its
-  configure, so their start runs beside the collection, not inside the first
-  item (:mod:`.plugin.startup`); without it each executor starts at its first
-  use.  Declare only kinds every run of the adapter uses: one declared and never
+  or a callable ``executors(settings)`` when options decide it.  An xdist worker
+  launches their zygotes at its configure, so their start runs beside the
+  collection, not inside its first item (:mod:`.plugin.startup`); without it
+  (and in a ``-n 0`` run) each executor starts at its first use.  Declare only kinds every run of the adapter uses: one declared and never
   used is a zygote started for nothing.
 - ``default_roles(taskset) -> {role: spec}``: role specs used when the user
   gives none (CIFE's bundled suite: ``replay:`` of its recorded judgments).

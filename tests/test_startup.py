@@ -115,11 +115,12 @@ def test_a_worker_starts_its_declared_sandbox_and_calibration_before_its_first_i
     assert json.loads(out.read_text()) == {"worker": True, "zygotes": 1, "calibrated": True, "anyio": False}
 
 
-def test_only_a_process_that_runs_items_starts_the_declared_sandboxes():
+def test_only_an_xdist_worker_starts_the_declared_sandboxes_early():
     """Pure logic of ``plugin.startup``: the declared kinds (a tuple or a callable of the
-    settings; an adapter without ``executors`` adds none) are launched in an xdist worker
-    or a ``-n 0`` run, never in an xdist controller (it runs no item) nor under
-    ``--collect-only``; a kind whose executor cannot be made is left to its first use."""
+    settings; an adapter without ``executors`` adds none) are launched in an xdist worker,
+    never in an xdist controller (it runs no item), a ``-n 0`` run (it may evaluate
+    nothing: every verdict cached) nor under ``--collect-only``; a kind whose executor
+    cannot be made is left to its first use."""
     from types import SimpleNamespace
 
     from pytest_specbench.plugin.startup import declared_executors, start_early
@@ -147,9 +148,9 @@ def test_only_a_process_that_runs_items_starts_the_declared_sandboxes():
 
     assert launched({"collectonly": False, "dist": "load", "tx": ["popen"] * 2}) == []  # the xdist controller
     assert launched({"collectonly": False, "dist": "no", "tx": []}, worker=True) == ["python", "jvm"]
-    assert launched({"collectonly": False, "dist": "no", "tx": []}) == ["python", "jvm"]  # -n 0
-    assert launched({"collectonly": True, "dist": "no", "tx": []}) == []
-    assert launched({"collectonly": False, "dist": "no", "tx": []}, extra="lean") == ["python"]
+    assert launched({"collectonly": False, "dist": "no", "tx": []}) == []  # -n 0: at first use, as before
+    assert launched({"collectonly": True, "dist": "no", "tx": []}, worker=True) == []
+    assert launched({"collectonly": False, "dist": "no", "tx": []}, worker=True, extra="lean") == ["python"]
 
 
 def test_workers_start_without_anyio_only_in_a_run_of_specbench_items_alone(monkeypatch):

@@ -1,13 +1,12 @@
 """The sandboxes a process will need, started while it collects (docs/timing.md, session 21).
 
 An adapter may declare the executor kinds its checks use (``executors``, ``types.py``).
-A process that will run items (an xdist worker, a ``-n 0`` run) then launches those
-executors' zygotes at its configure, so that a zygote's start (its namespaces, mounts
-and preloads: ~0.2 CPU s, in its own process) runs beside the collection instead of
-inside the first item, and, for the ``python`` kind, takes :func:`machine_speed`'s
-calibration after its collection is sent (an xdist worker then waits for the
-controller to schedule: the calibration's ~0.1 CPU s fills that wait instead of
-the first item).  Families that declare nothing start each executor at its first
+An xdist worker then launches those executors' zygotes at its configure, so that a
+zygote's start (its namespaces, mounts and preloads: ~0.2 CPU s, in its own process)
+runs beside the collection instead of inside the first item, and, for the ``python``
+kind, takes :func:`machine_speed`'s calibration after its collection is sent (the
+worker then waits for the controller to schedule: the calibration's ~0.1 CPU s fills
+that wait instead of the first item).  Families that declare nothing start each executor at its first
 use, as before.
 """
 from __future__ import annotations
@@ -46,12 +45,13 @@ class EarlyStart:
 
 
 def start_early(config: pytest.Config, services: Any, adapters: Iterable[Any], settings: Any) -> tuple[str, ...]:
-    """Launch the zygotes of the executors the adapters declare, in a process that will
-    run items (not an xdist controller, not ``--collect-only``); returns the kinds
-    launched."""
-    option = config.option
-    if option.collectonly or (not hasattr(config, "workerinput") and getattr(option, "dist", "no") != "no"
-                              and getattr(option, "tx", None)):
+    """In an xdist worker (not under ``--collect-only``), launch the zygotes of the
+    executors the adapters declare; returns the kinds launched.  A worker starts only
+    when some item's verdict is not known (``SpecbenchRun._skip_workers_when_all_cached``).
+    A ``-n 0`` run is left to start each executor at its first use: it may hold nothing
+    to evaluate (every verdict from the result cache), and with no worker beside it its
+    start-up has nothing to overlap but its own collection."""
+    if config.option.collectonly or not hasattr(config, "workerinput"):
         return ()
     kinds = declared_executors(adapters, settings)
     for kind in kinds:
