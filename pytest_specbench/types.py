@@ -51,6 +51,12 @@ Optional methods, looked up with ``getattr``:
   ``roles(settings)`` when options decide it; the plugin loads each role at the
   start (a missing or unreachable one is one usage error) and puts its
   identity in the result key.
+- ``executors``: the sandboxed executor kinds its checks use (``("python",)``),
+  or a callable ``executors(settings)`` when options decide it.  An xdist worker
+  launches their zygotes at its configure, so their start runs beside the
+  collection, not inside its first item (:mod:`.plugin.startup`); without it
+  (and in a ``-n 0`` run) each executor starts at its first use.  Declare only kinds every run of the adapter uses: one declared and never
+  used is a zygote started for nothing.
 - ``default_roles(taskset) -> {role: spec}``: role specs used when the user
   gives none (CIFE's bundled suite: ``replay:`` of its recorded judgments).
 - ``manifest(settings) -> dict``: provenance for the report (prompt hashes...).

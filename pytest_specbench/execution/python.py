@@ -216,8 +216,8 @@ class PythonExecutor(SandboxClient):
         cfg["describe"] = self._described_as not in _DESCRIBED
         return cfg
 
-    def _start(self) -> None:
-        super()._start()
+    def _handshake(self) -> None:
+        super()._handshake()
         key = self._described_as
         if "environment" in self.isolation:
             if key is not None:

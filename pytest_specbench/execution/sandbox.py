@@ -1070,6 +1070,7 @@ class SandboxClient:
         self.isolate = isolate
         self.python = python or sys.executable
         self._proc: subprocess.Popen | None = None
+        self._launched = False  # launched (start_early), its ready frame not read yet
         self.isolation: dict[str, Any] = {}
 
     def _zygote_cfg(self) -> dict:
@@ -1078,6 +1079,11 @@ class SandboxClient:
                 "hide_late": own_tree(), "tmp_mb": self.limits.tmp_mb}
 
     def _start(self) -> None:
+        self._launch()
+        self._handshake()
+
+    def _launch(self) -> None:
+        """Start the zygote's process and send its configuration, without waiting for it."""
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         # The zygote imports this package by name; make it importable however we were installed.
         env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -1088,7 +1094,12 @@ class SandboxClient:
             env=env, cwd="/", close_fds=True, start_new_session=True,
         )
         self._on_start()
+        self._launched = True
         self._send(self._zygote_cfg())
+
+    def _handshake(self) -> None:
+        """Wait for the launched zygote's ready frame (what its isolation came to)."""
+        self._launched = False
         kind, payload = self._recv_frame(timeout=30)
         if kind != b"R":
             raise OSError(f"sandbox did not start: {payload[:200]!r}")
@@ -1101,19 +1112,34 @@ class SandboxClient:
         """Hook: environment variables of the zygote's interpreter (inherited by its children)."""
         return {}
 
+    def start_early(self) -> None:
+        """Launch the zygote now and return at once: its start (namespaces, mounts, its
+        preloads) runs beside whatever this process does next (an xdist worker's
+        collection), and the first job's :meth:`ensure_started` only reads its ready
+        frame.  A launch that fails is forgotten here: that first call starts it again
+        and says why (an E of that item, as without the early start)."""
+        if self._proc is not None:
+            return
+        try:
+            self._launch()
+        except (OSError, EOFError, TimeoutError):
+            self.close()
+
     def ensure_started(self) -> dict[str, Any]:
         from ..errors import InfrastructureError
 
-        if self._proc is None or self._proc.poll() is not None:
-            try:
+        try:
+            if self._launched and self._proc is not None:
+                self._handshake()  # launched by start_early: its ready frame (or why it died)
+            elif self._proc is None or self._proc.poll() is not None:
                 self._start()
-            except (OSError, EOFError, TimeoutError) as exc:
-                self.close()
-                raise InfrastructureError(f"sandbox could not start: {exc}") from None
+        except (OSError, EOFError, TimeoutError) as exc:
+            self.close()
+            raise InfrastructureError(f"sandbox could not start: {exc}") from None
         return self.isolation
 
     def close(self) -> None:
-        proc, self._proc = self._proc, None
+        proc, self._proc, self._launched = self._proc, None, False
         if proc is None:
             return
         try:

@@ -25,8 +25,11 @@ round, a minute apart at most):
             (``total``: the interpreter's start and its imports included) and that call
             alone (``calls``: the exec, the calls and the comparisons)
 
-Prints each figure per round and the least over the rounds (CPU figures on a loaded machine
-only grow), and per task the plugin's least against the floor's.
+Each part also gives its wall time (``wall``) and the minor page faults of the processes
+that ran the sample (``faults``: the plugin's and the executor's sandbox, the floor's
+forked child, the fresh interpreter).  Prints each figure per round and the least over
+the rounds (CPU figures on a loaded machine only grow), and per task the plugin's least
+against the floor's.
 """
 from __future__ import annotations
 
@@ -69,6 +72,18 @@ print("passed" if passed else "timeout" if stopped is not None else "failed", ti
 def _children_cpu() -> float:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return kids.ru_utime + kids.ru_stime
+
+
+def _children_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+
+
+def _numeric(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _cell(k: str, v) -> str:
+    return f"{k} {v}" if isinstance(v, int) else f"{k} {v:.3f}" if isinstance(v, float) else str(v)
 
 
 class Items:
@@ -124,7 +139,8 @@ class Items:
             raise SystemExit(f"item_cpu.py: {task_id}: not two items, the warm one first: "
                              f"{[e['nodeid'] for e in items]} {proc.stdout[-400:]}{proc.stderr[-400:]}")
         e = items[1]
-        return {"sandbox": e["kids"] - e["kids0"], "worker": e["cpu"] - e["cpu0"],
+        return {"sandbox": e["kids"] - e["kids0"], "worker": e["cpu"] - e["cpu0"], "wall": e["t"] - e["t0"],
+                "faults": e["flt"] - e["flt0"],
                 "verdict": "failed" if f"FAILED specbench::evalplus::{task_id}::" in proc.stdout else "passed"}
 
     def the_rest(self, task_ids: list[str]) -> dict:
@@ -163,36 +179,39 @@ class Items:
         job = CallsJob(self.code[task_id], task["entry_point"], f"{task_id}:item-cpu",
                        lambda: [(tuple(inp), {}) for inp in inputs], range(len(inputs)),
                        call_cpu=self.limits[task_id], margin=BORDERLINE_MARGIN)
-        before = timeline.descendants()[0]
+        before, _, flt0 = timeline.walk()
+        t0 = time.perf_counter()
         result = ex.run(None, job, on_outcome=judge)
-        after = timeline.descendants()[0]
+        wall = time.perf_counter() - t0
+        after, _, flt1 = timeline.walk()
         if result.load_error:
             verdict[0] = "load error"
-        return {"zygote+child": after - before, "child": result.cpu or 0.0,
+        return {"zygote+child": after - before, "child": result.cpu or 0.0, "wall": wall, "faults": flt1 - flt0,
                 "calls": sum(o.cpu for o in result.outcomes.values()), "verdict": verdict[0]}
 
     def floor(self, task_id: str) -> dict:
-        c0 = _children_cpu()
+        c0, f0, t0 = _children_cpu(), _children_faults(), time.perf_counter()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the forked floor process
             _, _, passed, stopped = perf_run._floor_one((task_id, 0, self.code[task_id]))
             os._exit(0 if passed else 2 if stopped is not None else 1)
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
-        return {"all": _children_cpu() - c0, "verdict": {0: "passed", 2: "timeout"}.get(code, "failed")}
+        return {"all": _children_cpu() - c0, "wall": time.perf_counter() - t0, "faults": _children_faults() - f0,
+                "verdict": {0: "passed", 2: "timeout"}.get(code, "failed")}
 
     def fresh(self, task_id: str) -> dict:
         with tempfile.NamedTemporaryFile(suffix=".pickle", dir=self.work, delete=False) as fh:
             pickle.dump((self.tasks[task_id], self.code[task_id], self.expected[task_id], self.limits[task_id]), fh,
                         protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            c0 = _children_cpu()
+            c0, f0, t0 = _children_cpu(), _children_faults(), time.perf_counter()
             proc = subprocess.run([sys.executable, "-c", FRESH, fh.name], capture_output=True, text=True)
-            total = _children_cpu() - c0
+            total, wall, faults = _children_cpu() - c0, time.perf_counter() - t0, _children_faults() - f0
         finally:
             os.unlink(fh.name)
         status, calls, _ = proc.stdout.split()
-        return {"total": total, "calls": float(calls), "verdict": status}
+        return {"total": total, "calls": float(calls), "wall": wall, "faults": faults, "verdict": status}
 
 
 def top_items(folder: Path, n: int) -> list[str]:
@@ -253,8 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                 for part in parts:
                     got = items.executor(task_id, ex) if part == "executor" else getattr(items, part)(task_id)
                     figures.setdefault((task_id, part), []).append(got)
-                    line.append(f"{part} " + " ".join(f"{k} {v:.3f}" if isinstance(v, float) else str(v)
-                                                       for k, v in got.items()))
+                    line.append(f"{part} " + " ".join(_cell(k, v) for k, v in got.items()))
                 print(f"round {round_ + 1} {task_id} load {os.getloadavg()[0]:.1f} {time.strftime('%H:%M:%S')}: "
                       + "; ".join(line), flush=True)
             if rest:
@@ -273,18 +291,19 @@ def main(argv: list[str] | None = None) -> int:
         cells = []
         for part in parts:
             runs = figures[(task_id, part)]
-            keys = [k for k, v in runs[0].items() if isinstance(v, float)]
+            keys = [k for k, v in runs[0].items() if _numeric(v)]
             least = {k: min(r[k] for r in runs) for k in keys}
             for k, v in least.items():
-                totals[f"{part} {k}"] = totals.get(f"{part} {k}", 0.0) + v
-            cells.append(f"{part}: " + ", ".join(f"{k} {v:.2f}" for k, v in least.items())
+                totals[f"{part} {k}"] = totals.get(f"{part} {k}", 0) + v
+            cells.append(f"{part}: " + ", ".join(f"{k} {v}" if isinstance(v, int) else f"{k} {v:.2f}"
+                                                 for k, v in least.items())
                          + f" [{'/'.join(sorted({r['verdict'] for r in runs}))}]")
         print(f"{task_id:12s}  " + "; ".join(cells))
     if rest:
         runs = figures[("the rest", "rest")]
         print(f"the other {len(rest)} tasks: " + ", ".join(
             f"{k} {min(r[k] for r in runs):.2f}" for k, v in runs[0].items() if isinstance(v, float)))
-    print("sum           " + "; ".join(f"{k} {v:.2f}" for k, v in totals.items()))
+    print("sum           " + "; ".join(_cell(k, round(v, 2) if isinstance(v, float) else v) for k, v in totals.items()))
     return 0
 
 

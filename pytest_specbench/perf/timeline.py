@@ -6,7 +6,8 @@ workers) and active only when ``SPECBENCH_TIMELINE`` names a folder.  Each proce
 (the controller and every worker) writes ``DIR/<role>-<pid>.jsonl``: one line per
 event with the wall clock (``time.time()``), its own CPU (``time.process_time()``)
 and the CPU of its descendants from /proc (the sandbox zygote and the sample
-children it has reaped, which are too short-lived for a sampling profiler):
+children it has reaped, which are too short-lived for a sampling profiler), and
+their minor page faults (``flt``):
 
     {"ev": "start"|"configure"|"collected"|"item"|"finish", "t": ..., "cpu": ..., "kids": ..., ...}
 
@@ -55,9 +56,17 @@ def descendants(pid: int | None = None) -> tuple[float, float]:
     + cstime of each live descendant (a reaped child's CPU is in its parent's cutime; a
     live one's is not, so there is no double count).  own: utime + stime of the live
     descendants only (during a run, mostly the sandbox zygote's own work)."""
+    return walk(pid)[:2]
+
+
+def walk(pid: int | None = None) -> tuple[float, float, int]:
+    """:func:`descendants`' two figures and the descendants' minor page faults, counted
+    the same way (the reaped children's ``cminflt`` plus each live one's ``minflt`` +
+    ``cminflt``): a sample that touches new memory pays one a page."""
     pid = pid or os.getpid()
     me = _stat(pid)
     total = int(me[13]) + int(me[14]) if me is not None else 0
+    faults = int(me[8]) if me is not None else 0
     own, todo = 0, _children(pid)
     while todo:
         child = todo.pop()
@@ -65,8 +74,9 @@ def descendants(pid: int | None = None) -> tuple[float, float]:
         if f is not None:
             own += int(f[11]) + int(f[12])
             total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+            faults += int(f[7]) + int(f[8])
             todo += _children(child)
-    return total / _TICK, own / _TICK
+    return total / _TICK, own / _TICK, faults
 
 
 def descendants_cpu(pid: int | None = None) -> float:
@@ -93,8 +103,9 @@ class Timeline:
         self.event("start", t=_own_start(), cpu=0.0, kids=0.0)
 
     def event(self, ev: str, **fields) -> None:
-        kids, own = descendants()
-        record = {"ev": ev, "t": time.time(), "cpu": time.process_time(), "kids": kids, "own": own, **fields}
+        kids, own, faults = walk()
+        record = {"ev": ev, "t": time.time(), "cpu": time.process_time(), "kids": kids, "own": own, "flt": faults,
+                  **fields}
         self.fh.write(json.dumps(record) + "\n")  # flushed at the end: a write per item costs (W1: 800 items)
 
     @pytest.hookimpl(tryfirst=True)
@@ -103,10 +114,10 @@ class Timeline:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        kids0, own0 = descendants()
+        kids0, own0, flt0 = walk()
         t0, cpu0 = time.time(), time.process_time()
         yield
-        self.event("item", nodeid=item.nodeid, t0=t0, cpu0=cpu0, kids0=kids0, own0=own0)
+        self.event("item", nodeid=item.nodeid, t0=t0, cpu0=cpu0, kids0=kids0, own0=own0, flt0=flt0)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session):

@@ -50,7 +50,7 @@ _OPTIONS = [
 _OPTION_PROVIDERS = (
     "pytest_specbench.models.options:addoption",
     "pytest_specbench.reports.journal:addoption",
-    "pytest_specbench.reports.gate:addoption",
+    "pytest_specbench.reports.gate_options:addoption",
 )
 
 

@@ -39,13 +39,11 @@ from ..engine.verdicts import NothingKnown, VerdictEngine
 from ..errors import DataError, InfrastructureError, OptionError
 from ..models import load_model
 from ..models.base import SampleMissing
-from ..reports.gate import section_extras
 from ..reports.journal import Journal, max_errors
 from ..reports.layout import shown_path
 from ..reports.report import ResultStore, metric_sections, render_summary
 from . import remote as _remote
 from .exit_status import ExitStatus
-from .generation import GenerationPhase, stop_workers
 from .items import (_OWN_PROPERTIES, CACHED_PROPERTY, DEDUPE_PROPERTY, PROPERTY, REPEATABLE_PROPERTY, BenchmarkNode,
                     SpecbenchItem)
 from .options import WORKER_MODEL_KEY, Settings, model_record
@@ -160,11 +158,20 @@ class SpecbenchRun:
             self.costs = MeasuredCosts(self.settings.state_dir / "cache" / COSTS_FOLDER, self.run_key.run)
             self._setup_seconds: dict[str, float] = {}
         self.engine = VerdictEngine(source, self.dedupe, self.services.context())
-        self.generation = GenerationPhase(self.plan, self.model, self.finished.get, config)
+        self.generation = None  # the controller's (a worker generates nothing): imported there alone
+        if not is_worker(config):
+            from .generation import GenerationPhase
+
+            self.generation = GenerationPhase(self.plan, self.model, self.finished.get, config)
         terminal = config.pluginmanager.getplugin("terminalreporter")
         if terminal is not None and not is_worker(config):
             config.pluginmanager.register(PhaseReportPruner(terminal), "specbench-phase-reports")
         self.workers_skipped = self._skip_workers_when_all_cached()
+        if not self.workers_skipped and not settings.merge:  # what starting the items' processes needs
+            from .startup import start_early, workers_without_anyio
+
+            start_early(config, self.services, self.adapters.values(), settings)
+            workers_without_anyio(config)
         if self.start is not None and config.workerinput.get(_remote.REMOTE_KEY):
             self.link.send("facts", json.dumps(self.host_facts(), ensure_ascii=True))
 
@@ -535,6 +542,8 @@ class SpecbenchRun:
         try:
             lines = self.link.check_node(node)
         except _remote.HostRefused as exc:
+            from .generation import stop_workers
+
             stop_workers(self.config)
             raise pytest.UsageError(f"specbench: {exc}") from None
         writer = self.config.get_terminal_writer()
@@ -709,6 +718,8 @@ class SpecbenchRun:
         return report
 
     def _section(self, name: str, adapter) -> dict[str, Any]:
+        from ..reports.gate import section_extras  # the controller's report alone: not imported by a worker
+
         ts = self.plan.taskset(name)
         order = [t.task_id for t in ts.tasks]
         results = self.store.results(name, order)

@@ -48,6 +48,7 @@ class ContractBenchmark:
     # an answer without code fails with "the answer has no code block" (#32).
     version = "2"
     options = OPTIONS
+    executors = ("python",)  # as evalplus: its functional check is evalplus's (plugin/startup.py)
 
     def checks_for(self, task: Task) -> tuple[str, ...]:
         return self.checks + tuple(task.data.get("_checks") or ())  # the precondition tiers (cs, eas: tiers.py)

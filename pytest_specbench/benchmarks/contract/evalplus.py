@@ -753,6 +753,9 @@ class EvalPlusBenchmark:
     # without code fails with "the answer has no code block" (#32).
     version = "2"
     options = ()
+    # Every functional check runs the sample in the python sandbox, its limits in machine_speed()'s
+    # units: a worker starts both while it collects (plugin/startup.py).
+    executors = ("python",)
 
     def checks_for(self, task: Task) -> tuple[str, ...]:
         return self.checks
