@@ -429,6 +429,31 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
     assert "program 2, input #0: run again to fetch its" in lines[0] and "it gave another output" in lines[0]
 
 
+def test_a_long_output_is_fetched_after_the_calls_the_first_run_made_before_it(tmp_path):
+    """A call's outcome can depend on what ran before it in its process: HumanEval/44's program
+    295 took 0.2 CPU s on input #117 after inputs #0-#116 and over 20 s alone, so the build, which
+    ran the kept program again on the fetched inputs only, left the task out.  The second run
+    replays the first one's calls up to the last fetched output (here a count of the calls made:
+    only the last input's output is long), and only that output crosses whole."""
+    from pytest_specbench.execution.limits import Limits
+
+    n = corpus.DIGEST_STRINGS_OVER + 10
+    task = {"T/0": {"task_id": "T/0", "entry_point": "f", "prompt": "def f(x):\n",
+                    "canonical_solution": f"def f(x):\n    return x * {n}\n", "base_input": [["a"], ["b"], ["c"]],
+                    "plus_input": [["d"], ["e"]], "atol": 0}}
+    body = ("    global CALLS\n    CALLS = globals().get('CALLS', 0) + 1\n"
+            f"    return x * {n} + str(CALLS) if x in 'bd' else 'short'\n")
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text(json.dumps({"task_id": "T/0", "response_num": 0, "solution": f"def f(x):\n# 0\n{body}"}) + "\n")
+    ex, lines = _ObservingExecutor(), []
+    figures = corpus.build(task, candidates, tmp_path / "corpus.jsonl", [ex], Limits(), "base+plus",
+                           log=lines.append, oracle="exact")
+    assert figures["left_out"] == [] and figures["kept"] == 1, lines
+    assert ex.jobs["# 0"] == 2 and ex.sent[-1] == ("# 0", n + 1)  # the second run: each long output whole
+    bad = corpus.CorpusFile(tmp_path / "corpus.jsonl")["T/0"][0].bopi
+    assert [(b.index, b.output) for b in bad if len(b.output) > n] == [(1, "b" * n + "2"), (3, "d" * n + "4")]
+
+
 def test_the_observers_digest_is_the_wires_and_survives_a_program_that_rebinds_builtins():
     """The digest is computed in the child by the observed program's own text: it must be
     :func:`wire.string_digest` (non-ASCII, a lone surrogate), and a program whose module binds

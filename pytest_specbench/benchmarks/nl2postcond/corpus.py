@@ -457,7 +457,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 with tmp.open("w", encoding="utf-8") as fh:
                     for k in kept:
                         store_long_outputs(executors[0], k, code[k.program], task, key, calls,
-                                           limits.call_cpu * 20, long_store)
+                                           limits.call_cpu * 20, long_store, per_call, tuple(stop_after), oracle)
                         fh.write(k.line(long_store) + "\n")
             except NotReproduced as exc:
                 tmp.unlink()
@@ -511,17 +511,31 @@ class NotReproduced(Exception):
 
 
 def store_long_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any], key: str, calls,
-                       cpu: float, store: "LongStore") -> None:
+                       cpu: float, store: "LongStore", per_call: Sequence[float], stop_after: tuple[int, int],
+                       oracle: str) -> None:
     """Put ``kept``'s long string bad outputs (:class:`.observe.LongStr`) that ``store`` does not
-    hold yet into it: the program runs again, alone, on those inputs only (``cpu`` seconds each: the
-    first run already decided that it ends in time; this one only fetches the value), and each output
-    must have the digest and arguments after the call the first run gave (else :class:`NotReproduced`).
+    hold yet into it: the program runs again, alone, and each output must have the digest and
+    arguments after the call the first run gave (else :class:`NotReproduced`).
     A string another program gave is not fetched again; only a kept program's long outputs ever cross
-    the sandbox's boundary whole, one call's at a time into the store."""
+    the sandbox's boundary whole, one call's at a time into the store.
+
+    The second run replays the first one's calls from input #0 up to the last output it fetches, in
+    one process, with the first run's limits (``per_call``, ``stop_after``; ``cpu`` seconds for each
+    fetched call: the first run already decided that it ends in time), the other long strings
+    coming back as digests again: a call's time can depend on what ran before it in its process.
+    HumanEval/44's program 295 (``res += str(remainder)``, 1,111,111 times) took 0.2-0.3 CPU s on
+    input #117 after inputs #0-#116, and over 20 s run alone or after #112-#116 only (how the
+    allocator grows the string depends on the process's history): run on the fetched inputs alone,
+    the build left the task out."""
     wanted = {b.index: b for b in kept.bopi if isinstance(b.output, LongStr) and b.output.digest not in store}
     if not wanted:
         return
-    for o in observe(executor, code, task, key, calls, cpu, wall_factor=RERUN_WALL_FACTOR, indices=sorted(wanted)):
+    upto = range(max(wanted) + 1)
+    limits = [cpu if i in wanted else per_call[i] for i in upto]
+    for o in observe(executor, code, task, key, calls, limits, stop_after, RERUN_WALL_FACTOR,
+                     str_digest_over(task, oracle), indices=upto, whole=sorted(wanted)):
+        if o.index not in wanted:
+            continue
         long = wanted[o.index].output
         if not (o.status == "ok" and type(o.result) is str and len(o.result) == long.length
                 and wire.string_digest(o.result) == long.digest
