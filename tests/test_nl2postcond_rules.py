@@ -152,8 +152,11 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
 def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, monkeypatch):
     """No upstream publishes the corpus: a user's mirror (SPECBENCH_DATA_MIRROR) may, and
     the download keeps it only when its sha256 is the pinned build's; without a pin it is
-    not fetched, and the line names the build command."""
+    not fetched, and the line names the build command.  The long outputs its lines name
+    (``corpus.jsonl.long/<digest>.xz``) come with it, each kept only if it is the text its
+    name says; a missing or wrong one is one line naming the file."""
     import hashlib
+    import lzma
     import threading
     from functools import partial
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -161,8 +164,14 @@ def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, mo
     from pytest_specbench.data import fetch, sources
 
     served = tmp_path / "mirror" / "nl2postcond"
-    served.mkdir(parents=True)
-    (served / "corpus.jsonl").write_text('{"task_id": "T/0"}\n')
+    (served / "corpus.jsonl.long").mkdir(parents=True)
+    texts = {name: name * (corpus.DIGEST_STRINGS_OVER + 1) for name in "abc"}  # a: served right, b: wrong, c: absent
+    digest = {name: wire.string_digest(text) for name, text in texts.items()}
+    for name, text in (("a", texts["a"]), ("b", texts["a"])):
+        (served / "corpus.jsonl.long" / f"{digest[name]}.xz").write_bytes(lzma.compress(text.encode()))
+    bopi = [[i, [name], {"h" if i else "v": [digest[name], len(texts[name])]}] for i, name in enumerate("abc")]
+    (served / "corpus.jsonl").write_text(json.dumps({"task_id": "T/0", "program": 1, "natural": True,
+                                                     "bopi": json.dumps(bopi + [[3, ["{\"h\":[\"x"], "{\"v\":["]], separators=(",", ":"))}) + "\n")
     good = hashlib.sha256((served / "corpus.jsonl").read_bytes()).hexdigest()
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "mirror")))
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -179,6 +188,14 @@ def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, mo
     assert lines["none"][1] is False and "build-corpus" in lines["none"][0]
     assert lines["other"][1] is False and "does not match the pinned" in lines["other"][0], lines["other"]
     assert lines["pinned"][1] is True and "verified (from the mirror" in lines["pinned"][0], lines["pinned"]
+    said = lines["pinned"][0].splitlines()
+    assert "1 of its 3 long outputs verified" in said[0] and "(1 fetched from the mirror)" in said[0], said
+    kept = tmp_path / "pinned" / "nl2postcond" / "corpus.jsonl.long"
+    assert [f.name for f in kept.iterdir()] == [f"{digest['a']}.xz"]
+    assert said[1:] == sorted(said[1:]) and len(said) == 3, said  # one line each, naming the file
+    assert any(f"{kept / digest['b']}.xz: long output" in line and "is not the text its name says" in line
+               for line in said[1:]), said
+    assert any(f"{kept / digest['c']}.xz: long output" in line and "HTTP 404" in line for line in said[1:]), said
 
 
 def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from ...data.corpus_pin import LONG_STRING, LONG_VALUE, long_file, long_folder, long_text
 from ...data.jsonl import file_digest
 from ...errors import DataError
 from ...execution import wire
@@ -150,8 +151,8 @@ def _stored(output: Any, store: "LongStore") -> Any:
 
 # A long bad output in a part line (wire's own tags are t, d, s, f, b, c, i and o/r: a plain JSON
 # object with one key "h" or "v" is no value wire writes): {"h": [digest, length]}, a string, its
-# file the string; {"v": [digest, length]}, any other value, its file the value's wire text.
-LONG_STRING, LONG_VALUE = "h", "v"
+# file the string; {"v": [digest, length]}, any other value, its file the value's wire text
+# (data/corpus_pin.py, which the download reads them with too).
 LONG_XZ_PRESET = 1
 LONG_RULE = (f"bad outputs over {DIGEST_STRINGS_OVER} characters (a string's own, another value's wire text) "
              f"stored once by blake2b-128 digest beside the parts (long/, xz)")
@@ -175,14 +176,10 @@ class LongStore:
     @staticmethod
     def beside(corpus_file: Path) -> "LongStore":
         """The store of a corpus file: ``FILE.long/`` or, for a build's output, ``FILE.parts/long/``."""
-        own = corpus_file.with_name(corpus_file.name + ".long")
-        parts = corpus_file.with_name(corpus_file.name + ".parts") / "long"
-        return LongStore(parts if not own.is_dir() and parts.is_dir() else own)
+        return LongStore(long_folder(corpus_file))
 
     def _file(self, digest: str) -> Path:
-        if not re.fullmatch(r"[0-9a-f]{32}", digest):
-            raise ValueError(f"not a digest: {digest[:40]!r}")
-        return self.folder / f"{digest}.xz"
+        return long_file(self.folder, digest)
 
     def __contains__(self, digest: str) -> bool:
         return self._file(digest).is_file()
@@ -198,16 +195,7 @@ class LongStore:
 
     def get(self, digest: str, length: int) -> str:
         """The string, or ValueError (absent, or not the string its name and length say)."""
-        try:
-            data = lzma.decompress(self._file(digest).read_bytes())
-        except OSError:
-            raise ValueError(f"long output {digest} is not in {self.folder}") from None
-        except lzma.LZMAError:
-            raise ValueError(f"{self._file(digest)} is not the string its name says") from None
-        text = data.decode("utf-8", "surrogatepass")
-        if len(text) != length or wire.string_digest(text) != digest:
-            raise ValueError(f"{self._file(digest)} is not the string its name says")
-        return text
+        return long_text(self._file(digest), digest, length)
 
 
 def stable_text(value: Any) -> str:
