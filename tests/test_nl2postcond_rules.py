@@ -507,3 +507,12 @@ def test_a_corpus_is_read_task_by_task_and_a_bad_line_is_named_when_its_task_is_
     path.write_text(good.line() + "\n" + good.line().replace("T/2", "T/1") + "\n" + good.line() + "\n", encoding="utf-8")
     with pytest.raises(DataError, match="T/2's lines are not together"):
         corpus.CorpusFile(path)
+
+
+def test_the_agreement_script_can_run_the_corpus_tier_alone(tmp_path):
+    """The kill columns need the paper's checks only; the family's default tiers add the pbt
+    tier's search (session 20's kill run paid for it): ``--spec-tiers corpus`` passes through."""
+    rows = [{"task_id": "HumanEval/0", "r_num": 0, "postcondition": "assert True"}]
+    argv = agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus", tmp_path / "c.jsonl", 0, spec_tiers="corpus")
+    assert "--spec-tiers=corpus" in argv
+    assert not any(a.startswith("--spec-tiers") for a in agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus", None, 0))
