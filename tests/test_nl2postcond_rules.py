@@ -152,8 +152,11 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
 def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, monkeypatch):
     """No upstream publishes the corpus: a user's mirror (SPECBENCH_DATA_MIRROR) may, and
     the download keeps it only when its sha256 is the pinned build's; without a pin it is
-    not fetched, and the line names the build command."""
+    not fetched, and the line names the build command.  The long outputs its lines name
+    (``corpus.jsonl.long/<digest>.xz``) come with it, each kept only if it is the text its
+    name says; a missing or wrong one is one line naming the file."""
     import hashlib
+    import lzma
     import threading
     from functools import partial
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -161,8 +164,14 @@ def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, mo
     from pytest_specbench.data import fetch, sources
 
     served = tmp_path / "mirror" / "nl2postcond"
-    served.mkdir(parents=True)
-    (served / "corpus.jsonl").write_text('{"task_id": "T/0"}\n')
+    (served / "corpus.jsonl.long").mkdir(parents=True)
+    texts = {name: name * (corpus.DIGEST_STRINGS_OVER + 1) for name in "abc"}  # a: served right, b: wrong, c: absent
+    digest = {name: wire.string_digest(text) for name, text in texts.items()}
+    for name, text in (("a", texts["a"]), ("b", texts["a"])):
+        (served / "corpus.jsonl.long" / f"{digest[name]}.xz").write_bytes(lzma.compress(text.encode()))
+    bopi = [[i, [name], {"h" if i else "v": [digest[name], len(texts[name])]}] for i, name in enumerate("abc")]
+    (served / "corpus.jsonl").write_text(json.dumps({"task_id": "T/0", "program": 1, "natural": True,
+                                                     "bopi": json.dumps(bopi + [[3, ["{\"h\":[\"x"], "{\"v\":["]], separators=(",", ":"))}) + "\n")
     good = hashlib.sha256((served / "corpus.jsonl").read_bytes()).hexdigest()
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "mirror")))
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -179,6 +188,14 @@ def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, mo
     assert lines["none"][1] is False and "build-corpus" in lines["none"][0]
     assert lines["other"][1] is False and "does not match the pinned" in lines["other"][0], lines["other"]
     assert lines["pinned"][1] is True and "verified (from the mirror" in lines["pinned"][0], lines["pinned"]
+    said = lines["pinned"][0].splitlines()
+    assert "1 of its 3 long outputs verified" in said[0] and "(1 fetched from the mirror)" in said[0], said
+    kept = tmp_path / "pinned" / "nl2postcond" / "corpus.jsonl.long"
+    assert [f.name for f in kept.iterdir()] == [f"{digest['a']}.xz"]
+    assert said[1:] == sorted(said[1:]) and len(said) == 3, said  # one line each, naming the file
+    assert any(f"{kept / digest['b']}.xz: long output" in line and "is not the text its name says" in line
+               for line in said[1:]), said
+    assert any(f"{kept / digest['c']}.xz: long output" in line and "HTTP 404" in line for line in said[1:]), said
 
 
 def test_a_resumed_build_takes_no_part_built_under_other_rules(tmp_path):
@@ -429,6 +446,31 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
     assert "program 2, input #0: run again to fetch its" in lines[0] and "it gave another output" in lines[0]
 
 
+def test_a_long_output_is_fetched_after_the_calls_the_first_run_made_before_it(tmp_path):
+    """A call's outcome can depend on what ran before it in its process: HumanEval/44's program
+    295 took 0.2 CPU s on input #117 after inputs #0-#116 and over 20 s alone, so the build, which
+    ran the kept program again on the fetched inputs only, left the task out.  The second run
+    replays the first one's calls up to the last fetched output (here a count of the calls made:
+    only the last input's output is long), and only that output crosses whole."""
+    from pytest_specbench.execution.limits import Limits
+
+    n = corpus.DIGEST_STRINGS_OVER + 10
+    task = {"T/0": {"task_id": "T/0", "entry_point": "f", "prompt": "def f(x):\n",
+                    "canonical_solution": f"def f(x):\n    return x * {n}\n", "base_input": [["a"], ["b"], ["c"]],
+                    "plus_input": [["d"], ["e"]], "atol": 0}}
+    body = ("    global CALLS\n    CALLS = globals().get('CALLS', 0) + 1\n"
+            f"    return x * {n} + str(CALLS) if x in 'bd' else 'short'\n")
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text(json.dumps({"task_id": "T/0", "response_num": 0, "solution": f"def f(x):\n# 0\n{body}"}) + "\n")
+    ex, lines = _ObservingExecutor(), []
+    figures = corpus.build(task, candidates, tmp_path / "corpus.jsonl", [ex], Limits(), "base+plus",
+                           log=lines.append, oracle="exact")
+    assert figures["left_out"] == [] and figures["kept"] == 1, lines
+    assert ex.jobs["# 0"] == 2 and ex.sent[-1] == ("# 0", n + 1)  # the second run: each long output whole
+    bad = corpus.CorpusFile(tmp_path / "corpus.jsonl")["T/0"][0].bopi
+    assert [(b.index, b.output) for b in bad if len(b.output) > n] == [(1, "b" * n + "2"), (3, "d" * n + "4")]
+
+
 def test_the_observers_digest_is_the_wires_and_survives_a_program_that_rebinds_builtins():
     """The digest is computed in the child by the observed program's own text: it must be
     :func:`wire.string_digest` (non-ASCII, a lone surrogate), and a program whose module binds
@@ -465,3 +507,12 @@ def test_a_corpus_is_read_task_by_task_and_a_bad_line_is_named_when_its_task_is_
     path.write_text(good.line() + "\n" + good.line().replace("T/2", "T/1") + "\n" + good.line() + "\n", encoding="utf-8")
     with pytest.raises(DataError, match="T/2's lines are not together"):
         corpus.CorpusFile(path)
+
+
+def test_the_agreement_script_can_run_the_corpus_tier_alone(tmp_path):
+    """The kill columns need the paper's checks only; the family's default tiers add the pbt
+    tier's search (session 20's kill run paid for it): ``--spec-tiers corpus`` passes through."""
+    rows = [{"task_id": "HumanEval/0", "r_num": 0, "postcondition": "assert True"}]
+    argv = agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus", tmp_path / "c.jsonl", 0, spec_tiers="corpus")
+    assert "--spec-tiers=corpus" in argv
+    assert not any(a.startswith("--spec-tiers") for a in agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus", None, 0))

@@ -88,3 +88,80 @@ def differing_tasks(corpus: Path, pin: CorpusPin | None = None) -> list[tuple[st
     pin = pin or read_pin()
     return [(task, sha, pin.parts[task]) for task, sha in part_digests(corpus).items()
             if task in pin.parts and pin.parts[task] != sha]
+
+
+# ---------------------------------------------------------------- long outputs
+# A bad output whose text is over 64 K characters is not in its corpus line: the line names it,
+# {"h": [digest, length]} (a string: the file is the string) or {"v": [digest, length]} (another
+# value: the file is its wire text), and the text is a file ``<digest>.xz`` beside the corpus
+# (``FILE.long/``, or a build's ``FILE.parts/long/``).  The pin covers the lines, so the names;
+# each file is checked against its name (blake2b-128 of the UTF-8 text) and length when read.
+LONG_STRING, LONG_VALUE = "h", "v"
+_LONG_TAG = re.compile(rb'\{\\"[hv]\\": ?\[')  # inside a line's bopi text (a JSON string in the line)
+_DIGEST = re.compile(r"[0-9a-f]{32}")
+
+
+def long_folder(corpus: Path) -> Path:
+    """Where ``corpus``'s long outputs are: ``FILE.long/``, or a build's ``FILE.parts/long/``
+    when only that exists."""
+    own = corpus.with_name(corpus.name + ".long")
+    parts = corpus.with_name(corpus.name + ".parts") / "long"
+    return parts if not own.is_dir() and parts.is_dir() else own
+
+
+def long_file(folder: Path, digest: str) -> Path:
+    if not _DIGEST.fullmatch(digest):
+        raise ValueError(f"not a digest: {digest[:40]!r}")
+    return folder / f"{digest}.xz"
+
+
+def long_text(path: Path, digest: str, length: int) -> str:
+    """The text of the long output file ``path``, or ValueError naming it (absent, not xz, or
+    not the text its digest and length say)."""
+    import lzma
+
+    from ..execution.wire import string_digest
+
+    try:
+        data = lzma.decompress(path.read_bytes())
+    except OSError:
+        raise ValueError(f"long output {digest} is not in {path.parent}") from None
+    except lzma.LZMAError:
+        raise ValueError(f"{path} is not the string its name says") from None
+    text = data.decode("utf-8", "surrogatepass")
+    if len(text) != length or string_digest(text) != digest:
+        raise ValueError(f"{path} is not the string its name says")
+    return text
+
+
+def long_outputs(corpus: Path) -> dict[str, int]:
+    """``{digest: length}`` of every long output ``corpus``'s lines name (only lines that hold
+    a long output's tag are parsed).  A malformed line raises ValueError naming it."""
+    named: dict[str, int] = {}
+    with corpus.open("rb") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not _LONG_TAG.search(line):
+                continue
+            try:
+                _named_in(json.loads(json.loads(line)["bopi"]), named)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{corpus}:{lineno}: not a corpus line ({exc})") from None
+    return named
+
+
+def _named_in(plain: Any, named: dict[str, int]) -> None:
+    """Collect the long outputs named in a line's plain bopi (the wire's plain form: a dict is
+    always one tag, so a one-key dict ``h``/``v`` is a reference, never an output's value)."""
+    stack = [plain]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            if len(value) == 1 and next(iter(value)) in (LONG_STRING, LONG_VALUE):
+                digest, length = next(iter(value.values()))
+                if not isinstance(digest, str) or not _DIGEST.fullmatch(digest) or type(length) is not int:
+                    raise ValueError(f"a long output's name is not [digest, length]: {value!r:.80}")
+                named[digest] = length
+            else:
+                stack.extend(value.values())

@@ -408,7 +408,8 @@ def nl2postcond_corpus_line(root: Path, base: str | None = None, staging: Path |
     if not corpus.is_file() and base and pin and staging is not None:
         try:
             fetch_file(root, Entry("nl2postcond/corpus.jsonl", pin, None), base, staging)
-            return f"nl2postcond: {corpus}: verified (from the mirror, sha256 {pin[:16]}...)"
+            return (f"nl2postcond: {corpus}: verified (from the mirror, sha256 {pin[:16]}...)"
+                    + _nl2postcond_long_outputs(corpus, base, staging))
         except DownloadError as exc:
             mirrored = f" (the mirror's corpus: {exc})"
     else:
@@ -421,11 +422,64 @@ def nl2postcond_corpus_line(root: Path, base: str | None = None, staging: Path |
                  f"present; not the pinned parts on {', '.join(differ[:5])} (the family refuses it)" if differ else
                  "present; its pinned tasks are the pinned parts" if pin else
                  "present (no pinned hash to check it against)")
-        return f"nl2postcond: {corpus}: {state}"
+        return f"nl2postcond: {corpus}: {state}" + _nl2postcond_long_outputs(corpus, base, staging)
     check = f"; its sha256 is checked against the pinned {pin[:16]}..." if pin else ""
     return (f"nl2postcond: the buggy-program corpus is derived from upstream's programs and built here, not "
             f"downloaded: specbench nl2postcond build-corpus --specbench-data {root} --out {corpus} (resumable; "
             f"hours on two cores, docs/timing.md){check}{mirrored}")
+
+
+def _nl2postcond_long_outputs(corpus: Path, base: str | None, staging: Path | None) -> str:
+    """The long outputs ``corpus``'s lines name (``corpus.jsonl.long/<digest>.xz``,
+    docs/nl2postcond.md "Long outputs"): each one absent or not the text its name says is fetched
+    from the mirror (``MIRROR/nl2postcond/corpus.jsonl.long/<digest>.xz``, the layout of a data
+    root) and kept only if its digest and length are the ones its line names; the pin covers the
+    lines, so the names.  What is said: a count, and one line per file still missing or wrong
+    (up to a few; the family would refuse that task with one line when it reads it)."""
+    from .corpus_pin import long_file, long_folder, long_outputs, long_text
+
+    try:
+        named = long_outputs(corpus)
+    except ValueError as exc:
+        return f"\nnl2postcond: {exc}"
+    if not named:
+        return ""
+    folder = long_folder(corpus)
+    fetched: list[str] = []
+
+    def problem(digest: str, length: int) -> str | None:
+        target = long_file(folder, digest)
+        try:
+            long_text(target, digest, length)
+            return None
+        except ValueError as exc:
+            why = str(exc)
+        if not base or staging is None:
+            return f"{target}: {why}"
+        rel = f"nl2postcond/{corpus.name}.long/{target.name}"  # a mirror is laid out like a data root
+        try:
+            staged = _fetch(f"{base}/{rel}", staging / "long", target.name)
+        except DownloadError as exc:
+            return f"{target}: {why}; the mirror's: {exc}"
+        try:
+            long_text(staged, digest, length)
+        except ValueError:
+            staged.unlink(missing_ok=True)
+            return f"{target}: {why}; the mirror's {rel} is not the text its name says (blake2b-128 and length); not used"
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(staged, FILE_MODE)
+        os.replace(staged, target)
+        fetched.append(digest)
+        return None
+
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        problems = [p for p in pool.map(lambda item: problem(*item), sorted(named.items())) if p]
+    lines = [f"; {len(named) - len(problems)} of its {len(named)} long outputs verified in {folder}"
+             + (f" ({len(fetched)} fetched from the mirror)" if fetched else "")]
+    lines += [f"\nnl2postcond: {p}" for p in problems[:SHOWN_ERRORS]]
+    if len(problems) > SHOWN_ERRORS:
+        lines.append(f"\nnl2postcond: ... and {len(problems) - SHOWN_ERRORS} more long output(s) missing or wrong")
+    return "".join(lines)
 
 
 # ----------------------------------------------------------- PostcondBench repositories

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from ...data.corpus_pin import LONG_STRING, LONG_VALUE, long_file, long_folder, long_text
 from ...data.jsonl import file_digest
 from ...errors import DataError
 from ...execution import wire
@@ -150,8 +151,8 @@ def _stored(output: Any, store: "LongStore") -> Any:
 
 # A long bad output in a part line (wire's own tags are t, d, s, f, b, c, i and o/r: a plain JSON
 # object with one key "h" or "v" is no value wire writes): {"h": [digest, length]}, a string, its
-# file the string; {"v": [digest, length]}, any other value, its file the value's wire text.
-LONG_STRING, LONG_VALUE = "h", "v"
+# file the string; {"v": [digest, length]}, any other value, its file the value's wire text
+# (data/corpus_pin.py, which the download reads them with too).
 LONG_XZ_PRESET = 1
 LONG_RULE = (f"bad outputs over {DIGEST_STRINGS_OVER} characters (a string's own, another value's wire text) "
              f"stored once by blake2b-128 digest beside the parts (long/, xz)")
@@ -175,14 +176,10 @@ class LongStore:
     @staticmethod
     def beside(corpus_file: Path) -> "LongStore":
         """The store of a corpus file: ``FILE.long/`` or, for a build's output, ``FILE.parts/long/``."""
-        own = corpus_file.with_name(corpus_file.name + ".long")
-        parts = corpus_file.with_name(corpus_file.name + ".parts") / "long"
-        return LongStore(parts if not own.is_dir() and parts.is_dir() else own)
+        return LongStore(long_folder(corpus_file))
 
     def _file(self, digest: str) -> Path:
-        if not re.fullmatch(r"[0-9a-f]{32}", digest):
-            raise ValueError(f"not a digest: {digest[:40]!r}")
-        return self.folder / f"{digest}.xz"
+        return long_file(self.folder, digest)
 
     def __contains__(self, digest: str) -> bool:
         return self._file(digest).is_file()
@@ -198,16 +195,7 @@ class LongStore:
 
     def get(self, digest: str, length: int) -> str:
         """The string, or ValueError (absent, or not the string its name and length say)."""
-        try:
-            data = lzma.decompress(self._file(digest).read_bytes())
-        except OSError:
-            raise ValueError(f"long output {digest} is not in {self.folder}") from None
-        except lzma.LZMAError:
-            raise ValueError(f"{self._file(digest)} is not the string its name says") from None
-        text = data.decode("utf-8", "surrogatepass")
-        if len(text) != length or wire.string_digest(text) != digest:
-            raise ValueError(f"{self._file(digest)} is not the string its name says")
-        return text
+        return long_text(self._file(digest), digest, length)
 
 
 def stable_text(value: Any) -> str:
@@ -457,7 +445,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 with tmp.open("w", encoding="utf-8") as fh:
                     for k in kept:
                         store_long_outputs(executors[0], k, code[k.program], task, key, calls,
-                                           limits.call_cpu * 20, long_store)
+                                           limits.call_cpu * 20, long_store, per_call, tuple(stop_after), oracle)
                         fh.write(k.line(long_store) + "\n")
             except NotReproduced as exc:
                 tmp.unlink()
@@ -511,17 +499,31 @@ class NotReproduced(Exception):
 
 
 def store_long_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any], key: str, calls,
-                       cpu: float, store: "LongStore") -> None:
+                       cpu: float, store: "LongStore", per_call: Sequence[float], stop_after: tuple[int, int],
+                       oracle: str) -> None:
     """Put ``kept``'s long string bad outputs (:class:`.observe.LongStr`) that ``store`` does not
-    hold yet into it: the program runs again, alone, on those inputs only (``cpu`` seconds each: the
-    first run already decided that it ends in time; this one only fetches the value), and each output
-    must have the digest and arguments after the call the first run gave (else :class:`NotReproduced`).
+    hold yet into it: the program runs again, alone, and each output must have the digest and
+    arguments after the call the first run gave (else :class:`NotReproduced`).
     A string another program gave is not fetched again; only a kept program's long outputs ever cross
-    the sandbox's boundary whole, one call's at a time into the store."""
+    the sandbox's boundary whole, one call's at a time into the store.
+
+    The second run replays the first one's calls from input #0 up to the last output it fetches, in
+    one process, with the first run's limits (``per_call``, ``stop_after``; ``cpu`` seconds for each
+    fetched call: the first run already decided that it ends in time), the other long strings
+    coming back as digests again: a call's time can depend on what ran before it in its process.
+    HumanEval/44's program 295 (``res += str(remainder)``, 1,111,111 times) took 0.2-0.3 CPU s on
+    input #117 after inputs #0-#116, and over 20 s run alone or after #112-#116 only (how the
+    allocator grows the string depends on the process's history): run on the fetched inputs alone,
+    the build left the task out."""
     wanted = {b.index: b for b in kept.bopi if isinstance(b.output, LongStr) and b.output.digest not in store}
     if not wanted:
         return
-    for o in observe(executor, code, task, key, calls, cpu, wall_factor=RERUN_WALL_FACTOR, indices=sorted(wanted)):
+    upto = range(max(wanted) + 1)
+    limits = [cpu if i in wanted else per_call[i] for i in upto]
+    for o in observe(executor, code, task, key, calls, limits, stop_after, RERUN_WALL_FACTOR,
+                     str_digest_over(task, oracle), indices=upto, whole=sorted(wanted)):
+        if o.index not in wanted:
+            continue
         long = wanted[o.index].output
         if not (o.status == "ok" and type(o.result) is str and len(o.result) == long.length
                 and wire.string_digest(o.result) == long.digest

@@ -29,7 +29,8 @@ REFERENCE_CPU_FACTOR = 20
 FORMAT = "2"  # 2: each case with the reference's CPU seconds
 
 
-def observed_program(code: str, entry_point: str, str_digest_over: int | None = None) -> str:
+def observed_program(code: str, entry_point: str, str_digest_over: int | None = None,
+                     whole_calls: Sequence[int] = ()) -> str:
     """``code`` with an entry point that returns ``[arguments after the call, result]``.
     ``random`` is seeded before each call: 11 of upstream's 49,200 programs draw random
     numbers (HumanEval/14's program 204 drops a prefix when ``random.random() < 0.5``), and
@@ -42,16 +43,28 @@ def observed_program(code: str, entry_point: str, str_digest_over: int | None = 
     6.9 MB on 21 of its inputs (147 MB a program), which the corpus build compares with the
     reference's and, for a program it keeps, fetches whole again (:func:`LongStr`).  The
     program runs in this process and could forge the digest: that is no more than returning
-    another output, which it can anyway (its observations are its own)."""
+    another output, which it can anyway (its observations are its own).
+
+    ``whole_calls``: the job's calls (0 for its first, 1 for its second, ...) whose long ``str``
+    result comes back whole all the same: the corpus build's second run, which replays the first
+    run's calls up to the last output it fetches (:func:`.corpus.store_long_outputs`).  The count
+    lives in the program's module, which the program could change: that too only changes its own
+    outputs, and each fetched one must have the first run's digest and length."""
     # With digests, the builtins module's own names: the program's module may bind str, type or len.
     imports = f"random as {OBSERVER}_random"
     if str_digest_over is not None:
         imports += f", hashlib as {OBSERVER}_hashlib, builtins as {OBSERVER}_b"
-    text = (f"{code}\n\n\nimport {imports}\n\n\ndef {OBSERVER}(*args):\n"
-            f"    {OBSERVER}_random.seed(0)\n"
+    count = fetch = ""
+    if str_digest_over is not None and whole_calls:
+        count = (f"    n = {OBSERVER}_calls[0]\n"
+                 f"    {OBSERVER}_calls[0] = n + 1\n")
+        fetch = " and n not in {" + ", ".join(str(int(n)) for n in sorted(set(whole_calls))) + "}"
+    text = (f"{code}\n\n\nimport {imports}\n\n\n" + (f"{OBSERVER}_calls = [0]\n\n\n" if count else "")
+            + f"def {OBSERVER}(*args):\n" + count
+            + f"    {OBSERVER}_random.seed(0)\n"
             f"    result = {entry_point}(*args)\n")
     if str_digest_over is not None:
-        text += (f"    if {OBSERVER}_b.type(result) is {OBSERVER}_b.str and {OBSERVER}_b.len(result) > {int(str_digest_over)}:\n"
+        text += (f"    if {OBSERVER}_b.type(result) is {OBSERVER}_b.str and {OBSERVER}_b.len(result) > {int(str_digest_over)}{fetch}:\n"
                  f"        digest = {OBSERVER}_hashlib.blake2b(result.encode('utf-8', 'surrogatepass'), digest_size=16)\n"
                  f"        return [{OBSERVER}_b.list(args), None, [digest.hexdigest(), {OBSERVER}_b.len(result)]]\n")
     return text + "    return [list(args), result]\n"
@@ -87,7 +100,7 @@ class Observation:
 def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
             cpu: float | Sequence[float], stop_after_timeouts: tuple[int, int] | None = None,
             wall_factor: float | None = None, str_digest_over: int | None = None,
-            indices: Sequence[int] | None = None) -> list[Observation]:
+            indices: Sequence[int] | None = None, whole: Sequence[int] = ()) -> list[Observation]:
     """Run ``code``'s entry point on every call in the sandbox; one observation per input.
     ``cpu``: the CPU-second limit of every call, or one limit per call.
     With ``stop_after_timeouts`` = (in a row, in all), a program that times out on
@@ -95,10 +108,14 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
     after are time-outs too (a program that hangs on HumanEval/11's inputs, or on
     HumanEval/13's large ones, would otherwise take a CPU second per input).
     With ``str_digest_over``, a long ``str`` result is a :class:`LongStr` (:func:`observed_program`).
-    ``indices``: only these calls (one observation each, in this order)."""
+    ``indices``: only these calls (one observation each, in this order).
+    ``whole``: inputs (of ``indices``) whose long ``str`` result comes back whole all the same."""
     indices = range(len(calls)) if indices is None else list(indices)
     limits = [cpu] * len(calls) if isinstance(cpu, (int, float)) else list(cpu)
-    job = CallsJob(observed_program(code, task["entry_point"], str_digest_over), OBSERVER, calls_key, lambda: calls,
+    fetched = set(whole)
+    whole_calls = [n for n, i in enumerate(indices) if i in fetched]
+    job = CallsJob(observed_program(code, task["entry_point"], str_digest_over, whole_calls), OBSERVER, calls_key,
+                   lambda: calls,
                    indices, call_cpu=[limits[i] for i in indices], wall_factor=wall_factor)
     in_a_row, in_all, stopped = [0], [0], [False]
 
