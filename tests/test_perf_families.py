@@ -38,10 +38,16 @@ def test_tree_accounting_splits_harness_and_toolchain(tmp_path):
     # burning tell them apart as well as 0.6 and 0.4 did)
     (tmp_path / "child.py").write_text("import time\nt = time.process_time()\n"
                                        "while time.process_time() - t < 0.3: pass\n")
-    script = ("import subprocess, sys, time\n"
+    # The child waits 0.3 s between its fork and its exec, so the sampler (every 0.1 s) first
+    # sees it with the driver's command line, as a loaded machine's scheduler may show it.
+    script = ("import os, sys, time\n"
               "t = time.process_time()\n"
               "while time.process_time() - t < 0.2: pass\n"
-              "subprocess.run([sys.executable, 'child.py'])\n")
+              "pid = os.fork()\n"
+              "if pid == 0:\n"
+              "    time.sleep(0.3)\n"
+              "    os.execv(sys.executable, [sys.executable, 'child.py'])\n"
+              "os.waitpid(pid, 0)\n")
     m = families.measure([sys.executable, "-c", script], tmp_path)
     assert m["exit"] == 0
     assert m["toolchain_cpu_s"] >= 0.25 and m["harness_cpu_s"] >= 0.15

@@ -137,6 +137,11 @@ class TreeCpu(threading.Thread):
                 parent_cmd = self._cmd.get((ppid, parent[4]), "") if parent else ""
                 entry = self.procs[key] = {"role": self.role(pid, ppid, cmd, parent_cmd), "comm": comm,
                                            "cpu": 0, "hwm": 0}
+            elif entry["role"] == "worker" and (cmd := _cmdline(pid)) and cmd != self._cmd.get(key):
+                # first seen between its fork and its exec (the driver's command line, which
+                # `comm` does not tell apart when both are python): what it exec'd decides
+                self._cmd[key] = cmd
+                entry["role"] = self.role(pid, ppid, cmd, "")
             elif entry["role"] in ("job", "zygote") and comm != entry["comm"]:
                 # the job child exec'd its tool; a process first seen as a zygote that exec'd
                 # (a sandboxed tool caught before its exec) is no zygote either
