@@ -137,9 +137,12 @@ class TreeCpu(threading.Thread):
                 parent_cmd = self._cmd.get((ppid, parent[4]), "") if parent else ""
                 entry = self.procs[key] = {"role": self.role(pid, ppid, cmd, parent_cmd), "comm": comm,
                                            "cpu": 0, "hwm": 0}
-            elif entry["role"] == "worker" and (cmd := _cmdline(pid)) and cmd != self._cmd.get(key):
-                # first seen between its fork and its exec (the driver's command line, which
-                # `comm` does not tell apart when both are python): what it exec'd decides
+            elif (entry["role"] in ("worker", "toolchain") and ppid == self.root
+                  and (cmd := _cmdline(pid)) and cmd != self._cmd.get(key)):
+                # a child of the driver first seen between its fork and its exec (the driver's
+                # command line, which `comm` does not tell apart when both are python: a pytest
+                # driver's xdist worker looked like a tool, a `-c` driver's tool like a worker):
+                # what it exec'd decides
                 self._cmd[key] = cmd
                 entry["role"] = self.role(pid, ppid, cmd, "")
             elif entry["role"] in ("job", "zygote") and comm != entry["comm"]:
