@@ -43,7 +43,8 @@ import time
 
 from pytest_specbench.execution import wire
 from pytest_specbench.execution.records import WAKE_CPU_SECONDS, Writer
-from pytest_specbench.execution.sandbox import _libc, base_env, enter_child
+from pytest_specbench.execution.enter import base_env, enter_child
+from pytest_specbench.execution.sandbox import _libc
 
 # Modules most samples import: loading them once in the zygote makes every fork cheaper.
 PRELOAD = ("math", "re", "collections", "itertools", "functools", "heapq", "bisect", "string",

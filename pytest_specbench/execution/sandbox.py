@@ -47,7 +47,7 @@ import time
 from typing import Any, Callable
 
 from . import records
-from .enter import JOB_IPC_NAMESPACE, base_env, enter_child  # noqa: F401 - re-exported for the runners
+from .enter import JOB_IPC_NAMESPACE
 
 _LEN = struct.Struct(">I")
 _FRAME = struct.Struct(">BI")
@@ -59,9 +59,6 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 _libc = ctypes.CDLL(None, use_errno=True)
-# Set in the zygote once it has namespaces: every job then gets an IPC namespace of its own
-# (enter_child), so SysV segments, queues, semaphores and POSIX queues die with the job.
-_JOB_IPC_NAMESPACE = JOB_IPC_NAMESPACE  # (.enter's flag, set here)
 _HIDDEN_FDS: dict[str, int] = {}  # hidden path -> O_PATH fd of what the tmpfs covers
 _KEPT: list[str] = []  # paths bound back read-only at start (the interpreter's installation)
 
@@ -334,9 +331,6 @@ def _world_traversable(path: str) -> bool:
 
 
 # ------------------------------------------------------------------- child
-
-# enter_child and base_env: .enter (standard library only: a warm image runs it too, .warm)
-
 
 # ------------------------------------------------------------------ zygote
 
@@ -1012,7 +1006,7 @@ def main(preload: tuple[str, ...] = ()) -> None:
         environment = _describe_apart(sys.path)
     iso = isolate(cfg)
     if iso.get("network") and _can_unshare_ipc():  # one IPC namespace per job (enter_child)
-        _JOB_IPC_NAMESPACE[0] = True
+        JOB_IPC_NAMESPACE[0] = True
         iso["ipc"] = "per job"
     else:
         iso.setdefault("notes", []).append("no IPC namespace per job: SysV and POSIX IPC objects may outlive a job")
@@ -1024,7 +1018,7 @@ def main(preload: tuple[str, ...] = ()) -> None:
             pass
     zygote = Zygote(chan, cfg, iso)
     if cfg.get("warm") and iso.get("uid") is not None and warm.supported():
-        zygote.images = warm.Images(ipc=_JOB_IPC_NAMESPACE[0])  # its seed starts at the first warm job
+        zygote.images = warm.Images(ipc=JOB_IPC_NAMESPACE[0])  # its seed starts at the first warm job
     zygote._runners.update(runners)
     if environment is not None:
         iso["environment"] = environment
