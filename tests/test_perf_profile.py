@@ -57,7 +57,7 @@ def test_py_spy_records_a_profile_of_a_child_process(tmp_path):
     script = textwrap.dedent("""
         import time
         def spin_for_the_profile():
-            end = time.process_time() + 1.0
+            end = time.process_time() + 0.3  # ~60 samples at 200 Hz (1 s until #45, session 22)
             while time.process_time() < end:
                 pass
         spin_for_the_profile()
