@@ -349,8 +349,9 @@ def _searched_entries(tmp_path, pytester):
             rows = search.correct_rows(SHARED_DATA, set(bench["tasks"]))
             entries.update({(e["task_id"], e["r_num"]): e for e in search.table(rows, bench)})
         return entries
-    if not FULL:  # a bounded slice: the two weak rows of HumanEval/3 (each accepts a wrong output)
-        rows = [r for r in search.correct_rows(SHARED_DATA, {"HumanEval/3"}) if r["r_num"] in (0, 1)]
+    if not FULL:  # a bounded slice: a weak row of HumanEval/3 (it accepts a wrong output: RW REFUTED)
+        # (r1, refuted the same way, was a second search job of the same kind: #45, session 22)
+        rows = [r for r in search.correct_rows(SHARED_DATA, {"HumanEval/3"}) if r["r_num"] == 0]
         # the tool's own run (search.pbt_args), made in this process: each search still runs in
         # its sandbox job; a Python of its own and the plugin's import were ~1.5 CPU s
         pytester.runpytest_inprocess(*search.pbt_args(SHARED_DATA, rows, pytester.path, examples=15, workers=0))
