@@ -169,3 +169,23 @@ def test_entry_points_are_read_once_while_the_path_is_unchanged(tmp_path, monkey
         import sys
 
         sys.modules.pop("toyfamily", None)
+
+
+def test_executors_lent_to_check_family_are_used_and_left_open(tmp_path):
+    """What ``check_family(executors=...)`` hands the services: the executor of that kind, which
+    their close() leaves to its owner (the suite's one jvm executor per process lives on)."""
+    from pytest_specbench.plugin.services import Services
+    from pytest_specbench.testing.family import family_settings
+
+    class Lent:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    lent = Lent()
+    services = Services(family_settings("contract", state_dir=tmp_path / "state"), [])
+    services.borrow_executors({"jvm": lent})
+    assert services.executor("jvm") is lent
+    services.close()
+    assert not lent.closed
