@@ -25,6 +25,7 @@ from pytest_specbench import benchmarks
 from pytest_specbench.testing import check_family
 from shared_data import FULL
 from shared_runs import postcond_bundled_state  # noqa: F401  (a fixture: PostcondBench's Java classes, built once)
+from shared_runs import session_jvm  # noqa: F401  (a fixture: the process's one jvm executor)
 from test_house_toy_family import TOY_FAMILY
 
 SPREAD = 16  # tasks per family at most by default (every check kind first): every bundled suite is smaller
@@ -97,14 +98,15 @@ def toy_entry_point(tmp_path, monkeypatch):
     sys.modules.pop("toyfamily", None)
 
 
-def _conforms(tmp_path, name, state=None):
+def _conforms(tmp_path, name, state=None, executors=None):
     """The shipped contract (``pytest_specbench.testing.check_family``) on a registered family."""
     adapter = benchmarks.get_benchmark(name)
     assert adapter.name == name
     checked = check_family(adapter, *EXTRA_ARGS.get(name, ()), state_dir=state or tmp_path / "state",
                            spread=None if FULL else SPREAD_OF.get(name, SPREAD), kind_of=KIND_OF.get(name),
                            order=ORDER_OF.get(name),
-                           also=FAMILY_CHECKS.get(name), known_absent=KNOWN_ABSENT.get(name, ()))
+                           also=FAMILY_CHECKS.get(name), known_absent=KNOWN_ABSENT.get(name, ()),
+                           executors=executors)
     if not checked.ran:
         pytest.skip(f"{name}: every check skipped here ({checked.skipped[0]})")
     return checked.ran, checked.skipped
@@ -114,6 +116,10 @@ def _conforms(tmp_path, name, state=None):
 # has it built (PostcondBench's Java toolchain and project, tests/shared_runs.py); the
 # references' own runs (every program compiled and run, every mutant) are still this test's.
 STATE_FIXTURE = {"postcond": "postcond_bundled_state"}
+# Executors lent to check_family: SpecEval's checks on the process's one jvm executor (the one
+# its JML and SpecEval tests use), whose warm javac has started once (~1 CPU s a start: #45,
+# session 22); every program, spec and answer is still compiled and run by this test.
+EXECUTORS_OF = {"speceval": {"jvm": "session_jvm"}}
 
 
 # Families whose references run a JVM per program and every mutant: slow (7 and 5 CPU s).
@@ -124,7 +130,8 @@ JVM_FAMILIES = {"postcond", "speceval"}
                                   for name in benchmarks.known_benchmarks()])
 def test_registered_family_conforms(tmp_path, request, name):
     state = request.getfixturevalue(STATE_FIXTURE[name]) if name in STATE_FIXTURE else None
-    _conforms(tmp_path, name, state)
+    executors = {kind: request.getfixturevalue(fixture) for kind, fixture in EXECUTORS_OF.get(name, {}).items()}
+    _conforms(tmp_path, name, state, executors)
 
 
 @pytest.mark.parametrize("name", ENTRY_POINT_FAMILIES)
@@ -162,3 +169,23 @@ def test_entry_points_are_read_once_while_the_path_is_unchanged(tmp_path, monkey
         import sys
 
         sys.modules.pop("toyfamily", None)
+
+
+def test_executors_lent_to_check_family_are_used_and_left_open(tmp_path):
+    """What ``check_family(executors=...)`` hands the services: the executor of that kind, which
+    their close() leaves to its owner (the suite's one jvm executor per process lives on)."""
+    from pytest_specbench.plugin.services import Services
+    from pytest_specbench.testing.family import family_settings
+
+    class Lent:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    lent = Lent()
+    services = Services(family_settings("contract", state_dir=tmp_path / "state"), [])
+    services.borrow_executors({"jvm": lent})
+    assert services.executor("jvm") is lent
+    services.close()
+    assert not lent.closed

@@ -92,7 +92,9 @@ def test_same_verdict_in_20_runs_under_a_competing_load(competing_load, ctx):
 
 
 def test_over_within_the_margin_fails_every_time_with_its_figures(competing_load, ctx):
-    for _ in range(3):
+    # Twice (three times until #45, session 22): the sample has no coin (1.3x its limit on
+    # every run); each check is already five runs of the call, all within the margin.
+    for _ in range(2):
         result = check(OVER, ctx)
         assert not result.passed and result.details["failed_input"] == 2
         (entry,) = result.details["borderline"]
@@ -135,13 +137,16 @@ def f(x, k):
 '''
     # The coin is the sample's: until some re-measurement has drawn a wrong answer the test
     # has not shown the rule, so it keeps checking (8 checks left that to chance: about one
-    # run in a thousand drew only right answers in every re-measurement).
+    # run in a thousand drew only right answers in every re-measurement).  It stops at the
+    # first check that has drawn one (at least 8 checks until #45, session 22): a harness that
+    # let a fast figure count would have passed that very check, so the checks after it
+    # showed nothing more (about half of all checks draw one: ~2 checks, not 8).
     entries = []
-    for attempt in range(40):
+    for _ in range(40):
         result = check(code, ctx)
         assert not result.passed
         entries += result.details.get("borderline", [])
-        if attempt >= 7 and any(None in entry["cpu"] for entry in entries):
+        if any(None in entry["cpu"] for entry in entries):
             break
     for entry in entries:
         assert entry["passed"] is False

@@ -106,6 +106,12 @@ class TreeCpu(threading.Thread):
         self.root, self.interval, self.stop = root, interval, threading.Event()
         self.procs: dict[tuple[int, str], dict] = {}  # (pid, start time) -> role, comm, cpu ticks, hwm
         self._cmd: dict[tuple[int, str], str] = {}
+        # Processes of the last listing of /proc found outside the tree: not read again.  A
+        # process never moves into another's tree; a pid is used again only after the kernel's
+        # counter has gone round (pid_max new processes), and one gone from a listing leaves
+        # this set.  Reading every process's stat at each sample was ~3.7 ms a sample on a
+        # machine of 120 processes (~37 ms of this process's CPU a second of the run).
+        self._outside: set[int] = set()
 
     def role(self, pid: int, ppid: int, cmd: str, parent_cmd: str) -> str:
         if pid == self.root:
@@ -117,17 +123,20 @@ class TreeCpu(threading.Thread):
         return "toolchain"
 
     def sample(self) -> None:
+        listed = {int(name) for name in os.listdir("/proc") if name.isdigit()}
+        self._outside &= listed
         stats = {}
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                st = _stat(int(name))
-                if st is not None:
-                    stats[int(name)] = st
+        for pid in listed - self._outside:
+            st = _stat(pid)
+            if st is not None:
+                stats[pid] = st
         for pid, (ppid, cpu, _, comm, start) in stats.items():
             p, depth = pid, 0
-            while p != self.root and p in stats and depth < 64:
+            while p != self.root and p in stats and depth < 64:  # a parent outside is not in stats
                 p, depth = stats[p][0], depth + 1
             if p != self.root:
+                if depth < 64:
+                    self._outside.add(pid)
                 continue
             key = (pid, start)
             entry = self.procs.get(key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..engine.context import CheckContext
 from ..errors import OptionError
@@ -22,6 +22,7 @@ class Services:
         self.settings = settings
         self._hide = hide
         self._executors: dict[str, Any] = {}  # kind -> executor, started on first use
+        self._borrowed: set[str] = set()  # kinds whose executor is the caller's to close
         self._roles: dict[str, Any] = {}  # role -> RoleModel, loaded on first use
         # Role specs the adapters propose when the user gives none (CIFE's bundled
         # suite: its recorded judgments), filled in by the session.
@@ -35,6 +36,13 @@ class Services:
         if kind not in self._executors:
             self._executors[kind] = make_executor(kind, self.settings, self._hide)
         return self._executors[kind]
+
+    def borrow_executors(self, executors: Mapping[str, Any]) -> None:
+        """Use these executors by kind, made and closed by the caller (:meth:`close` leaves
+        them open): ``pytest_specbench.testing.check_family`` in a test suite that keeps one
+        jvm executor per process."""
+        self._executors.update(executors)
+        self._borrowed.update(executors)
 
     def model(self, role: str) -> Any:
         """The model in ``role`` (``judge``: ``--judge-model``, else the adapter's
@@ -95,5 +103,6 @@ class Services:
 
     def close(self) -> None:
         executors, self._executors = self._executors, {}
-        for ex in executors.values():
-            ex.close()
+        for kind, ex in executors.items():
+            if kind not in self._borrowed:
+                ex.close()

@@ -26,7 +26,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 SAMPLES = 5  # samples per task given to aggregate: enough for every k a family reports on its own
 
@@ -112,14 +112,18 @@ def same_json(a: Any, b: Any) -> bool:
 def check_family(adapter: Any, *args: str, state_dir: Path | None = None, spread: int | None = 16,
                  kind_of: Callable[[Any], Any] | None = None,
                  also: Callable[[Any, str, Any], None] | None = None,
-                 known_absent: Iterable[str] = (), order: Callable[[Any], Any] | None = None) -> FamilyCheck:
+                 known_absent: Iterable[str] = (), order: Callable[[Any], Any] | None = None,
+                 executors: Mapping[str, Any] | None = None) -> FamilyCheck:
     """Check ``adapter`` against the family contract (module docstring); AssertionError
     names what is broken.  ``args``: the family's options for an offline reference run;
     ``kind_of`` and ``order``: what else makes a task a kind of its own for the spread, and
     which task of a kind it takes first (:func:`spread_of`);
     ``also(task, check, result)``: the family's own extra assertions on each result;
     ``known_absent``: metric names ``aggregate`` may not return on the bundled suite
-    (exact: one that is returned is an error, so a fixed gap must leave the list)."""
+    (exact: one that is returned is an error, so a fixed gap must leave the list);
+    ``executors``: executors by kind (``"jvm"``...) that the caller made and closes, used
+    instead of new ones (a test suite's one jvm executor per process: its warm javac
+    starts once, not once per family checked)."""
     from ..models.base import Completion
     from ..plugin.services import Services
 
@@ -130,6 +134,7 @@ def check_family(adapter: Any, *args: str, state_dir: Path | None = None, spread
     taskset = adapter.load(settings.data_root, settings)
     assert taskset.tasks, f"{name}: the bundled suite has no tasks"
     services = Services(settings, [])
+    services.borrow_executors(executors or {})
     defaults = getattr(adapter, "default_roles", None)
     if callable(defaults):
         services.role_defaults.update(defaults(taskset))

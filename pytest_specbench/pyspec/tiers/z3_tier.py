@@ -276,6 +276,9 @@ def search(task: TierTask, spec: Any, reference_spec: str, settings: TierSetting
 
 
 MEMORY_BYTES = 2 << 30  # the search child's address space
+# CPU seconds the search child may spend beyond the solver's budget (``settings.seconds``):
+# the translation before the solver starts, the answer after it stops.
+CPU_MARGIN_SECONDS = 3
 
 
 def search_confined(task: TierTask, spec: Any, reference_spec: str, settings: TierSettings) -> Searched:
@@ -284,7 +287,7 @@ def search_confined(task: TierTask, spec: Any, reference_spec: str, settings: Ti
     translation explodes (nested comprehensions over long ranges) costs that
     child its limits, never the harness; it is then UNKNOWN.  The child answers
     in plain data (:mod:`~pytest_specbench.execution.wire`)."""
-    cpu = int(settings.seconds) + 3
+    cpu = int(settings.seconds) + CPU_MARGIN_SECONDS
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: compute, answer, never return into the caller's stack
