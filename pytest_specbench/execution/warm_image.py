@@ -3,11 +3,14 @@ the seed, the image processes and a job's processes until they enter their entry
 function.  Standard library only, and nothing of this package: its text (after
 :mod:`.enter`'s, in one namespace that is no module) is what the seed, a fresh
 interpreter, runs; no process here imports the package."""
+import atexit
 import ctypes
 import fcntl
+import importlib.machinery
 import json
 import os
 import platform
+import runpy
 import signal
 import socket
 import sys
@@ -194,8 +197,6 @@ def _job_process(req, fds, control):
     code = 0
     try:  # as the interpreter ends a script: its exit code, or the traceback on stderr and 1
         if entry is None:
-            import runpy
-
             runpy._run_module_as_main(module)  # what ``python -m MODULE`` calls
         elif req["role"] == "main":
             entry(sys.argv, 5, req["helper_pid"]) if req.get("helper_pid") else entry(sys.argv)
@@ -211,8 +212,6 @@ def _job_process(req, fds, control):
         traceback.print_exc()
         code = 1
     if entry is None:  # then, as the interpreter ends: wait for the threads, run the exit functions
-        import atexit
-
         try:
             threading._shutdown()
         except BaseException:  # noqa: BLE001
@@ -265,8 +264,6 @@ def _shadowed(folders):
     """Does a folder hold a namesake of an imported module (a package folder, a source
     or compiled module), which an exec'd interpreter would have imported from there?"""
     imported = {name.partition(".")[0] for name in list(sys.modules)}
-    import importlib.machinery
-
     suffixes = tuple(importlib.machinery.all_suffixes())
     for folder in folders:
         try:
