@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
+from typing import Callable
 
 from pytest_specbench.execution.command import CommandExecutor
 from pytest_specbench.pyspec.blocks import blocks_job, check_blocks
@@ -97,20 +98,21 @@ def postcond_round(warm: bool, jobs: int) -> tuple[list[float], float, list]:
     return cpu, _children_cpu() - before, found
 
 
-def main_postcond(args) -> None:
-    print(f"{'mode':6} {'round':>5} {'run job':>8} {'executor':>9}  (CPU s: job median, executor whole; "
-          f"{args.jobs} runs of minilib--clamp's test)")
+def alternate(rounds: int, one: Callable[[bool], tuple[list[list[float]], float, list]], what: str) -> None:
+    """``rounds`` rounds of both modes, exec'd first: per round and mode the medians of the
+    job figures ``one(warm)`` gives and its executor's whole CPU; then the medians of the
+    rounds and whether both modes found the same (``what``)."""
     totals: dict[str, list[float]] = {"exec": [], "warm": []}
     results = {}
-    for r in range(args.rounds):
+    for r in range(rounds):
         for mode in ("exec", "warm"):
-            cpu, whole, found = postcond_round(mode == "warm", args.jobs)
+            columns, whole, found = one(mode == "warm")
             totals[mode].append(whole)
             results.setdefault(mode, found)
-            print(f"{mode:6} {r:>5} {statistics.median(cpu):>8.3f} {whole:>9.2f}")
+            print(f"{mode:6} {r:>5} " + " ".join(f"{statistics.median(c):>11.3f}" for c in columns) + f" {whole:>9.2f}")
     print(f"executor CPU, median of rounds: exec {statistics.median(totals['exec']):.2f} s, "
           f"warm {statistics.median(totals['warm']):.2f} s")
-    print("same verdicts in both modes:", results["exec"] == results["warm"], results["warm"][0])
+    print(f"same {what} in both modes:", results["exec"] == results["warm"], results["warm"][0])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -121,21 +123,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kind", choices=("pyspec", "postcond"), default="pyspec")
     args = parser.parse_args(argv)
     if args.kind == "postcond":
-        return main_postcond(args)
+        print(f"{'mode':6} {'round':>5} {'run job':>11} {'executor':>9}  (CPU s: job median, executor whole; "
+              f"{args.jobs} runs of minilib--clamp's test)")
+
+        def one(warm):
+            cpu, whole, found = postcond_round(warm, args.jobs)
+            return [cpu], whole, found
+        return alternate(args.rounds, one, "verdicts")
     print(f"{'mode':6} {'round':>5} {'search job':>11} {'blocks job':>11} {'executor':>9}  (CPU s: job medians, "
           f"executor whole; {args.jobs} search + {args.jobs + 1} blocks jobs)")
-    totals: dict[str, list[float]] = {"exec": [], "warm": []}
-    results = {}
-    for r in range(args.rounds):
-        for mode in ("exec", "warm"):
-            search, blocks, whole, found = one_round(mode == "warm", args.jobs, args.examples)
-            totals[mode].append(whole)
-            results.setdefault(mode, found)
-            print(f"{mode:6} {r:>5} {statistics.median(search):>11.3f} {statistics.median(blocks):>11.3f} "
-                  f"{whole:>9.2f}")
-    print(f"executor CPU, median of rounds: exec {statistics.median(totals['exec']):.2f} s, "
-          f"warm {statistics.median(totals['warm']):.2f} s")
-    print("same search verdicts in both modes:", results["exec"] == results["warm"], results["warm"][0])
+
+    def one(warm):
+        search, blocks, whole, found = one_round(warm, args.jobs, args.examples)
+        return [search, blocks], whole, found
+    alternate(args.rounds, one, "search verdicts")
 
 
 if __name__ == "__main__":
