@@ -234,11 +234,11 @@ sys.exit("the module's own exit message")
 M_WARM = WarmStart(main=None, top_preload=("json",), top_optional=("icontract", "no_such_module_here"))
 
 
-def _module_job(*args, secret=b"", pythonpath="pp", files=None):
+def _module_job(*args, secret=b"", pythonpath="pp", files=None, env=None):
     return CommandJob(argv=(sys.executable, "-m", "warm_m", *args),
                       files={"warm_m.py": M_PROBE.encode(), "warm_probe.py": PROBE.encode(), "pp/keep.txt": b"",
                              **({"secret.txt": secret} if secret else {}), **(files or {})},
-                      env={"PYTHONPATH": f"{pythonpath}:.", "PYTHONDONTWRITEBYTECODE": "1"}, warm=M_WARM,
+                      env={"PYTHONPATH": f"{pythonpath}:.", "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}, warm=M_WARM,
                       cpu_seconds=30, wall_seconds=120)
 
 
@@ -249,6 +249,9 @@ def test_a_module_job_starts_warm_as_the_interpreter_would_and_reaches_nothing(w
         # a namesake of a module the image imported, on the job's $PYTHONPATH: that job is exec'd,
         # and imports the namesake, as an exec'd job does
         shadowed = warm_command.run(None, _module_job("state", files={"pp/icontract.py": b"SHADOW = 1\n"}))
+        # another locale (the image's streams were made in its own) or start variable: exec'd too
+        others = [warm_command.run(None, _module_job("state", env=env)) for env in ({"LC_ALL": "C"},
+                                                                                    {"PYTHONHASHSEED": "7"})]
     finally:
         plain.close()
     (warm, warm_exit), (cold, cold_exit) = (r.records for r in runs)
@@ -262,6 +265,7 @@ def test_a_module_job_starts_warm_as_the_interpreter_would_and_reaches_nothing(w
     assert same(warm) == same(cold), (same(warm), same(cold))
     assert warm["dont_write_bytecode"] and warm["path"][:3] == [warm["cwd"], warm["cwd"] + "/pp", warm["cwd"]]
     assert shadowed.records[0]["shadow"] == 1 and not shadowed.records[0]["warm"], shadowed.records
+    assert [r.records[0]["warm"] for r in others] == [False, False], [r.stderr for r in others]
     # the hostile pair: the attacker reaches no process, the next job (cloned from the same image)
     # finds nothing of it: not its mark on a module the image imported, its files, its secret
     secret = secrets.token_hex(24)

@@ -113,7 +113,8 @@ class Images:
                     os.closerange(4, 1 << 16)
                     # (HOME: no user site folder of ours; a job's own is looked for per job)
                     os.execve(python, [python, *flags, "-c", _BOOT],
-                              {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/nonexistent", **dict(env)})
+                              {"PATH": "/usr/bin:/bin", "LANG": warm_image.SEED_LOCALE, "HOME": "/nonexistent",
+                               **dict(env)})
                 finally:
                     os._exit(127)
             os.close(code_r)

@@ -229,6 +229,9 @@ def _job_process(req, fds, control):
 # seed started with the job's $PYTHONDONTWRITEBYTECODE, :mod:`.warm`); a job with any other
 # PYTHON* variable (a hash seed, an encoding, a user base, ...) is exec'd instead.
 STARTUP_ENV = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+# The locale every seed starts in (its standard streams' encoding is set then): a job of another
+# locale is exec'd.
+SEED_LOCALE = "C.UTF-8"
 
 
 def _as_interpreter(argv, at, jobdir, env):
@@ -237,11 +240,13 @@ def _as_interpreter(argv, at, jobdir, env):
     then $PYTHONPATH's folders made absolute, then the image's own), the user site folder's
     name, a fresh ``__main__``, ``sys.argv``.  Where that state cannot be the exec'd one --
     a module the image imported has a namesake in a folder the job puts before the
-    installation's (the checkout, the job's folder), another startup variable, a user site
-    folder that exists -- the process execs the argv instead, here, set up as the job (the
+    installation's (the checkout, the job's folder), another startup variable or locale, a
+    user site folder that exists -- the process execs the argv instead, here, set up as the job (the
     job is then exactly an exec'd one).  Returns the module to run."""
     flags = argv[1:at]
     front = [jobdir]
+    if env.get("LANG") != SEED_LOCALE or env.get("LC_ALL") or env.get("LC_CTYPE"):
+        _exec(argv, env)
     if "-E" not in flags:
         if any(k.startswith("PYTHON") and k not in STARTUP_ENV for k in env):
             _exec(argv, env)
