@@ -77,11 +77,14 @@ def test_hints_file_errors_name_the_file(tmp_path):
         assert "hints.json" in str(info.value)
 
 
-@pytest.fixture
-def executor(tmp_path):
-    ex = CommandExecutor(state_dir=tmp_path / "state")
+@pytest.fixture(scope="module")
+def executor(tmp_path_factory):
+    """The module's command executor: both tests' jobs in one zygote, from the same warm
+    images (the search's, pytest's: execution/warm.py), as a run's checks are; each test is
+    still charged what its jobs spend (perf/suite_cpu.py reads the live processes per test)."""
+    ex = CommandExecutor(state_dir=tmp_path_factory.mktemp("postcond-pbt-state"))
     yield ex
-    ex.close()  # (its sandbox's CPU is then counted with the test's)
+    ex.close()
 
 
 def _ctx(tmp_path, executor, examples):

@@ -168,7 +168,7 @@ def test_a_sample_that_misbehaves_is_F_with_a_reason(pytester, tmp_path, names):
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({"task_id": "minilib--gcd", "sample_index": i, "solution": MISBEHAVING[n][0]})
                                + "\n" for i, n in enumerate(names)))
-    timeout = 2 if names == ("hang",) else 5
+    timeout = 1 if names == ("hang",) else 5
     report = tmp_path / "run.json"
     result = run_plugin_inprocess(pytester, tmp_path, f"--model=replay:{answers}", f"--specbench-data={folder}",
                                   f"--postcond-timeout={timeout}", "--specbench-checks=correct",

@@ -16,17 +16,22 @@ from fakes import fake_context
 DATA = SHARED_DATA / "postcondbench"
 
 
-@pytest.fixture
-def executor(tmp_path):
-    """The test's command executor, closed at its end: its zygote and the jobs' CPU are
-    the test's (an executor never closed outlived the session, its jobs' CPU uncounted)."""
-    made = []
+@pytest.fixture(scope="module")
+def executor(tmp_path_factory):
+    """The module's command executors, one per state folder, closed at the module's end: the
+    tests share a zygote and its warm image of pytest (execution/warm.py), as a run's checks do
+    (one per test was a zygote and an image more for each).  Each test is still charged what
+    its jobs spend (perf/suite_cpu.py reads the live processes' CPU per test)."""
+    made = {}
+    default = tmp_path_factory.mktemp("postcond-run-state")
 
     def make(state=None):
-        made.append(CommandExecutor(state_dir=state or tmp_path / "state"))
-        return made[-1]
+        state = state or default
+        if state not in made:
+            made[state] = CommandExecutor(state_dir=state)
+        return made[state]
     yield make
-    for ex in made:
+    for ex in made.values():
         ex.close()
 
 

@@ -202,3 +202,76 @@ def test_a_warm_search_job_gives_the_records_of_an_exec_d_one(warm_command):
     warm, exec_d = runs
     assert warm == exec_d and [r.get("status") for r in warm if r.get("event") == "search"] == ["passed", "refuted"]
     assert json.dumps(warm)  # plain data
+
+
+# The other kind (PostcondBench's runs, benchmarks/postcond/execute.py): ``PYTHON -m MODULE`` of any
+# interpreter, one process cloned from an image of that interpreter with installed modules imported
+# (``main=None``), set up as the interpreter starts.  The module reports the state it starts in;
+# with "attack"/"look" it is the hostile pair above, the image now the one the job is cloned from.
+M_PROBE = r'''
+import atexit, json, os, site, sys
+import warm_probe
+
+state = {"warm": "icontract" in sys.modules, "path": sys.path, "argv": sys.argv, "flags": list(sys.flags),
+         "dont_write_bytecode": sys.dont_write_bytecode, "main": [__name__, __file__, __spec__.name],
+         "main_module": sorted(k for k in vars(sys.modules["__main__"]) if not k.startswith("__")),
+         "user_site": site.USER_SITE, "executable": sys.executable, "cwd": os.getcwd(), "uid": os.getuid(),
+         "pid": os.getpid()}
+import icontract
+state["shadow"] = getattr(icontract, "SHADOW", None)
+if sys.argv[1] == "attack":
+    warm_probe.STATE.append(open("secret.txt").read())
+    warm_probe._attack(state, 0)
+    sys.modules["icontract"].SPECBENCH_MARK = warm_probe.STATE[0]
+elif sys.argv[1] == "look":
+    state.update(mark=getattr(sys.modules.get("icontract"), "SPECBENCH_MARK", None),
+                 files=[p for p in ("/tmp/mark", "/dev/shm/mark", "/var/tmp/mark", "../mark") if os.path.exists(p)],
+                 in_memory=warm_probe._memory_holds(sys.argv[2].encode(), sys.argv[3].encode()))
+atexit.register(lambda: os.write(3, b'{"atexit": true}\n'))
+os.write(3, (json.dumps(state) + "\n").encode())
+sys.exit("the module's own exit message")
+'''
+M_WARM = WarmStart(main=None, top_preload=("json",), top_optional=("icontract", "no_such_module_here"))
+
+
+def _module_job(*args, secret=b"", pythonpath="pp", files=None, env=None):
+    return CommandJob(argv=(sys.executable, "-m", "warm_m", *args),
+                      files={"warm_m.py": M_PROBE.encode(), "warm_probe.py": PROBE.encode(), "pp/keep.txt": b"",
+                             **({"secret.txt": secret} if secret else {}), **(files or {})},
+                      env={"PYTHONPATH": f"{pythonpath}:.", "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}, warm=M_WARM,
+                      cpu_seconds=30, wall_seconds=120)
+
+
+def test_a_module_job_starts_warm_as_the_interpreter_would_and_reaches_nothing(warm_command, tmp_path):
+    plain = CommandExecutor(warm=False)
+    try:
+        runs = [ex.run(None, _module_job("state")) for ex in (warm_command, plain)]
+        # a namesake of a module the image imported, on the job's $PYTHONPATH: that job is exec'd,
+        # and imports the namesake, as an exec'd job does
+        shadowed = warm_command.run(None, _module_job("state", files={"pp/icontract.py": b"SHADOW = 1\n"}))
+        # another locale (the image's streams were made in its own) or start variable: exec'd too
+        others = [warm_command.run(None, _module_job("state", env=env)) for env in ({"LC_ALL": "C"},
+                                                                                    {"PYTHONHASHSEED": "7"})]
+    finally:
+        plain.close()
+    (warm, warm_exit), (cold, cold_exit) = (r.records for r in runs)
+    assert warm["warm"] and not cold["warm"], (warm, cold)  # cloned from the image, and exec'd
+    assert warm_exit == cold_exit == {"atexit": True}
+    for r in runs:
+        assert r.exit_code == 1 and r.stderr.strip().endswith("the module's own exit message"), r.stderr
+    # the state it starts in is the exec'd one's (less the job's own folder's name, and pid)
+    same = lambda s: json.loads(json.dumps({k: v for k, v in s.items() if k not in ("warm", "pid", "uid")})
+                                .replace(s["cwd"], "JOBDIR"))  # noqa: E731
+    assert same(warm) == same(cold), (same(warm), same(cold))
+    assert warm["dont_write_bytecode"] and warm["path"][:3] == [warm["cwd"], warm["cwd"] + "/pp", warm["cwd"]]
+    assert shadowed.records[0]["shadow"] == 1 and not shadowed.records[0]["warm"], shadowed.records
+    assert [r.records[0]["warm"] for r in others] == [False, False], [r.stderr for r in others]
+    # the hostile pair: the attacker reaches no process, the next job (cloned from the same image)
+    # finds nothing of it: not its mark on a module the image imported, its files, its secret
+    secret = secrets.token_hex(24)
+    attack = warm_command.run(None, _module_job("attack", secret=secret.encode()))
+    look = warm_command.run(None, _module_job("look", secret[:24], secret[24:]))
+    a, b = attack.records[0], look.records[0]
+    assert a["warm"] and b["warm"] and a["pid"] != b["pid"] and a["uid"] not in (0, 1000), (a, b)
+    assert not a.get("reached") and len(a["targets"]) >= 3, a  # the zygote, the seed(s), the images
+    assert b["mark"] is None and b["files"] == [] and b["in_memory"] is False, b

@@ -49,23 +49,34 @@ class Prepared:
 
 @dataclass(frozen=True)
 class WarmStart:
-    """How a command job of the executor's own interpreter may start from a warm
-    image instead of a fresh interpreter (:mod:`.warm`; issue #45): the same code,
-    already imported.  The job is two processes joined by a socket: ``main``
-    (``"module:function"``, called as ``f(argv, helper_fd, helper_pid)``; it alone
-    gets the result channel, fd 3) and ``helper`` (``f(argv, fd)``), made from a
-    lighter image that has only ``base`` imported.  ``base`` and ``top`` name
-    modules of the job's own files (``NAME.py``), imported from those bytes;
-    ``base_preload``/``top_preload`` installed modules.  The job's argv, files,
-    limits and uid are the job's as for an exec; a sandbox that cannot warm-start
-    it (no uid of its own, another interpreter) runs ``argv`` as usual."""
+    """How a command job may start from a warm image instead of a fresh interpreter
+    (:mod:`.warm`; issue #45): the same code, already imported.
 
-    main: str
-    helper: str
+    A job of the executor's own interpreter running a script is two processes joined by
+    a socket: ``main`` (``"module:function"``, called as ``f(argv, helper_fd, helper_pid)``;
+    it alone gets the result channel, fd 3) and ``helper`` (``f(argv, fd)``), made from a
+    lighter image that has only ``base`` imported.  ``base`` and ``top`` name modules of
+    the job's own files (``NAME.py``), imported from those bytes; ``base_preload``/``top_preload``
+    installed modules, ``top_optional`` installed modules the interpreter may lack.
+
+    ``main=None`` (and no ``helper``): a job ``PYTHON [-s] [-E] -m MODULE ARGS`` of any
+    interpreter at an absolute path (a repository's venv too) is one process, cloned from
+    an image of that interpreter with ``top_preload``/``top_optional`` imported, and set up
+    as the interpreter would start it (its path with ``$PYTHONPATH``,
+    ``$PYTHONDONTWRITEBYTECODE``, a fresh ``__main__``; a job the image cannot stand for --
+    a namesake of an imported module in its folder or on its ``$PYTHONPATH``, another
+    ``PYTHON*`` variable -- execs its argv instead, in that process).
+
+    The job's argv, files, limits and uid are the job's as for an exec; a sandbox that cannot
+    warm-start it (no uid of its own, another interpreter for a script) runs ``argv`` as usual."""
+
+    main: str | None
+    helper: str | None = None
     base: tuple[str, ...] = ()
     base_preload: tuple[str, ...] = ()
     top: tuple[str, ...] = ()
     top_preload: tuple[str, ...] = ()
+    top_optional: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -662,7 +662,7 @@ class Zygote:
         start = time.monotonic()
         pid, helpers = self._start_warm(job, jobdir, w_res, w_ok, [w for _, w in captures]), []
         if pid is not None:
-            pid, helpers = pid[0], [pid[1]]
+            pid, helpers = pid[0], [h for h in pid[1:] if h is not None]
         else:
             pid = os.fork()
         if pid == 0:
@@ -717,8 +717,9 @@ class Zygote:
             "cpu": cpu, "files": files, "over": watch.over if watch is not None else None,
         })
 
-    def _start_warm(self, job: dict, jobdir: str, w_res: int, w_ok: int, outs: list[int]) -> tuple[int, int] | None:
-        """(main pid, helper pid) of a job started from a warm image (:mod:`.warm`), or
+    def _start_warm(self, job: dict, jobdir: str, w_res: int, w_ok: int,
+                    outs: list[int]) -> tuple[int, int | None] | None:
+        """(main pid, helper pid or None) of a job started from a warm image (:mod:`.warm`), or
         None: the job is exec'd (it asked for no warm start, jobs get no uid of their
         own here, or no image could be made)."""
         if not job.get("warm") or self.images is None or self.uid is None or job.get("runner") != "command":

@@ -55,7 +55,12 @@ _BOOT = ("import os\nchunks = []\nwhile True:\n    chunk = os.read(0, 1 << 20)\n
          "    chunks.append(chunk)\ncode = b''.join(chunks)\ndel chunks\n"
          "scope = {'__name__': '__specbench_warm__'}\n"
          "exec(compile(code, '<specbench warm image>', 'exec'), scope)\nscope['seed'](3)\n")
-_FLAGS = ("-s", "-E")  # the interpreter's flags a warm start honours (the seed runs with both)
+_FLAGS = ("-s", "-E")  # the interpreter's flags a warm start honours (a script's seed runs with both)
+# The seed of a script's jobs; a ``-m`` job's seed starts with the job's own flags and, from its
+# environment, what the interpreter reads at its start and is the same for every job of a kind
+# (``sys.flags`` are then the exec'd job's; $PYTHONPATH, which names the job's folder, is set per job).
+_SCRIPT_START = (("-s", "-E"), ())
+_SEED_ENV = ("PYTHONDONTWRITEBYTECODE",)
 
 
 class WarmUnavailable(Exception):
@@ -66,10 +71,12 @@ def supported() -> bool:
     return platform.machine() in warm_image.CLONE_NUMBER and hasattr(socket, "send_fds")
 
 
-def image_key(warm: dict, files: dict, script: str) -> str:
-    """The image a job needs: its module names and their bytes, the preloads, its script's name."""
-    h = hashlib.sha256(json.dumps({**{k: warm.get(k) for k in ("base", "base_preload", "top", "top_preload")},
-                                   "script": script}, sort_keys=True).encode())
+def image_key(warm: dict, files: dict, script: str, start: tuple = (sys.executable, *_SCRIPT_START)) -> str:
+    """The image a job needs: how its interpreter starts (``start``: path, flags, environment),
+    its module names and their bytes, the preloads, its script's name."""
+    h = hashlib.sha256(json.dumps({**{k: warm.get(k) for k in ("base", "base_preload", "top", "top_preload",
+                                                                "top_optional")},
+                                   "script": script, "start": start}, sort_keys=True).encode())
     for name in [*warm.get("base", ()), *warm.get("top", ())]:
         data = files.get(f"{name}.py")
         if data is None:
@@ -84,15 +91,18 @@ class Images:
 
     def __init__(self, ipc: bool):
         self.ipc = ipc  # jobs get an IPC namespace of their own (.enter)
-        self.seed: tuple[int, socket.socket] | None = None
-        self.broken = False  # the seed could not start or died: every job is exec'd
+        self.seeds: dict[tuple, tuple[int, socket.socket]] = {}  # (interpreter, flags, environment) -> its seed
+        self.broken: set[tuple] = set()  # starts whose seed could not start or died: their jobs are exec'd
         self.images: dict[str, tuple[socket.socket, socket.socket] | None] = {}
         self.pids: set[int] = set()  # processes of ours that are no job's
 
-    def _seed(self) -> socket.socket:
-        if self.broken:
+    def _seed(self, start: tuple) -> socket.socket:
+        """The seed of ``start`` (interpreter, flags, environment items): the zygote's own
+        interpreter or a venv's, a seed for each way it starts."""
+        if start in self.broken:
             raise WarmUnavailable("no seed")
-        if self.seed is None:
+        if start not in self.seeds:
+            python, flags, env = start
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             code_r, code_w = os.pipe()
             pid = os.fork()
@@ -101,8 +111,10 @@ class Images:
                     os.dup2(code_r, 0)
                     os.dup2(theirs.fileno(), 3)
                     os.closerange(4, 1 << 16)
-                    os.execve(sys.executable, [sys.executable, "-s", "-E", "-c", _BOOT],
-                              {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+                    # (HOME: no user site folder of ours; a job's own is looked for per job)
+                    os.execve(python, [python, *flags, "-c", _BOOT],
+                              {"PATH": "/usr/bin:/bin", "LANG": warm_image.SEED_LOCALE, "HOME": "/nonexistent",
+                               **dict(env)})
                 finally:
                     os._exit(127)
             os.close(code_r)
@@ -111,19 +123,20 @@ class Images:
                 os.write(code_w, _SEED_CODE.encode())  # (a pipe holds it: the seed reads it at once)
             finally:
                 os.close(code_w)
-            self.seed = (pid, ours)
+            self.seeds[start] = (pid, ours)
             self.pids.add(pid)
             _send(ours, {"ipc": self.ipc})
-        return self.seed[1]
+        return self.seeds[start][1]
 
-    def _image(self, key: str, warm: dict, files: dict, script: str) -> tuple[socket.socket, socket.socket]:
+    def _image(self, key: str, warm: dict, files: dict, script: str,
+               start: tuple = (sys.executable, *_SCRIPT_START)) -> tuple[socket.socket, socket.socket]:
         if key in self.images:
             got = self.images[key]
             if got is None:
                 raise WarmUnavailable("its image could not be made")
             return got
         self.images[key] = None
-        seed = self._seed()
+        seed = self._seed(start)
         sources = {n: files[f"{n}.py"].decode("utf-8") for n in [*warm["base"], *warm["top"]]}
         base = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         top = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -149,40 +162,59 @@ class Images:
         self.images[key] = (base[0], top[0])
         return self.images[key]
 
-    def start(self, job: dict, jobdir: str, uid: int, pipes: dict) -> tuple[int, int]:
-        """Start ``job`` warm: (main pid, helper pid), both our children.  Raises
+    def start(self, job: dict, jobdir: str, uid: int, pipes: dict) -> tuple[int, int | None]:
+        """Start ``job`` warm: (main pid, helper pid or None), both our children.  Raises
         :class:`WarmUnavailable` (nothing started) when it cannot."""
         warm, argv = job["warm"], job["argv"]
-        if argv[0] != sys.executable:
-            raise WarmUnavailable("another interpreter")
-        script_at = next((i for i, a in enumerate(argv) if i and a not in _FLAGS), len(argv))
-        if script_at == len(argv) or argv[script_at].startswith("-"):
-            raise WarmUnavailable("not a script of the interpreter")  # (-c, -m, another flag)
+        python = argv[0]
+        if warm["main"] is None:  # ``python [-s] [-E] -m MODULE ...`` of any interpreter (a venv's too)
+            at = next((i for i, a in enumerate(argv) if i and a not in _FLAGS), len(argv))
+            if at + 1 >= len(argv) or argv[at] != "-m" or warm.get("helper") is not None:
+                raise WarmUnavailable("not a module run by the interpreter")
+            if not (os.path.isabs(python) and os.access(python, os.X_OK)):
+                raise WarmUnavailable("no interpreter at an absolute path")
+            flags = tuple(argv[1:at])
+            env = () if "-E" in flags else tuple((k, job["env"][k]) for k in _SEED_ENV if k in job["env"])
+            script_at, script, start = at, f"-m {argv[at + 1]}", (python, flags, env)
+        else:
+            if python != sys.executable:
+                raise WarmUnavailable("another interpreter")
+            script_at = next((i for i, a in enumerate(argv) if i and a not in _FLAGS), len(argv))
+            if script_at == len(argv) or argv[script_at].startswith("-"):
+                raise WarmUnavailable("not a script of the interpreter")  # (-c, -m, another flag)
+            script, start = argv[script_at], (python, *_SCRIPT_START)
         files = job.get("files") or {}
-        key = image_key(warm, files, argv[script_at])
-        base, top = self._image(key, warm, files, argv[script_at])
+        key = image_key(warm, files, script, start)
+        base, top = self._image(key, warm, files, script, start)
         common = {"jobdir": jobdir, "uid": uid, "script_at": script_at,
                   "job": {"argv": argv, "env": job["env"], "limits": job["limits"]}}
         keeper, helper = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         outs = pipes["outputs"]
         null = os.open(os.devnull, os.O_RDWR)
+        helper_pid = None
         try:
-            _send(base, {**common, "role": "helper", "entry": warm["helper"], "targets": [1, 2, 3, 4, 5]},
-                  [outs[0], outs[1], null, null, helper.fileno()])
-            got, _ = _recv(base)
-            if "pid" not in got:
-                raise WarmUnavailable(got.get("error", "no helper"))
-            helper_pid = got["pid"]
+            if warm.get("helper") is not None:
+                _send(base, {**common, "role": "helper", "entry": warm["helper"], "targets": [1, 2, 3, 4, 5]},
+                      [outs[0], outs[1], null, null, helper.fileno()])
+                got, _ = _recv(base)
+                if "pid" not in got:
+                    raise WarmUnavailable(got.get("error", "no helper"))
+                helper_pid = got["pid"]
             try:
-                _send(top, {**common, "role": "main", "entry": warm["main"], "helper_pid": helper_pid,
-                            "targets": [1, 2, 3, 4, 5]},
-                      [outs[0], outs[1], pipes["result"], pipes["status"], keeper.fileno()])
+                if helper_pid is None:  # one process: its descriptors are an exec'd job's
+                    _send(top, {**common, "role": "main", "entry": warm["main"], "targets": [1, 2, 3, 4]},
+                          [outs[0], outs[1], pipes["result"], pipes["status"]])
+                else:
+                    _send(top, {**common, "role": "main", "entry": warm["main"], "helper_pid": helper_pid,
+                                "targets": [1, 2, 3, 4, 5]},
+                          [outs[0], outs[1], pipes["result"], pipes["status"], keeper.fileno()])
                 got, _ = _recv(top)
                 if "pid" not in got:
                     raise WarmUnavailable(got.get("error", "no main process"))
             except BaseException:
-                os.kill(helper_pid, signal.SIGKILL)
-                os.waitpid(helper_pid, 0)
+                if helper_pid is not None:
+                    os.kill(helper_pid, signal.SIGKILL)
+                    os.waitpid(helper_pid, 0)
                 raise
         except (OSError, EOFError, ValueError) as exc:
             self.images.pop(key, None)  # a broken image: the next job makes a new one
@@ -200,8 +232,11 @@ class Images:
             for sock in pair or ():
                 sock.close()
         self.images = {}
-        if self.seed is not None and pid == self.seed[0]:
-            self.broken = True
+        for start, (seed_pid, sock) in list(self.seeds.items()):
+            if pid == seed_pid:
+                sock.close()
+                del self.seeds[start]
+                self.broken.add(start)
 
     def close(self) -> None:
         """At the zygote's end: the seed and the images end and are reaped here (their
@@ -209,8 +244,8 @@ class Images:
         for pair in self.images.values():
             for sock in pair or ():
                 sock.close()
-        if self.seed is not None:
-            self.seed[1].close()
+        for _, sock in self.seeds.values():
+            sock.close()
         for pid in self.pids:
             try:
                 os.kill(pid, signal.SIGKILL)

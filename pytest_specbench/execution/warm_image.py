@@ -3,11 +3,14 @@ the seed, the image processes and a job's processes until they enter their entry
 function.  Standard library only, and nothing of this package: its text (after
 :mod:`.enter`'s, in one namespace that is no module) is what the seed, a fresh
 interpreter, runs; no process here imports the package."""
+import atexit
 import ctypes
 import fcntl
+import importlib.machinery
 import json
 import os
 import platform
+import runpy
 import signal
 import socket
 import sys
@@ -70,6 +73,9 @@ def seed(fd):
         os.dup2(null, std)
     os.close(null)
     sock = socket.socket(fileno=fd)
+    # ``-c`` put the zygote's working folder first on the path: an image imports installed
+    # modules only, never a file of whatever folder that is.
+    sys.path[:] = [p for p in sys.path if p]
     first, _ = recv(sock)
     JOB_IPC_NAMESPACE[0] = bool(first.get("ipc"))
     serve_clones(sock, lambda msg, fds, _: (_close_all_but(set(fds)),  # the base process
@@ -105,9 +111,15 @@ def serve_clones(sock, child):
 ENTRIES = {}  # module name -> module, where an entry function is looked up (the script's is __main__)
 
 
-def _load(names, sources, preload, script):
+def _load(names, sources, preload, script, optional=()):
     for name in preload:
         __import__(name)
+    for name in optional:  # (a module this interpreter lacks: the job imports, or misses, it itself)
+        try:
+            __import__(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
     for name in names:  # the job's own modules, from the bytes the job has as files
         as_script = f"{name}.py" == script
         module = types.ModuleType(MAIN_ALIAS if as_script else name)
@@ -133,7 +145,7 @@ def _image(msg, base_sock, top_sock):
         os.close(base_sock.detach())
         try:
             top, _ = recv(top_sock)
-            _load(warm["top"], top["sources"], warm["top_preload"], top["script"])
+            _load(warm["top"], top["sources"], warm["top_preload"], top["script"], warm.get("top_optional") or ())
             del top
         except BaseException as exc:  # noqa: BLE001
             send(top_sock, {"error": f"{type(exc).__name__}: {exc}"[:500]})
@@ -152,7 +164,9 @@ def _serve(sock):
 
 
 def _job_process(req, fds, control):
-    """A job's process (main or helper): enter the job's sandbox, then its entry."""
+    """A job's process (main or helper): enter the job's sandbox, then its entry
+    (``entry`` None: the argv's own ``-m MODULE``, as the interpreter would run it,
+    :func:`_as_interpreter`)."""
     status = None
     try:
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, HIGH_FD) for fd in fds]
@@ -160,12 +174,16 @@ def _job_process(req, fds, control):
             os.close(fd)
         targets = dict(zip(req["targets"], high))
         status = targets.get(4) if req["role"] == "main" else None
-        enter_job(req["job"], req["jobdir"], req["uid"], targets)  # noqa: F821 - .enter's, same namespace
+        env = enter_job(req["job"], req["jobdir"], req["uid"], targets)  # noqa: F821 - .enter's, same namespace
         status = 4 if status is not None else None
-        sys.path[0] = req["jobdir"]  # as for ``python -s -E SCRIPT``: the script's folder first
-        sys.argv = list(req["job"]["argv"][req["script_at"]:])
-        module, _, function = req["entry"].partition(":")
-        entry = getattr(ENTRIES[module], function)
+        if req["entry"] is None:
+            module = _as_interpreter(req["job"]["argv"], req["script_at"], req["jobdir"], env)
+            entry = None
+        else:
+            sys.path[0] = req["jobdir"]  # as for ``python -s -E SCRIPT``: the script's folder first
+            sys.argv = list(req["job"]["argv"][req["script_at"]:])
+            module, _, function = req["entry"].partition(":")
+            entry = getattr(ENTRIES[module], function)
         if status is not None:
             os.close(status)  # set up: nothing more to say on the status pipe (an exec closes it too)
             status = None
@@ -178,20 +196,100 @@ def _job_process(req, fds, control):
         os._exit(127)
     code = 0
     try:  # as the interpreter ends a script: its exit code, or the traceback on stderr and 1
-        if req["role"] == "main":
-            entry(sys.argv, 5, req["helper_pid"])
+        if entry is None:
+            runpy._run_module_as_main(module)  # what ``python -m MODULE`` calls
+        elif req["role"] == "main":
+            entry(sys.argv, 5, req["helper_pid"]) if req.get("helper_pid") else entry(sys.argv)
         else:
             entry(sys.argv, 5)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)  # (as the interpreter does with ``sys.exit("text")``)
     except BaseException:  # noqa: BLE001
         import traceback
 
         traceback.print_exc()
         code = 1
+    if entry is None:  # then, as the interpreter ends: wait for the threads, run the exit functions
+        try:
+            threading._shutdown()
+        except BaseException:  # noqa: BLE001
+            pass
+        atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:  # noqa: BLE001
             pass
     os._exit(code)
+
+
+# The environment variables an interpreter reads at its start that a warm start honours (the
+# seed started with the job's $PYTHONDONTWRITEBYTECODE, :mod:`.warm`); a job with any other
+# PYTHON* variable (a hash seed, an encoding, a user base, ...) is exec'd instead.
+STARTUP_ENV = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+# The locale every seed starts in (its standard streams' encoding is set then): a job of another
+# locale is exec'd.
+SEED_LOCALE = "C.UTF-8"
+
+
+def _as_interpreter(argv, at, jobdir, env):
+    """The state ``python [-s] [-E] -m MODULE ARGS`` starts in, made in a clone of an image
+    that started as ``python [-s] [-E]`` (the job's flags): the path (the working folder,
+    then $PYTHONPATH's folders made absolute, then the image's own), the user site folder's
+    name, a fresh ``__main__``, ``sys.argv``.  Where that state cannot be the exec'd one --
+    a module the image imported has a namesake in a folder the job puts before the
+    installation's (the checkout, the job's folder), another startup variable or locale, a
+    user site folder that exists -- the process execs the argv instead, here, set up as the job (the
+    job is then exactly an exec'd one).  Returns the module to run."""
+    flags = argv[1:at]
+    front = [jobdir]
+    if env.get("LANG") != SEED_LOCALE or env.get("LC_ALL") or env.get("LC_CTYPE"):
+        _exec(argv, env)
+    if "-E" not in flags:
+        if any(k.startswith("PYTHON") and k not in STARTUP_ENV for k in env):
+            _exec(argv, env)
+        for entry in (env.get("PYTHONPATH") or "").split(os.pathsep) if env.get("PYTHONPATH") else ():
+            front.append(os.path.abspath(entry) if entry else jobdir)
+    if "-s" not in flags and "site" in sys.modules:
+        site = sys.modules["site"]
+        site.USER_BASE = site.USER_SITE = None  # (named from the job's $HOME, as at its start)
+        if os.path.isdir(site.getusersitepackages()):
+            _exec(argv, env)
+    if _shadowed(front):
+        _exec(argv, env)
+    sys.path[:] = [*front, *[p for p in sys.path if p]]
+    sys.argv = [argv[at]] + list(argv[at + 2:])  # (runpy puts the module's file first)
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    return argv[at + 1]
+
+
+def _shadowed(folders):
+    """Does a folder hold a namesake of an imported module (a package folder, a source
+    or compiled module), which an exec'd interpreter would have imported from there?"""
+    imported = {name.partition(".")[0] for name in list(sys.modules)}
+    suffixes = tuple(importlib.machinery.all_suffixes())
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            stem = name.partition(".")[0]
+            if stem in imported and (name == stem and os.path.isdir(os.path.join(folder, name))
+                                     or name.endswith(suffixes)):
+                return True
+    return False
+
+
+def _exec(argv, env):
+    """Exec the job's argv in this process, already set up as the job (fd 4, the status
+    pipe, closes on the exec: as ``command.run_child`` does)."""
+    os.set_inheritable(4, False)
+    exe = argv[0]
+    if "/" not in exe:
+        import shutil
+
+        exe = shutil.which(exe, path=env.get("PATH", "")) or exe
+    os.execve(exe, argv, env)

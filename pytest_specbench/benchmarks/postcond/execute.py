@@ -21,11 +21,24 @@ from typing import Any, Sequence
 
 from ... import pyspec
 from ...errors import InfrastructureError
-from ...execution.protocol import CommandJob, Environment
+from ...execution.protocol import CommandJob, Environment, WarmStart
 from . import source, verdict
 from .options import DEFAULT_TIMEOUT  # upstream: 30 s per run
 
 RUNNER = Path(__file__).with_name("sandbox_runner.py")
+
+# How a run starts warm (execution/warm.py, issue #45): ``python -m pytest`` cloned from an image of
+# the job's interpreter (the harness's, or the repository's venv) that imported pytest, the plugins
+# every pytest run imports (pytest 9's list; a version without one of them skips it) and icontract,
+# which the runner plugin imports.  Never the runner plugin (pytest rewrites its asserts at import),
+# a plugin of the venv's entry points (likewise), the checkout's modules or the answer's text.
+WARM = WarmStart(main=None, top_preload=("pytest",), top_optional=(
+    *(f"_pytest.{name}" for name in (
+        "mark", "main", "runner", "fixtures", "helpconfig", "python", "terminal", "debugging", "unittest", "capture",
+        "skipping", "legacypath", "tmpdir", "monkeypatch", "recwarn", "pastebin", "assertion", "junitxml", "doctest",
+        "cacheprovider", "setuponly", "setupplan", "stepwise", "unraisableexception", "threadexception", "warnings",
+        "logging", "reports", "faulthandler", "subtests", "python_path", "freeze_support")),
+    "icontract", "icontract.errors"))
 
 
 def requirements_of(env_config: str) -> list[str]:
@@ -114,7 +127,7 @@ def runner_job(checkout: Path, rel: str, keeper_text: str, specs: dict, tests: S
         readonly=(checkout,),
         env=env,
         overlay={str(checkout / rel): private},
-        wall_seconds=timeout, cpu_seconds=timeout, memory_mb=4096, output_bytes=1 << 20)
+        wall_seconds=timeout, cpu_seconds=timeout, memory_mb=4096, output_bytes=1 << 20, warm=WARM)
     return job, nonce
 
 
