@@ -97,6 +97,12 @@ def test_warm_javac_runs_in_the_sandbox_and_comes_back_after_it_dies(isolated):
         assert uid != 0
     bad = ex.compile({"Bw.java": "public class Bw { int f() { return x; } }"})
     assert not bad.ok and bad.diagnostics.startswith("Bw.java:1: error: cannot find symbol")
+    # A class folder of the store it was not started with (a project, a runner built later) is
+    # seen through the store's folder, bound whole and read-only: no new server for it.
+    [entry] = {p.parents[2] for p in (ex.store.root / "classes").glob("*/specbench/jvm/CompileServer.class")}
+    uses = ex.compile({"Uw.java": "public class Uw { specbench.jvm.CompileServer s; }"}, (entry,))
+    assert uses.ok, uses.diagnostics
+    assert _server_pid(ex) == pid and entry not in ex._server.roots
     os.kill(pid, signal.SIGKILL)
     time.sleep(0.2)
     again = ex.compile({"Cw.java": "public class Cw {}"})

@@ -125,6 +125,11 @@ class JvmStore:
                 if not stat.S_ISDIR(st.st_mode) or not _private(st):
                     self.problem = f"{folder} is not a folder of this user's alone"
                     return False
+                if folder == self.root / "classes" and stat.S_IMODE(st.st_mode) != 0o711:
+                    # passable, not listable, by the uid a sandboxed job runs under as root: the
+                    # warm javac gets this folder bound whole (jvm._JavacServer.start), each entry
+                    # being 0555 (the store's root stays 0700: no other user reaches it on the host)
+                    os.chmod(folder, 0o711)
             self.key()
         except OSError as exc:
             self.problem = f"{self.root}: {exc.strerror or exc}"
