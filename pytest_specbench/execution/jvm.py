@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InfrastructureError
 from . import jvm_store
-from .class_sharing import ClassSharing, Training
+from .class_sharing import ClassSharing, Training, harness_sources
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
 _SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
@@ -317,8 +317,7 @@ class JvmExecutor:
         self._stop_server()
         if self._server_broken:
             return None
-        src = Path(__file__).with_name("java") / "specbench" / "jvm" / "CompileServer.java"
-        res = self.compile({"specbench/jvm/CompileServer.java": src.read_text()}, use_server=False, trusted=True)
+        res = self.compile(harness_sources(), use_server=False, trusted=True)  # (with ClassWarmup: one javac)
         if not res.ok:
             self._server_broken = "javac server did not compile"
             return None
