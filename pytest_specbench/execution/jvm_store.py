@@ -23,7 +23,8 @@ runs, shards on one host, CI, the test suite): keyed as before by content, ``jav
 - **Jobs see it read-only or not at all.**  Every sandbox hides the store's folder
   (:meth:`.sandbox.SandboxClient._zygote_cfg`, as ``$HOME``); a JVM job gets the entries
   on its class path bound read-only (and, as root, runs under a uid of its own that
-  owns nothing here).  The key is in no entry: no job can read it.
+  owns nothing here); the warm javac gets ``classes/`` (0711: passable, not listable)
+  bound whole, read-only, so that entries made after its start are on it.  The key is in no entry: no job can read it.
 - **Checked before use.**  Each entry carries a seal (``.seal``): HMAC-SHA256 of its
   content (names and bytes) under the store's key (``key``, 0400, made with the
   store).  The first time a process uses an entry it checks the seal, that every file
