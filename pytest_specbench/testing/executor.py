@@ -217,9 +217,7 @@ class JvmDriver:
         return ex.available()
 
     def setup(self, ex, tmp):
-        # one javac job, not the warm javac: the contract is about the executor's jobs, and a
-        # warm javac's start (~1 CPU s) for one class is more than a javac of its own
-        compiled = ex.compile({"Probe.java": JAVA_PROBE}, use_server=False)
+        compiled = ex.compile({"Probe.java": JAVA_PROBE})
         assert compiled.ok, compiled.diagnostics
         self.classes = compiled.classes
 
