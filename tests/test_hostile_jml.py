@@ -530,8 +530,9 @@ def test_postcond_java_runner_withstands_what_tests_do(hostile_project, jvm, nam
     data = dict(_java_task("clamp").data)
     data["cover_tests"] = [f"javalib.{_hostile_class(name)}#t", "javalib.NumbersTest#clampInside"]
     text = (lib / data["file"]).read_text()
-    # (a test that loops burns CPU until the limit: a short one; the others keep room to end on their own)
-    run = execute.run_program(jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 2.0 if verdict == "timeout" else 5.0)
+    # (a test that loops burns CPU until the limit: a short one, 1 s, the JML side's call budget;
+    # the others keep room to end on their own)
+    run = execute.run_program(jvm, data, lib, text, ["lo <= \\result && \\result <= hi"], 1.0 if verdict == "timeout" else 5.0)
     assert run["verdict"] == verdict, (name, run)
     assert "\n" not in run["reason"]
 

@@ -150,28 +150,26 @@ def test_a_program_whose_ground_truth_fails_its_tests_is_skipped_with_its_clause
     settings = _Settings(tmp_path / "state", speceval_perturbation="if-else-flip", speceval_validation="dynamic")
     ctx = _Ctx(settings, jvm=jvm)
     ts = ADAPTER.load(data, settings)
-    reasons = {t.task_id: ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, ctx) for t in ts.tasks}
+    # one check per program: the other tasks read the cache, and so does a fresh process (disk)
+    checks = []
+    real = validation._checker(ctx).check
+    validation._checker(ctx).check = lambda *a, **k: checks.append(a) or real(*a, **k)
+    try:
+        validation._GROUND_TRUTH.clear()  # (another test's verdicts on the same programs are this process's)
+        reasons = {t.task_id: ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, ctx) for t in ts.tasks}
+        assert len(checks) == 4  # one per program, none per item
+        validation._GROUND_TRUTH.clear()
+        again = {t.task_id: ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, _Ctx(settings, jvm=ctx.executor("jvm")))
+                 for t in ts.tasks}
+        assert len(checks) == 4 and again == reasons
+    finally:
+        validation._checker(ctx).check = real
     skipped = {k for k, v in reasons.items() if v}
     # every task of that program (all four kinds, both categories), and no other
     assert skipped == {f"MaxOfTwo/{k}/{c}" for k in TASKS for c in ("original", "if-else-flip")}
     reason = reasons["MaxOfTwo/judgement/original"]
     assert reason.startswith("MaxOfTwo: the ground truth fails its own tests: ensures (line 2)"), reason
     assert "\\result > x || \\result > y" in reason and "\n" not in reason
-    # one check per program: the other tasks read the cache, and so does a fresh process (disk)
-    checks = []
-    real = validation._checker(ctx).check
-    validation._checker(ctx).check = lambda *a, **k: checks.append(a) or real(*a, **k)
-    try:
-        validation._GROUND_TRUTH.clear()
-        for t in ts.tasks:
-            ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, _Ctx(settings, tmp_path, ctx.executor("jvm")))
-        assert len(checks) == 4  # one per program, none per item
-        validation._GROUND_TRUTH.clear()
-        for t in ts.tasks:
-            ADAPTER.skip_reason(ADAPTER.checks_for(t)[0], t, _Ctx(settings, tmp_path, ctx.executor("jvm")))
-        assert len(checks) == 4
-    finally:
-        validation._checker(ctx).check = real
     keep = _Settings(tmp_path / "state", speceval_perturbation="none", speceval_validation="dynamic",
                      speceval_oracle_refuted="keep")
     gen = next(t for t in ADAPTER.load(data, keep).tasks if t.task_id == "MaxOfTwo/generation/original")

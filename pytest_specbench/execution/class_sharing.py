@@ -60,7 +60,15 @@ from . import jvm_store
 
 FORMAT = "1"  # of the key: a change of how archives are made builds new ones
 WARMUP = "specbench.jvm.ClassWarmup"
-WARMUP_SOURCE = Path(__file__).with_name("java") / "specbench" / "jvm" / "ClassWarmup.java"
+HARNESS_JAVA = Path(__file__).with_name("java") / "specbench" / "jvm"  # ClassWarmup, the warm javac's CompileServer
+WARMUP_SOURCE = HARNESS_JAVA / "ClassWarmup.java"
+
+
+def harness_sources() -> dict[str, str]:
+    """The execution layer's own Java (``specbench.jvm``: :data:`WARMUP` and the warm javac's
+    ``CompileServer``), compiled as one trusted class folder by whichever needs it first: one
+    javac job per store for both, not one each (~0.7-1 CPU s a javac job)."""
+    return {f"specbench/jvm/{p.name}": p.read_text() for p in sorted(HARNESS_JAVA.glob("*.java"))}
 BUILD_AFTER = 8  # plain starts of a key counted in the state folder before its archive is built
 TRAINING_SECONDS = 300.0
 # At run time: JVM messages (a refused archive's warning included) on stderr only.
@@ -264,8 +272,7 @@ class ClassSharing:
         entry = self.store.get("jars", name)
         if entry is not None:
             return entry / JAR
-        res = self.jvm.compile({"specbench/jvm/ClassWarmup.java": WARMUP_SOURCE.read_text()},
-                               use_server=False, trusted=True)
+        res = self.jvm.compile(harness_sources(), use_server=False, trusted=True)
         if not res.ok:
             raise ValueError(f"ClassWarmup did not compile: {res.diagnostics[:200]}")
         return self._jar(res.classes, name)
@@ -306,7 +313,7 @@ def _folder_digest(folder: Path) -> str:
 def _source_digest() -> str:
     global _SOURCE
     if _SOURCE is None:
-        _SOURCE = hashlib.sha256(WARMUP_SOURCE.read_bytes()).hexdigest()[:16]
+        _SOURCE = hashlib.sha256("\0".join(f"{k}\0{v}" for k, v in harness_sources().items()).encode()).hexdigest()[:16]
     return _SOURCE
 
 

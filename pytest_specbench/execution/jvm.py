@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InfrastructureError
 from . import jvm_store
-from .class_sharing import ClassSharing, Training
+from .class_sharing import ClassSharing, Training, harness_sources
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
 _SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
@@ -317,8 +317,7 @@ class JvmExecutor:
         self._stop_server()
         if self._server_broken:
             return None
-        src = Path(__file__).with_name("java") / "specbench" / "jvm" / "CompileServer.java"
-        res = self.compile({"specbench/jvm/CompileServer.java": src.read_text()}, use_server=False, trusted=True)
+        res = self.compile(harness_sources(), use_server=False, trusted=True)  # (with ClassWarmup: one javac)
         if not res.ok:
             self._server_broken = "javac server did not compile"
             return None
@@ -456,7 +455,8 @@ class _JavacServer:
     channel.  Not isolated: a plain child on pipes."""
 
     def __init__(self, roots: set[Path]):
-        self.roots = set(roots)
+        self.roots = set(roots)  # the class-path folders bound into its sandbox
+        self.store_classes: Path | None = None  # the store's class folder, bound whole (its entries are seen)
         self._seq = 0
         self._wfd: int | None = None
         self._fifo_dir: Path | None = None
@@ -481,6 +481,15 @@ class _JavacServer:
             return server
         from .command import CommandExecutor
 
+        # The store's class folder is bound whole (read-only; 0711, jvm_store.JvmStore.ready): a
+        # trusted class folder made after this start (a PostcondBench project, the JUnit runner)
+        # is on it already, so a compile against it needs no new server (a start is ~1 CPU s, a
+        # Java project or family more in a run was one more each).  It holds trusted classes only.
+        # (Only when others may pass through it: a uid of the job's own would find no entry
+        # there, and a sample's compile would fail for it.)
+        store_classes = jvm.store.root / "classes"
+        if store_classes.is_dir() and store_classes.stat().st_mode & 0o001:
+            server.store_classes = store_classes
         server._fifo_dir = Path(tempfile.mkdtemp(prefix="javac-", dir=jvm.cache_dir))
         os.chmod(server._fifo_dir, 0o755)
         fifo = server._fifo_dir / "requests"
@@ -489,7 +498,12 @@ class _JavacServer:
         own = CommandExecutor(hide=jvm.hide, isolate=True, state_dir=jvm.state_dir, warm=False)
         # stdout onto the record channel (fd 3, inherited: a uid of its own cannot reopen it by path)
         job = CommandJob(argv=("/bin/sh", "-c", 'exec "$@" >&3', "sh", *main, str(fifo), "-"),
-                         readonly=(classes, *shared.readonly, server._fifo_dir, *sorted(roots)), env=dict(JVM_ENV),
+                         # (the store's folder first: bound after one of its entries, it would be the
+                         # mount point made for that entry, not the store's)
+                         readonly=(*([server.store_classes] if server.store_classes else []), classes,
+                                   *shared.readonly, server._fifo_dir,
+                                   *sorted(r for r in roots if Path(r).parent != server.store_classes)),
+                         env=dict(JVM_ENV),
                          cpu_seconds=3600.0, wall_seconds=7 * 86400.0, memory_mb=jvm.memory_mb, output_bytes=1 << 16)
         try:
             server._live = own.spawn(None, job)
@@ -505,7 +519,12 @@ class _JavacServer:
         return self._live is not None and self._live.result is None
 
     def sees(self, classpath: Sequence[Path]) -> bool:
-        return all(Path(p) in self.roots for p in classpath)
+        """Whether a compile against ``classpath`` can run in this server: a plain child sees
+        every path; a sandboxed one its bound folders and every entry of the store's classes."""
+        if self._proc is not None:
+            return True
+        return all(Path(p) in self.roots or (self.store_classes is not None and Path(p).parent == self.store_classes)
+                   for p in classpath)
 
     def compile(self, sources: Mapping[str, str], classpath: Sequence[Path],
                 timeout: float) -> tuple[int, str, dict[str, bytes]]:

@@ -23,7 +23,8 @@ runs, shards on one host, CI, the test suite): keyed as before by content, ``jav
 - **Jobs see it read-only or not at all.**  Every sandbox hides the store's folder
   (:meth:`.sandbox.SandboxClient._zygote_cfg`, as ``$HOME``); a JVM job gets the entries
   on its class path bound read-only (and, as root, runs under a uid of its own that
-  owns nothing here).  The key is in no entry: no job can read it.
+  owns nothing here); the warm javac gets ``classes/`` (0711: passable, not listable)
+  bound whole, read-only, so that entries made after its start are on it.  The key is in no entry: no job can read it.
 - **Checked before use.**  Each entry carries a seal (``.seal``): HMAC-SHA256 of its
   content (names and bytes) under the store's key (``key``, 0400, made with the
   store).  The first time a process uses an entry it checks the seal, that every file
@@ -125,6 +126,11 @@ class JvmStore:
                 if not stat.S_ISDIR(st.st_mode) or not _private(st):
                     self.problem = f"{folder} is not a folder of this user's alone"
                     return False
+                if folder == self.root / "classes" and stat.S_IMODE(st.st_mode) != 0o711:
+                    # passable, not listable, by the uid a sandboxed job runs under as root: the
+                    # warm javac gets this folder bound whole (jvm._JavacServer.start), each entry
+                    # being 0555 (the store's root stays 0700: no other user reaches it on the host)
+                    os.chmod(folder, 0o711)
             self.key()
         except OSError as exc:
             self.problem = f"{self.root}: {exc.strerror or exc}"

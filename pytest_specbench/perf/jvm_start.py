@@ -82,8 +82,7 @@ def main() -> None:
         kinds.append(("junit", (*jars, tests), JVM_FLAGS, (), ["org.junit.runner.JUnitCore", "TT"], None))
     source = job_dir / "H.java"
     source.write_text("public class H { public static void main(String[] a) { System.out.println(a.length); } }\n")
-    server = jvm.compile({"specbench/jvm/CompileServer.java": (Path(class_sharing.__file__).with_name("java") /
-                          "specbench" / "jvm" / "CompileServer.java").read_text()}, use_server=False, trusted=True)
+    server = jvm.compile(class_sharing.harness_sources(), use_server=False, trusted=True)  # (the warm javac's classes)
     kinds.append(("javac", (server.classes,), SERVER_FLAGS, ("jdk.compiler",),
                   ["com.sun.tools.javac.Main", "-proc:none", "-d", str(job_dir / "out"), str(source)], None))
 
