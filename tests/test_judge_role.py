@@ -153,7 +153,7 @@ def test_under_xdist_judge_counters_reach_the_report_no_secret_is_written_and_a_
         args = ["--specbench=cife", "--model=openai:gen", f"--model-base-url=http://u:s3cret-model@{host}/v1",
                 "--judge-model=openai:judge", f"--judge-model-base-url=http://u:s3cret-judge@{host}/v1",
                 "--model-max-tokens=64", "-p", "no:cacheprovider", "-k", "b01 or b02 or b03 or b04"]
-        result = pytester.runpytest_subprocess(*args, "--specbench-report=r.json", "-n", "2")
+        result = pytester.runpytest_inprocess(*args, "--specbench-report=r.json", "-n", "2")
         assert result.ret == 1, result.stdout.str()[-2000:]  # failures, not INTERNALERROR (3)
         outcomes = result.parseoutcomes()
         assert outcomes.get("failed") == 2 and outcomes.get("passed") == 18 and not outcomes.get("error")
