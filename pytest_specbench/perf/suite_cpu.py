@@ -116,31 +116,21 @@ def live_descendants_cpu(root: int | None = None) -> float:
     return ticks / _TICK
 
 
-def cpu_seconds(children: bool = True, live_then: tuple[float, float] | None = None) -> float:
+def cpu_seconds(children: bool = True) -> float:
     """User + sys CPU of this process and (``children``) of all its descendants so far: the
     reaped ones (``RUSAGE_CHILDREN``) and the live ones (:func:`live_descendants_cpu`), so a
-    long-lived child's CPU counts when it is spent, not when it is reaped.  ``live_then``,
-    ``(reaped, live)`` of an earlier reading (:func:`descendants_cpu`): its live figure is
-    taken again without a pass over ``/proc`` when nothing was reaped since."""
+    long-lived child's CPU counts when it is spent, not when it is reaped."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     spent = own.ru_utime + own.ru_stime
     if children:
-        if live_then is not None and _reaped_children() == live_then[0]:
-            return spent + live_then[0] + live_then[1]
-        spent += sum(descendants_cpu())
+        # a child reaped between the two readings would count in both or neither: read again
+        for _ in range(3):
+            reaped = _reaped_children()
+            live = live_descendants_cpu()
+            if _reaped_children() == reaped:
+                break
+        spent += reaped + live
     return spent
-
-
-def descendants_cpu() -> tuple[float, float]:
-    """``(reaped, live)``: CPU seconds of the descendants waited for (``RUSAGE_CHILDREN``) and
-    of those alive now (:func:`live_descendants_cpu`)."""
-    # a child reaped between the two readings would count in both or neither: read again
-    for _ in range(3):
-        reaped = _reaped_children()
-        live = live_descendants_cpu()
-        if _reaped_children() == reaped:
-            break
-    return reaped, live
 
 
 class SuiteCpu:
@@ -149,7 +139,6 @@ class SuiteCpu:
         self.path = folder / f"{worker}-{os.getpid()}.jsonl"
         self.worker = worker
         self.in_tests = 0.0
-        self._descendants_after_last: tuple[float, float] | None = None  # (reaped, live) at the last test's end
 
     def _write(self, record: dict) -> None:
         with self.path.open("a") as out:
@@ -157,18 +146,13 @@ class SuiteCpu:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        # The live descendants as the last test's end found them, unless one was reaped since:
-        # one pass over /proc a test, not two (the plugin's own cost is in every figure; what
-        # a live descendant spends between two tests is charged to the next one).
-        cpu, wall = cpu_seconds(live_then=self._descendants_after_last), time.monotonic()
+        cpu, wall = cpu_seconds(), time.monotonic()
         os.environ[TEST_VARIABLE] = item.nodeid  # the runs this test starts say so
         try:
             yield
         finally:
             os.environ.pop(TEST_VARIABLE, None)
-        own = resource.getrusage(resource.RUSAGE_SELF)
-        self._descendants_after_last = descendants_cpu()
-        spent = own.ru_utime + own.ru_stime + sum(self._descendants_after_last) - cpu
+        spent = cpu_seconds() - cpu
         self.in_tests += spent
         self._write({"test": item.nodeid, "cpu": round(spent, 3), "wall": round(time.monotonic() - wall, 3)})
 
