@@ -71,30 +71,22 @@ def live_descendants_cpu(root: int | None = None) -> float:
     """CPU seconds of the processes now under ``root`` (default: this process), at any depth:
     each one's user + sys and what its own waited-for children spent (``/proc/PID/stat``
     utime, stime, cutime, cstime; a zombie still shows its own).  One pass over ``/proc``
-    (this kernel has no ``/proc/PID/task/TID/children``).  The pass runs twice per test in
-    the measured run, so its own cost is the plugin's overhead on every figure: unbuffered
-    reads (``os.open``/``os.read``, not a buffered file object) and only the parent parsed
-    until a process is known to be below ``root``: ~1.2 ms at ~140 processes, not ~2.7
-    (docs/timing.md, session 22)."""
+    (about 1.5 ms with ~120 processes: this kernel has no ``/proc/PID/task/TID/children``)."""
     root = os.getpid() if root is None else root
     parent_of: dict[int, int] = {}
-    rest: dict[int, bytes] = {}  # the stat line after "(comm)", parsed only for a descendant
+    ticks: dict[int, int] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
-            try:
-                data = os.read(fd, 4096)
-            finally:
-                os.close(fd)
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                data = stat.read()
         except OSError:  # ended meanwhile
             continue
-        after = data[data.rindex(b")") + 2:]  # after "(comm)", which may hold spaces
-        state_end = after.index(b" ")
+        fields = data[data.rindex(b")") + 2:].split()  # after "(comm)", which may hold spaces
         pid = int(name)
-        parent_of[pid] = int(after[state_end + 1:after.index(b" ", state_end + 1)])
-        rest[pid] = after
+        parent_of[pid] = int(fields[1])
+        ticks[pid] = sum(int(value) for value in fields[11:15])
     below: dict[int, bool] = {root: True}
 
     def under(pid: int) -> bool:
@@ -109,11 +101,7 @@ def live_descendants_cpu(root: int | None = None) -> float:
         below.update(dict.fromkeys(chain, verdict))
         return verdict
 
-    ticks = 0
-    for pid, after in rest.items():
-        if pid != root and under(pid):
-            ticks += sum(int(value) for value in after.split(None, 15)[11:15])
-    return ticks / _TICK
+    return sum(ticks[pid] for pid in ticks if pid != root and under(pid)) / _TICK
 
 
 def cpu_seconds(children: bool = True) -> float:
