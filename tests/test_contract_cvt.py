@@ -8,7 +8,6 @@ import re
 import pytest
 
 from openai_server import StubOpenAIServer
-from shared_runs import run_pytest
 from pytest_specbench.benchmarks.contract.contract_cvt import AnswerError, parse_answer
 from pytest_specbench.data.jsonl import read_jsonl
 from pytest_specbench.benchmarks.contract.cvt_metrics import set_metrics
@@ -70,16 +69,17 @@ def reference_runs(pytester, _reference_runs_memo):
     again) and resumed from the last run's journal, in one folder.  The serial and resumed runs are made in this
     process (``pytester`` is function-scoped, hence the module's memo): what they show is
     their report and output, the sandbox runs the samples either way, and a Python of its
-    own with the plugin's import was ~1.5 CPU s a run; the -n 2 run stays a controller of
-    its own with its two workers (xdist is its subject)."""
+    own with the plugin's import was ~1.5 CPU s a run; the -n 2 run's controller too (session
+    22; its two workers are xdist's own Pythons, whose channel is what it tests, as
+    test_dedupe's -n 2 run)."""
     if not _reference_runs_memo:
         folder = pytester.path
         args = ("--specbench=contract-cvt", "-p", "no:cacheprovider", "--model=reference")
         serial = pytester.runpytest_inprocess(*args, "--specbench-report=serial.json", "-v")
         # (the result cache off: else the serial run's results are read back by the
         # controller and no worker starts -- the run's one line says so)
-        parallel = run_pytest(folder, *args, "--specbench-report=parallel.json", "-n", "2",
-                              "--specbench-result-cache=off")
+        parallel = pytester.runpytest_inprocess(*args, "--specbench-report=parallel.json", "-n", "2",
+                                                "--specbench-result-cache=off")
         resumed = pytester.runpytest_inprocess(*args, "--specbench-report=resumed.json", "--specbench-resume")
         _reference_runs_memo["runs"] = folder, serial, parallel, resumed
     return _reference_runs_memo["runs"]

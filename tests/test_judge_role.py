@@ -118,33 +118,56 @@ def test_redacted_urls_keep_the_endpoint_and_drop_credentials():
     assert redact_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"  # cache keys unchanged
 
 
+BAD = "\ud800"  # a lone surrogate: execnet refuses a string holding one (issue 29)
+
+
 def _cife_answers(body: dict) -> str:
-    """The tested model answers the bundled suite's reference; the judge is the scripted one."""
+    """The tested model answers the bundled suite's reference; the judge is the scripted one,
+    except that it calls the answers of tasks b01 and b02 "Wrong" and puts a lone surrogate
+    in the reason of each of its answers about them (issue 29's hostile judge)."""
     from pytest_specbench.benchmarks.cife.scripted_judge import answer
 
-    if body["model"] == "judge":
-        return answer(body["messages"])
     rows = [json.loads(line) for line in BUNDLED_CIFE.read_text().splitlines() if line.strip()]
+    if body["model"] == "judge":
+        asked = body["messages"][-1]["content"]
+        if any(r["instruction"] in asked for r in rows if r["id"] in ("b01", "b02")):
+            return answer(body["messages"], correct=0.0).replace('"scripted"', '"scripted ' + BAD + '"')
+        return answer(body["messages"])
     by_instruction = {r["instruction"]: r["reference_answer"] for r in rows}
     return by_instruction.get(body["messages"][-1]["content"], "no idea")
 
 
-def test_under_xdist_judge_counters_reach_the_report_and_no_secret_is_written(pytester):
+def test_under_xdist_judge_counters_reach_the_report_no_secret_is_written_and_a_lone_surrogate_crosses(pytester):
     """Points 2-5 through the plugin with -n 2: the judge's counters of both workers are in
     the manifest, every question was sent with the judge's parameters (not --model-max-tokens),
     the manifest and the cache entries agree, and the credentials of both base URLs appear
-    in no report, journal, cache file, key or output line."""
+    in no report, journal, cache file, key or output line.  The same run is issue 29's
+    (tests/test_wire_safe.py): the judge's reasons about two tasks hold a lone surrogate,
+    which must cross xdist's channel (failures, not INTERNALERROR), reach the terminal and
+    the judge's cache (paid once: a run without xdist asks nothing again).  One ``-n 2`` run
+    for both (until session 22 each had its own: a controller and two workers, ~3 CPU s)."""
     # 4 of the 12 bundled tasks: 20 items (each task's 4 adherence items and its correctness
     # item), 4 generations and 8 judge questions, spread over both workers as all 12 are.
     with StubOpenAIServer(answer=_cife_answers, known_models=("gen", "judge")) as server:
         host = f"127.0.0.1:{server.port}"
-        result = pytester.runpytest_subprocess(
-            "--specbench=cife", "--model=openai:gen", f"--model-base-url=http://u:s3cret-model@{host}/v1",
-            "--judge-model=openai:judge", f"--judge-model-base-url=http://u:s3cret-judge@{host}/v1",
-            "--model-max-tokens=64", "--specbench-report=r.json", "-n", "2", "-p", "no:cacheprovider",
-            "-k", "b01 or b02 or b03 or b04")
+        args = ["--specbench=cife", "--model=openai:gen", f"--model-base-url=http://u:s3cret-model@{host}/v1",
+                "--judge-model=openai:judge", f"--judge-model-base-url=http://u:s3cret-judge@{host}/v1",
+                "--model-max-tokens=64", "-p", "no:cacheprovider", "-k", "b01 or b02 or b03 or b04"]
+        result = pytester.runpytest_inprocess(*args, "--specbench-report=r.json", "-n", "2")
+        assert result.ret == 1, result.stdout.str()[-2000:]  # failures, not INTERNALERROR (3)
+        outcomes = result.parseoutcomes()
+        assert outcomes.get("failed") == 2 and outcomes.get("passed") == 18 and not outcomes.get("error")
+        assert "\\ud800" in result.stdout.str()
         chats = server.chat_requests()
         to_judge = [r for r in server.requests if r["path"] == "/v1/models/judge" or (r["body"] or {}).get("model") == "judge"]
+        # without xdist the same messages reach the terminal from the caches (the generations'
+        # and the judge's: nothing is asked again; the result cache is off, so the items are
+        # judged again); in this process: what crosses xdist's channel is the first run's subject
+        again = pytester.runpytest_inprocess(*args, "--specbench-report=again.json", "-n", "0",
+                                             "--specbench-result-cache=off")
+        assert again.ret == 1 and again.parseoutcomes().get("failed") == 2, again.stdout.str()[-2000:]
+        assert "\\ud800" in again.stdout.str()
+        assert len(server.chat_requests()) == len(chats)
     judge_bodies = [r["body"] for r in chats if r["body"]["model"] == "judge"]
     gen_bodies = [r["body"] for r in chats if r["body"]["model"] == "gen"]
     assert len(gen_bodies) == 4 and {b["max_tokens"] for b in gen_bodies} == {64}
@@ -156,12 +179,15 @@ def test_under_xdist_judge_counters_reach_the_report_and_no_secret_is_written(py
     assert judge["questions"]["http_requests"] == len([r for r in to_judge if r["method"] == "POST"]) == 8
     assert judge["questions"]["asked"] == 20  # one question per item; the rest came from the role's cache
     assert judge["endpoint"] == f"http://{host}/v1"
-    assert report["benchmarks"]["cife"]["metrics"]["csr"] == 1.0
-    cached = {json.dumps(e["parameters"], sort_keys=True) for e in _cache_entries(pytester.path / ".specbench")
-              if e.get("role") == "judge"}
+    assert report["benchmarks"]["cife"]["metrics"]["csr"] == 1.0  # b01's and b02's constraints hold, their code is "Wrong"
+    entries = [e for e in _cache_entries(pytester.path / ".specbench") if e.get("role") == "judge"]
+    cached = {json.dumps(e["parameters"], sort_keys=True) for e in entries}
     assert cached == {json.dumps(p, sort_keys=True) for ps in judge["parameters"].values() for p in ps}
+    # b01's and b02's answers (adherence, correctness) with the surrogate are in the judge's
+    # cache (the old store's failed write made every later run ask again)
+    assert len([e for e in entries if BAD in json.dumps(e, ensure_ascii=False)]) == 4
     # No credential anywhere: output, report, journal, cache entries and their file names.
-    assert "s3cret" not in result.stdout.str() + result.stderr.str()
+    assert "s3cret" not in result.stdout.str() + result.stderr.str() + again.stdout.str()
     for path in pytester.path.rglob("*"):
         assert "s3cret" not in str(path)
         if path.is_file():

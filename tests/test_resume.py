@@ -213,9 +213,14 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, wo
     assert not [pid for pid in sandboxes if alive(pid)], "sandbox processes survived the killed run"
 
     # 3. Resume it.
+    # (the controller in this process, its workers xdist's own Pythons, which evaluate: the
+    # conftest's wrapper of SpecbenchItem._evaluate, loaded here too, is undone at the test's end)
+    from pytest_specbench.plugin.items import SpecbenchItem
+
+    monkeypatch.setattr(SpecbenchItem, "_evaluate", SpecbenchItem._evaluate)
     evaluated_log = pytester.path / "evaluated.txt"
     monkeypatch.setenv("SPECBENCH_TEST_EVALUATED", str(evaluated_log))
-    resumed = pytester.runpytest_subprocess(*specbench_args(
+    resumed = pytester.runpytest_inprocess(*specbench_args(
         samples, crash_state, pytester.path / "resumed.json", workers, "--specbench-resume"))
     monkeypatch.delenv("SPECBENCH_TEST_EVALUATED")
     resumed.stdout.fnmatch_lines([f"*specbench: resuming run *: {len(before)} items already finished*"])

@@ -3,9 +3,10 @@ sample's exception text or a judge's reason reaches an item's outcome; execnet
 refuses strings that are not UTF-8, so a worker would die with INTERNALERROR.
 Every report a worker sends passes ``pytest_report_to_serializable`` (pytest-xdist
 calls it for each), where the plugin makes every string safe: one test per
-family through that hook and execnet's own serializer, and one real ``-n 2``
-run whose judge answers with a lone surrogate (which also must be paid once:
-the cache write keeps it).
+family through that hook and execnet's own serializer.  The real ``-n 2`` run
+whose judge answers with a lone surrogate (which also must be paid once: the
+cache write keeps it) is tests/test_judge_role.py's xdist run (session 22: one
+``-n 2`` CIFE judge run carries both files' properties).
 """
 from __future__ import annotations
 
@@ -66,34 +67,3 @@ def test_cache_entry_with_a_lone_surrogate_is_written_and_read_back(tmp_path):
     (tmp_path / "file").write_text("")  # (a folder that cannot be made, even as root)
     with pytest.warns(RuntimeWarning, match="could not write cache entry"):
         assert GenerationStore(tmp_path / "file" / "cache").put("cd" * 32, entry) is False
-
-
-@pytest.mark.slow
-def test_xdist_run_survives_a_judge_reason_with_a_lone_surrogate_and_pays_once(pytester):
-    from openai_server import StubOpenAIServer  # tests/ is on sys.path under pytest
-
-    from pytest_specbench.benchmarks.cife.scripted_judge import answer
-
-    def hostile(request):  # every correctness answer "Wrong", its reason with a lone surrogate
-        return answer(request["messages"], correct=0.0).replace('"scripted"', '"scripted ' + BAD + '"')
-
-    with StubOpenAIServer(answer=hostile, known_models=("judge",)) as server:
-        args = ["--specbench=cife", "--model=reference", "--judge-model=openai:judge",
-                f"--judge-model-base-url={server.url}", "-k", "b01 or b02", "-n", "2", "--cife-rules=off",
-                "--specbench-report=r.json", "--specbench-result-cache=off", "-p", "no:cacheprovider"]
-        result = pytester.runpytest_subprocess(*args)
-        assert result.ret == 1, result.stdout.str()[-2000:]  # failures, not INTERNALERROR (3)
-        outcomes = result.parseoutcomes()
-        assert outcomes.get("failed") == 2 and outcomes.get("passed", 0) > 0 and not outcomes.get("error")
-        assert "\\ud800" in result.stdout.str()
-        assert server.chat_count == 4  # one adherence and one correctness question per task, each asked once
-        # without xdist the same messages reach the terminal (the judge's cache answers: nothing is asked again);
-        # in this process: what crosses xdist's channel is the first run's subject, not this one's
-        again = pytester.runpytest_inprocess(*[a for a in args if a not in ("-n", "2")], "-n", "0")
-        assert again.ret == 1 and again.parseoutcomes().get("failed") == 2, again.stdout.str()[-2000:]
-        assert server.chat_count == 4
-    # the answers with the surrogate are in the judge's cache (the old store's failed write
-    # made every later run ask again)
-    stored = [p for p in pytester.path.rglob("*.json") if "\\ud800" in p.read_text(errors="replace")
-              and '"purpose"' in p.read_text(errors="replace")]
-    assert len(stored) == 4, sorted(str(p) for p in pytester.path.rglob("*.json"))
