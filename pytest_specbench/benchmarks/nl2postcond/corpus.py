@@ -352,24 +352,25 @@ def run_key(code: str) -> str:
     resolve otherwise (:func:`_renamable`): else :func:`program_key`."""
     try:
         tree = ast.parse(code)
+        local = _renamable(code, tree)
+        if not local:
+            return program_key(code)
+        order: dict[str, str] = {}
+        for node in ast.walk(tree):  # the walk's order depends on the tree's shape only
+            if isinstance(node, ast.Name) and node.id in local:
+                node.id = order.setdefault(node.id, f"\0local{len(order)}")  # no identifier has a NUL
+            elif isinstance(node, ast.arg) and node.arg in local:
+                node.arg = order.setdefault(node.arg, f"\0local{len(order)}")
+        return "alpha:" + ast.dump(tree, include_attributes=False)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return program_key(code)
-    local = _renamable(code, tree)
-    if not local:
-        return program_key(code)
-    order: dict[str, str] = {}
-    for node in ast.walk(tree):  # the walk's order depends on the tree's shape only
-        if isinstance(node, ast.Name) and node.id in local:
-            node.id = order.setdefault(node.id, f"\0local{len(order)}")  # no identifier has a NUL
-        elif isinstance(node, ast.arg) and node.arg in local:
-            node.arg = order.setdefault(node.arg, f"\0local{len(order)}")
-    return "alpha:" + ast.dump(tree, include_attributes=False)
 
 
 # What lets a program see a name as text, or a frame, a code object or an exception's message (which
 # names a variable: "cannot access local variable 'x'"): its local names then are data.
 _REFLECTION = frozenset({"locals", "vars", "eval", "exec", "dir", "globals", "compile", "__import__", "breakpoint",
-                         "help", "getattr", "setattr", "delattr", "hasattr"})
+                         "help", "getattr", "setattr", "delattr", "hasattr", "get_type_hints", "signature",
+                         "getfullargspec"})
 _REFLECTIVE_MODULES = frozenset({"sys", "inspect", "traceback", "dis", "gc", "ctypes", "types", "pdb", "code",
                                  "codeop", "linecache", "logging", "warnings", "builtins", "pickle", "marshal",
                                  "copyreg", "doctest", "pydoc", "ast", "symtable", "tokenize", "importlib"})
@@ -382,10 +383,11 @@ def _renamable(code: str, tree: ast.AST) -> frozenset[str]:
     class's name, a global or builtin any function reads, a keyword argument's name or bound
     another way (``def``, ``import``, ``except ... as``, ``match``); empty (rename nothing) when the
     program reflects on itself (:data:`_REFLECTION`, :data:`_REFLECTIVE_MODULES`, an attribute
-    named ``_...`` or of a frame or code object, ``f"{x=}"``, ``global``/``nonlocal``, a ``**``
-    argument).  Each name left is, at every occurrence, a local of some function's own (the
-    symbol table says how each scope resolves it), so renaming it everywhere changes nothing a
-    program computes; the new names contain a NUL, so they meet no other name."""
+    named ``_...`` or of a frame or code object, ``global``/``nonlocal``, a ``**`` argument;
+    ``f"{x=}"`` needs none: its text is a constant of the tree).  Each name left is, at every
+    occurrence, a local of some function's own (the symbol table says how each scope resolves
+    it), so renaming it everywhere changes nothing a program computes; the new names contain a
+    NUL, so they meet no other name."""
     import symtable
 
     bound: set[str] = set()
@@ -396,18 +398,16 @@ def _renamable(code: str, tree: ast.AST) -> frozenset[str]:
         if isinstance(node, (ast.Global, ast.Nonlocal, ast.Match)) or \
                 isinstance(node, ast.ExceptHandler) and node.name is not None:
             return False
-        if isinstance(node, ast.Name) and node.id in _REFLECTION or \
-                isinstance(node, ast.Attribute) and node.attr.startswith(_FRAME_PREFIXES):
+        if isinstance(node, ast.Name) and node.id in _REFLECTION or isinstance(node, ast.Attribute) and (
+                node.attr in _REFLECTION or node.attr.startswith(_FRAME_PREFIXES)):
             return False
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module
                                                      else [])
-            if any(n.split(".")[0] in _REFLECTIVE_MODULES for n in names):
+            if any(n.split(".")[0] in _REFLECTIVE_MODULES for n in names) or any(a.name in _REFLECTION
+                                                                                 for a in node.names):
                 return False
             other.update((a.asname or a.name).split(".")[0] for a in node.names)
-        if isinstance(node, ast.JoinedStr) and any(isinstance(v, ast.Constant) and str(v.value).endswith("=")
-                                                   for v in node.values):
-            return False
         if isinstance(node, ast.keyword):
             if node.arg is None:
                 return False
