@@ -550,3 +550,30 @@ def test_programs_that_differ_only_in_their_own_local_names_share_one_run_and_no
     }
     for why, (a, b) in differ.items():
         assert corpus.run_key(a) != corpus.run_key(b), why
+
+
+def test_the_selection_works_out_each_shared_observations_text_once_and_writes_the_same_bytes(monkeypatch):
+    """Copies of a program share one run's observations: the selection keys each bad output once,
+    not once per copy, and the line it writes is ``stable_text`` of the whole list as before."""
+    from pytest_specbench.benchmarks.nl2postcond.observe import Observation
+    from pytest_specbench.execution.wire import Opaque
+
+    outputs = [{"b", "a", frozenset({2, 1})}, (1, [2.5, float("nan")], {"k": -0.0}), 2 ** 5000, "é\n\"\\",
+               [None, True, b"\x00", 1j], Opaque("generator", "<generator object f at 0x7f00>"), float("inf")]
+    task = {"task_id": "T/0", "base_input": [[i] for i in range(len(outputs) + 1)], "plus_input": []}
+    reference = [0] * (len(outputs) + 1)
+    shared = [Observation(i, "ok", ([i, {"x"}],), out) for i, out in enumerate(outputs)] + \
+        [Observation(len(outputs), "ok", ([0],), 0)]  # a right output
+    texts = []
+    real = corpus.stable_text
+    monkeypatch.setattr(corpus, "stable_text", lambda v: texts.append(v) or real(v))
+    kept = corpus.select(task, reference, [corpus.Candidate("T/0", n, "") for n in (5, 9, 2)],
+                         {5: shared, 9: shared, 2: shared}, "exact")
+    assert len(texts) == len(outputs)  # once per bad output, not per copy
+    monkeypatch.setattr(corpus, "stable_text", real)
+    # program 2 first; 5 and 9 add only their own opaque output's pair (equal only to itself)
+    assert [k.program for k in kept] == [2, 5, 9]
+    for k in kept:
+        whole = [[b.index, list(b.args_after), b.output] for b in k.bopi]
+        assert k.line() == json.dumps({"task_id": "T/0", "program": k.program, "natural": True,
+                                       "bopi": real(whole)})
