@@ -516,3 +516,64 @@ def test_the_agreement_script_can_run_the_corpus_tier_alone(tmp_path):
     argv = agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus", tmp_path / "c.jsonl", 0, spec_tiers="corpus")
     assert "--spec-tiers=corpus" in argv
     assert not any(a.startswith("--spec-tiers") for a in agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus", None, 0))
+
+
+def test_programs_that_differ_only_in_their_own_local_names_share_one_run_and_no_others_do():
+    """``corpus.run_key``: a parameter, a loop variable, a lambda's or a comprehension's name,
+    a closure's, renamed in one program and not the other: one run.  Each pair below differs only
+    so too, yet computes another thing (the name is read as text, or is another scope's global,
+    a keyword, a class attribute, a match capture, a frame's): two runs.  (Each pair has one key
+    with every bound name renamed: the screens in ``corpus._renamable`` are what keep them apart.)"""
+    same = ["def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n"
+            "    g = lambda v: v * 2\n    def h():\n        return total + n\n    return [g(k) for k in range(h())]\n",
+            "def f(m):\n    s = 0\n    for j in range(m):\n        s += j\n"
+            "    g = lambda w: w * 2\n    def h():\n        return s + m\n    return [g(q) for q in range(h())]\n"]
+    assert corpus.run_key(same[0]) == corpus.run_key(same[1]) != corpus.program_key(same[0])
+    groups = corpus.distinct_programs([corpus.Candidate("T", 9, same[1]), corpus.Candidate("T", 4, same[0])])
+    assert [[c.program for c in g] for g in groups.values()] == [[4, 9]]
+    differ = {
+        "locals()": ("def f(n):\n    x = n\n    return sorted(locals())\n", "def f(n):\n    y = n\n    return sorted(locals())\n"),
+        "a message": ("def f(n):\n    try:\n        x += 1\n    except Exception as e:\n        return str(e)\n    x = n\n",
+                      "def f(n):\n    try:\n        y += 1\n    except Exception as e:\n        return str(e)\n    y = n\n"),
+        "a keyword": ("def g(a):\n    return a\ndef f(n):\n    return g(a=n)\n",
+                      "def g(b):\n    return b\ndef f(n):\n    return g(a=n)\n"),
+        "a builtin": ("def f(n):\n    g = lambda len: len\n    return g(n) + len([1])\n",
+                      "def f(n):\n    g = lambda q: q\n    return g(n) + q([1])\n"),
+        "a class attribute": ("def f(n):\n    class C:\n        x = n\n    return C.x\n",
+                              "def f(n):\n    class C:\n        y = n\n    return C.x\n"),
+        "a match capture": ("def f(n):\n    x = 0\n    match [n]:\n        case [x]:\n            pass\n    return x\n",
+                            "def f(n):\n    y = 0\n    match [n]:\n        case [x]:\n            pass\n    return y\n"),
+        "a ** argument": ("def g(a):\n    return a\ndef f(n):\n    return g(**{'a': n})\n",
+                          "def g(b):\n    return b\ndef f(n):\n    return g(**{'a': n})\n"),
+        "a frame": ("import sys\ndef f(n):\n    x = n\n    return sorted(sys._getframe().f_locals)\n",
+                    "import sys\ndef f(n):\n    y = n\n    return sorted(sys._getframe().f_locals)\n"),
+    }
+    for why, (a, b) in differ.items():
+        assert corpus.run_key(a) != corpus.run_key(b), why
+
+
+def test_the_selection_works_out_each_shared_observations_text_once_and_writes_the_same_bytes(monkeypatch):
+    """Copies of a program share one run's observations: the selection keys each bad output once,
+    not once per copy, and the line it writes is ``stable_text`` of the whole list as before."""
+    from pytest_specbench.benchmarks.nl2postcond.observe import Observation
+    from pytest_specbench.execution.wire import Opaque
+
+    outputs = [{"b", "a", frozenset({2, 1})}, (1, [2.5, float("nan")], {"k": -0.0}), 2 ** 5000, "é\n\"\\",
+               [None, True, b"\x00", 1j], Opaque("generator", "<generator object f at 0x7f00>"), float("inf")]
+    task = {"task_id": "T/0", "base_input": [[i] for i in range(len(outputs) + 1)], "plus_input": []}
+    reference = [0] * (len(outputs) + 1)
+    shared = [Observation(i, "ok", ([i, {"x"}],), out) for i, out in enumerate(outputs)] + \
+        [Observation(len(outputs), "ok", ([0],), 0)]  # a right output
+    texts = []
+    real = corpus.stable_text
+    monkeypatch.setattr(corpus, "stable_text", lambda v: texts.append(v) or real(v))
+    kept = corpus.select(task, reference, [corpus.Candidate("T/0", n, "") for n in (5, 9, 2)],
+                         {5: shared, 9: shared, 2: shared}, "exact")
+    assert len(texts) == len(outputs)  # once per bad output, not per copy
+    monkeypatch.setattr(corpus, "stable_text", real)
+    # program 2 first; 5 and 9 add only their own opaque output's pair (equal only to itself)
+    assert [k.program for k in kept] == [2, 5, 9]
+    for k in kept:
+        whole = [[b.index, list(b.args_after), b.output] for b in k.bopi]
+        assert k.line() == json.dumps({"task_id": "T/0", "program": k.program, "natural": True,
+                                       "bopi": real(whole)})
