@@ -71,7 +71,7 @@ def supported() -> bool:
     return platform.machine() in warm_image.CLONE_NUMBER and hasattr(socket, "send_fds")
 
 
-def image_key(warm: dict, files: dict, script: str, start: tuple = (sys.executable, *_SCRIPT_START)) -> str:
+def image_key(warm: dict, files: dict, script: str, start: tuple) -> str:
     """The image a job needs: how its interpreter starts (``start``: path, flags, environment),
     its module names and their bytes, the preloads, its script's name."""
     h = hashlib.sha256(json.dumps({**{k: warm.get(k) for k in ("base", "base_preload", "top", "top_preload",
@@ -129,7 +129,7 @@ class Images:
         return self.seeds[start][1]
 
     def _image(self, key: str, warm: dict, files: dict, script: str,
-               start: tuple = (sys.executable, *_SCRIPT_START)) -> tuple[socket.socket, socket.socket]:
+               start: tuple) -> tuple[socket.socket, socket.socket]:
         if key in self.images:
             got = self.images[key]
             if got is None:
@@ -177,6 +177,8 @@ class Images:
             env = () if "-E" in flags else tuple((k, job["env"][k]) for k in _SEED_ENV if k in job["env"])
             script_at, script, start = at, f"-m {argv[at + 1]}", (python, flags, env)
         else:
+            if warm.get("helper") is None:
+                raise WarmUnavailable("a script's job has no helper")  # (two processes: WarmStart)
             if python != sys.executable:
                 raise WarmUnavailable("another interpreter")
             script_at = next((i for i, a in enumerate(argv) if i and a not in _FLAGS), len(argv))
@@ -193,7 +195,7 @@ class Images:
         null = os.open(os.devnull, os.O_RDWR)
         helper_pid = None
         try:
-            if warm.get("helper") is not None:
+            if warm["main"] is not None:  # a script's job: its helper first
                 _send(base, {**common, "role": "helper", "entry": warm["helper"], "targets": [1, 2, 3, 4, 5]},
                       [outs[0], outs[1], null, null, helper.fileno()])
                 got, _ = _recv(base)

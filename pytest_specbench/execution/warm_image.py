@@ -199,7 +199,7 @@ def _job_process(req, fds, control):
         if entry is None:
             runpy._run_module_as_main(module)  # what ``python -m MODULE`` calls
         elif req["role"] == "main":
-            entry(sys.argv, 5, req["helper_pid"]) if req.get("helper_pid") else entry(sys.argv)
+            entry(sys.argv, 5, req["helper_pid"])
         else:
             entry(sys.argv, 5)
     except SystemExit as exc:
@@ -287,9 +287,4 @@ def _exec(argv, env):
     """Exec the job's argv in this process, already set up as the job (fd 4, the status
     pipe, closes on the exec: as ``command.run_child`` does)."""
     os.set_inheritable(4, False)
-    exe = argv[0]
-    if "/" not in exe:
-        import shutil
-
-        exe = shutil.which(exe, path=env.get("PATH", "")) or exe
-    os.execve(exe, argv, env)
+    os.execve(argv[0], argv, env)  # (an absolute path: .warm starts no other -m job warm)
