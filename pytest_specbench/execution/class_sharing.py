@@ -62,13 +62,6 @@ FORMAT = "1"  # of the key: a change of how archives are made builds new ones
 WARMUP = "specbench.jvm.ClassWarmup"
 HARNESS_JAVA = Path(__file__).with_name("java") / "specbench" / "jvm"  # ClassWarmup, the warm javac's CompileServer
 WARMUP_SOURCE = HARNESS_JAVA / "ClassWarmup.java"
-
-
-def harness_sources() -> dict[str, str]:
-    """The execution layer's own Java (``specbench.jvm``: :data:`WARMUP` and the warm javac's
-    ``CompileServer``), compiled as one trusted class folder by whichever needs it first: one
-    javac job per store for both, not one each (~0.7-1 CPU s a javac job)."""
-    return {f"specbench/jvm/{p.name}": p.read_text() for p in sorted(HARNESS_JAVA.glob("*.java"))}
 BUILD_AFTER = 8  # plain starts of a key counted in the state folder before its archive is built
 TRAINING_SECONDS = 300.0
 # At run time: JVM messages (a refused archive's warning included) on stderr only.
@@ -79,6 +72,13 @@ ARCHIVE, JAR = "archive.jsa", "classes.jar"  # the file of a store entry of kind
 _DIGESTS: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> sha256, per process
 _FOLDERS: dict[Path, tuple[str, tuple[Path, ...]]] = {}  # class folder -> (content digest, class files)
 _SOURCE: str | None = None  # the training run's source digest
+
+
+def harness_sources() -> dict[str, str]:
+    """The execution layer's own Java (``specbench.jvm``: :data:`WARMUP` and the warm javac's
+    ``CompileServer``), compiled as one trusted class folder by whichever needs it first: one
+    javac job per store for both, not one each (~0.7-1 CPU s a javac job)."""
+    return {f"specbench/jvm/{p.name}": p.read_text() for p in sorted(HARNESS_JAVA.glob("*.java"))}
 
 
 @dataclass(frozen=True)
