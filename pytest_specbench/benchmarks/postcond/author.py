@@ -13,13 +13,13 @@ unless ``keep_unkilled``.
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ...execution.protocol import CommandJob
 from . import execute, mutate, source
 
 COVERAGE_GATE = 0.9
@@ -51,20 +51,40 @@ def locate(file_text: str, qualname: str) -> ast.AST:
     return node
 
 
-def line_coverage(repo: Path, rel_file: str, tests: Sequence[str], first: int, last: int, timeout: float = 300) -> float:
-    """Fraction of the method's executable lines (first..last) run by ``tests``."""
+def line_coverage(executor: Any, prepared: Any, repo: Path, rel_file: str, tests: Sequence[str], first: int, last: int,
+                  timeout: float = 300) -> float:
+    """Fraction of the method's executable lines (first..last) run by ``tests``: coverage.py
+    over the tests, a job of ``executor``'s sandbox (the checkout read-only), its data file
+    brought back and read here.
+
+    The job starts warm (execution/warm.py) from the image the task's own runs start from
+    (execute.WARM: pytest and the plugins every run imports, icontract), one image for both:
+    coverage.py is imported by the job, and it measures what runs after it starts (the
+    method's file is imported by the tests, in the job).  Exec'd (or, until session 23, a
+    plain subprocess outside the sandbox), an interpreter's start and pytest's import were
+    ~0.35 CPU s more a run; an image of its own (coverage.py imported too) cost more than it
+    saved for the one or two coverage runs of a build."""
+    python = (getattr(prepared, "executables", None) or {}).get("python") or sys.executable
+    # (PYTEST_DISABLE_PLUGIN_AUTOLOAD: the harness's interpreter's pytest plugins are the harness's,
+    # not the project's, and none is loaded, as in a run of a task in the harness's environment,
+    # execute.build_job; the job's folder is its working directory: no configuration of the
+    # checkout's is read, the data file is written there)
+    job = CommandJob(
+        argv=(python, "-m", "coverage", "run", "--include", str(repo / rel_file),
+              "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:specbench", "--rootdir", str(repo),
+              *[str(repo / t) for t in tests]),
+        readonly=(repo,), env={"PYTHONPATH": str(repo), "COVERAGE_FILE": ".coverage", "PYTHONDONTWRITEBYTECODE": "1",
+                               "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        collect=(".coverage",), wall_seconds=timeout, cpu_seconds=timeout, memory_mb=4096, output_bytes=16 << 20,
+        warm=execute.WARM)
+    run = executor.run(prepared, job)
+    if run.exit_code not in (0, 1):
+        last_line = ((run.stdout or "") + (run.stderr or "")).strip().splitlines()[-1:]
+        raise TaskBuildError(f"the covering tests did not run: {run.killed or last_line}")
     with tempfile.TemporaryDirectory(prefix="postcond-cov-") as tmp:
         data = Path(tmp, ".coverage")
-        # (the harness's interpreter: its pytest plugins are the harness's, not the project's,
-        # and none is loaded, as in a run of a task in the harness's environment, execute.build_job)
-        env = {"PATH": str(Path(sys.executable).parent), "PYTHONPATH": str(repo), "COVERAGE_FILE": str(data),
-               "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        run = subprocess.run([sys.executable, "-m", "coverage", "run", "--include", str(repo / rel_file), "-m", "pytest",
-                              "-q", "-p", "no:cacheprovider", "-p", "no:specbench", "--rootdir", str(repo),
-                              *[str(repo / t) for t in tests]], cwd=tmp, env=env, capture_output=True, text=True,
-                             timeout=timeout)
-        if run.returncode not in (0, 1):
-            raise TaskBuildError(f"the covering tests did not run: {(run.stdout + run.stderr).strip().splitlines()[-1:]}")
+        if ".coverage" in (run.files or {}):
+            data.write_bytes(run.files[".coverage"])
         return _method_coverage(data, repo / rel_file, first, last)
 
 
@@ -106,7 +126,9 @@ def build_task(repo: Path, rel_file: str, qualname: str, tests: Sequence[str], r
     body_start = (doc.end_lineno + 1) if doc is not None else node.body[0].lineno
     if doc is not None and len(node.body) == 1:
         raise TaskBuildError("the method has no body besides its docstring")
-    coverage = line_coverage(repo, rel_file, tests, body_start, end)
+    # (coverage.py is the harness's: the run takes the harness's interpreter, whatever the task's)
+    harness = executor.prepare(execute.environment_for({"repo": {"env": "harness"}}, repo))
+    coverage = line_coverage(executor, harness, repo, rel_file, tests, body_start, end)
     progress(f"coverage of {qualname}: {coverage:.0%}")
     if coverage < COVERAGE_GATE:
         raise TaskBuildError(f"line coverage of {qualname} by its tests is {coverage:.0%} < {COVERAGE_GATE:.0%} (§3.2.4)")
