@@ -89,13 +89,15 @@ def test_xdist_equals_serial_on_python_and_java_tasks(pytester, tmp_path, postco
     # the result cache is off (run_plugin), so each run evaluates every verdict itself.
     # Both runs are made in this process (a Python of its own, the plugin's import and
     # collection, were ~4 s of CPU for the serial run, ~1.5 s for the -n 2 run's controller);
-    # the -n 2 run's two workers are xdist's own processes, as in any run.
-    serial = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--specbench=postcond", *common, "-n", "0",
-                                          f"--specbench-report={tmp_path / 'n0.json'}",
+    # the -n 2 run's two workers are xdist's own processes, as in any run, without the pytest
+    # plugins of our dependencies that no run here uses (UNUSED_PLUGINS: anyio's and
+    # Hypothesis's, ~0.07 CPU s a worker's start).
+    serial = pytester.runpytest_inprocess(*UNUSED_PLUGINS, "-p", "no:cacheprovider", "--specbench=postcond", *common,
+                                          "-n", "0", f"--specbench-report={tmp_path / 'n0.json'}",
                                           f"--specbench-dir={postcond_bundled_state}", "--specbench-result-cache=off")
     rep0 = json.loads((tmp_path / "n0.json").read_text()) if (tmp_path / "n0.json").exists() else None
-    parallel = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--specbench=postcond", *common, "-n", "2",
-                                            f"--specbench-report={tmp_path / 'n2.json'}",
+    parallel = pytester.runpytest_inprocess(*UNUSED_PLUGINS, "-p", "no:cacheprovider", "--specbench=postcond", *common,
+                                            "-n", "2", f"--specbench-report={tmp_path / 'n2.json'}",
                                             f"--specbench-dir={postcond_bundled_state}", "--specbench-result-cache=off")
     rep2 = json.loads((tmp_path / "n2.json").read_text()) if (tmp_path / "n2.json").exists() else None
     assert rep0 is not None and rep2 is not None, serial.stdout.str()[-2000:] + parallel.stdout.str()[-2000:]
