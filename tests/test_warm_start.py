@@ -143,6 +143,15 @@ def warm_command():
     executor.close()
 
 
+@pytest.fixture(scope="module")
+def exec_command():
+    """The module's executor whose jobs are all exec'd (the "before" of each comparison with a
+    warm job): one sandbox zygote for the module's tests, not one per test (~0.3 CPU s a start)."""
+    executor = CommandExecutor(warm=False)
+    yield executor
+    executor.close()
+
+
 def test_a_warm_job_is_a_fresh_process_that_reaches_neither_its_image_nor_the_next_job(warm_command):
     # both jobs in one pass (two jobs, no Hypothesis): the attacker first, then a job that looks
     secret = secrets.token_hex(24)
@@ -183,22 +192,18 @@ def _stable(record):
     return out
 
 
-def test_a_warm_search_job_gives_the_records_of_an_exec_d_one(warm_command):
+def test_a_warm_search_job_gives_the_records_of_an_exec_d_one(warm_command, exec_command):
     from pytest_specbench.pyspec.blocks import blocks_job
 
     config = {"program": "def f(xs):\n    return sorted(set(xs))\n", "entry_point": "f", "params": ["xs"],
               "types": {"xs": ["list", "int"]}, "contract": "", "examples": 6, "seconds": 30,
               "relations": ["AC", "RW"]}
     spec = "assert all(a <= b for a, b in zip(return_value, return_value[1:]))"
-    plain = CommandExecutor(warm=False)
-    try:
-        runs = []
-        for executor in (warm_command, plain):
-            job, nonce = blocks_job("import re", spec, [], 2.0, 60.0, search=config)
-            result = executor.run(None, job)
-            runs.append([_stable(r) for r in result.records if r.get("nonce") == nonce])
-    finally:
-        plain.close()
+    runs = []
+    for executor in (warm_command, exec_command):
+        job, nonce = blocks_job("import re", spec, [], 2.0, 60.0, search=config)
+        result = executor.run(None, job)
+        runs.append([_stable(r) for r in result.records if r.get("nonce") == nonce])
     warm, exec_d = runs
     assert warm == exec_d and [r.get("status") for r in warm if r.get("event") == "search"] == ["passed", "refuted"]
     assert json.dumps(warm)  # plain data
@@ -242,18 +247,14 @@ def _module_job(*args, secret=b"", pythonpath="pp", files=None, env=None):
                       cpu_seconds=30, wall_seconds=120)
 
 
-def test_a_module_job_starts_warm_as_the_interpreter_would_and_reaches_nothing(warm_command, tmp_path):
-    plain = CommandExecutor(warm=False)
-    try:
-        runs = [ex.run(None, _module_job("state")) for ex in (warm_command, plain)]
-        # a namesake of a module the image imported, on the job's $PYTHONPATH: that job is exec'd,
-        # and imports the namesake, as an exec'd job does
-        shadowed = warm_command.run(None, _module_job("state", files={"pp/icontract.py": b"SHADOW = 1\n"}))
-        # another locale (the image's streams were made in its own) or start variable: exec'd too
-        others = [warm_command.run(None, _module_job("state", env=env)) for env in ({"LC_ALL": "C"},
-                                                                                    {"PYTHONHASHSEED": "7"})]
-    finally:
-        plain.close()
+def test_a_module_job_starts_warm_as_the_interpreter_would_and_reaches_nothing(warm_command, exec_command):
+    runs = [ex.run(None, _module_job("state")) for ex in (warm_command, exec_command)]
+    # a namesake of a module the image imported, on the job's $PYTHONPATH: that job is exec'd,
+    # and imports the namesake, as an exec'd job does
+    shadowed = warm_command.run(None, _module_job("state", files={"pp/icontract.py": b"SHADOW = 1\n"}))
+    # another locale (the image's streams were made in its own) or start variable: exec'd too
+    others = [warm_command.run(None, _module_job("state", env=env)) for env in ({"LC_ALL": "C"},
+                                                                                {"PYTHONHASHSEED": "7"})]
     (warm, warm_exit), (cold, cold_exit) = (r.records for r in runs)
     assert warm["warm"] and not cold["warm"], (warm, cold)  # cloned from the image, and exec'd
     assert warm_exit == cold_exit == {"atexit": True}
