@@ -81,7 +81,7 @@ def test_bad_answers_fail_with_one_line_reasons_and_the_checkout_is_never_writte
     assert before == after
 
 
-def test_a_bundled_task_runs_without_the_harness_pytest_plugins(tmp_path):
+def test_a_bundled_task_runs_without_the_harness_pytest_plugins(tmp_path, executor):
     """A bundled task runs under the harness's interpreter, whose pytest plugins (xdist,
     hypothesis, anyio) are the harness's, not the project's: none loads in the job."""
     from importlib.metadata import entry_points
@@ -101,13 +101,10 @@ def test_a_bundled_task_runs_without_the_harness_pytest_plugins(tmp_path):
         "    assert gcd(12, 18) == 6\n")
     data = dict(_task("gcd").data, cover_tests=["tests/test_plugins.py::test_gcd_without_harness_plugins"])
     text = (lib / data["file"]).read_text()
-    ex = CommandExecutor(state_dir=tmp_path / "state")
-    try:
-        prepared = ex.prepare(execute.environment_for(data, lib))
-        run = execute.run_program(ex, prepared, data, lib, execute.Program(text, "original"),
-                                  source.parse_answer(data["ref_postcond"], text), "fixed", 20.0)
-    finally:
-        ex.close()
+    ex = executor()  # the module's (its warm image of pytest is the one a run's checks start from)
+    prepared = ex.prepare(execute.environment_for(data, lib))
+    run = execute.run_program(ex, prepared, data, lib, execute.Program(text, "original"),
+                              source.parse_answer(data["ref_postcond"], text), "fixed", 20.0)
     assert run["verdict"] == "passed", run
 
 
