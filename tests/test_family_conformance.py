@@ -36,7 +36,7 @@ SPREAD = 16  # tasks per family at most by default (every check kind first): eve
 # reference passes every check, details survive JSON, the metric names) is the same on one
 # task of a kind as on four.  That the bundled references are correct and kill every mutant
 # is data, checked for a spread of tasks across the suite: by the xdist test of
-# tests/test_postcond_plugin.py (minilib--running_max, javalib--push) and by the authors'
+# tests/test_postcond_plugin.py (minilib--running_max, and javalib--push on its first mutant) and by the authors'
 # tool tests, which rebuild minilib--push (tests/test_postcond_run.py) and javalib--maxIndex
 # (tests/test_postcond_java.py) running the reference on every mutant.  (javalib--clamp and
 # minilib--clamp, the first of each language in name order, were 10 runs.)
