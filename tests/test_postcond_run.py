@@ -180,14 +180,17 @@ PER_MUTANT = ("mutants", "mutant_tags", "ref_mutant_kill")  # upstream's lists w
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_real_slice_hailstone_agrees_with_upstream(tmp_path, postcond_real_state, executor):
+def test_real_slice_hailstone_agrees_with_upstream(postcond_real_state, executor):
     """keon/algorithms hailstone: the reference kills the mutants kept (HAILSTONE_MUTANTS; all 12
     with SPECBENCH_TESTS_FULL=1) as upstream's did, and, with SPECBENCH_TESTS_FULL=1, the models'
     correctness verdicts agree with upstream's (local runs only; HAILSTONE_MODELS)."""
     folder = DATA / "gpt-5--v2-all"
     if not folder.is_dir() or not (MIRROR / "keon+algorithms" / "repo").exists():
         pytest.skip("needs ../shared/datasets/postcondbench and a keon/algorithms mirror (fetch github:keon/algorithms)")
-    ctx = FakeCtx(tmp_path, executor, postcond_real_state, postcond_repos=str(MIRROR), postcond_timeout=30.0)
+    # (the session's state folder as the cache, as the plugin's replay run has it: the checkout of
+    # keon/algorithms exported there once, git archive and untar ~0.2 CPU s, for both tests)
+    ctx = FakeCtx(postcond_real_state, executor, postcond_real_state, postcond_repos=str(MIRROR),
+                  postcond_timeout=30.0)
     task = next(t for t in load_tasks(folder)[0] if t.task_id.endswith("hailstone"))
     assert len(task.data["mutants"]) == 12 and {tag for (tag,) in task.data["mutant_tags"]} == {"llm", "rule"}
     sliced = dataclasses.replace(task, data={**task.data, **{key: [task.data[key][i] for i in HAILSTONE_MUTANTS]
