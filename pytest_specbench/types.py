@@ -68,6 +68,13 @@ Optional methods, looked up with ``getattr``:
   the metrics an adapter does not declare are probed through ``aggregate``
   (:mod:`.reports.stats`).  PostcondBench declares its metrics (Dep/Solo and
   languages as groupings).
+- ``pooled_metrics(results, tasks, settings) -> {metric: (reduce, parts)}``:
+  metrics pooled over something finer than tasks, whose parts the report does
+  not show (CIFE's category micro averages and rule-judge kappa, over
+  constraints): the metric is ``reduce`` of the parts' per-task values
+  (``{task id: number}`` each) summed over the tasks.  The bootstrap checks that
+  against ``aggregate`` on the full set and a few resamples, then draws the sums
+  instead of calling ``aggregate`` per replicate.
 
 A family may also ship ``cli.py`` in its folder with ``register(subparsers)``:
 the ``specbench`` command adds its subcommands (``specbench postcond ...``).

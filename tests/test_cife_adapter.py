@@ -167,6 +167,38 @@ def test_breakdowns_by_constraint_count_are_in_numeric_order():
     assert [k for k in m if k.startswith("csr_by_count/")] == ["csr_by_count/1", "csr_by_count/2", "csr_by_count/10"]
 
 
+@pytest.mark.parametrize("denominator", ["all", "scored"])
+def test_pooled_metrics_get_the_intervals_of_aggregate_without_calling_it_per_replicate(denominator):
+    """Category micro averages, rule-judge agreement and kappa are pooled over constraints: the
+    bootstrap draws their per-task counts (``pooled_metrics``) and gets the same replicates, so
+    the same intervals, as calling ``aggregate`` on every resample (what it did before)."""
+    from pytest_specbench.reports import stats
+
+    results = {}
+    for t in range(8):  # categories and counts vary by task; one sample incomplete
+        n = 2 + t % 3
+        checks = {f"adherence[{i}]": _adh(i, (t * 7 + i * 3) % 5 < 3, n, cat="AB"[(t + i) % 2 if i else t % 2],
+                                          rule=None if (t + i) % 3 == 0 else (t * i) % 4 < 2)
+                  for i in range(n) if (t, i) != (5, 1)}
+        checks["correctness"] = _cor("Completely Correct" if t % 4 else "Wrong", n)
+        results[f"t{t}"] = [{"index": 0, "checks": checks}]
+    settings = type("Settings", (), {"cife_n": denominator})()
+
+    def plain(res, tasks=None):  # the same aggregate, no pooled metrics declared
+        return ADAPTER.aggregate(res, tasks, settings)
+
+    metrics = ADAPTER.aggregate(results, None, settings)
+    pooled = ["category_micro/A", "category_micro/B", "rule_judge_agreement", "rule_judge_kappa"]
+    assert all(0 < metrics[m] < 1 for m in pooled[:3]) and metrics["rule_judge_kappa"] == metrics["rule_judge_kappa"]
+    generic = stats.bootstrap_ci(plain, results, metrics, resamples=50)
+    assert not any(stats.TaskValues(plain, results, pooled).fast(m) for m in pooled)  # each went through aggregate
+    declared = stats.AdapterAggregate(ADAPTER, settings)
+    fast = stats.bootstrap_ci(declared, results, metrics, resamples=50)
+    assert fast == generic and all(m in fast["metrics_ci"] for m in pooled)
+    tv = stats.TaskValues(declared, results, pooled)
+    assert all(tv.fast(m) for m in pooled), [(m, m in tv.linear, m in tv.pooled) for m in pooled]
+
+
 def test_cohen_kappa():
     assert cohen_kappa([(True, True), (False, False)]) == 1.0
     assert cohen_kappa([(True, False), (False, True)]) == -1.0

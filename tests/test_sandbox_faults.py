@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+import _pytest.nodes
 import pytest
 
 from pytest_specbench.benchmarks.contract.contract import ADAPTER as CONTRACT
@@ -459,11 +460,16 @@ def test_sandbox_that_cannot_start_is_an_error_not_a_failure(pytester, monkeypat
         raise OSError("simulated: cannot start the sandbox")
 
     monkeypatch.setattr(python.PythonExecutor, "_start", no_sandbox)  # a run in this process: undone after it
+    formatted = []  # the items whose traceback pytest formatted
+    real = _pytest.nodes.Node._repr_failure_py
+    monkeypatch.setattr(_pytest.nodes.Node, "_repr_failure_py",
+                        lambda self, *args, **kwargs: formatted.append(self.nodeid) or real(self, *args, **kwargs))
     result = pytester.runpytest_inprocess(
         "--specbench=contract", "-p", "no:cacheprovider", "--model=reference", "--specbench-report=r.json",
         "-k", "HumanEval-S/0 or HumanEval-S/1")
     result.assert_outcomes(errors=4)
     result.stdout.fnmatch_lines(["*sandbox could not start: simulated: cannot start the sandbox*"])
+    assert formatted == []  # each E's one line, without its traceback formatted first (and dropped)
     report = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["contract"]
     assert report["errors"] == 4
     # Errored items are left out of the metrics, not counted as the model's failures: no

@@ -50,6 +50,7 @@ class SpecbenchItem(pytest.Item):
         self.outcome: dict[str, Any] | None = None
         self.reached: str | None = None  # evaluated | copy | cached, for items with a program key
         self.from_result_cache = False  # the verdict was read from the result cache
+        self.setup_error: BaseException | None = None  # what setup raised (its report: _repr_failure_py)
 
     def reportinfo(self):
         return self.task.source, max(self.task.line - 1, 0), f"{self.task.task_id} sample {self.sample} {self.check}"
@@ -57,7 +58,11 @@ class SpecbenchItem(pytest.Item):
     def setup(self) -> None:
         # The work happens here so that harness trouble is an error (E), not a failure (F).
         finished = self.verdicts.resumed(self.spec)  # a resumed run's journal: neither skipped nor run again
-        self.outcome = finished if finished is not None else self._evaluate()
+        try:
+            self.outcome = finished if finished is not None else self._evaluate()
+        except BaseException as exc:
+            self.setup_error = exc
+            raise
 
     def _evaluate(self) -> dict[str, Any]:
         skip = self.plan.skip_reason(self.spec)
@@ -104,6 +109,15 @@ class SpecbenchItem(pytest.Item):
                                  or self.config.getoption("tbstyle", "auto") == "auto"):
             return wire_safe(line)
         return super().repr_failure(excinfo, style)
+
+    def _repr_failure_py(self, excinfo, style=None):
+        # pytest formats an error raised in setup here (pytest/reports.py), before
+        # one_line_setup_error replaces it with its one line: ~40 ms an E (each frame's file is
+        # parsed again), for nothing.  The same line at once; everything else as pytest makes it.
+        line = one_line(excinfo.value) if excinfo.value is self.setup_error else None
+        if line is not None and style == "auto" and self.config.getoption("tbstyle", "auto") == "auto":
+            return wire_safe(line)
+        return super()._repr_failure_py(excinfo, style)
 
     def _traceback_filter(self, excinfo):
         # A harness bug's traceback starts at this item's own code, not in pytest's and

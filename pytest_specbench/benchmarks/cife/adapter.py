@@ -254,6 +254,10 @@ class CifeBenchmark:
                   settings: Any = None) -> dict[str, Any]:
         return cife_metrics.compute(results, setting(settings, "cife_n", "all"), tasks)
 
+    def pooled_metrics(self, results: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Any = None,
+                       settings: Any = None) -> dict[str, Any]:
+        return cife_metrics.pooled(results, setting(settings, "cife_n", "all"), tasks)
+
     def figures(self, metrics: Mapping[str, Any], settings: Any = None) -> list[dict[str, Any]]:
         return cife_metrics.figures(metrics)
 

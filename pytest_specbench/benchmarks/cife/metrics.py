@@ -64,11 +64,17 @@ def _mean_of(types: tuple, values: tuple) -> Any:
 
 def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float:
     """Cohen's kappa of two binary raters (the statistic of the paper's Appendix D, Table 2)."""
-    n = len(pairs)
+    return kappa_of_counts(len(pairs), sum(a == b for a, b in pairs), sum(a for a, _ in pairs),
+                           sum(b for _, b in pairs))
+
+
+def kappa_of_counts(n: float, agree: float, first: float, second: float) -> float:
+    """:func:`cohen_kappa` of ``n`` pairs of which ``agree`` agree, ``first`` and ``second``
+    the first and the second rater's True counts (the bootstrap draws these totals)."""
     if not n:
         return float("nan")
-    observed = sum(a == b for a, b in pairs) / n
-    pa, pb = sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n
+    observed = agree / n
+    pa, pb = first / n, second / n
     expected = pa * pb + (1 - pa) * (1 - pb)
     if expected >= 1.0:  # both raters constant and equal: kappa is undefined
         return float("nan")
@@ -255,10 +261,18 @@ def samples_of(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> Iterable[S
 
 
 def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str = "all",
-            tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
+            tasks: Mapping[str, Any] | None = None,
+            parts: dict[str, dict[str, dict[str, int]]] | None = None) -> dict[str, Any]:
     """The metrics of paper §4.4 and ours over the samples of ``denominator`` (module
     docstring).  ``tasks`` (by id, as ``aggregate`` gets them) tell what a sample whose
-    items all errored was about (its constraint count, source, difficulty)."""
+    items all errored was about (its constraint count, source, difficulty).  ``parts``,
+    when given, gets the per-task counts the pooled metrics are made of (:func:`pooled`)."""
+
+    def part(name: str, task_id: str, value: int) -> None:
+        if parts is not None:
+            counts = parts.setdefault(name, {})
+            counts[task_id] = counts.get(task_id, 0) + value
+
     if denominator not in DENOMINATORS:
         raise ValueError(f"denominator must be one of {DENOMINATORS}, got {denominator!r}")
     csr: dict[str, list[float]] = defaultdict(list)
@@ -289,6 +303,9 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str
                 rule_decided += 1
                 if r.judge is not None and r.kind == JUDGED:
                     pairs.append((r.judge, r.rule))
+                    for name, value in (("pairs", 1), ("pairs agreeing", r.judge == r.rule),
+                                        ("pairs judge true", r.judge), ("pairs rule true", r.rule)):
+                        part(name, task_id, int(value))
         if not s.judge_asked:
             without_judge += 1
             rules_only = [s.constraints.get(i) for i in range(n)]
@@ -327,6 +344,8 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str
             hybrid.append(bool(r.rule) if r.rule is not None else bool(r.judge))
             if r.judge is not None:
                 cat_micro[r.category].append(int(r.judge))
+                part(f"judged/{r.category}", task_id, 1)
+                part(f"satisfied/{r.category}", task_id, int(r.judge))
                 cat_macro[r.category][task_id].append(float(r.judge))
         hybrid_csr[task_id].append(float(bool(hybrid) and all(hybrid)))
         hybrid_ssr[task_id].append(sum(hybrid) / n if n else 0.0)
@@ -379,6 +398,30 @@ def compute(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str
 
 
 _DIFFICULTY = {"easy": 0, "medium": 1, "hard": 2}
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else float("nan")
+
+
+def pooled(results: Mapping[str, Sequence[Mapping[str, Any]]], denominator: str = "all",
+           tasks: Mapping[str, Any] | None = None) -> dict[str, tuple[Any, list[dict[str, int]]]]:
+    """The metrics of :func:`compute` pooled over constraints rather than averaged over
+    tasks, each as ``(reduce, parts)``: the metric is ``reduce`` of the parts' per-task
+    counts summed over the tasks (``reports/stats.py``, ``pooled_metrics``: the bootstrap
+    draws these sums instead of calling ``compute`` on every resample)."""
+    parts: dict[str, dict[str, dict[str, int]]] = {}
+    compute(results, denominator, tasks, parts)
+    out: dict[str, tuple[Any, list[dict[str, int]]]] = {}
+    for name in parts:
+        if name.startswith("judged/"):
+            cat = name.split("/", 1)[1]
+            out[f"category_micro/{cat}"] = (_ratio, [parts[f"satisfied/{cat}"], parts[name]])
+    if "pairs" in parts:
+        counts = [parts[k] for k in ("pairs", "pairs agreeing", "pairs judge true", "pairs rule true")]
+        out["rule_judge_agreement"] = (_ratio, [counts[1], counts[0]])
+        out["rule_judge_kappa"] = (kappa_of_counts, counts)
+    return out
 
 
 def _count_key(name: str) -> int:

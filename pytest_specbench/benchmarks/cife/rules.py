@@ -118,6 +118,10 @@ class Code:
         return any(isinstance(n, types) for n in self.nodes())
 
     def comments(self) -> int:
+        # A comment token starts with "#": without one there is nothing to count, and no need
+        # for tokenize (pure Python: 0.4-0.8 CPU s over the 100-200 KB of a hostile answer).
+        if "#" not in self.text:
+            return 0
         try:
             return sum(1 for t in tokenize.generate_tokens(io.StringIO(self.text).readline) if t.type == tokenize.COMMENT)
         except (tokenize.TokenError, SyntaxError, IndentationError):
