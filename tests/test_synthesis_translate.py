@@ -168,3 +168,31 @@ def test_assert_count_mismatch_and_syntax_errors_raise():
         translate_contract("assert x > 0", ["x"], ["assert_0", "assert_1"])
     with pytest.raises(SyntaxError):
         translate_contract("assert (x > ", ["x"], ["assert_0"])
+
+
+def test_fresh_inputs_are_the_terms_of_z3s_operators():
+    """Inputs.fresh makes its terms with z3's C calls, not its Python operators (for speed):
+    they must be the operators' terms, or the solver's models (the CVTs) would change."""
+    import z3
+
+    from pytest_specbench.benchmarks.contract.synthesis.adt import DICT, INT, STR, Inputs, Not, SStr, sstr_eq
+
+    bounds = Bounds(slots=(2,), max_str=2)
+    inputs = Inputs(bounds)
+    n = inputs.fresh("n", 0, frozenset({INT}))
+    s = inputs.fresh("s", 0, frozenset({STR}))
+    d = inputs.fresh("d", 0, frozenset({DICT}))
+    # d is input 3; its two values 4 and 5, its two keys (strings) 6 and 7
+    keys = [SStr(z3.Int(f"len:d.key{k}#{6 + k}"), [z3.Int(f"c{j}:d.key{k}#{6 + k}") for j in range(2)])
+            for k in range(2)]
+    expected_domain = [
+        z3.Or(n.tag == INT),
+        z3.Implies(n.tag == INT, z3.And(n.i >= -bounds.max_int, n.i <= bounds.max_int)),
+        z3.Or(s.tag == STR),
+        z3.Implies(s.tag == STR, z3.And(s.s.n >= 0, s.s.n <= 2, *[
+            z3.Implies(k < s.s.n, z3.And(c >= 32, c <= 126)) for k, c in enumerate(s.s.cs)])),
+    ]
+    assert all(got.eq(want) for got, want in zip(inputs.domain, expected_domain)), inputs.domain[:4]
+    assert inputs.natural[0].eq(z3.And(d.tag != DICT))
+    assert inputs.tiny[0].eq(z3.Implies(n.tag == INT, z3.And(n.i >= 0, n.i <= 2)))
+    assert inputs.domain[-1].eq(z3.Implies(z3.And(d.tag == DICT, 1 < d.n), Not(sstr_eq(keys[0], keys[1]))))

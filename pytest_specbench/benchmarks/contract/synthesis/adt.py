@@ -390,6 +390,9 @@ class Inputs:
         """A fresh symbolic input.  ``tags`` narrows its types; ``elements``
         narrows its elements' the same way, as a pair ``(tags, elements)``
         (e.g. from a type hint: ``List[int]`` is ``({LIST}, ({INT}, None))``)."""
+        return self._build(name, level, tags, elements, _Terms())
+
+    def _build(self, name: str, level: int, tags: frozenset | None, elements: tuple | None, t: _Terms) -> Sym:
         bd = self.bounds
         self._count += 1
         uid = f"{name}#{self._count}"
@@ -401,67 +404,129 @@ class Inputs:
         allowed = frozenset(allowed)
         tag = z3.Int(f"tag:{uid}")
         v = Sym(tag, allowed, name=name)
-        self.domain.append(z3.Or(*[tag == t for t in sorted(allowed)]))
+        self.domain.append(t.or_(*[t.eq(tag, k) for k in sorted(allowed)]))
         odd = sorted(allowed & {NONE, BOOL, DICT})
         if odd:
-            self.natural.append(z3.And(*[tag != t for t in odd]))
+            self.natural.append(t.and_(*[t.ne(tag, k) for k in odd]))
         if level > 0 and allowed & {INT, FLOAT}:
-            self.numeric_leaves.append(z3.Or(*[tag == t for t in sorted(allowed & {INT, FLOAT})]))
+            self.numeric_leaves.append(t.or_(*[t.eq(tag, k) for k in sorted(allowed & {INT, FLOAT})]))
         if BOOL in allowed:
             v.b = z3.Bool(f"b:{uid}")
         if INT in allowed:
             v.i = z3.Int(f"i:{uid}")
-            self.domain.append(z3.Implies(tag == INT, z3.And(v.i >= -bd.max_int, v.i <= bd.max_int)))
-            self.small.append(z3.Implies(tag == INT, z3.And(v.i >= -bd.small_int, v.i <= bd.small_int)))
-            self.nonneg.append(z3.Implies(tag == INT, v.i >= 0))
-            self.negative.append(z3.Implies(tag == INT, v.i < 0))
-            self.tiny.append(z3.Implies(tag == INT, z3.And(v.i >= 0, v.i <= 2)))
+            self.domain.append(t.implies(t.eq(tag, INT), t.and_(t.ge(v.i, -bd.max_int), t.le(v.i, bd.max_int))))
+            self.small.append(t.implies(t.eq(tag, INT), t.and_(t.ge(v.i, -bd.small_int), t.le(v.i, bd.small_int))))
+            self.nonneg.append(t.implies(t.eq(tag, INT), t.ge(v.i, 0)))
+            self.negative.append(t.implies(t.eq(tag, INT), t.lt(v.i, 0)))
+            self.tiny.append(t.implies(t.eq(tag, INT), t.and_(t.ge(v.i, 0), t.le(v.i, 2))))
         if FLOAT in allowed:
             k = z3.Int(f"k:{uid}")
             v.r = z3.Real(f"r:{uid}")
             # The z3 model must decode to a Python float exactly: a dyadic rational.
             self.domain.append(v.r == z3.ToReal(k) / FLOAT_DENOMINATOR)
             lim = bd.max_int * FLOAT_DENOMINATOR
-            self.domain.append(z3.Implies(tag == FLOAT, z3.And(k >= -lim, k <= lim)))
+            self.domain.append(t.implies(t.eq(tag, FLOAT), t.and_(t.ge(k, -lim), t.le(k, lim))))
             slim = bd.small_int * FLOAT_DENOMINATOR
-            self.small.append(z3.Implies(tag == FLOAT, z3.And(k >= -slim, k <= slim)))
-            self.nonneg.append(z3.Implies(tag == FLOAT, k >= 0))
-            self.no_floats.append(tag != FLOAT)
-            self.negative.append(z3.Implies(tag == FLOAT, k < 0))
-            self.tiny.append(z3.Implies(tag == FLOAT, z3.And(k >= 0, k <= 2 * FLOAT_DENOMINATOR)))
+            self.small.append(t.implies(t.eq(tag, FLOAT), t.and_(t.ge(k, -slim), t.le(k, slim))))
+            self.nonneg.append(t.implies(t.eq(tag, FLOAT), t.ge(k, 0)))
+            self.no_floats.append(t.ne(tag, FLOAT))
+            self.negative.append(t.implies(t.eq(tag, FLOAT), t.lt(k, 0)))
+            self.tiny.append(t.implies(t.eq(tag, FLOAT), t.and_(t.ge(k, 0), t.le(k, 2 * FLOAT_DENOMINATOR))))
         if STR in allowed:
             ln = z3.Int(f"len:{uid}")
             codes = [z3.Int(f"c{k}:{uid}") for k in range(bd.max_str)]
             v.s = SStr(ln, codes)
             # printable ASCII only (exact str predicates, JSON-safe); unused codes stay free
-            self.domain.append(z3.Implies(tag == STR, z3.And(ln >= 0, ln <= bd.max_str, *[
-                z3.Implies(k < ln, z3.And(c >= 32, c <= 126)) for k, c in enumerate(codes)])))
-            self.small.append(z3.Implies(tag == STR, ln <= bd.small_str))
-            self.tiny.append(z3.Implies(tag == STR, ln <= 2))
-            self.strings.append((tag == STR, ln, codes))
+            # (``k < ln`` is z3's ``ln > k``: Python asks the right operand)
+            self.domain.append(t.implies(t.eq(tag, STR), t.and_(t.ge(ln, 0), t.le(ln, bd.max_str), *[
+                t.implies(t.gt(ln, k), t.and_(t.ge(c, 32), t.le(c, 126))) for k, c in enumerate(codes)])))
+            self.small.append(t.implies(t.eq(tag, STR), t.le(ln, bd.small_str)))
+            self.tiny.append(t.implies(t.eq(tag, STR), t.le(ln, 2)))
+            self.strings.append((t.eq(tag, STR), ln, codes))
         if allowed & CONTAINERS:
             slots = bd.slots[level]
             v.n = z3.Int(f"n:{uid}")
-            is_container = z3.Or(*[tag == t for t in sorted(allowed & CONTAINERS)])
-            self.domain.append(z3.Implies(is_container, z3.And(v.n >= 0, v.n <= slots)))
-            self.small.append(z3.Implies(is_container, v.n <= bd.small_len))
-            self.tiny.append(z3.Implies(is_container, v.n <= 2))
+            is_container = t.or_(*[t.eq(tag, k) for k in sorted(allowed & CONTAINERS)])
+            self.domain.append(t.implies(is_container, t.and_(t.ge(v.n, 0), t.le(v.n, slots))))
+            self.small.append(t.implies(is_container, t.le(v.n, bd.small_len)))
+            self.tiny.append(t.implies(is_container, t.le(v.n, 2)))
             elem_tags, elem_elements = elements if elements is not None else (None, None)
-            elems = tuple(self.fresh(f"{name}[{k}]", level + 1, elem_tags, elem_elements) for k in range(slots))
+            elems = tuple(self._build(f"{name}[{k}]", level + 1, elem_tags, elem_elements, t) for k in range(slots))
             v.items = elems
             if DICT in allowed:
                 # JSON objects only have string keys: dict keys are distinct strings.
                 # The element nodes double as the dict's value nodes (a value is
                 # either a list or a dict), which keeps the encoding small.
-                keys = tuple(self.fresh(f"{name}.key{k}", level + 1, frozenset({STR})) for k in range(slots))
+                keys = tuple(self._build(f"{name}.key{k}", level + 1, frozenset({STR}), None, t) for k in range(slots))
                 for a in range(slots):
                     for c in range(a + 1, slots):
-                        self.domain.append(z3.Implies(z3.And(tag == DICT, c < v.n),
-                                                     Not(sstr_eq(keys[a].s, keys[c].s))))
+                        # (sstr_eq and Not's shortcuts never apply to these fresh terms)
+                        ka, kc = keys[a].s, keys[c].s
+                        same = t.and_(t.eq_terms(ka.n, kc.n), *[
+                            t.implies(t.gt(ka.n, j), t.eq_terms(x, y)) for j, (x, y) in enumerate(zip(ka.cs, kc.cs))])
+                        self.domain.append(t.implies(t.and_(t.eq(tag, DICT), t.gt(v.n, c)), t.not_(same)))
                 # ``items`` are what iteration yields: the keys for a dict.
                 v.items = tuple(ite(tag == DICT, kk, el) for kk, el in zip(keys, elems))
                 v.vals = elems
         return v
+
+
+class _Terms:
+    """The z3 constructors :meth:`Inputs.fresh` calls by the thousand, as the calls of z3's C API
+    that its Python operators end in (``x >= 32`` is ``Z3_mk_ge(x, 32)``, ``x != 2`` is
+    ``Z3_mk_distinct(x, 2)``): the same terms made in the same order, so with the same ids and
+    the same models, without the operators' sort checks and casts of Python ints, which were
+    most of a translation's cost.  Integer comparisons take an int term and a Python int."""
+
+    def __init__(self):
+        self.ctx = z3.main_ctx()
+        self.ref = self.ctx.ref()
+        self.int_sort = z3.IntSort(self.ctx).ast
+        self.nums: dict = {}  # numerals made (z3 gives an equal numeral its one term)
+
+    def num(self, k: int):
+        term = self.nums.get(k)
+        if term is None:
+            term = self.nums[k] = z3.IntNumRef(z3.Z3_mk_numeral(self.ref, str(k), self.int_sort), self.ctx)
+        return term
+
+    def _cmp(self, mk, x, k: int) -> z3.BoolRef:
+        return z3.BoolRef(mk(self.ref, x.as_ast(), self.num(k).as_ast()), self.ctx)
+
+    def eq(self, x, k: int) -> z3.BoolRef:
+        return self._cmp(z3.Z3_mk_eq, x, k)
+
+    def ge(self, x, k: int) -> z3.BoolRef:
+        return self._cmp(z3.Z3_mk_ge, x, k)
+
+    def le(self, x, k: int) -> z3.BoolRef:
+        return self._cmp(z3.Z3_mk_le, x, k)
+
+    def gt(self, x, k: int) -> z3.BoolRef:
+        return self._cmp(z3.Z3_mk_gt, x, k)
+
+    def lt(self, x, k: int) -> z3.BoolRef:
+        return self._cmp(z3.Z3_mk_lt, x, k)
+
+    def ne(self, x, k: int) -> z3.BoolRef:
+        return z3.BoolRef(z3.Z3_mk_distinct(self.ref, 2, (z3.Ast * 2)(x.as_ast(), self.num(k).as_ast())), self.ctx)
+
+    def eq_terms(self, x, y) -> z3.BoolRef:
+        return z3.BoolRef(z3.Z3_mk_eq(self.ref, x.as_ast(), y.as_ast()), self.ctx)
+
+    def implies(self, a, b) -> z3.BoolRef:
+        return z3.BoolRef(z3.Z3_mk_implies(self.ref, a.as_ast(), b.as_ast()), self.ctx)
+
+    def not_(self, a) -> z3.BoolRef:
+        return z3.BoolRef(z3.Z3_mk_not(self.ref, a.as_ast()), self.ctx)
+
+    def and_(self, *args) -> z3.BoolRef:
+        return z3.BoolRef(z3.Z3_mk_and(self.ref, len(args), (z3.Ast * len(args))(*[a.as_ast() for a in args])),
+                          self.ctx)
+
+    def or_(self, *args) -> z3.BoolRef:
+        return z3.BoolRef(z3.Z3_mk_or(self.ref, len(args), (z3.Ast * len(args))(*[a.as_ast() for a in args])),
+                          self.ctx)
 
 
 # ---------------------------------------------------------------- combinators
