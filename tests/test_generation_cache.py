@@ -124,7 +124,9 @@ def test_authentication_failure_is_one_line_before_any_item(pytester):
 
 def test_an_interrupted_generation_resumes_without_repeating_finished_requests(pytester):
     with StubOpenAIServer(delay=0.4) as server:
-        args = [sys.executable, "-m", "pytest", *QUIET, "--specbench=contract",
+        # Functional checks only (both checks until #45, session 23): what is resumed is the
+        # generation, which no check takes part in; each answer's verdict shows it was read back.
+        args = [sys.executable, "-m", "pytest", *QUIET, "--specbench=contract", "--specbench-checks=functional",
                 "--model=openai:stub", f"--model-base-url={server.url}", "--model-concurrency=2"]
         proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -141,7 +143,7 @@ def test_an_interrupted_generation_resumes_without_repeating_finished_requests(p
         assert 3 <= len(cached) < TASKS
 
         server.delay = 0.0  # the slow answers only let the kill land mid-generation
-        result = run(pytester, server)
-        result.assert_outcomes(passed=2 * TASKS - 1 - (TASKS - 1), failed=TASKS - 1, skipped=1)
+        result = run(pytester, server, "--specbench-checks=functional")
+        result.assert_outcomes(passed=TASKS)
         resumed = server.chat_count - sent_before_kill
         assert resumed == TASKS - len(cached)  # finished generations were not asked again
