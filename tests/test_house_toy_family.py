@@ -89,11 +89,10 @@ ADAPTER = ToyFamily()
 
 
 @pytest.fixture
-def toy_family(pytester, tmp_path, monkeypatch):
-    """The toy family as an installed-looking distribution on PYTHONPATH."""
+def toy_family(pytester, tmp_path):
+    """The toy family as an installed-looking distribution on sys.path."""
     site = install_family(tmp_path / "site", "toyfamily", TOY_FAMILY, "toy")
-    monkeypatch.setenv("PYTHONPATH", str(site))  # for runs in a Python of their own (xdist workers)
-    pytester.syspathinsert(site)  # for runs in this process (its entry point is found on sys.path)
+    pytester.syspathinsert(site)  # its entry point is found on sys.path (every run here is in this process)
     return site
 
 
