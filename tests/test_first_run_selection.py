@@ -97,8 +97,10 @@ def prep_family(tmp_path, monkeypatch):
 
 def test_a_first_run_under_xdist_prepares_only_what_it_selects_in_its_workers(pytester, prep_family):
     state = pytester.path / "state"
+    # One worker (two until #45, session 23): what is claimed is controller against worker and
+    # selected against not; once per task across workers is the family's own file lock here.
     result = pytester.runpytest_subprocess("--specbench=prep", "--model=reference", f"--specbench-dir={state}",
-                                           "-p", "no:cacheprovider", "-n", "2", "-k", "t1[ or t4[", "-rs")
+                                           "-p", "no:cacheprovider", "-n", "1", "-k", "t1[ or t4[", "-rs")
     result.assert_outcomes(passed=2, skipped=2)
     assert "t4: refuted" in result.stdout.str()
     log = (state / "cache" / "prep" / "log").read_text().split()
@@ -106,7 +108,7 @@ def test_a_first_run_under_xdist_prepares_only_what_it_selects_in_its_workers(py
     # the two selected tasks, once each (two items each), none of the four others, and
     # never by the controller: by the workers that ran them
     assert sorted(prepared) == ["t1", "t4"] and len(log) == 4, log
-    assert set(prepared.values()) <= {"gw0", "gw1"}, log
+    assert set(prepared.values()) == {"gw0"}, log
 
 
 def test_planning_asks_adapters_from_their_caches_only(tmp_path):

@@ -42,16 +42,22 @@ def report(pytester, name):
     return json.loads((pytester.path / name).read_text())
 
 
-def test_xdist_run_scores_like_the_reference_and_a_second_run_is_free(pytester, server):
+def test_a_generated_run_scores_like_the_reference_and_a_second_run_is_free(pytester, server):
     ref = pytester.runpytest_inprocess(*QUIET, "--specbench=contract", "--model=reference",
                                        "--specbench-checks=functional", "--specbench-report=ref.json")
     ref.assert_outcomes(passed=TASKS)
 
-    first = run(pytester, server, "-n", "2", "--specbench-checks=functional", "--specbench-report=first.json",
+    # -n 0 (-n 2 until #45, session 23): that the controller generates once per task for both
+    # xdist workers and that its generation counters reach the report is
+    # test_judge_role.py::test_under_xdist_judge_counters_reach_the_report_no_secret_is_written_and_a_lone_surrogate_crosses's
+    # -n 2 run (the generation model there is an openai: endpoint too: 4 generations for 4
+    # tasks over two workers, its progress line, `generated` and `api_requests`); what this
+    # run shows (the scores, the counters, the saved samples, the cache) is not xdist's.
+    first = run(pytester, server, "-n", "0", "--specbench-checks=functional", "--specbench-report=first.json",
                 "--specbench-save-samples=samples.jsonl")
     first.assert_outcomes(passed=TASKS)
     first.stdout.fnmatch_lines([f"specbench: generating with openai:stub: {TASKS}/{TASKS} *"])
-    assert server.chat_count == TASKS  # once per task, although two workers evaluate
+    assert server.chat_count == TASKS  # once per task
     manifest = report(pytester, "first.json")["manifest"]["model"]
     assert manifest["generation"]["generated"] == TASKS and manifest["generation"]["api_requests"] == TASKS
     assert manifest["generation"]["total_tokens"] == 18 * TASKS
@@ -60,8 +66,8 @@ def test_xdist_run_scores_like_the_reference_and_a_second_run_is_free(pytester, 
     assert (report(pytester, "first.json")["benchmarks"]["contract"]["metrics"]
             == report(pytester, "ref.json")["benchmarks"]["contract"]["metrics"])
 
-    # -n 0: the generation cache is the controller's, read before any worker would start;
-    # two workers here only repeated the first run's xdist start-up (issue #45)
+    # The generation cache is the controller's, read before any worker would start (-n 0:
+    # two workers here only repeated an xdist start-up, issue #45)
     second = run(pytester, server, "-n", "0", "--specbench-checks=functional", "--specbench-report=second.json")
     second.assert_outcomes(passed=TASKS)
     assert server.chat_count == TASKS  # zero new requests
@@ -118,7 +124,9 @@ def test_authentication_failure_is_one_line_before_any_item(pytester):
 
 def test_an_interrupted_generation_resumes_without_repeating_finished_requests(pytester):
     with StubOpenAIServer(delay=0.4) as server:
-        args = [sys.executable, "-m", "pytest", *QUIET, "--specbench=contract",
+        # Functional checks only (both checks until #45, session 23): what is resumed is the
+        # generation, which no check takes part in; each answer's verdict shows it was read back.
+        args = [sys.executable, "-m", "pytest", *QUIET, "--specbench=contract", "--specbench-checks=functional",
                 "--model=openai:stub", f"--model-base-url={server.url}", "--model-concurrency=2"]
         proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -135,7 +143,7 @@ def test_an_interrupted_generation_resumes_without_repeating_finished_requests(p
         assert 3 <= len(cached) < TASKS
 
         server.delay = 0.0  # the slow answers only let the kill land mid-generation
-        result = run(pytester, server)
-        result.assert_outcomes(passed=2 * TASKS - 1 - (TASKS - 1), failed=TASKS - 1, skipped=1)
+        result = run(pytester, server, "--specbench-checks=functional")
+        result.assert_outcomes(passed=TASKS)
         resumed = server.chat_count - sent_before_kill
         assert resumed == TASKS - len(cached)  # finished generations were not asked again

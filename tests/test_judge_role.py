@@ -158,6 +158,9 @@ def test_under_xdist_judge_counters_reach_the_report_no_secret_is_written_and_a_
         outcomes = result.parseoutcomes()
         assert outcomes.get("failed") == 2 and outcomes.get("passed") == 18 and not outcomes.get("error")
         assert "\\ud800" in result.stdout.str()
+        # The generations are the controller's, once per task for both workers (was
+        # test_generation_cache.py's own -n 2 run until #45, session 23): its progress line
+        result.stdout.fnmatch_lines(["specbench: generating with openai:gen: 4/4 *"])
         chats = server.chat_requests()
         to_judge = [r for r in server.requests if r["path"] == "/v1/models/judge" or (r["body"] or {}).get("model") == "judge"]
         # without xdist the same messages reach the terminal from the caches (the generations'
@@ -173,6 +176,8 @@ def test_under_xdist_judge_counters_reach_the_report_no_secret_is_written_and_a_
     assert len(gen_bodies) == 4 and {b["max_tokens"] for b in gen_bodies} == {64}
     assert len(judge_bodies) == 8 and {(b["temperature"], b["max_tokens"]) for b in judge_bodies} == {(0.1, 2048)}
     report = json.loads((pytester.path / "r.json").read_text())
+    generation = report["manifest"]["model"]["generation"]  # the controller's counters reach the report
+    assert generation["generated"] == 4 and generation["api_requests"] == 4, generation
     judge = report["manifest"]["roles"]["judge"]
     assert judge["questions"]["called"] == 8
     # The requests that may be billed: the controller's reachability probe (GET) is not one.

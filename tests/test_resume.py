@@ -186,9 +186,13 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_report(pytester, wo
     # earlier tests of this worker left to the garbage collector)
     full_outcomes = {k: v for k, v in full.parseoutcomes().items() if k != "warnings"}
 
-    # 2. The same run, SIGKILLed (with its xdist workers) once some results are journaled.
+    # 2. The same run, SIGKILLed (with its xdist worker) once some results are journaled.  One
+    # worker (as many as the resumed run until #45, session 23): the controller journals what
+    # any worker finished, and what is claimed of the kill (mid-run, no sandbox outlives it)
+    # holds for one as for two; the resumed run below keeps two, across which the journaled
+    # verdicts travel.
     cmd = [sys.executable, "-m", "pytest", *UNUSED_PLUGINS,
-           *specbench_args(samples, crash_state, pytester.path / "crash.json", workers)]
+           *specbench_args(samples, crash_state, pytester.path / "crash.json", 1)]
     proc = subprocess.Popen(cmd, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 60

@@ -39,34 +39,37 @@ def pytest_unconfigure(config):
 """
 
 
-def test_a_run_of_specbench_items_alone_does_not_import_hypothesis_for_its_plugin(tmp_path):
-    """Hypothesis's pytest plugin imports ``hypothesis`` in its terminal summary (every
-    process: the controller and each xdist worker), ~0.2 CPU s each after the last item;
-    a run whose items are all specbench items drops the plugin at collection.  A run that
-    also collects a test of the user's keeps it.  (``--collect-only``: collection
-    and the terminal summary run, no item does.)"""
+def _hypothesis_installed() -> None:
     import importlib.util
 
     if importlib.util.find_spec("_hypothesis_pytestplugin") is None:
         import pytest
 
         pytest.skip("hypothesis is not installed: pip install hypothesis")
+
+
+def test_a_run_that_also_collects_a_test_of_the_users_keeps_hypothesis_s_plugin(tmp_path):
+    """Hypothesis's pytest plugin imports ``hypothesis`` in its terminal summary (every
+    process: the controller and each xdist worker), ~0.2 CPU s each after the last item;
+    a run whose items are all specbench items drops the plugin at collection (its
+    controller and its worker: the ``-n 1`` run of the next test).  A run that also
+    collects a test of the user's keeps it.  (``--collect-only``: collection and the
+    terminal summary run, no item does.)  Until #45, session 23, a ``--collect-only`` run
+    of specbench items alone was made here too: the next test's run shows it in both the
+    worker (the same hook as a ``-n 0`` run's) and the controller (xdist's own)."""
+    _hypothesis_installed()
     (tmp_path / "startup_probe.py").write_text(_PROBE)
     (tmp_path / "test_users_own.py").write_text("def test_users_own():\n    pass\n")
-    seen = {}
-    for name, extra in (("specbench alone", []), ("with a test of the user's", ["test_users_own.py"])):
-        out = tmp_path / f"{len(seen)}.json"
-        env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path), "STARTUP_PROBE_OUT": str(out)}
-        env.pop("PYTEST_ADDOPTS", None)
-        env.pop("PYTEST_XDIST_WORKER", None)
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:anyio", "-p", "startup_probe",
-                               "--collect-only", "--specbench=evalplus", "--model=reference",
-                               f"--specbench-dir={tmp_path / 'state'}", *extra],
-                              cwd=tmp_path, env=env, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-        seen[name] = json.loads(out.read_text())
-    assert seen["specbench alone"] == {"imported": False, "registered": False}
-    assert seen["with a test of the user's"]["registered"]
+    out = tmp_path / "seen.json"
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path), "STARTUP_PROBE_OUT": str(out)}
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_XDIST_WORKER", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:anyio", "-p", "startup_probe",
+                           "--collect-only", "--specbench=evalplus", "--model=reference",
+                           f"--specbench-dir={tmp_path / 'state'}", "test_users_own.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert json.loads(out.read_text())["registered"]
 
 
 _FIRST_ITEM_PROBE = """
@@ -92,16 +95,25 @@ def pytest_runtest_setup(item):
         json.dump({"worker": hasattr(item.config, "workerinput"), "zygotes": len(_zygotes()),
                    "calibrated": limits._calibration is not None, "anyio": "anyio" in sys.modules}, fh)
     pytest.skip("probe: seen before its check ran")
+
+def pytest_unconfigure(config):
+    worker = getattr(config, "workerinput", {}).get("workerid", "controller")
+    with open(os.environ["STARTUP_PROBE_OUT"] + "." + worker, "w") as fh:
+        json.dump({"imported": "hypothesis" in sys.modules,
+                   "registered": config.pluginmanager.get_plugin("hypothesispytest") is not None}, fh)
 """
 
 
-def test_a_worker_starts_its_declared_sandbox_and_calibration_before_its_first_item_without_anyio(tmp_path):
+def test_a_worker_starts_its_declared_sandbox_and_calibration_before_its_first_item_without_anyio_or_hypothesis(tmp_path):
     """evalplus declares ``executors = ("python",)``: an xdist worker launches the python
     zygote at its configure (it starts beside the collection) and takes
     ``machine_speed()``'s calibration once its collection is sent, so neither is paid
     inside its first item; and a run of specbench items alone starts its workers without
     anyio's pytest plugin (docs/timing.md, session 21).  Seen in the worker at the first
-    item's setup, which the probe then skips (no check runs)."""
+    item's setup, which the probe then skips (no check runs).  The same run, of specbench
+    items alone, never imports ``hypothesis`` for Hypothesis's pytest plugin, which its
+    controller and its worker drop at collection (read at each one's unconfigure, after
+    the terminal summary that imported it; without Hypothesis installed, trivially so)."""
     (tmp_path / "first_item_probe.py").write_text(_FIRST_ITEM_PROBE)
     out = tmp_path / "seen.json"
     env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path), "STARTUP_PROBE_OUT": str(out)}
@@ -113,6 +125,10 @@ def test_a_worker_starts_its_declared_sandbox_and_calibration_before_its_first_i
                           cwd=tmp_path, env=env, capture_output=True, text=True)
     assert out.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
     assert json.loads(out.read_text()) == {"worker": True, "zygotes": 1, "calibrated": True, "anyio": False}
+    for process in ("controller", "gw0"):
+        seen = tmp_path / f"seen.json.{process}"
+        assert seen.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert json.loads(seen.read_text()) == {"imported": False, "registered": False}, process
 
 
 def test_only_an_xdist_worker_starts_the_declared_sandboxes_early():
