@@ -123,16 +123,22 @@ def test_javac_without_the_warm_server_and_without_the_sandbox(tmp_path, isolate
                             lambda sources, *rest, javac_once=javac_once: compiled.append(sorted(sources))
                             or javac_once(sources, *rest))
         try:
+            served = ex.compile({f"F{isolate}.java": f"public class F{isolate} {{}}"})
+            assert served.ok and ex._server is not None and (ex._server._live is not None) == isolate
+            # A javac job after the warm javac's start: its JVM starts from that server's class-data
+            # archive (javac's classes), and javac still sees only the class path it is given.
+            shared = ex.javac_shared_starts
             once = ex.compile({f"D{isolate}.java": f"public class D{isolate} {{ class In {{}} }}"}, use_server=False)
             assert once.ok and {p.name for p in once.classes.glob("*.class")} == {f"D{isolate}.class",
                                                                                   f"D{isolate}$In.class"}
             assert not once.cached  # sources that are not trusted: each executor's own javac, never a copy
+            assert ex.javac_shared_starts == shared + 1
             if not isolate:  # (the sandboxed javac job's errors: test_compile_is_cached_by_content_...'s prepare)
-                bad = ex.compile({f"E{isolate}.java": f"public class E{isolate} {{ int f() {{ return y; }} }}"},
-                                 use_server=False)
-                assert bad.diagnostics.startswith(f"E{isolate}.java:1: error: cannot find symbol"), bad.diagnostics
-            served = ex.compile({f"F{isolate}.java": f"public class F{isolate} {{}}"})
-            assert served.ok and ex._server is not None and (ex._server._live is not None) == isolate
+                bad = ex.compile({f"E{isolate}.java": f"public class E{isolate} {{ specbench.jvm.CompileServer s; "
+                                                      f"int f() {{ return y; }} }}"}, use_server=False)
+                assert bad.diagnostics.startswith(f"E{isolate}.java:1: error: package specbench.jvm does not exist"), \
+                    bad.diagnostics
+                assert "cannot find symbol" in bad.diagnostics and ex.javac_shared_starts == shared + 2
         finally:
             if not isolate:
                 ex.close()
