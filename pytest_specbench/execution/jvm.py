@@ -216,7 +216,7 @@ class JvmExecutor:
                 raise InfrastructureError(f"bad source path {name!r}")
         (self.cache_dir / "classes").mkdir(parents=True, exist_ok=True)
         classpath = tuple(Path(p) for p in classpath)
-        started, self._javac_cpu = time.monotonic(), None
+        started, self._javac_cpu, starts = time.monotonic(), None, self.javac_shared_starts
         # Trusted classes (shared by every state folder through the store) come from a javac
         # job of their own, never from the warm javac, which also compiles samples' sources.
         answer = self._serve(sources, classpath, timeout) if use_server and not trusted else None
@@ -224,7 +224,8 @@ class JvmExecutor:
         if answer is None:
             answer = self._javac_once(sources, classpath, timeout)
         jvm_store.log("javac", trusted=trusted, how=how, key=key, state=str(self.cache_dir),
-                      wall=round(time.monotonic() - started, 3), cpu=self._javac_cpu)
+                      wall=round(time.monotonic() - started, 3), cpu=self._javac_cpu,
+                      archive=self.javac_shared_starts > starts)
         if answer is None:
             return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
         rc, diag, classes = answer
