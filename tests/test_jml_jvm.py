@@ -152,6 +152,36 @@ def test_javac_without_the_warm_server_and_without_the_sandbox(tmp_path, isolate
     assert not list((tmp_path / "jvmFalse").rglob("CompileServer.class"))  # nothing in the state folder
 
 
+def test_a_javac_job_starts_from_the_warm_javacs_archive_made_first(tmp_path, monkeypatch):
+    """The JVM of a javac job: from the warm javac's archive, its classes and the archive made
+    first when the store has none (as the server's first start makes them; javac itself is
+    test_javac_without_the_warm_server_and_without_the_sandbox's); the server's own classes
+    are compiled by a plain javac (the archive is made from them), as is every javac job when
+    class-data sharing is off."""
+    from pytest_specbench.execution import class_sharing
+    from pytest_specbench.execution.class_sharing import Shared, harness_sources
+    from pytest_specbench.execution.jvm import JAVAC_MAIN, JAVAC_MODULES, SERVER_FLAGS, CompileResult
+
+    ex = JvmExecutor(tmp_path / "jvm", isolate=False, class_sharing=True)
+    archive, jar = tmp_path / "archive.jsa", tmp_path / "server.jar"
+    calls = []
+    monkeypatch.setattr(ex, "compile", lambda sources, **kw: calls.append(("compile", sorted(sources), kw))
+                        or CompileResult(True, tmp_path / "classes", "", "k"))
+    monkeypatch.setattr(ex.sharing, "share", lambda classpath, flags, modules=(), build_after=None: calls.append(
+        ("share", tuple(classpath), tuple(flags), tuple(modules), build_after))
+        or Shared((jar,), (f"-XX:SharedArchiveFile={archive}", *class_sharing.RUN_FLAGS), (archive, jar), archive))
+    start, shared = ex._javac_start({"A.java": "class A {}"})
+    assert calls == [("compile", sorted(harness_sources()), {"use_server": False, "trusted": True}),
+                     ("share", (tmp_path / "classes",), SERVER_FLAGS, JAVAC_MODULES, 1)]
+    assert shared.archive == archive and start[0] == ex.java and start[-3:] == ("-cp", str(jar), JAVAC_MAIN)
+    assert f"-XX:SharedArchiveFile={archive}" in start and start[-4] == "-Xlog:disable"
+    assert not any("warning" in flag for flag in start)  # javac's output is a verdict: no JVM message in it
+    calls.clear()
+    assert ex._javac_start(harness_sources()) == ((ex.javac,), None) and calls == []
+    ex.sharing.enabled = False
+    assert ex._javac_start({"A.java": "class A {}"}) == ((ex.javac,), None) and calls == []
+
+
 def test_a_runtime_class_folder_that_javac_cannot_find_is_a_harness_error(tmp_path):
     # With a relative state folder the runtime's classes came back as a relative path, every
     # check then failed to compile in the sandbox's own folder, and the checker reported the

@@ -130,12 +130,11 @@ class ClassSharing:
         self._memo: dict[tuple, Shared] = {}
 
     def share(self, classpath: Sequence[Path], flags: Sequence[str], modules: Sequence[str] = (),
-              training: Training | None = None, build_after: int | None = None, build: bool = True) -> Shared:
+              training: Training | None = None, build_after: int | None = None) -> Shared:
         """The start of a JVM with ``flags`` on ``classpath``: with an archive when
         there is one for its key (built when ``build_after``, default :data:`BUILD_AFTER`,
-        starts were counted; trained by ``training`` when given; ``build`` False: never built
-        nor counted, only used when it is there), else plain.  Never raises: any trouble here
-        is a plain start."""
+        starts were counted; trained by ``training`` when given), else plain.  Never raises:
+        any trouble here is a plain start."""
         plain = Shared(tuple(Path(p) for p in classpath))
         if not self.enabled:
             return plain
@@ -145,7 +144,7 @@ class ClassSharing:
             return shared
         try:
             shared = self._share(plain.classpath, tuple(flags), tuple(modules), training,
-                                 BUILD_AFTER if build_after is None else build_after, build)
+                                 BUILD_AFTER if build_after is None else build_after)
         except (OSError, ValueError, subprocess.SubprocessError, zipfile.BadZipFile) as exc:
             shared = None
             self.last_problem = str(exc)
@@ -160,7 +159,7 @@ class ClassSharing:
 
     # ------------------------------------------------------------ internals
     def _share(self, classpath: tuple[Path, ...], flags: tuple[str, ...], modules: tuple[str, ...],
-               training: Training | None, build_after: int, build: bool = True) -> Shared | None:
+               training: Training | None, build_after: int) -> Shared | None:
         if not all(p.is_dir() or p.is_file() for p in classpath):
             return None  # a missing entry: the job reports it
         # Everything here is read, not made, until the archive is to be built: a store
@@ -172,7 +171,7 @@ class ClassSharing:
             return None
         found = self._found(key, entries, names)
         if found is None:
-            if not build or not self._count(key, build_after):
+            if not self._count(key, build_after):
                 return None
             from filelock import FileLock
 

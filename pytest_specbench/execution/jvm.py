@@ -173,7 +173,13 @@ class JvmExecutor:
         parses and type-checks (``-proc:none``): no processor or sample code runs."""
         if self.available():
             raise InfrastructureError(self.available())
-        key = self._key(sources, classpath)
+        h = hashlib.sha256(self.jdk_version().encode())
+        h.update(" ".join(JAVAC_FLAGS).encode())
+        for p in classpath:
+            h.update(b"\0cp\0" + str(p).encode())
+        for name in sorted(sources):
+            h.update(b"\0" + name.encode() + b"\0" + sources[name].encode("utf-8"))
+        key = h.hexdigest()[:32]
         if trusted:
             entry = self.store.get("classes", key)
             if entry is not None:
@@ -193,16 +199,6 @@ class JvmExecutor:
         if (out / ".ok").exists():
             return CompileResult(True, out, "", key, cached=True)
         return self._compile(sources, classpath, timeout, use_server, trusted, key)
-
-    def _key(self, sources: Mapping[str, str], classpath: Sequence[Path] = ()) -> str:
-        """The compile cache's key: the JDK, javac's flags, the classpath's paths, the sources."""
-        h = hashlib.sha256(self.jdk_version().encode())
-        h.update(" ".join(JAVAC_FLAGS).encode())
-        for p in classpath:
-            h.update(b"\0cp\0" + str(p).encode())
-        for name in sorted(sources):
-            h.update(b"\0" + name.encode() + b"\0" + sources[name].encode("utf-8"))
-        return h.hexdigest()[:32]
 
     def _compile(self, sources: Mapping[str, str], classpath: Sequence[Path], timeout: float, use_server: bool,
                  trusted: bool, key: str) -> CompileResult:
@@ -266,7 +262,7 @@ class JvmExecutor:
         tar file), or a plain child when the executor is not isolated.  None on timeout."""
         cp = os.pathsep.join(str(p) for p in classpath)
         names = sorted(sources)
-        start, shared = self._javac_start()
+        start, shared = self._javac_start(sources)
         self.javac_starts += 1
         self.javac_shared_starts += shared is not None
         if shared is None:
@@ -312,19 +308,24 @@ class JvmExecutor:
                        for p in (Path(tmp) / "out").rglob("*") if p.is_file()}
             return r.returncode, _strip_src(r.stdout + r.stderr), classes if r.returncode == 0 else {}
 
-    def _javac_start(self) -> tuple[tuple[str, ...], Shared | None]:
+    def _javac_start(self, sources: Mapping[str, str]) -> tuple[tuple[str, ...], Shared | None]:
         """How a javac job's JVM starts: from the warm javac's class-data archive (javac's own
-        classes, ``jdk.compiler``, archived with the server's at its first start) when the store
-        has it already -- never built for a job: ``javac`` and its archive-less start then --
-        with the server's JVM flags and class path (the archive's key: a trusted training run,
-        no job's code; bound read-only into the job as the server has it).  A trusted compile
-        (a Java project, the JUnit runner, a family's runtime) is still a fresh javac of its
-        own, never the warm one: ~0.3 of a small javac job's ~1.5 CPU s were its start."""
+        classes, ``jdk.compiler``), with the server's JVM flags and class path (the archive's
+        key: a trusted training run, no job's code; bound read-only into the job as the server
+        has it); else as ``javac`` starts.  The archive and the server's classes are made first
+        when the store has none, as the server's first start makes them (one javac job and one
+        training run per store; every family that compiles trusted classes compiles a sample
+        next, through the server): the javac jobs of a fresh store -- a family's runtime, the
+        JUnit runner, a Java project -- then start from it too (~0.6 of a trusted job's ~1.5
+        CPU s).  A trusted compile is still a fresh javac of its own, never the warm one."""
         javac = (self.javac,)
-        harness = self.store.get("classes", self._key(harness_sources()))
-        if harness is None:
+        harness = harness_sources()
+        if not self.sharing.enabled or dict(sources) == harness:
+            return javac, None  # (the server's classes: what the archive is made from)
+        res = self.compile(harness, use_server=False, trusted=True)
+        if not res.ok:
             return javac, None
-        shared = self.sharing.share((harness,), SERVER_FLAGS, modules=JAVAC_MODULES, build=False)
+        shared = self.sharing.share((res.classes,), SERVER_FLAGS, modules=JAVAC_MODULES, build_after=1)
         if shared.archive is None:
             return javac, None
         # (its warnings off: a refused archive is a plain start, and javac's output is a verdict)
