@@ -74,7 +74,9 @@ def test_javac_remembers_errors_in_the_sources_only(tmp_path):
     not a javac that was killed or crashed (out of memory under load)."""
     from pytest_specbench.execution.jvm import JvmExecutor
 
-    jvm = JvmExecutor(tmp_path / "jvm", isolate=False)
+    # (no class-data sharing: a stand-in `java` makes no archive for a javac job to start from,
+    # and the warm javac's own classes, compiled first for that, would be the stand-in's too)
+    jvm = JvmExecutor(tmp_path / "jvm", isolate=False, class_sharing=False)
     jvm.java = jvm.javac = str(tmp_path / "javac")  # a stand-in: the outcome is all that matters here
     jvm._jdk = "stand-in"
     fake = tmp_path / "javac"

@@ -115,34 +115,71 @@ def test_warm_javac_runs_in_the_sandbox_and_comes_back_after_it_dies(isolated):
 
 @needs_jdk
 def test_javac_without_the_warm_server_and_without_the_sandbox(tmp_path, isolated, monkeypatch):
-    compiled = []  # the sources each javac run of these executors got
+    compiled = {True: [], False: []}  # the sources each javac job of either executor got
     for isolate in (True, False):
         ex = isolated if isolate else JvmExecutor(tmp_path / "jvmFalse", isolate=False, state_dir=tmp_path)
         javac_once = ex._javac_once
         monkeypatch.setattr(ex, "_javac_once",
-                            lambda sources, *rest, javac_once=javac_once: compiled.append(sorted(sources))
-                            or javac_once(sources, *rest))
+                            lambda sources, *rest, javac_once=javac_once, isolate=isolate:
+                            compiled[isolate].append(sorted(sources)) or javac_once(sources, *rest))
         try:
+            served = ex.compile({f"F{isolate}.java": f"public class F{isolate} {{}}"})
+            assert served.ok and ex._server is not None and (ex._server._live is not None) == isolate
+            # A javac job after the warm javac's start: its JVM starts from that server's class-data
+            # archive (javac's classes), and javac still sees only the class path it is given.
+            shared = ex.javac_shared_starts
             once = ex.compile({f"D{isolate}.java": f"public class D{isolate} {{ class In {{}} }}"}, use_server=False)
             assert once.ok and {p.name for p in once.classes.glob("*.class")} == {f"D{isolate}.class",
                                                                                   f"D{isolate}$In.class"}
             assert not once.cached  # sources that are not trusted: each executor's own javac, never a copy
+            assert ex.javac_shared_starts == shared + 1
             if not isolate:  # (the sandboxed javac job's errors: test_compile_is_cached_by_content_...'s prepare)
-                bad = ex.compile({f"E{isolate}.java": f"public class E{isolate} {{ int f() {{ return y; }} }}"},
-                                 use_server=False)
-                assert bad.diagnostics.startswith(f"E{isolate}.java:1: error: cannot find symbol"), bad.diagnostics
-            served = ex.compile({f"F{isolate}.java": f"public class F{isolate} {{}}"})
-            assert served.ok and ex._server is not None and (ex._server._live is not None) == isolate
+                bad = ex.compile({f"E{isolate}.java": f"public class E{isolate} {{ specbench.jvm.CompileServer s; "
+                                                      f"int f() {{ return y; }} }}"}, use_server=False)
+                assert bad.diagnostics.startswith(f"E{isolate}.java:1: error: package specbench.jvm does not exist"), \
+                    bad.diagnostics
+                assert "cannot find symbol" in bad.diagnostics and ex.javac_shared_starts == shared + 2
         finally:
             if not isolate:
                 ex.close()
-        assert [f"D{isolate}.java"] in compiled and ([f"E{isolate}.java"] in compiled) != isolate
-    # The warm javac's own classes (trusted) came from the store the executors share, not compiled again.
+        assert [f"D{isolate}.java"] in compiled[isolate] and ([f"E{isolate}.java"] in compiled[isolate]) != isolate
+    # The warm javac's own classes (trusted) came from the store the executors share, not compiled again
+    # (by the second executor; the first compiled them if this test is the store's first).
     from pytest_specbench.execution.class_sharing import harness_sources
 
-    assert "specbench/jvm/CompileServer.java" in harness_sources() and sorted(harness_sources()) not in compiled
+    assert "specbench/jvm/CompileServer.java" in harness_sources() and sorted(harness_sources()) not in compiled[False]
     assert list((isolated.store.root / "classes").glob("*/specbench/jvm/CompileServer.class"))
     assert not list((tmp_path / "jvmFalse").rglob("CompileServer.class"))  # nothing in the state folder
+
+
+def test_a_javac_job_starts_from_the_warm_javacs_archive_made_first(tmp_path, monkeypatch):
+    """The JVM of a javac job: from the warm javac's archive, its classes and the archive made
+    first when the store has none (as the server's first start makes them; javac itself is
+    test_javac_without_the_warm_server_and_without_the_sandbox's); the server's own classes
+    are compiled by a plain javac (the archive is made from them), as is every javac job when
+    class-data sharing is off."""
+    from pytest_specbench.execution import class_sharing
+    from pytest_specbench.execution.class_sharing import Shared, harness_sources
+    from pytest_specbench.execution.jvm import JAVAC_MAIN, JAVAC_MODULES, SERVER_FLAGS, CompileResult
+
+    ex = JvmExecutor(tmp_path / "jvm", isolate=False, class_sharing=True)
+    archive, jar = tmp_path / "archive.jsa", tmp_path / "server.jar"
+    calls = []
+    monkeypatch.setattr(ex, "compile", lambda sources, **kw: calls.append(("compile", sorted(sources), kw))
+                        or CompileResult(True, tmp_path / "classes", "", "k"))
+    monkeypatch.setattr(ex.sharing, "share", lambda classpath, flags, modules=(), build_after=None: calls.append(
+        ("share", tuple(classpath), tuple(flags), tuple(modules), build_after))
+        or Shared((jar,), (f"-XX:SharedArchiveFile={archive}", *class_sharing.RUN_FLAGS), (archive, jar), archive))
+    start, shared = ex._javac_start({"A.java": "class A {}"})
+    assert calls == [("compile", sorted(harness_sources()), {"use_server": False, "trusted": True}),
+                     ("share", (tmp_path / "classes",), SERVER_FLAGS, JAVAC_MODULES, 1)]
+    assert shared.archive == archive and start[0] == ex.java and start[-3:] == ("-cp", str(jar), JAVAC_MAIN)
+    assert f"-XX:SharedArchiveFile={archive}" in start and start[-4] == "-Xlog:disable"
+    assert not any("warning" in flag for flag in start)  # javac's output is a verdict: no JVM message in it
+    calls.clear()
+    assert ex._javac_start(harness_sources()) == ((ex.javac,), None) and calls == []
+    ex.sharing.enabled = False
+    assert ex._javac_start({"A.java": "class A {}"}) == ((ex.javac,), None) and calls == []
 
 
 def test_a_runtime_class_folder_that_javac_cannot_find_is_a_harness_error(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from pytest_specbench.jml.checker import JmlChecker
 from pytest_specbench.benchmarks.speceval.tools.validate_jml import validate
 from shared_data import FULL, SHARED_DATA
-from shared_runs import bundled_jvm, postcond_bundled_state  # noqa: F401  (fixtures: the session's executor, its class cache)
+from shared_runs import session_jvm  # noqa: F401  (a fixture: the process's jvm executor)
 
 pytestmark = pytest.mark.realdata
 DATA = SHARED_DATA / "specgenbench"
@@ -27,11 +27,13 @@ MUTATED = {"BinarySearch", "GCD", "MoveZeroes", "RotateArray"} if FULL else {"Bi
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"SpecGenBench not found at {DATA}")
 @pytest.mark.skipif(not shutil.which("javac"), reason="javac not found: apt-get install openjdk-17-jdk-headless")
-def test_oracle_specs_hold_and_mutants_are_caught(bundled_jvm):
+def test_oracle_specs_hold_and_mutants_are_caught(session_jvm):
     out = io.StringIO()
-    # The session's executor and class cache (tests/shared_runs.py): its warm javac and the
-    # JML runtime are the session's; every program and mutant below is compiled and run here.
-    checker = JmlChecker(bundled_jvm)
+    # The process's executor (tests/shared_runs.py): its warm javac and the JML runtime are the
+    # session's; every program and mutant below is compiled and run here.  It needs no
+    # PostcondBench project: ``bundled_jvm`` made this test wait for that build (the JUnit
+    # runner's and the javalib project's javac jobs), which the first test that needs it does.
+    checker = JmlChecker(session_jvm)
     res = [validate(DATA, checker, per_operator=0, only=SLICE - MUTATED, out=out),
            validate(DATA, checker, per_operator=1, only=MUTATED, out=out)]
     assert sum(r["figures"].get("programs", 0) for r in res) == len(SLICE), out.getvalue()

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from pytest_specbench.execution import class_sharing, jvm_store
-from pytest_specbench.execution.jvm import JavaJob, JvmExecutor
+from pytest_specbench.execution.jvm import JVM_FLAGS, JavaJob, JvmExecutor
 
 pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
                                 reason="javac/java not found: apt-get install openjdk-17-jdk-headless")
@@ -38,17 +38,26 @@ LOG = ("-Xlog:class+load=info:stderr",)  # part of the archive's key (its flags)
 
 def test_archive_built_once_used_read_only_and_a_damaged_one_is_a_plain_start(tmp_path, monkeypatch):
     monkeypatch.setattr(class_sharing, "BUILD_AFTER", 2)
-    store = tmp_path / "store"  # a store of its own (not the suite's: it counts builds)
-    ex = JvmExecutor(tmp_path / "jvm", isolate=True, state_dir=tmp_path, class_sharing=True, store=store)
+    # The suite's store (tests/conftest.py): its warm-up classes are there, or made once for the
+    # suite; Probe's classes, jar and archive are this test's alone (keys of their own), and the
+    # builds are counted by this executor (``sharing.builds``).  A store of its own compiled the
+    # harness's Java again for this test alone (a javac job, ~1.5 CPU s).
+    ex = JvmExecutor(tmp_path / "jvm", isolate=True, state_dir=tmp_path, class_sharing=True)
+    store = ex.store.root
     try:
         classes = ex.compile({"Probe.java": PROBE}, use_server=False, trusted=True).classes
+        # (a javac job may have made the warm javac's archive first, if the store had none: not Probe's)
+        ex.sharing.builds = 0
         job = JavaJob(main="Probe", classpath=(classes,), flags=LOG, wall_seconds=120)
+        jar = store / "jars" / class_sharing._folder_digest(classes)
+        entry = store / "cds" / ex.sharing.key([(classes, class_sharing._folder_digest(classes))], JVM_FLAGS + LOG, ())
         first = ex.run(None, job)  # one plain start counted: no archive yet
         assert first.exit_code == 0 and first.stdout.strip() == "probe" and ex.sharing.builds == 0
-        assert "Probe source: file:" in first.stderr and not list((store / "cds").glob("*/archive.jsa"))
-        assert not list((store / "jars").iterdir())  # below BUILD_AFTER nothing is made
+        assert "Probe source: file:" in first.stderr and not entry.exists()
+        assert not jar.exists()  # below BUILD_AFTER nothing is made
         second = ex.run(None, job)  # the second: built, then used
-        [archive] = list((store / "cds").glob("*/archive.jsa"))
+        archive = entry / class_sharing.ARCHIVE
+        assert jar.is_dir() and archive.is_file()
         assert ex.sharing.builds == 1 and oct(archive.stat().st_mode & 0o777) == "0o444"
         assert "Probe source: shared objects file (top)" in second.stderr
         assert "Helper source: shared objects file (top)" in second.stderr

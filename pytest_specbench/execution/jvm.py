@@ -35,7 +35,8 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InfrastructureError
 from . import jvm_store
-from .class_sharing import ClassSharing, Training, harness_sources
+from . import class_sharing
+from .class_sharing import ClassSharing, Shared, Training, harness_sources
 from .protocol import CommandJob, CommandResult, Environment, Prepared
 
 _SERVER_STARTS = 3  # failed starts or answers of the warm javac before compiling without it
@@ -60,6 +61,10 @@ JVM_FLAGS = (
 )
 # glibc reserves 64 MiB of address space per thread arena: too much under an address-space limit.
 JVM_ENV = {"MALLOC_ARENA_MAX": "2"}
+# javac's own classes: the modules the warm javac's class-data archive holds besides its class
+# path's, and the main class a javac job's JVM runs when it starts from that archive.
+JAVAC_MODULES = ("jdk.compiler",)
+JAVAC_MAIN = "com.sun.tools.javac.Main"
 # -XDstringConcat=inline: string concatenation compiled to StringBuilder calls, not to
 # invokedynamic, whose bootstrap (StringConcatFactory, method handles spun at run time)
 # each short JVM paid again (~10% of a runner JVM's CPU).  The same result, operands evaluated
@@ -131,6 +136,7 @@ class JvmExecutor:
         self._found: set[str] = set()  # trusted keys this executor found in the store
         self._javac_cpu: float | None = None  # the last javac job's CPU (None: the warm javac's; the log)
         self.starts = self.shared_starts = 0  # JVM jobs run, and of those with an archive (perf, tests)
+        self.javac_starts = self.javac_shared_starts = 0  # javac jobs, and of those from the warm javac's archive
 
     # ------------------------------------------------------------ toolchain
     def available(self) -> str | None:
@@ -206,7 +212,7 @@ class JvmExecutor:
                 raise InfrastructureError(f"bad source path {name!r}")
         (self.cache_dir / "classes").mkdir(parents=True, exist_ok=True)
         classpath = tuple(Path(p) for p in classpath)
-        started, self._javac_cpu = time.monotonic(), None
+        started, self._javac_cpu, starts = time.monotonic(), None, self.javac_shared_starts
         # Trusted classes (shared by every state folder through the store) come from a javac
         # job of their own, never from the warm javac, which also compiles samples' sources.
         answer = self._serve(sources, classpath, timeout) if use_server and not trusted else None
@@ -214,7 +220,8 @@ class JvmExecutor:
         if answer is None:
             answer = self._javac_once(sources, classpath, timeout)
         jvm_store.log("javac", trusted=trusted, how=how, key=key, state=str(self.cache_dir),
-                      wall=round(time.monotonic() - started, 3), cpu=self._javac_cpu)
+                      wall=round(time.monotonic() - started, 3), cpu=self._javac_cpu,
+                      archive=self.javac_shared_starts > starts)
         if answer is None:
             return CompileResult(False, None, f"javac timed out after {timeout:.0f} s", key)
         rc, diag, classes = answer
@@ -255,12 +262,23 @@ class JvmExecutor:
         tar file), or a plain child when the executor is not isolated.  None on timeout."""
         cp = os.pathsep.join(str(p) for p in classpath)
         names = sorted(sources)
-        # (its own JVM under the sandbox's address-space limit: a bounded heap)
-        args = ["-J-Xmx512m", *JAVAC_FLAGS, "-d", "out"] + (["-cp", cp] if cp else []) + [f"src/{n}" for n in names]
+        start, shared = self._javac_start(sources)
+        self.javac_starts += 1
+        self.javac_shared_starts += shared is not None
+        if shared is None:
+            # (its own JVM under the sandbox's address-space limit: a bounded heap)
+            args = ["-J-Xmx512m", *JAVAC_FLAGS, "-d", "out"] + (["-cp", cp] if cp else [])
+        else:
+            # Started by `java`, javac would take the JVM's class path (the archive's jars) for
+            # its own when given none: it is given the one the `javac` launcher gives it then
+            # (no CLASSPATH in the job's environment: the working folder).
+            args = [*(f for f in JAVAC_FLAGS if not f.startswith("-J")), "-d", "out", "-cp", cp or "."]
+        args += [f"src/{n}" for n in names]
         command = self._command_executor()
         if command is not None:
             script = 'mkdir out && "$0" "$@" && tar -C out -cf out.tar .'
-            job = CommandJob(argv=("/bin/sh", "-c", script, self.javac, *args), readonly=classpath,
+            job = CommandJob(argv=("/bin/sh", "-c", script, *start, *args),
+                             readonly=classpath + (shared.readonly if shared else ()),
                              files={f"src/{n}": sources[n].encode("utf-8") for n in names},
                              env=dict(JVM_ENV), collect=("out.tar",), wall_seconds=timeout, cpu_seconds=timeout,
                              memory_mb=self.memory_mb, output_bytes=self.output_bytes)
@@ -280,7 +298,7 @@ class JvmExecutor:
             (Path(tmp) / "out").mkdir()
             ru = resource.getrusage(resource.RUSAGE_CHILDREN)
             try:
-                r = subprocess.run([self.javac, *args], capture_output=True, text=True, timeout=timeout, cwd=tmp,
+                r = subprocess.run([*start, *args], capture_output=True, text=True, timeout=timeout, cwd=tmp,
                                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"})
             except subprocess.TimeoutExpired:
                 return None
@@ -289,6 +307,31 @@ class JvmExecutor:
             classes = {str(p.relative_to(Path(tmp) / "out")): p.read_bytes()
                        for p in (Path(tmp) / "out").rglob("*") if p.is_file()}
             return r.returncode, _strip_src(r.stdout + r.stderr), classes if r.returncode == 0 else {}
+
+    def _javac_start(self, sources: Mapping[str, str]) -> tuple[tuple[str, ...], Shared | None]:
+        """How a javac job's JVM starts: from the warm javac's class-data archive (javac's own
+        classes, ``jdk.compiler``), with the server's JVM flags and class path (the archive's
+        key: a trusted training run, no job's code; bound read-only into the job as the server
+        has it); else as ``javac`` starts.  The archive and the server's classes are made first
+        when the store has none, as the server's first start makes them (one javac job and one
+        training run per store; every family that compiles trusted classes compiles a sample
+        next, through the server): the javac jobs of a fresh store -- a family's runtime, the
+        JUnit runner, a Java project -- then start from it too (~0.6 of a trusted job's ~1.5
+        CPU s).  A trusted compile is still a fresh javac of its own, never the warm one."""
+        javac = (self.javac,)
+        harness = harness_sources()
+        if not self.sharing.enabled or dict(sources) == harness:
+            return javac, None  # (the server's classes: what the archive is made from)
+        res = self.compile(harness, use_server=False, trusted=True)
+        if not res.ok:
+            return javac, None
+        shared = self.sharing.share((res.classes,), SERVER_FLAGS, modules=JAVAC_MODULES, build_after=1)
+        if shared.archive is None:
+            return javac, None
+        # (its warnings off: a refused archive is a plain start, and javac's output is a verdict)
+        flags = tuple(f for f in shared.flags if f not in class_sharing.RUN_FLAGS) + ("-Xshare:auto", "-Xlog:disable")
+        return (self.java, *SERVER_FLAGS, *flags, "-cp", os.pathsep.join(map(str, shared.classpath)),
+                JAVAC_MAIN), shared
 
     # A warm javac saves a JVM start per compilation.  It is restarted when it
     # dies or stops answering (a CPU limit, a hung compilation); after
@@ -469,7 +512,7 @@ class _JavacServer:
         server = cls(roots)
         # javac's own classes (jdk.compiler) are most of its start: archived with the server's,
         # at its first start (a run starts it once per worker; the store keeps the archive).
-        shared = jvm.sharing.share((classes,), SERVER_FLAGS, modules=("jdk.compiler",), build_after=1)
+        shared = jvm.sharing.share((classes,), SERVER_FLAGS, modules=JAVAC_MODULES, build_after=1)
         cp = os.pathsep.join(str(p) for p in shared.classpath)
         main = (jvm.java, *SERVER_FLAGS, *shared.flags, "-cp", cp, "specbench.jvm.CompileServer")
         if jvm._command_executor() is None:

@@ -58,6 +58,9 @@ def speceval(args) -> dict:
         def compile(self, sources, classpath=(), timeout=120.0, use_server=True, trusted=False):
             return super().compile(sources, classpath, timeout=timeout, use_server=False, trusted=trusted)
 
+        def _javac_start(self, sources):  # the javac launcher, not the plugin's warm javac's archive
+            return (self.javac,), None
+
     wanted = set(args.programs.split(",")) if args.programs else None
     programs = [p for p in load_programs(Path(args.root)) if wanted is None or p.name in wanted]
     scratch = Path(tempfile.mkdtemp(prefix="naive-speceval-"))
