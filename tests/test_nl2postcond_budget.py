@@ -114,7 +114,7 @@ def test_a_case_that_spends_its_cpu_limit_fails_alone_and_its_batch_goes_on(comm
              "if return_value == 2:\n    big = 3 ** (10 ** 9)\n"
              "assert return_value != 4")
     cases = [{"inputs": {"k": k}, "return_value": k} for k in range(5)]
-    got = check_blocks(command_executor, "", block, cases, case_seconds=0.5, timeout=60.0, batches=[[0, 1, 2, 3, 4]],
+    got = check_blocks(command_executor, "", block, cases, case_seconds=0.3, timeout=60.0, batches=[[0, 1, 2, 3, 4]],
                        case_timer=True)
     assert [(o.kind, o.line) for o in got] == [("holds", ""), ("raised", "timeout"), ("raised", "timeout"),
                                                ("holds", ""), ("violated", "")], got
