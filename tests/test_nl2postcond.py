@@ -167,6 +167,30 @@ def test_upstreams_kill_counts_take_any_exception_and_a_programs_own_added_bad_o
     assert _kills(done, "any", "added")["codes_killed"] == 2 and _kills(done, "any", "all")["codes_killed"] == 3
 
 
+
+def test_the_reference_cases_decide_the_job_and_a_skipped_case_is_neither_a_failure_nor_a_kill(monkeypatch):
+    """``evaluate`` names the reference's cases, wherever the shuffle put them, as the job's
+    decisive ones (once one fails, the rest is skipped: a postcondition that is not test-set
+    correct has no completeness); a skipped case is no kill under either rule."""
+    from pytest_specbench.benchmarks.nl2postcond import evaluate as evaluation
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+
+    seen = {}
+
+    def check_blocks(executor, preamble, block, cases, **kw):
+        seen.update(cases=cases, **kw)
+        return [BlockOutcome("holds")] * len(cases)
+
+    monkeypatch.setattr(evaluation, "check_blocks", check_blocks)
+    task = {"prompt": "def f(x):\n    pass\n", "entry_point": "f"}
+    reference = [{"inputs": {"x": i}, "return_value": f"right {i}"} for i in range(3)]
+    programs = [Kept("T/0", 1, True, tuple(Bopi(i, (i,), f"wrong {i}") for i in range(3)))]
+    done = evaluation.evaluate(None, task, "assert True", "", reference, programs, 30.0, 0.2)
+    assert sorted(seen["cases"][p]["return_value"] for p in seen["decisive"]) == ["right 0", "right 1", "right 2"]
+    assert len(done.reference) == 3 and len(done.bad) == 3
+    assert not evaluation.rejects(BlockOutcome("skipped"), "any") and not evaluation.rejects(BlockOutcome("skipped"), "assertion")
+
+
 # ------------------------------------------------------------------ metrics, hand-checked
 
 def _sample(index, correct, bopi=(0, 0), codes=(0, 0), natural=(0, 0), killed=()):

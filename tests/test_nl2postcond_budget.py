@@ -103,3 +103,37 @@ def test_a_spec_process_that_under_reports_its_cpu_is_charged_what_it_hid(comman
     assert lied.cpu > 0.1 and slow.cpu > 0.1, (lied, slow)
     assert [o.exc_type for o in over_upstream_time([lied, slow], [0.1, 0.1])] == ["TimeLimit", "TimeLimit"]
     assert fast.cpu < 0.05 and over_upstream_time([fast], [0.01]) == [fast]  # an honest batch is charged nothing
+
+
+def test_a_case_that_spends_its_cpu_limit_fails_alone_and_its_batch_goes_on(command_executor):
+    """Each case has a CPU limit of its own (its child's timer), which stops a Python loop and
+    big-int arithmetic in C alike (HumanEval/49's ``return_value ** p``); the case is a
+    time-out (F), and the cases after it in its batch are evaluated by a fresh child, not
+    failed with it (a time-out counts as a kill under ``--nl2postcond-kill=any``)."""
+    block = ("if return_value == 1:\n    while True: pass\n"
+             "if return_value == 2:\n    big = 3 ** (10 ** 9)\n"
+             "assert return_value != 4")
+    cases = [{"inputs": {"k": k}, "return_value": k} for k in range(5)]
+    got = check_blocks(command_executor, "", block, cases, case_seconds=0.3, timeout=60.0, batches=[[0, 1, 2, 3, 4]],
+                       case_timer=True)
+    assert [(o.kind, o.line) for o in got] == [("holds", ""), ("raised", "timeout"), ("raised", "timeout"),
+                                               ("holds", ""), ("violated", "")], got
+
+
+def test_once_a_decisive_case_has_not_held_the_rest_is_skipped(command_executor):
+    """nl2postcond's reference outputs decide test-set correctness: once one fails (here case 1,
+    violated, or case 0, a time-out), the keeper evaluates nothing more (``skipped``, never a
+    pass, and no kill: completeness counts correct postconditions only).  A decisive case that
+    holds stops nothing."""
+    cases = [{"inputs": {"k": k}, "return_value": k} for k in range(4)]
+    block = "while return_value == 0 and k < 0: pass\nassert return_value != 1"
+    got = check_blocks(command_executor, "", block, cases, batches=[[0], [1], [2, 3]], decisive=[1])
+    assert [o.kind for o in got] == ["holds", "violated", "skipped", "skipped"], got
+    got = check_blocks(command_executor, "", block, cases, batches=[[0], [1], [2, 3]], decisive=[0, 2])
+    assert [o.kind for o in got] == ["holds", "violated", "holds", "holds"], got
+    spin = [{"inputs": {"k": -1}, "return_value": 0}] + cases[1:]
+    got = check_blocks(command_executor, "", block, spin, case_seconds=0.3, batches=[[0, 2], [1, 3]], decisive=[0],
+                       case_timer=True)
+    assert [(o.kind, o.line) for o in got] == [("raised", "timeout"), ("skipped", got[1].line),
+                                               ("skipped", got[2].line), ("skipped", got[3].line)], got
+    assert got[1].line.startswith("not evaluated")

@@ -20,8 +20,8 @@ libseccomp).  Three roles, in one job:
   nl2postcond puts no two cases of one input in a batch) from a pipe of its own, closes every
   descriptor but its answer pipe, sets its CPU limit, and installs a seccomp
   filter that denies every system call but memory, time, signals' return and
-  ``write`` to its answer pipe (EPERM for the rest: no file, socket, IPC,
-  process, signal to another process or ptrace).  Nor can it sleep: ``futex``
+  ``write`` to its answer pipe, and arming its own CPU timer (EPERM for the
+  rest: no file, socket, IPC, process, signal to another process or ptrace).  Nor can it sleep: ``futex``
   may only wake (a single thread never waits), its answer pipe is
   non-blocking, stdin is /dev/null; so a child's wall time is its CPU time and
   the machine's, and a child killed at its wall deadline before its CPU limit
@@ -29,7 +29,19 @@ libseccomp).  Three roles, in one job:
   harness's code writes one answer line: ``holds`` (it completed), ``violated``
   (``AssertionError``) or ``raised`` (any other exception, with its type), with
   the CPU seconds the case took (for a per-input time rule, nl2postcond's
-  ``--nl2postcond-time=upstream``).
+  ``--nl2postcond-time=upstream``).  With ``case_timer`` (nl2postcond's
+  corpus evaluation) each case runs under a CPU timer of its own
+  (``case_seconds``, ``ITIMER_PROF``, whose signal ends the child): a case that
+  spends it is a time-out, ``raised``, and the batch's cases after it go to a
+  fresh child, so one case's cost never decides another's outcome.  Without it
+  (the other callers, as before) the batch's CPU limit is the only one, and the
+  cases after a time-out are time-outs too.
+
+The keeper may be told which cases decide the job (nl2postcond's reference
+outputs: ``decisive``): once one of them has not held, the cases not yet
+evaluated are ``skipped`` (nothing the answer does can change its verdict then:
+a postcondition that fails on a reference output is not test-set correct).  No
+child ever learns which cases those are.
 
 A child can lie only about its own case (any process that runs the answer
 could), and learn nothing of the others: no other case was ever in its memory
@@ -83,6 +95,13 @@ ALLOWED = ("read", "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "rt
            "rt_sigaction", "rt_sigprocmask", "sigaltstack", "clock_gettime", "clock_getres", "gettimeofday",
            "getrandom", "exit", "exit_group", "getpid", "gettid", "fstat", "newfstatat", "lseek", "close",
            "getrusage", "sched_yield", "restart_syscall")
+# The one timer a case child may arm (``setitimer``'s first argument, the filter checks it): its
+# own CPU clock's, whose SIGPROF ends it when a case spends ``case_seconds`` (the default action:
+# no handler of the harness's; one the block installs runs only between its bytecodes, and then
+# the batch's CPU limit, RLIMIT_CPU, is still the outer wall).  Disarming it buys a block no more
+# than the batch's CPU limit, which it had before there was a timer.
+ITIMER_PROF = 2
+_setitimer = signal.setitimer  # bound before any block runs (a block may rebind the module's names)
 
 
 def _one_line(text, limit=LINE_CHARS):
@@ -103,6 +122,7 @@ def _make_filter(answer_fd):
         flt.add_rule(sc.ALLOW, "write", sc.Arg(0, sc.EQ, fd))
     for command in (FUTEX_WAKE, FUTEX_WAKE_BITSET):
         flt.add_rule(sc.ALLOW, "futex", sc.Arg(1, sc.MASKED_EQ, FUTEX_CMD_MASK, command))
+    flt.add_rule(sc.ALLOW, "setitimer", sc.Arg(0, sc.EQ, ITIMER_PROF))
     return flt
 
 
@@ -132,11 +152,13 @@ def _answer(exc):
     return ("violated" if isinstance(exc, AssertionError) else "raised"), name, text
 
 
-def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed, cpu_left=None):  # noqa: C901
+def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed, cpu_left=None, case_timer=False):  # noqa: C901
     """In a forked child of the zygote: evaluates one batch of cases (each of them
     from a fresh copy of the preamble's names), one answer line per case in
     order; never returns.  Its CPU limit: ``cpu_seconds`` per case, at most
-    ``cpu_left`` (what is left of the job's CPU budget for answers)."""
+    ``cpu_left`` (what is left of the job's CPU budget for answers); with
+    ``case_timer``, each case at most ``cpu_seconds`` (its CPU timer: SIGPROF
+    ends the child)."""
     try:
         os.dup2(answer_fd, ANSWER_FD)
         os.dup2(case_fd, ANSWER_FD + 1)
@@ -170,16 +192,24 @@ def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed, cpu_left=Non
         os.write(ANSWER_FD, (json.dumps({"setup": round(time.process_time(), 6)}) + "\n").encode())
     except BaseException:  # noqa: BLE001 - the harness's own failure: no answer, the keeper says so
         os._exit(3)
+    timer = cpu_seconds if case_timer else 0  # 0: never armed
     for case in cases:
         names = dict(base)
         start = time.process_time()
         try:
             names.update(case.get("inputs") or {})
             names["return_value"] = case.get("return_value")
+            if timer:
+                _setitimer(ITIMER_PROF, timer)
             exec(code, names)  # noqa: S102 - the block, confined by the filter above
             end = None
         except BaseException as exc:  # noqa: BLE001
             end = exc
+        if timer:
+            try:
+                _setitimer(ITIMER_PROF, 0)
+            except BaseException:  # noqa: BLE001 - the block may have replaced the module's names: the batch's limit holds
+                pass
         spent = time.process_time() - start
         kind, exc_type, line = _answer(end)
         try:
@@ -226,7 +256,7 @@ def _wait_until(pid, deadline):
     return -1, usage
 
 
-def _zygote(control, preamble, source, case_seconds):
+def _zygote(control, preamble, source, case_seconds, case_timer=False):
     base = {"__name__": "__postcondition__", "__builtins__": __builtins__}
     harness_error = compile_error = ""
     try:
@@ -255,7 +285,7 @@ def _zygote(control, preamble, source, case_seconds):
         pid = os.fork()
         if pid == 0:
             control.close()
-            _case_child(case_fd, answer_fd, base, code, case_seconds, fixed, left)
+            _case_child(case_fd, answer_fd, base, code, case_seconds, fixed, left, case_timer)
         os.close(case_fd)
         os.close(answer_fd)
         # The child's CPU limit (the same figure as in _case_child) ends a child that spins; this
@@ -269,11 +299,12 @@ def _zygote(control, preamble, source, case_seconds):
         cpu = usage.ru_utime + usage.ru_stime
         # "e": the harness failed before any answer ran (only the zygote can say so);
         # "w": killed at the wall deadline, before its CPU limit: the machine's load;
-        # "t": its CPU limit ended it (SIGXCPU, or SIGKILL at the hard limit): the answer's time.
-        cpu_limit = status != -1 and os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU,
-                                                                                     signal.SIGKILL)
-        control.sendall((b"e" if harness_error else b"w" if status == -1 else b"t" if cpu_limit else b"d")
-                        + struct.pack("!d", cpu))
+        # "t": its CPU limit ended it (SIGXCPU, or SIGKILL at the hard limit), "p": a case's CPU timer
+        # did (SIGPROF): the answer's time, both.
+        signalled = os.WTERMSIG(status) if status != -1 and os.WIFSIGNALED(status) else None
+        control.sendall((b"e" if harness_error else b"w" if status == -1
+                         else b"t" if signalled in (signal.SIGXCPU, signal.SIGKILL)
+                         else b"p" if signalled == signal.SIGPROF else b"d") + struct.pack("!d", cpu))
 
 
 def _read_end(sock):
@@ -291,7 +322,10 @@ def _one_batch(keeper_sock, data, count, spent=None, left=None):
     """Hand one batch of ``count`` cases to a fresh child (through pipes of its
     own) and read its answers, one per case; ``spent`` (a one-item list) gets
     the child's CPU seconds added, as the zygote measured them; ``left``: the
-    most CPU seconds the child may spend."""
+    most CPU seconds the child may spend.  When a CPU limit ended the child, the
+    case it was on is a time-out (marked ``"limit"``: ``"case"``, its own timer,
+    or ``"batch"``, the child's) and the cases after it, never started, are
+    marked ``"again": True`` (the keeper hands them to a fresh child)."""
     case_r, case_w = os.pipe()
     answer_r, answer_w = os.pipe()
     try:
@@ -336,7 +370,7 @@ def _one_batch(keeper_sock, data, count, spent=None, left=None):
         setup, lines = head["setup"], lines[1:]
     if spent is not None:  # the answer's CPU: the child's, less the harness's decoding of its cases
         spent[0] += max(0.0, measured - (setup if type(setup) in (int, float) and 0 <= setup <= measured else 0.0))
-    out = []
+    out, cut = [], False
     for i in range(count):
         try:
             first = json.loads(lines[i]) if i < len(lines) else None
@@ -355,9 +389,13 @@ def _one_batch(keeper_sock, data, count, spent=None, left=None):
                         "line": _one_line(first.get("line", "")),
                         # the child's own figure: it speaks for its own case only, as its kind does
                         "cpu": float(cpu) if type(cpu) in (int, float) and 0 <= cpu < 1e6 else None})
+        elif ended in (b"t", b"p") and cut:  # after the case a CPU limit ended: never started
+            out.append({"kind": "raised", "exc": "", "line": "timeout", "again": True})
+        elif ended in (b"t", b"p"):
+            out.append({"kind": "raised", "exc": "", "line": "timeout", "limit": "case" if ended == b"p" else "batch"})
+            cut = True
         else:
-            out.append({"kind": "raised", "exc": "", "line": "timeout" if ended == b"t"
-                        else "the spec process ended without an answer"})
+            out.append({"kind": "raised", "exc": "", "line": "the spec process ended without an answer"})
     _charge_unexplained(out, measured, setup)
     return out
 
@@ -399,10 +437,11 @@ def warm_zygote(argv, fd):
     with open(argv[1]) as fh:
         cfg = json.load(fh)
     preamble, source, case_seconds = cfg["preamble"], cfg["source"], float(cfg["case_seconds"])
+    case_timer = bool(cfg.get("case_timer"))
     del cfg
     control.sendall(b"r")
     try:
-        _zygote(control, preamble, source, case_seconds)
+        _zygote(control, preamble, source, case_seconds, case_timer)
     finally:
         os._exit(0)
 
@@ -436,7 +475,8 @@ def main(config_path, zygote=None):
             keeper_sock.close()
             cfg["nonce"] = nonce = None
             try:
-                _zygote(zygote_sock, cfg["preamble"], cfg["source"], float(cfg["case_seconds"]))
+                _zygote(zygote_sock, cfg["preamble"], cfg["source"], float(cfg["case_seconds"]),
+                        bool(cfg.get("case_timer")))
             finally:
                 os._exit(0)
         zygote_sock.close()
@@ -458,38 +498,63 @@ def main(config_path, zygote=None):
 
         def ask(case):
             out = _one_batch(keeper_sock, wire.dumps([case]).encode(), 1)[0]
+            out.pop("limit", None)
             if out["kind"] == "budget":  # the search's readers know a time-out (never a refutation) by this form
                 out = {"kind": "raised", "exc": "", "line": "timeout (" + out["line"] + ")"}
             return out
 
         specbench_search.run(search, ask, record)
         batches = []
+        decisive = set()
     else:
         with open(cfg["cases"], "rb") as fh:  # read only now: the zygote never held a case
-            batches = json.loads(fh.read())  # [[case index, ...], wire text of those cases]
+            # {"batches": [[[case index, ...], [each one's wire text, ...]], ...], "decisive": [case index, ...]}
+            given = json.loads(fh.read())
         os.unlink(cfg["cases"])
+        batches, decisive = given["batches"], set(given.get("decisive") or ())
+        del given
     # The answer's CPU budget for the whole job, counted from the children's rusage: once it is
     # spent, no further batch starts, and the cases left are the answer's time-outs (F).  The
     # job's own limits (the sandbox's) stay the outer wall.
     budget, spent = float(cfg.get("cpu_budget") or 0), [0.0]
-    for indices, blob in batches:
-        if budget and spent[0] >= budget:
-            for index in indices:
-                record({"case": index, "kind": "raised", "exc": "",
-                        "line": f"timeout (the postcondition spent the evaluation's {budget:g} CPU seconds)"})
-            continue
-        left = budget - spent[0] if budget else None
-        outs = _one_batch(keeper_sock, blob.encode(), len(indices), spent, left)
-        for index, out in zip(indices, outs):
-            record({"case": index, **out})
-        if left is not None and left < float(cfg["case_seconds"]) * len(indices) \
-                and any(out.get("kind") == "raised" and out.get("line") == "timeout" for out in outs):
-            # The child's CPU limit was what was left of the budget, and it met it: the budget is
-            # spent, though the kernel's count may stop a tick short of it (RLIMIT_CPU is checked
-            # at the scheduler's tick): no further batch starts on a sliver.
-            spent[0] = max(spent[0], budget)
-        if outs and outs[0].get("zygote_ended"):
+    decided = False  # a decisive case did not hold: what is left is not evaluated (module docstring)
+    gone = False  # the zygote ended: no child can start
+    for indices, texts in batches:
+        if gone:
             break
+        pending = list(zip(indices, texts))
+        while pending:
+            if decided:
+                for index, _ in pending:
+                    record({"case": index, "kind": "skipped", "exc": "",
+                            "line": "not evaluated: the answer had already failed on a case that decides it"})
+                break
+            if budget and spent[0] >= budget:
+                for index, _ in pending:
+                    record({"case": index, "kind": "raised", "exc": "",
+                            "line": f"timeout (the postcondition spent the evaluation's {budget:g} CPU seconds)"})
+                break
+            left = budget - spent[0] if budget else None
+            # a list's wire text is its items' joined: the same bytes as the whole batch's encoding
+            blob = ("[" + ",".join(text for _, text in pending) + "]").encode()
+            outs = _one_batch(keeper_sock, blob, len(pending), spent, left)
+            again, batch_limit = [], False
+            for (index, text), out in zip(pending, outs):
+                if out.pop("again", False) and cfg.get("case_timer"):  # after a time-out in that child: never started
+                    again.append((index, text))
+                    continue
+                batch_limit = batch_limit or out.pop("limit", None) == "batch"
+                record({"case": index, **out})
+                decided = decided or (index in decisive and out["kind"] != "holds")
+            if left is not None and left < float(cfg["case_seconds"]) * len(pending) and batch_limit:
+                # The child's CPU limit was what was left of the budget, and it met it: the budget is
+                # spent, though the kernel's count may stop a tick short of it (RLIMIT_CPU is checked
+                # at the scheduler's tick): no further batch starts on a sliver.
+                spent[0] = max(spent[0], budget)
+            if outs and outs[0].get("zygote_ended"):
+                gone = True
+                break
+            pending = again
     record({"event": "cpu", "seconds": round(spent[0], 6)})
     keeper_sock.close()
     if zygote is None:  # (a warm job's zygote is the sandbox's child: it reaps it)

@@ -10,13 +10,17 @@ answering), ``harness`` (the benchmark's preamble failed, or the machine
 has no libseccomp: never caused by the answer; the caller raises E) or
 ``budget`` (the harness's own budget ran out before the case was answered,
 with the answer's CPU time under its share: the machine's load; E, never
-cached, #46/#48).
+cached, #46/#48) or ``skipped`` (not evaluated: a case the caller named
+``decisive`` had already not held, so the answer's verdict was settled).
 
 Whose time ran out.  A block's child cannot sleep (:mod:`.block_job`): its
 wall time is CPU time plus the machine's.  So the *answer's* budget is CPU
-time: each child's CPU limit (``case_seconds`` per case) and the job's CPU
+time: each child's CPU limit (``case_seconds`` per case of its batch; with
+``case_timer``, each case's too: a timer in its child) and the job's CPU
 limit (``timeout``), measured from outside (the child's rlimit; the job's CPU
-as the sandbox counts it).  Spending either is the answer's time: ``raised``
+as the sandbox counts it).  With ``case_timer`` a case that meets its limit
+is ``raised`` (a time-out) and the cases after it in its batch are evaluated
+by a fresh child: a case's cost is its own, never its batch-mates'.  Spending either is the answer's time: ``raised``
 (F).  The job's wall clock (:data:`WALL_FACTOR` times ``timeout``, plus
 :data:`WALL_SECONDS`) and a
 child's wall deadline are the machine's: reaching one with the CPU limit not
@@ -54,7 +58,7 @@ CPU_SPENT = 0.8
 
 @dataclass(frozen=True)
 class BlockOutcome:
-    kind: str  # "holds" | "violated" | "raised" | "harness" | "budget"
+    kind: str  # "holds" | "violated" | "raised" | "harness" | "budget" | "skipped"
     exc_type: str = ""
     line: str = ""
     # CPU seconds the case took, as its spec process reported it (None: no answer).  That
@@ -174,7 +178,8 @@ SEARCH_PRELOAD = ("hypothesis", "hypothesis.strategies", "hypothesis.errors", "h
 
 def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: float,
                timeout: float, batches: Sequence[Sequence[int]] | None = None,
-               search: dict | None = None, keeper: Path = SEARCH_SCRIPT) -> tuple[CommandJob, str]:
+               search: dict | None = None, keeper: Path = SEARCH_SCRIPT,
+               decisive: Sequence[int] = (), case_timer: bool = False) -> tuple[CommandJob, str]:
     """The command job evaluating ``source`` after ``preamble`` on each case
     (``{"inputs": {name: value}, "return_value": value}``, plain data), each
     batch of case indices in a child of its own (default: every case alone);
@@ -182,13 +187,21 @@ def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: 
     configuration, :mod:`.search`), the keeper makes its cases itself with
     Hypothesis instead (``cases`` is then empty); ``keeper`` is the search's
     module (nl2postcond's :mod:`.pbt_keeper`; PostcondBench's
-    :mod:`.icontract_search`), shipped as ``specbench_search.py``."""
+    :mod:`.icontract_search`), shipped as ``specbench_search.py``.
+    ``decisive``: indices of cases whose failure settles the answer's verdict
+    (nl2postcond's reference outputs): once one has not held, the cases not yet
+    evaluated are ``skipped``.  Only the keeper reads them, with the cases.
+    ``case_timer``: each case at most ``case_seconds`` of CPU, and the cases after
+    a time-out evaluated by a fresh child (:mod:`.block_job`); else, as before,
+    the child's limit is pooled over its batch and a time-out ends the batch."""
     nonce = secrets.token_hex(16)
     config = {"nonce": nonce, "preamble": preamble, "source": source, "case_seconds": case_seconds,
-              "cases": "blocks-cases.json", "cpu_budget": timeout}
+              "cases": "blocks-cases.json", "cpu_budget": timeout, "case_timer": bool(case_timer)}
     files = {"specbench_blocks.py": JOB_SCRIPT.read_bytes(), "wire.py": Path(wire.__file__).read_bytes(),
-             "blocks-cases.json": json.dumps([[list(b), wire.dumps([cases[i] for i in b])] for b in
-                                              (batches or [[i] for i in range(len(cases))])]).encode()}
+             # each case's wire text apart: the keeper hands the cases after a time-out to a fresh child
+             "blocks-cases.json": json.dumps({"batches": [[list(b), [wire.dumps(cases[i]) for i in b]] for b in
+                                                          (batches or [[i] for i in range(len(cases))])],
+                                              "decisive": sorted(set(decisive))}).encode()}
     if search is not None:
         config["search"] = "search-config.json"
         files.update({"specbench_search.py": keeper.read_bytes(),
@@ -214,7 +227,7 @@ def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool,
     for rec in mine:
         index = rec.get("case")
         if isinstance(index, int) and 0 <= index < cases and index not in found \
-                and rec.get("kind") in ("holds", "violated", "raised", "harness", "budget"):
+                and rec.get("kind") in ("holds", "violated", "raised", "harness", "budget", "skipped"):
             cpu = rec.get("cpu")
             found[index] = BlockOutcome(rec["kind"], str(rec.get("exc", "")), str(rec.get("line", "")),
                                         float(cpu) if type(cpu) in (int, float) else None)
@@ -228,15 +241,17 @@ def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool,
 
 
 def check_blocks(executor: Any, preamble: str, source: str, cases: Sequence[dict], case_seconds: float = 2.0,
-                 timeout: float = 60.0, batches: Sequence[Sequence[int]] | None = None) -> list[BlockOutcome]:
+                 timeout: float = 60.0, batches: Sequence[Sequence[int]] | None = None,
+                 decisive: Sequence[int] = (), case_timer: bool = False) -> list[BlockOutcome]:
     """End to end in the ``command`` executor: per case, its outcome (``batches``:
-    which cases share a spec process; default none).  A case the harness could
+    which cases share a spec process; default none; ``decisive``, ``case_timer``: :func:`blocks_job`).  A case the harness could
     not evaluate (``harness``), or could not reach within its own budget
     (``budget``: the machine's load), raises :class:`InfrastructureError`:
     E, and not a lasting failure, so no cache keeps it (#48)."""
     if not cases:
         return []
-    job, nonce = blocks_job(preamble, source, cases, case_seconds, timeout, batches)
+    job, nonce = blocks_job(preamble, source, cases, case_seconds, timeout, batches, decisive=decisive,
+                            case_timer=case_timer)
     result = executor.run(None, job)
     outcomes = read_blocks(result.records, nonce, len(cases), result.timed_out,
                            cpu_spent=result.cpu >= CPU_SPENT * job.cpu_seconds)

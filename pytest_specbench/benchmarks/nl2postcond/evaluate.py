@@ -8,7 +8,16 @@ cannot tell a reference output from a bad one by anything but the values it is
 shown (no job of its own per phase, no position, no other case in memory): the
 only way to be both test-set correct and complete is to tell right outputs from
 wrong ones, which is what the benchmark measures.  Verdicts do not depend on
-the order: each case's outcome is its own.
+the order: each case's outcome is its own (a case that spends its CPU limit is
+a time-out, and the cases after it go to a fresh process).
+
+Once a reference case has not held, the postcondition is not test-set correct
+whatever the rest says, and completeness counts correct postconditions only
+(upstream's kill run too): the job's keeper, which alone knows which cases are
+the reference's, evaluates no further case (``skipped``).  HumanEval/49's
+``(return_value ** p) % p == (2 ** n) % p`` (an incorrect row of upstream's
+sheet) spent the job's whole CPU budget, about 5,800 s, on outputs it cannot
+raise to a power of up to a million before (docs/nl2postcond.md, "Session 23").
 """
 from __future__ import annotations
 
@@ -89,7 +98,8 @@ def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, refer
     keys = [i if i < n else pairs[i - n][0] for i in order]  # the input index of each case
     outcomes = check_blocks(executor, preamble, block, [pool[i] for i in order],
                             timeout=base_seconds + case_seconds * len(pool),
-                            batches=batches_of(keys, BATCH))
+                            batches=batches_of(keys, BATCH),
+                            decisive=[position for position, i in enumerate(order) if i < n], case_timer=True)
     by_slot: list[BlockOutcome] = [BlockOutcome("raised")] * len(pool)  # every slot is filled below
     for position, i in enumerate(order):
         by_slot[i] = outcomes[position]
