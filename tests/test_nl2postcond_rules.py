@@ -151,7 +151,7 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
 
 def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, monkeypatch):
     """No upstream publishes the corpus: a user's mirror (SPECBENCH_DATA_MIRROR) may, and
-    the download keeps it only when its sha256 is the pinned build's; without a pin it is
+    the download keeps it only when its manifest digest is the pin's; without a pin it is
     not fetched, and the line names the build command.  The long outputs its lines name
     (``corpus.jsonl.long/<digest>.xz``) come with it, each kept only if it is the text its
     name says; a missing or wrong one is one line naming the file."""
@@ -172,14 +172,16 @@ def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, mo
     bopi = [[i, [name], {"h" if i else "v": [digest[name], len(texts[name])]}] for i, name in enumerate("abc")]
     (served / "corpus.jsonl").write_text(json.dumps({"task_id": "T/0", "program": 1, "natural": True,
                                                      "bopi": json.dumps(bopi + [[3, ["{\"h\":[\"x"], "{\"v\":["]], separators=(",", ":"))}) + "\n")
-    good = hashlib.sha256((served / "corpus.jsonl").read_bytes()).hexdigest()
+    from pytest_specbench.data.corpus_pin import manifest_digest
+
+    good = manifest_digest({"T/0": hashlib.sha256((served / "corpus.jsonl").read_bytes()).hexdigest()})
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "mirror")))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         lines = {}
         for name, pin in (("none", None), ("other", "0" * 64), ("pinned", good)):
-            monkeypatch.setattr(sources, "NL2POSTCOND_CORPUS_SHA256", pin)
+            monkeypatch.setattr(sources, "NL2POSTCOND_CORPUS_MANIFEST", pin)
             root, staging = tmp_path / name, tmp_path / name / ".partial"
             staging.mkdir(parents=True)
             lines[name] = (fetch.nl2postcond_corpus_line(root, base, staging), (root / "nl2postcond" / "corpus.jsonl").is_file())
@@ -306,11 +308,15 @@ def test_each_tasks_run_columns_get_the_cause_arithmetic_shows():
 
 def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_line(tmp_path):
     """The pin (registry/corpus/nl2postcond.txt, written by tools/pin_corpus.py from a parts
-    folder of the default rules) holds each task's part sha256 and the joined file's: a corpus
+    folder of the default rules) holds each task's part sha256 and their manifest digest, which
+    a corpus file has exactly when it is the pinned parts joined in task order: a corpus
     whose pinned task differs (other rules, another machine's time-out) is refused with one
-    line naming the task; unpinned tasks pass; a folder of other rules is never pinned."""
+    line naming the task; unpinned tasks pass; a folder of other rules is never pinned.  A
+    later build's parts join the pin (``--add``) without the earlier parts' bytes: the
+    manifest digest is then the one pinning every part at once gives."""
+    from pytest_specbench.benchmarks.nl2postcond.tools import pin_corpus
     from pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus import pin_of
-    from pytest_specbench.data.corpus_pin import read_pin, write_pin
+    from pytest_specbench.data.corpus_pin import corpus_digest, read_pin, write_pin
     from pytest_specbench.errors import DataError
 
     parts = tmp_path / "corpus.jsonl.parts"
@@ -327,9 +333,28 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
     pin = read_pin(tmp_path / "pin.txt")
     joined = tmp_path / "corpus.jsonl"
     joined.write_text(lines["HumanEval/2"] + lines["HumanEval/10"])  # task order: 2 before 10
-    import hashlib
-    assert pin.whole == hashlib.sha256(joined.read_bytes()).hexdigest() and pin.rules == rules
+    assert pin.manifest == corpus_digest(joined) and pin.rules == rules
+    for wrong in (lines["HumanEval/10"] + lines["HumanEval/2"],  # out of task order
+                  lines["HumanEval/2"], lines["HumanEval/2"] + lines["HumanEval/10"] + lines["HumanEval/2"][:40] + "\n"):
+        (tmp_path / "wrong.jsonl").write_text(wrong)
+        assert corpus_digest(tmp_path / "wrong.jsonl") != pin.manifest
     corpus.check_pinned(joined, pin)  # the pinned build passes
+
+    # the pin of HumanEval/2 alone, then HumanEval/10 added from another folder: the same pin
+    later = tmp_path / "later.parts"
+    later.mkdir()
+    (parts / "HumanEval_10.jsonl").rename(later / "HumanEval_10.jsonl")
+    (later / corpus.RULES_FILE).write_text((parts / corpus.RULES_FILE).read_text())
+    assert pin_corpus.main([str(parts), "--out", str(tmp_path / "grown.txt")]) == 0
+    assert pin_corpus.main([str(later), "--out", str(tmp_path / "grown.txt"), "--add"]) == 0
+    assert read_pin(tmp_path / "grown.txt") == pin
+    assert pin_corpus.main([str(later), "--out", str(tmp_path / "grown.txt"), "--add"]) == 0  # again: no change
+    assert read_pin(tmp_path / "grown.txt") == pin
+    (later / "HumanEval_10.jsonl").write_text(lines["HumanEval/10"].replace('"program": 2', '"program": 3'))
+    with pytest.raises(SystemExit, match=r"1 task\(s\) have another part in the pin \(HumanEval/10\)"):
+        pin_corpus.main([str(later), "--out", str(tmp_path / "grown.txt"), "--add"])
+    (later / "HumanEval_10.jsonl").rename(parts / "HumanEval_10.jsonl")
+    (parts / "HumanEval_10.jsonl").write_text(lines["HumanEval/10"])
     other = tmp_path / "other.jsonl"
     other.write_text(lines["HumanEval/2"] + lines["HumanEval/10"].replace('"program": 2', '"program": 3')
                      + json.dumps({"task_id": "HumanEval/200", "program": 1, "natural": True, "bopi": "[]"}) + "\n")

@@ -3,14 +3,20 @@
 The corpus is derived from upstream's programs and built by the user (no one hosts
 it), so what can be pinned is its content: the sha256 of each task's part (the
 task's lines, as the build's part file holds them), the rules they were built
-under (the parts folder's ``rules.json``) and the sha256 of the pinned parts joined
-in task order (the file a whole build of those tasks writes, which a mirror may
-serve).  Written by ``python -m pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus``
-from a parts folder; read by the family (a corpus whose pinned task differs is
-refused), by the build (each part it writes is compared) and by ``specbench data
-download`` (a mirror's corpus is kept only with the joined hash).
+under (the parts folder's ``rules.json``) and the *manifest digest*: the sha256 of the
+list of pinned parts, one ``<task id> <sha256>\n`` line each in task order (tasks with no
+kept program, whose part is empty, are left out, as a corpus file has no line for them).
+A corpus file's own manifest digest is worked out from its lines (``corpus_digest``), so
+it equals the pin's exactly when the file is the pinned parts joined in task order, and a
+pin can take new parts from a later build without the bytes of the parts it holds
+(``pin_corpus --add``; until session 24 ``whole`` was the sha256 of the joined bytes,
+which only a machine holding every part could extend).  Written by ``python -m
+pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus`` from a parts folder; read by
+the family (a corpus whose pinned task differs is refused), by the build (each part it
+writes is compared) and by ``specbench data download`` (a mirror's corpus is kept only
+with the manifest digest).
 
-File format, one item a line: ``rules <json>``, ``whole <sha256>``,
+File format, one item a line: ``rules <json>``, ``manifest <sha256>``,
 ``<task id> <sha256>``; ``#`` lines are comments.
 """
 from __future__ import annotations
@@ -29,8 +35,24 @@ PIN_FILE = Path(str(resources.files("pytest_specbench.data") / "registry" / "cor
 @dataclass(frozen=True)
 class CorpusPin:
     rules: dict[str, Any] = field(default_factory=dict)
-    whole: str | None = None
+    manifest: str | None = None
     parts: dict[str, str] = field(default_factory=dict)
+
+
+EMPTY_PART = hashlib.sha256(b"").hexdigest()  # a task with no kept program: no line in the corpus
+
+
+def manifest_digest(parts: dict[str, str]) -> str:
+    """The sha256 of ``<task id> <sha256>\n`` for each non-empty part, in the mapping's order
+    (task order: a pin's, or a corpus file's, whose build writes its tasks in that order)."""
+    text = "".join(f"{task} {sha}\n" for task, sha in parts.items() if sha != EMPTY_PART)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def corpus_digest(corpus: Path) -> str:
+    """A corpus file's manifest digest: the pin's ``manifest`` when it is the pinned parts,
+    joined in task order (a reordered or altered file, or one with a task more or fewer, is not)."""
+    return manifest_digest(part_digests(corpus))
 
 
 def read_pin(path: Path = PIN_FILE) -> CorpusPin:
@@ -38,25 +60,26 @@ def read_pin(path: Path = PIN_FILE) -> CorpusPin:
     if not path.is_file():
         return CorpusPin()
     rules: dict[str, Any] = {}
-    whole, parts = None, {}
+    manifest, parts = None, {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         key, _, value = line.partition(" ")
         if key == "rules":
             rules = json.loads(value)
-        elif key == "whole":
-            whole = value.strip()
+        elif key == "manifest":
+            manifest = value.strip()
         else:
             parts[key] = value.strip()
-    return CorpusPin(rules, whole, parts)
+    return CorpusPin(rules, manifest, parts)
 
 
 def write_pin(pin: CorpusPin, path: Path = PIN_FILE) -> None:
     lines = ["# nl2postcond's buggy-program corpus: the sha256 of each task's part, the rules they were built",
-             "# under and of the parts joined in task order (tools/pin_corpus.py; docs/nl2postcond.md)",
+             "# under and the manifest digest: the sha256 of the '<task> <sha256>' lines below, non-empty parts",
+             "# only (tools/pin_corpus.py; data/corpus_pin.py; docs/nl2postcond.md)",
              f"rules {json.dumps(pin.rules, sort_keys=True)}"]
-    lines += [f"whole {pin.whole}"] if pin.whole else []
+    lines += [f"manifest {pin.manifest}"] if pin.manifest else []
     lines += [f"{task} {sha}" for task, sha in pin.parts.items()]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

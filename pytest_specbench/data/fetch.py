@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from . import sources as S
 
@@ -242,8 +242,11 @@ def _fetch(url: str, staging: Path, name: str) -> Path:
         raise DownloadError(f"{url}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}") from None
 
 
-def fetch_file(root: Path, e: Entry, base: str | None, staging: Path) -> None:
-    """Fetch one pinned file into ``root``; never leaves an unverified file there."""
+def fetch_file(root: Path, e: Entry, base: str | None, staging: Path,
+               digest: Callable[[Path], str] = content_sha256) -> None:
+    """Fetch one pinned file into ``root``; never leaves an unverified file there.
+    ``digest`` is what the pin holds of the file (its content's sha256, or nl2postcond's
+    corpus manifest digest)."""
     url = f"{base}/{e.rel}" if base else e.url
     if url is None:
         raise DownloadError(f"{e.rel}: not published upstream; only a mirror (SPECBENCH_DATA_MIRROR) can serve it",
@@ -262,11 +265,12 @@ def fetch_file(root: Path, e: Entry, base: str | None, staging: Path) -> None:
             staged.unlink()
             staged = plain
         try:
-            actual = content_sha256(staged)
+            actual = digest(staged)
         except (OSError, EOFError) as exc:  # a truncated .gz
             raise DownloadError(f"{e.rel}: unreadable download ({type(exc).__name__}: {exc}); not used") from None
         if actual != e.sha256:
-            raise DownloadError(f"{e.rel}: sha256 {actual} does not match the pinned {e.sha256} "
+            raise DownloadError(f"{e.rel}: {'sha256' if digest is content_sha256 else 'manifest digest'} {actual} "
+                                f"does not match the pinned {e.sha256} "
                                 f"(from {url}); not used")
         target.parent.mkdir(parents=True, exist_ok=True)
         # pooch's temporary file is private (0600); data files are read by sandboxed
@@ -406,15 +410,18 @@ def _mark(root: Path, folder: str) -> None:
 def nl2postcond_corpus_line(root: Path, base: str | None = None, staging: Path | None = None) -> str:
     """What to do for nl2postcond's buggy-program corpus, which is derived from the
     upstream programs just fetched, so no upstream serves it: a mirror of the user's
-    (``SPECBENCH_DATA_MIRROR``, ``base``) may, checked against the pinned hash
-    (without a pin nothing could check it: not fetched); else build it here, and
-    the build checks its own hash against the pin (docs/nl2postcond.md)."""
+    (``SPECBENCH_DATA_MIRROR``, ``base``) may, checked against the pin's manifest digest
+    (each part's sha256, in task order; without a pin nothing could check it: not
+    fetched); else build it here, and the build checks its parts against the pin
+    (docs/nl2postcond.md)."""
+    from .corpus_pin import corpus_digest
+
     corpus = root / "nl2postcond" / "corpus.jsonl"
-    pin = S.NL2POSTCOND_CORPUS_SHA256
+    pin = S.NL2POSTCOND_CORPUS_MANIFEST
     if not corpus.is_file() and base and pin and staging is not None:
         try:
-            fetch_file(root, Entry("nl2postcond/corpus.jsonl", pin, None), base, staging)
-            return (f"nl2postcond: {corpus}: verified (from the mirror, sha256 {pin[:16]}...)"
+            fetch_file(root, Entry("nl2postcond/corpus.jsonl", pin, None), base, staging, digest=corpus_digest)
+            return (f"nl2postcond: {corpus}: verified (from the mirror, manifest digest {pin[:16]}...)"
                     + _nl2postcond_long_outputs(corpus, base, staging))
         except DownloadError as exc:
             mirrored = f" (the mirror's corpus: {exc})"
@@ -424,12 +431,12 @@ def nl2postcond_corpus_line(root: Path, base: str | None = None, staging: Path |
         from .corpus_pin import differing_tasks
 
         differ = [task for task, _, _ in differing_tasks(corpus)] if pin else []
-        state = ("verified" if content_sha256(corpus) == pin else
+        state = ("verified" if corpus_digest(corpus) == pin else
                  f"present; not the pinned parts on {', '.join(differ[:5])} (the family refuses it)" if differ else
                  "present; its pinned tasks are the pinned parts" if pin else
                  "present (no pinned hash to check it against)")
         return f"nl2postcond: {corpus}: {state}" + _nl2postcond_long_outputs(corpus, base, staging)
-    check = f"; its sha256 is checked against the pinned {pin[:16]}..." if pin else ""
+    check = f"; its parts are checked against the pin (manifest digest {pin[:16]}...)" if pin else ""
     return (f"nl2postcond: the buggy-program corpus is derived from upstream's programs and built here, not "
             f"downloaded: specbench nl2postcond build-corpus --specbench-data {root} --out {corpus} (resumable; "
             f"hours on two cores, docs/timing.md){check}{mirrored}")

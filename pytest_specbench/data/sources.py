@@ -63,8 +63,9 @@ _BENCHMARK_AND_FOLDER = {"nl2postcond"}
 # above) and `specbench nl2postcond build-corpus` builds it locally; the build of
 # the default corpus (base+plus inputs, the exact oracle, upstream's time rule) is
 # checked against the pin, registry/corpus/nl2postcond.txt (corpus_pin.py): each
-# task's part, and this hash of the pinned parts joined (what a mirror may serve).
-NL2POSTCOND_CORPUS_SHA256: str | None = read_pin().whole
+# task's part, and the pinned parts' manifest digest (corpus_pin.corpus_digest of the
+# parts joined in task order: what a mirror may serve).
+NL2POSTCOND_CORPUS_MANIFEST: str | None = read_pin().manifest
 
 # Repositories PostcondBench tasks run in: fetched as source archives at the
 # commit, every file checked against ``registry/repos/<owner>--<name>@<commit>.txt``.

@@ -1,7 +1,6 @@
 """``specbench nl2postcond ...``: build the buggy-program corpus."""
 from __future__ import annotations
 
-import hashlib
 import os
 import resource
 from pathlib import Path
@@ -89,10 +88,9 @@ def _build(args) -> int:
 
 def _against_pin(out: Path) -> str:
     """The corpus just written against the pin (``registry/corpus/nl2postcond.txt``): each
-    pinned task's part, and the joined hash when the corpus holds exactly the pinned tasks
+    pinned task's part, and the manifest digest when the corpus holds exactly the pinned tasks
     (a user without a mirror gets the corpus by building it, checked)."""
-    from ...data.corpus_pin import part_digests, read_pin
-    from ...data.fetch import content_sha256
+    from ...data.corpus_pin import EMPTY_PART, corpus_digest, part_digests, read_pin
 
     pin = read_pin()
     if not pin.parts:
@@ -104,8 +102,8 @@ def _against_pin(out: Path) -> str:
             + (f"; {len(differ)} differ ({', '.join(differ[:5])}: other rules, or a program near its CPU limit "
                f"ended otherwise on this machine, docs/nl2postcond.md 'Deterministic')" if differ else "")
             + (f"; {len(mine) - len(pinned)} have no pin" if len(mine) > len(pinned) else ""))
-    empty = hashlib.sha256(b"").hexdigest()  # a task with no kept program has no line in the corpus
-    if set(mine) == {t for t, sha in pin.parts.items() if sha != empty} and pin.whole:
-        actual = content_sha256(out)
-        line += f"; sha256 {actual}: " + ("the pinned corpus" if actual == pin.whole else f"not the pinned {pin.whole}")
+    if set(mine) == {t for t, sha in pin.parts.items() if sha != EMPTY_PART} and pin.manifest:
+        actual = corpus_digest(out)
+        line += (f"; manifest digest {actual}: "
+                 + ("the pinned corpus" if actual == pin.manifest else f"not the pinned {pin.manifest}"))
     return line

@@ -1,11 +1,13 @@
 """Write the corpus pin (``pytest_specbench/data/registry/corpus/nl2postcond.txt``) from a
-build's parts folder: each task's part sha256, the folder's rules and the sha256 of the
-parts joined in task order (docs/nl2postcond.md, "The corpus pin").
+build's parts folder: each task's part sha256, the folder's rules and the manifest digest
+(``data/corpus_pin.manifest_digest``; docs/nl2postcond.md, "The corpus pin").
 
-    python -m pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus PARTS_FOLDER [--out FILE]
+    python -m pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus PARTS_FOLDER [--out FILE] [--add]
 
 Only parts of the default rules are pinned (base+plus inputs, the exact oracle, the flat
 1 s time rule, this code's stop rule and format): the family and the build compare against them.
+``--add`` keeps the pin's parts and adds the folder's (the same rules; a task both hold must
+have the same part): a later build's new tasks join the pin without the earlier parts' bytes.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from ....data.corpus_pin import PIN_FILE, CorpusPin, write_pin
+from ....data.corpus_pin import PIN_FILE, CorpusPin, manifest_digest, read_pin, write_pin
 from ....execution.limits import Limits
 from .. import corpus
 
@@ -36,24 +38,38 @@ def pin_of(parts: Path) -> CorpusPin:
     differ = default_rules_differ(rules)
     if differ:
         raise SystemExit(f"pin_corpus: {parts}: not the default build's rules ({', '.join(differ)}): nothing pinned")
-    files = corpus.parts_in_order(parts)
-    whole = hashlib.sha256()
-    digests = {}
-    for part in files:
-        data = part.read_bytes()
-        whole.update(data)
-        digests[corpus.part_task(part)] = hashlib.sha256(data).hexdigest()
-    return CorpusPin(rules, whole.hexdigest(), digests)
+    digests = {corpus.part_task(part): hashlib.sha256(part.read_bytes()).hexdigest()
+               for part in corpus.parts_in_order(parts)}
+    return CorpusPin(rules, manifest_digest(digests), digests)
+
+
+def added(pin: CorpusPin, new: CorpusPin) -> CorpusPin:
+    """``pin`` with ``new``'s parts added, in task order; refused (one line) when the rules
+    differ (the candidates' digest included), or a task both hold has another part."""
+    differ = sorted(k for k in set(pin.rules) | set(new.rules) if pin.rules.get(k) != new.rules.get(k))
+    if differ:
+        raise SystemExit(f"pin_corpus --add: the folder's rules differ from the pin's ({', '.join(differ)}): nothing pinned")
+    clash = [t for t, sha in new.parts.items() if pin.parts.get(t, sha) != sha]
+    if clash:
+        raise SystemExit(f"pin_corpus --add: {len(clash)} task(s) have another part in the pin ({', '.join(clash[:5])}): "
+                         "nothing pinned (docs/nl2postcond.md 'Deterministic')")
+    parts = dict(sorted({**pin.parts, **new.parts}.items(), key=lambda item: corpus.task_order(item[0])))
+    return CorpusPin(pin.rules, manifest_digest(parts), parts)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="pin_corpus", description=__doc__.split("\n\n")[0])
     p.add_argument("parts", type=Path)
     p.add_argument("--out", type=Path, default=PIN_FILE)
+    p.add_argument("--add", action="store_true", help="keep the pin's parts (--out) and add the folder's")
     args = p.parse_args(argv)
     pin = pin_of(args.parts)
+    if args.add:
+        before = read_pin(args.out)
+        pin = added(before, pin)
+        print(f"{args.out}: {len(pin.parts) - len(before.parts)} parts added")
     write_pin(pin, args.out)
-    print(f"{args.out}: {len(pin.parts)} parts pinned, joined sha256 {pin.whole}")
+    print(f"{args.out}: {len(pin.parts)} parts pinned, manifest digest {pin.manifest}")
     return 0
 
 
