@@ -602,3 +602,14 @@ def test_the_selection_works_out_each_shared_observations_text_once_and_writes_t
         whole = [[b.index, list(b.args_after), b.output] for b in k.bopi]
         assert k.line() == json.dumps({"task_id": "T/0", "program": k.program, "natural": True,
                                        "bopi": real(whole)})
+
+
+def test_the_causes_tool_names_a_missing_corpus_or_report_in_one_line(tmp_path):
+    """A mistyped path is one line before the minutes of reading a corpus (it was a traceback after them)."""
+    from pytest_specbench.benchmarks.nl2postcond.tools import causes
+
+    (tmp_path / "corpus.jsonl").write_text("")
+    with pytest.raises(SystemExit, match=r"^causes: .*missing\.json: no such file or folder$"):
+        causes.main([str(tmp_path), "--corpus", str(tmp_path / "corpus.jsonl"), "--report", str(tmp_path / "missing.json")])
+    with pytest.raises(SystemExit, match=r"^causes: .*absent\.jsonl: no such file or folder$"):
+        causes.main([str(tmp_path), "--corpus", str(tmp_path / "absent.jsonl")])

@@ -164,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="a line for every task of the sheet (default: tasks with a part, and tasks without one "
                         "whose test_set_correct differs)")
     args = p.parse_args(argv)
+    for path in [args.corpus, *args.report]:  # before the minutes of reading the corpus
+        if not path.exists():
+            raise SystemExit(f"causes: {path}: no such file or folder")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = joined_corpus(args.corpus, Path(tmp) / "corpus.jsonl")
         for line in table(args.data_root, corpus, args.report, set(args.tasks) if args.tasks else None,
