@@ -335,7 +335,9 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
     joined.write_text(lines["HumanEval/2"] + lines["HumanEval/10"])  # task order: 2 before 10
     assert pin.manifest == corpus_digest(joined) and pin.rules == rules
     for wrong in (lines["HumanEval/10"] + lines["HumanEval/2"],  # out of task order
-                  lines["HumanEval/2"], lines["HumanEval/2"] + lines["HumanEval/10"] + lines["HumanEval/2"][:40] + "\n"):
+                  lines["HumanEval/2"], lines["HumanEval/2"] + lines["HumanEval/10"] + lines["HumanEval/2"][:40] + "\n",
+                  # HumanEval/2's lines apart, around HumanEval/10's: each task's lines hash as pinned
+                  lines["HumanEval/2"].splitlines(True)[0] + lines["HumanEval/10"] + lines["HumanEval/2"].splitlines(True)[1]):
         (tmp_path / "wrong.jsonl").write_text(wrong)
         assert corpus_digest(tmp_path / "wrong.jsonl") != pin.manifest
     corpus.check_pinned(joined, pin)  # the pinned build passes
@@ -345,7 +347,7 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
     later.mkdir()
     (parts / "HumanEval_10.jsonl").rename(later / "HumanEval_10.jsonl")
     (later / corpus.RULES_FILE).write_text((parts / corpus.RULES_FILE).read_text())
-    assert pin_corpus.main([str(parts), "--out", str(tmp_path / "grown.txt")]) == 0
+    assert pin_corpus.main([str(parts), "--out", str(tmp_path / "grown.txt"), "--add"]) == 0  # no pin yet
     assert pin_corpus.main([str(later), "--out", str(tmp_path / "grown.txt"), "--add"]) == 0
     assert read_pin(tmp_path / "grown.txt") == pin
     assert pin_corpus.main([str(later), "--out", str(tmp_path / "grown.txt"), "--add"]) == 0  # again: no change

@@ -42,17 +42,41 @@ class CorpusPin:
 EMPTY_PART = hashlib.sha256(b"").hexdigest()  # a task with no kept program: no line in the corpus
 
 
-def manifest_digest(parts: dict[str, str]) -> str:
-    """The sha256 of ``<task id> <sha256>\n`` for each non-empty part, in the mapping's order
+def manifest_digest(parts: dict[str, str] | list[tuple[str, str]]) -> str:
+    """The sha256 of ``<task id> <sha256>\n`` for each non-empty part, in the given order
     (task order: a pin's, or a corpus file's, whose build writes its tasks in that order)."""
-    text = "".join(f"{task} {sha}\n" for task, sha in parts.items() if sha != EMPTY_PART)
+    pairs = parts.items() if isinstance(parts, dict) else parts
+    text = "".join(f"{task} {sha}\n" for task, sha in pairs if sha != EMPTY_PART)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CorpusParts:
+    """What one pass over a corpus file gives: each task's part sha256 (its lines, wherever
+    they are) and the file's manifest digest, which lists a task at each place its lines
+    start, so a file whose task's lines are apart (no build writes that) never has a pin's."""
+    digests: dict[str, str]
+    manifest: str
+
+
+def read_parts(corpus: Path) -> CorpusParts:
+    hashes: dict[str, Any] = {}
+    starts: list[str] = []  # the task of each run of lines, in file order
+    with corpus.open("rb") as fh:
+        for line in fh:
+            task = line_task(line) or ""
+            if not starts or starts[-1] != task:
+                starts.append(task)
+            hashes.setdefault(task, hashlib.sha256()).update(line if line.endswith(b"\n") else line + b"\n")
+    digests = {task: h.hexdigest() for task, h in hashes.items()}
+    return CorpusParts(digests, manifest_digest([(task, digests[task]) for task in starts]))
 
 
 def corpus_digest(corpus: Path) -> str:
     """A corpus file's manifest digest: the pin's ``manifest`` when it is the pinned parts,
-    joined in task order (a reordered or altered file, or one with a task more or fewer, is not)."""
-    return manifest_digest(part_digests(corpus))
+    joined in task order (a reordered or altered file, one with a task more or fewer, or one
+    whose task's lines are apart, is not)."""
+    return read_parts(corpus).manifest
 
 
 def read_pin(path: Path = PIN_FILE) -> CorpusPin:
@@ -97,19 +121,16 @@ def line_task(line: bytes) -> str | None:
 def part_digests(corpus: Path) -> dict[str, str]:
     """``{task id: sha256 of its lines}`` of a corpus file (a build writes each task's
     lines together, in task order, as its part file holds them)."""
-    digests: dict[str, Any] = {}
-    with corpus.open("rb") as fh:
-        for line in fh:
-            task = line_task(line) or ""
-            digests.setdefault(task, hashlib.sha256()).update(line if line.endswith(b"\n") else line + b"\n")
-    return {task: h.hexdigest() for task, h in digests.items()}
+    return read_parts(corpus).digests
 
 
-def differing_tasks(corpus: Path, pin: CorpusPin | None = None) -> list[tuple[str, str, str]]:
-    """(task, its sha256, the pinned sha256) of each pinned task whose lines in
-    ``corpus`` differ from its pin (tasks absent from the corpus or unpinned are not listed)."""
+def differing_tasks(corpus: Path | dict[str, str], pin: CorpusPin | None = None) -> list[tuple[str, str, str]]:
+    """(task, its sha256, the pinned sha256) of each pinned task whose lines in ``corpus``
+    (a file, or its :func:`part_digests` already read) differ from its pin (tasks absent
+    from the corpus or unpinned are not listed)."""
     pin = pin or read_pin()
-    return [(task, sha, pin.parts[task]) for task, sha in part_digests(corpus).items()
+    digests = corpus if isinstance(corpus, dict) else part_digests(corpus)
+    return [(task, sha, pin.parts[task]) for task, sha in digests.items()
             if task in pin.parts and pin.parts[task] != sha]
 
 

@@ -428,10 +428,11 @@ def nl2postcond_corpus_line(root: Path, base: str | None = None, staging: Path |
     else:
         mirrored = ""
     if corpus.is_file():
-        from .corpus_pin import differing_tasks
+        from .corpus_pin import differing_tasks, read_parts
 
-        differ = [task for task, _, _ in differing_tasks(corpus)] if pin else []
-        state = ("verified" if corpus_digest(corpus) == pin else
+        read = read_parts(corpus)  # one pass over a file of up to GBs
+        differ = [task for task, _, _ in differing_tasks(read.digests)] if pin else []
+        state = ("verified" if read.manifest == pin else
                  f"present; not the pinned parts on {', '.join(differ[:5])} (the family refuses it)" if differ else
                  "present; its pinned tasks are the pinned parts" if pin else
                  "present (no pinned hash to check it against)")

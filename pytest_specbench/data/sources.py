@@ -61,7 +61,7 @@ _BENCHMARK_AND_FOLDER = {"nl2postcond"}
 # nl2postcond's buggy-program corpus is derived from upstream's programs, so it is
 # not served: `specbench data download nl2postcond` fetches the programs (pinned
 # above) and `specbench nl2postcond build-corpus` builds it locally; the build of
-# the default corpus (base+plus inputs, the exact oracle, upstream's time rule) is
+# the default corpus (base+plus inputs, the exact oracle, the flat 1 s time rule) is
 # checked against the pin, registry/corpus/nl2postcond.txt (corpus_pin.py): each
 # task's part, and the pinned parts' manifest digest (corpus_pin.corpus_digest of the
 # parts joined in task order: what a mirror may serve).

@@ -90,12 +90,13 @@ def _against_pin(out: Path) -> str:
     """The corpus just written against the pin (``registry/corpus/nl2postcond.txt``): each
     pinned task's part, and the manifest digest when the corpus holds exactly the pinned tasks
     (a user without a mirror gets the corpus by building it, checked)."""
-    from ...data.corpus_pin import EMPTY_PART, corpus_digest, part_digests, read_pin
+    from ...data.corpus_pin import EMPTY_PART, read_parts, read_pin
 
     pin = read_pin()
     if not pin.parts:
         return "no pinned build to compare with"
-    mine = part_digests(out)
+    read = read_parts(out)
+    mine = read.digests
     pinned = [t for t in mine if t in pin.parts]
     differ = [t for t in pinned if mine[t] != pin.parts[t]]
     line = (f"{len(pinned) - len(differ)} of its {len(mine)} tasks are the pinned parts"
@@ -103,7 +104,7 @@ def _against_pin(out: Path) -> str:
                f"ended otherwise on this machine, docs/nl2postcond.md 'Deterministic')" if differ else "")
             + (f"; {len(mine) - len(pinned)} have no pin" if len(mine) > len(pinned) else ""))
     if set(mine) == {t for t, sha in pin.parts.items() if sha != EMPTY_PART} and pin.manifest:
-        actual = corpus_digest(out)
+        actual = read.manifest
         line += (f"; manifest digest {actual}: "
                  + ("the pinned corpus" if actual == pin.manifest else f"not the pinned {pin.manifest}"))
     return line

@@ -45,7 +45,10 @@ def pin_of(parts: Path) -> CorpusPin:
 
 def added(pin: CorpusPin, new: CorpusPin) -> CorpusPin:
     """``pin`` with ``new``'s parts added, in task order; refused (one line) when the rules
-    differ (the candidates' digest included), or a task both hold has another part."""
+    differ (the candidates' digest included), or a task both hold has another part.  Added
+    to a pin of no parts (no file yet), ``new`` is the pin."""
+    if not pin.parts:
+        return new
     differ = sorted(k for k in set(pin.rules) | set(new.rules) if pin.rules.get(k) != new.rules.get(k))
     if differ:
         raise SystemExit(f"pin_corpus --add: the folder's rules differ from the pin's ({', '.join(differ)}): nothing pinned")
