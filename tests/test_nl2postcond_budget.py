@@ -137,3 +137,28 @@ def test_once_a_decisive_case_has_not_held_the_rest_is_skipped(command_executor)
     assert [(o.kind, o.line) for o in got] == [("raised", "timeout"), ("skipped", got[1].line),
                                                ("skipped", got[2].line), ("skipped", got[3].line)], got
     assert got[1].line.startswith("not evaluated")
+
+
+def test_cases_past_a_jobs_size_go_to_several_jobs_with_the_same_outcomes(command_executor, monkeypatch):
+    """HumanEval/15's corpus holds 3.4 GB of bad outputs: one job of them filled the harness's
+    memory (and would not fit the sandbox's /tmp).  Past ``JOB_CASE_BYTES`` of case text the
+    batches go to several jobs in turn, whole batches each; a case's outcome is the same either
+    way, and once a decisive case has not held the later jobs do not run (``skipped``)."""
+    cases = [{"inputs": {"k": k}, "return_value": "x" * 50 + str(k)} for k in range(6)]
+    block = "assert not return_value.endswith(('1', '4'))"
+    batches = [[0, 1], [2], [3, 4], [5]]
+    one = check_blocks(command_executor, "", block, cases, batches=batches)
+    # each case's text is 105 characters: runs of whole batches, a batch over the limit alone and whole
+    assert [[len(b) for b in group] for group, _ in blocks.job_groups(cases, batches, limit=320)] == [[2, 1], [2, 1]]
+    assert [[len(b) for b in group] for group, _ in blocks.job_groups(cases, batches, limit=150)] == [[2], [1], [2], [1]]
+    jobs = []
+    real_run = command_executor.run
+    monkeypatch.setattr(command_executor, "run", lambda p, job: jobs.append(job) or real_run(p, job))
+    monkeypatch.setattr(blocks, "JOB_CASE_BYTES", 320)
+    several = check_blocks(command_executor, "", block, cases, batches=batches)
+    assert len(jobs) == 2 and [o.kind for o in several] == [o.kind for o in one] == \
+        ["holds", "violated", "holds", "holds", "violated", "holds"], several
+    jobs.clear()
+    stopped = check_blocks(command_executor, "", block, cases, batches=batches, decisive=[1])
+    assert len(jobs) == 1, "a later job ran after a decisive case had not held"
+    assert [o.kind for o in stopped] == ["holds", "violated"] + ["skipped"] * 4, stopped

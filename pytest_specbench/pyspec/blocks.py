@@ -54,6 +54,15 @@ WALL_FACTOR, WALL_SECONDS = 4.0, 30.0
 # The sandbox's CPU figure of a job lags the kernel's own count a little (command.py): a job
 # killed at its wall clock with this share of its CPU limit spent counts as spent.
 CPU_SPENT = 0.8
+# A job's cases file is written into the sandbox's private /tmp (a tmpfs: CommandLimits.tmp_mb,
+# 1 GiB) and read whole by the keeper, whose address space is the job's 2 GiB: cases whose wire
+# text passes this many characters go to several jobs in turn (check_blocks).  HumanEval/15's
+# corpus holds 676 bad outputs of about 5 MB each (3.4 GB): one job of them filled the harness's
+# memory with four copies (issue #46, session 24).
+JOB_CASE_BYTES = 96 << 20
+# What the keeper records of a case it did not evaluate (block_job.main); check_blocks says the same
+# of a later job's cases.
+SKIPPED_LINE = "not evaluated: the answer had already failed on a case that decides it"
 
 
 @dataclass(frozen=True)
@@ -179,7 +188,8 @@ SEARCH_PRELOAD = ("hypothesis", "hypothesis.strategies", "hypothesis.errors", "h
 def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: float,
                timeout: float, batches: Sequence[Sequence[int]] | None = None,
                search: dict | None = None, keeper: Path = SEARCH_SCRIPT,
-               decisive: Sequence[int] = (), case_timer: bool = False) -> tuple[CommandJob, str]:
+               decisive: Sequence[int] = (), case_timer: bool = False,
+               encoded: Sequence[Sequence[str]] | None = None) -> tuple[CommandJob, str]:
     """The command job evaluating ``source`` after ``preamble`` on each case
     (``{"inputs": {name: value}, "return_value": value}``, plain data), each
     batch of case indices in a child of its own (default: every case alone);
@@ -193,14 +203,18 @@ def blocks_job(preamble: str, source: str, cases: Sequence[dict], case_seconds: 
     evaluated are ``skipped``.  Only the keeper reads them, with the cases.
     ``case_timer``: each case at most ``case_seconds`` of CPU, and the cases after
     a time-out evaluated by a fresh child (:mod:`.block_job`); else, as before,
-    the child's limit is pooled over its batch and a time-out ends the batch."""
+    the child's limit is pooled over its batch and a time-out ends the batch.
+    ``encoded``: per batch, its cases' wire texts, already made (:func:`check_blocks`
+    encodes a batch once, to size its jobs); ``cases`` is then not read."""
     nonce = secrets.token_hex(16)
     config = {"nonce": nonce, "preamble": preamble, "source": source, "case_seconds": case_seconds,
               "cases": "blocks-cases.json", "cpu_budget": timeout, "case_timer": bool(case_timer)}
+    batches = batches or [[i] for i in range(len(cases))]
+    if encoded is None:
+        encoded = [[wire.dumps(cases[i]) for i in b] for b in batches]
     files = {"specbench_blocks.py": JOB_SCRIPT.read_bytes(), "wire.py": Path(wire.__file__).read_bytes(),
              # each case's wire text apart: the keeper hands the cases after a time-out to a fresh child
-             "blocks-cases.json": json.dumps({"batches": [[list(b), [wire.dumps(cases[i]) for i in b]] for b in
-                                                          (batches or [[i] for i in range(len(cases))])],
+             "blocks-cases.json": json.dumps({"batches": [[list(b), list(texts)] for b, texts in zip(batches, encoded)],
                                               "decisive": sorted(set(decisive))}).encode()}
     if search is not None:
         config["search"] = "search-config.json"
@@ -240,6 +254,27 @@ def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool,
     return [found.get(i, missing) for i in range(cases)]
 
 
+def job_groups(cases: Sequence[dict], batches: Sequence[Sequence[int]], limit: int | None = None):
+    """The batches in runs of whole batches, each run's wire text at most ``limit``
+    characters (a batch larger than that alone), in order, as (batches, their texts):
+    a batch is encoded when its run is made, so only one run's text is held at once."""
+    limit = JOB_CASE_BYTES if limit is None else limit
+    group: list[Sequence[int]] = []
+    texts: list[list[str]] = []
+    size = 0
+    for b in batches:
+        mine = [wire.dumps(cases[i]) for i in b]
+        grows = sum(len(t) for t in mine)
+        if group and size + grows > limit:
+            yield group, texts
+            group, texts, size = [], [], 0
+        group.append(b)
+        texts.append(mine)
+        size += grows
+    if group:
+        yield group, texts
+
+
 def check_blocks(executor: Any, preamble: str, source: str, cases: Sequence[dict], case_seconds: float = 2.0,
                  timeout: float = 60.0, batches: Sequence[Sequence[int]] | None = None,
                  decisive: Sequence[int] = (), case_timer: bool = False) -> list[BlockOutcome]:
@@ -247,20 +282,47 @@ def check_blocks(executor: Any, preamble: str, source: str, cases: Sequence[dict
     which cases share a spec process; default none; ``decisive``, ``case_timer``: :func:`blocks_job`).  A case the harness could
     not evaluate (``harness``), or could not reach within its own budget
     (``budget``: the machine's load), raises :class:`InfrastructureError`:
-    E, and not a lasting failure, so no cache keeps it (#48)."""
+    E, and not a lasting failure, so no cache keeps it (#48).
+
+    Cases whose text passes :data:`JOB_CASE_BYTES` go to several jobs in turn
+    (:func:`job_groups`), each with its share of ``timeout`` by its cases; once a
+    decisive case has not held, the later jobs do not run (their cases are
+    ``skipped``, as the keeper marks them within a job)."""
     if not cases:
         return []
-    job, nonce = blocks_job(preamble, source, cases, case_seconds, timeout, batches, decisive=decisive,
-                            case_timer=case_timer)
+    batches = [list(b) for b in batches] if batches else [[i] for i in range(len(cases))]
+    decisive = set(decisive)
+    outcomes: list[BlockOutcome | None] = [None] * len(cases)
+    decided = False
+    for group, texts in job_groups(cases, batches):
+        members = [i for b in group for i in b]
+        if decided:
+            for i in members:
+                outcomes[i] = BlockOutcome("skipped", "", SKIPPED_LINE)
+            continue
+        local = {i: k for k, i in enumerate(members)}  # the job numbers its cases from 0
+        share = timeout * len(members) / len(cases)
+        mine = _check_job(executor, preamble, source, len(members), case_seconds, share,
+                          [[local[i] for i in b] for b in group], texts,
+                          [local[i] for i in members if i in decisive], case_timer)
+        for i, outcome in zip(members, mine):
+            outcomes[i] = outcome
+            decided = decided or (i in decisive and outcome.kind != "holds")
+    return outcomes
+
+
+def _check_job(executor, preamble, source, count, case_seconds, timeout, batches, texts, decisive, case_timer):
+    job, nonce = blocks_job(preamble, source, (), case_seconds, timeout, batches, decisive=decisive,
+                            case_timer=case_timer, encoded=texts)
     result = executor.run(None, job)
-    outcomes = read_blocks(result.records, nonce, len(cases), result.timed_out,
+    outcomes = read_blocks(result.records, nonce, count, result.timed_out,
                            cpu_spent=result.cpu >= CPU_SPENT * job.cpu_seconds)
     broken = next((o for o in outcomes if o.kind == "harness"), None)
     if broken is not None:
         raise InfrastructureError(f"the spec service could not evaluate: {broken.line or INSTALL_HINT}")
     late = [i for i, o in enumerate(outcomes) if o.kind == "budget"]
     if late:
-        raise InfrastructureError(f"the spec service ran out of its own time on {len(late)} of {len(cases)} cases "
+        raise InfrastructureError(f"the spec service ran out of its own time on {len(late)} of {count} cases "
                                   f"(case #{late[0]}: {outcomes[late[0]].line}; the job used {result.cpu:.1f} of "
                                   f"{job.cpu_seconds:.1f} CPU s in {result.wall:.1f} s): run again on a quieter machine")
     return outcomes
