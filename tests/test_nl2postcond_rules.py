@@ -615,3 +615,22 @@ def test_the_causes_tool_names_a_missing_corpus_or_report_in_one_line(tmp_path):
         causes.main([str(tmp_path), "--corpus", str(tmp_path / "corpus.jsonl"), "--report", str(tmp_path / "missing.json")])
     with pytest.raises(SystemExit, match=r"^causes: .*absent\.jsonl: no such file or folder$"):
         causes.main([str(tmp_path), "--corpus", str(tmp_path / "absent.jsonl")])
+
+
+def test_long_bad_outputs_are_told_apart_by_value_without_a_second_copy_of_their_text():
+    """Evaluation keys a long output (over DIGEST_STRINGS_OVER characters) by its text's
+    digest, as the build keyed it, so the index does not hold each of HumanEval/15's 3.4 GB of
+    long strings a second time; the pairs are the same as by text: equal strings one pair,
+    strings that differ in one character two."""
+    from pytest_specbench.benchmarks.contract.evalplus import DIGEST_STRINGS_OVER
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import _short_key, bad_outputs
+
+    long = "7 " * DIGEST_STRINGS_OVER
+    programs = [Kept("T/0", 1, True, (Bopi(0, (9,), long), Bopi(1, (8,), long))),
+                Kept("T/0", 2, True, (Bopi(0, (9,), "".join([long]) + ""),)),  # equal, not the same object
+                Kept("T/0", 3, False, (Bopi(0, (9,), long[:-1] + "x"), Bopi(0, (9,), [long])))]
+    pairs, members = bad_outputs(programs)
+    assert len(pairs) == 4 and members == [[0, 1], [0], [2, 3]]
+    assert len(_short_key((0, "a" * (DIGEST_STRINGS_OVER + 1)))[1]) < 100
+    assert _short_key((0, "a" * DIGEST_STRINGS_OVER, 3)) == (0, "a" * DIGEST_STRINGS_OVER, 3)
