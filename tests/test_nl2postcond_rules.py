@@ -362,6 +362,11 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
                      + json.dumps({"task_id": "HumanEval/200", "program": 1, "natural": True, "bopi": "[]"}) + "\n")
     with pytest.raises(DataError, match=r"other\.jsonl: HumanEval/10: not the pinned build's part \(sha256 [0-9a-f]{16}"):
         corpus.check_pinned(other, pin)
+    # --nl2postcond-corpus-pin=warn: the differing task is taken, named in one warning line
+    assert corpus.check_pinned(joined, pin, warn=True) == []
+    warned = corpus.check_pinned(other, pin, warn=True)
+    assert len(warned) == 1 and "1 task(s) not the pinned build's parts" in warned[0], warned
+    assert warned[0].endswith("HumanEval/10; their kill columns may differ from the pinned corpus's"), warned
     (parts / corpus.RULES_FILE).write_text(json.dumps({**rules, "call_cpu": corpus.time_rule_stamp("upstream", 1.0)}))
     with pytest.raises(SystemExit, match="not the default build's rules \\(call_cpu\\)"):
         pin_of(parts)

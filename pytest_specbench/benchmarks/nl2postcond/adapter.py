@@ -29,14 +29,16 @@ class Nl2PostcondBenchmark:
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
         taskset = tasks.load_tasks(data_root, settings)
         path = self._corpus_path(data_root, settings)
-        if path and data_root is not None and (_option(settings, "nl2postcond_corpus_pin") or "check") == "check":
-            corpus.check_pinned(path)
+        pin_rule = _option(settings, "nl2postcond_corpus_pin") or "check"
+        pin_warnings = corpus.check_pinned(path, warn=pin_rule == "warn") \
+            if path and data_root is not None and pin_rule != "off" else ()
         files = taskset.files + ((path,) if path else ())
         tagged = tuple(Task(t.task_id, {**dict(t.data), "_corpus": str(path) if path else None,
                                         "_data_root": str(data_root) if data_root else None,
                                         "_checks": tiers.checks(_option(settings, "spec_tiers"))}, t.source)
                        for t in taskset.tasks)
-        return TaskSet(tagged, files, taskset.bundled, taskset.warnings + tiers.unbuilt(_option(settings, "spec_tiers")))
+        return TaskSet(tagged, files, taskset.bundled,
+                       taskset.warnings + tuple(pin_warnings) + tiers.unbuilt(_option(settings, "spec_tiers")))
 
     @staticmethod
     def _corpus_path(data_root: Path | None, settings: Any) -> Path | None:

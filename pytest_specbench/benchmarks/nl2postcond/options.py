@@ -29,7 +29,9 @@ OPTIONS = (
     Option("nl2postcond_corpus", "the buggy-program corpus `specbench nl2postcond build-corpus` wrote "
                                  "(default: the bundled suite's, or ROOT/nl2postcond/corpus.jsonl)", default=None),
     Option("nl2postcond_corpus_pin", "check (a corpus whose task differs from the pinned build's part is refused, "
-                                     "registry/corpus/nl2postcond.txt) or off (a corpus of other rules, e.g. "
-                                     "build-corpus --inputs base)", default="check", choices=("check", "off")),
+                                     "registry/corpus/nl2postcond.txt), warn (such tasks are taken, named in one "
+                                     "warning: e.g. a part this machine builds otherwise) or off (a corpus of other "
+                                     "rules, e.g. build-corpus --inputs base)", default="check",
+           choices=("check", "warn", "off")),
 ) + TIER_OPTIONS  # the tiers of evidence (issue #47), shared with the other Python-spec families
 
