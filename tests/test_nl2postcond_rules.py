@@ -639,3 +639,29 @@ def test_long_bad_outputs_are_told_apart_by_value_without_a_second_copy_of_their
     assert len(pairs) == 4 and members == [[0, 1], [0], [2, 3]]
     assert len(_short_key((0, "a" * (DIGEST_STRINGS_OVER + 1)))[1]) < 100
     assert _short_key((0, "a" * DIGEST_STRINGS_OVER, 3)) == (0, "a" * DIGEST_STRINGS_OVER, 3)
+
+
+def test_the_corpus_reader_counts_a_tasks_long_outputs_in_what_it_keeps(tmp_path, monkeypatch):
+    """HumanEval/15's 9.7 MB of lines name 3.4 GB of long outputs: counted by its lines alone, a
+    worker kept them through every task after it.  The reader keeps the last tasks read within
+    KEEP_BYTES of lines *and* long outputs (always the last one)."""
+    from pytest_specbench.benchmarks.contract.evalplus import DIGEST_STRINGS_OVER
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept, LongStore, load
+    from pytest_specbench.benchmarks.nl2postcond.observe import LongStr
+    from pytest_specbench.execution import wire
+
+    path = tmp_path / "corpus.jsonl"
+    store = LongStore.beside(path)
+    text = "1 " * DIGEST_STRINGS_OVER
+    store.put(text)
+    long = LongStr(wire.string_digest(text), len(text))
+    path.write_text(Kept("T/0", 1, True, (Bopi(0, (3,), long),)).line(store) + "\n"
+                    + Kept("T/1", 1, True, (Bopi(0, (3,), "short"),)).line(store) + "\n"
+                    + Kept("T/2", 1, True, (Bopi(0, (3,), "short"),)).line(store) + "\n")
+    monkeypatch.setattr(corpus.CorpusFile, "KEEP_BYTES", 50_000)  # above every task's lines, below T/0's string
+    read = load(path)
+    assert read["T/0"][0].bopi[0].output == text
+    read["T/1"]
+    assert read.held() == ["T/1"]  # T/0's string is counted: dropped once another task is read
+    read["T/2"]
+    assert read.held() == ["T/1", "T/2"]  # small tasks are kept together

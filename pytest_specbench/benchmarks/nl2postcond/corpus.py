@@ -792,7 +792,9 @@ class CorpusFile(Mapping[str, list[Kept]]):
     needs one task's programs at a time (the adapter's ``correct`` check); reading the whole
     corpus at once held every task's bad outputs (86 MB of text for 34 tasks; HumanEval/15's
     part alone would be several GB).  The last tasks read are kept, within
-    :data:`KEEP_BYTES` of their lines (always the last one), for the samples that follow."""
+    :data:`KEEP_BYTES` of their lines and long outputs (always the last one), for the samples
+    that follow: HumanEval/15's 9.7 MB of lines name 3.4 GB of long outputs, which a count of
+    lines alone kept in the worker's memory through the tasks after it."""
 
     KEEP_BYTES = 256 << 20
 
@@ -803,6 +805,7 @@ class CorpusFile(Mapping[str, list[Kept]]):
         self.long_store = LongStore.beside(path)
         self._index: dict[str, list[int]] = {}  # task -> [offset, length, first line number]
         self._kept: dict[str, list[Kept]] = {}  # insertion order = least recently read first
+        self._held: dict[str, int] = {}  # task -> characters of its lines and of the long outputs they name
         with path.open("rb") as fh:
             offset, lineno, last = 0, 0, None
             for lineno, line in enumerate(fh, 1):
@@ -828,17 +831,20 @@ class CorpusFile(Mapping[str, list[Kept]]):
             text = fh.read(length).decode("utf-8")
         programs = []
         longs: dict[str, Any] = {}  # one copy of each long output for the task's programs
+        long_sizes: dict[str, int] = {}  # its text's length
 
         def long_string(body: Any) -> str:
             digest, size = body
             if digest not in longs:
                 longs[digest] = self.long_store.get(str(digest), int(size))
+                long_sizes[digest] = int(size)
             return longs[digest]
 
         def long_value(body: Any) -> Any:
             digest, size = body
             if digest not in longs:
                 longs[digest] = wire.loads(self.long_store.get(str(digest), int(size)))
+                long_sizes[digest] = int(size)
             return longs[digest]
 
         for lineno, line in enumerate(text.splitlines(), first):
@@ -854,9 +860,14 @@ class CorpusFile(Mapping[str, list[Kept]]):
                 raise DataError(self.path, lineno, f"not a corpus line (task_id, program, natural, bopi){why}") from None
         del text
         self._kept[task_id] = programs
-        while len(self._kept) > 1 and sum(self._index[t][1] for t in self._kept) > self.KEEP_BYTES:
+        self._held[task_id] = length + sum(size for size in long_sizes.values())
+        while len(self._kept) > 1 and sum(self._held[t] for t in self._kept) > self.KEEP_BYTES:
             del self._kept[next(iter(self._kept))]
         return programs
+
+    def held(self) -> list[str]:
+        """The tasks kept in memory, least recently read first."""
+        return list(self._kept)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._index)
