@@ -370,6 +370,27 @@ def test_bundled_suite_reference_is_complete_and_weak_or_lying_answers_are_not(p
     assert report["errors"] == 0
 
 
+@pytestmark_seccomp
+def test_a_task_the_corpus_has_no_part_for_skips_complete_never_passes_it(pytester):
+    """A corpus without a task's lines (a build that has not reached it, a hanging task left out)
+    gave that task nothing to reject: ``complete`` passed with 0 of 0 bad outputs, inflating
+    complete@k.  It skips now, with the line that builds the part; the other tasks are as before."""
+    from pytest_specbench.data.bundled import bundled_suite
+
+    lines = (bundled_suite("nl2postcond") / "corpus.jsonl").read_text().splitlines(True)
+    partial = pytester.path / "partial.jsonl"
+    partial.write_text("".join(line for line in lines if '"HumanEval-N/3"' not in line))
+    result = pytester.runpytest_inprocess("--specbench=nl2postcond", "--model=reference", "--spec-tiers=corpus",
+                                          f"--nl2postcond-corpus={partial}", "--specbench-report=r.json",
+                                          "-p", "no:cacheprovider", "-q", "-n", "0", "-rs")
+    report = json.loads((pytester.path / "r.json").read_text())["benchmarks"]["nl2postcond"]
+    checks = {t: s["samples"][0]["checks"] for t, s in report["tasks"].items()}
+    assert all(checks[t]["complete"]["passed"] for t in ("HumanEval-N/0", "HumanEval-N/1", "HumanEval-N/2")), checks
+    assert checks["HumanEval-N/3"]["correct"]["passed"] and "complete" not in checks["HumanEval-N/3"], checks
+    result.stdout.fnmatch_lines(["*the corpus has no part for HumanEval-N/3: build it with `specbench nl2postcond "
+                                 "build-corpus --specbench-data ROOT --tasks HumanEval-N/3`*"])
+
+
 # ------------------------------------------------------------------ upstream's verdicts (real data)
 
 @pytest.mark.realdata

@@ -62,6 +62,10 @@ class Nl2PostcondBenchmark:
         if check == "complete" and not task.data.get("_corpus"):
             return ("no buggy-program corpus for this data: build it with `specbench nl2postcond build-corpus "
                     "--specbench-data ROOT` (or pass --nl2postcond-corpus=FILE)")
+        if check == "complete" and not corpus.has_part(Path(task.data["_corpus"]), task.task_id):
+            # without its part a task would count as complete with nothing to reject (complete@k inflated)
+            return (f"the corpus has no part for {task.task_id}: build it with `specbench nl2postcond build-corpus "
+                    f"--specbench-data ROOT --tasks {task.task_id}`")
         return None
 
     def prompt(self, task: Task, settings: Any) -> Prompt:

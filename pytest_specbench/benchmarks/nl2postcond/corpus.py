@@ -887,6 +887,16 @@ def load(path: Path) -> CorpusFile:
     return _LOADED[path]
 
 
+def has_part(path: Path, task_id: str) -> bool:
+    """Does the corpus at ``path`` hold ``task_id``'s part?  Lines for it, or a pin that records
+    its part as empty (a task whose build kept no program has no line: :data:`.corpus_pin.EMPTY_PART`)."""
+    if task_id in load(path):
+        return True
+    from ...data.corpus_pin import EMPTY_PART, read_pin
+
+    return read_pin().parts.get(task_id) == EMPTY_PART
+
+
 def default_path(data_root: Path | None) -> Path | None:
     """Where the adapter looks for the corpus: the bundled suite's, or
     ``ROOT/nl2postcond/corpus.jsonl`` (what ``build-corpus`` writes by default)."""
