@@ -443,3 +443,8 @@ def test_the_agreement_table_counts_rows_per_column_and_names_known_causes():
     assert result["by_rule"]["assertion/added"]["bopi_killed differ"] == 2
     causes = {(t, r): note for t, r, _, _, note in result["disagreements"]}
     assert causes[("HumanEval/35", 0)].startswith("reference changed") and causes[("HumanEval/9", 0)].startswith("base_error")
+    assert result["no_part"] == {}
+    # a task the corpus has no part for: its complete check skipped, its kill columns not compared, and said
+    bench["tasks"]["HumanEval/3"] = {"samples": [{"index": 0, "checks": {"correct": {"passed": True}}}]}
+    result = agreement.compare(rows + [row("HumanEval/3", 0, True, **up)], bench)
+    assert result["no_part"] == {"HumanEval/3": 1} and result["kills"]["bopi_killed agree"] == 2

@@ -116,6 +116,7 @@ def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]
     by_rule: dict[str, Counter] = {}
     runs: dict[str, dict[str, Any]] = {}  # task -> {"ours": (...), "upstream": (...)}
     kill_rows: list[tuple[str, int, str, Any, Any]] = []
+    no_part = Counter()  # task -> rows correct on both sides whose complete check skipped (no corpus part)
     for r in rows:
         checks = ours.get((r["task_id"], r["r_num"]))
         if checks is None or "correct" not in checks:
@@ -127,6 +128,8 @@ def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]
         if mine != bool(r["test_set_correct"]):
             disagreements.append((r["task_id"], r["r_num"], mine, r["test_set_correct"], _known_cause(r)))
         complete = checks.get("complete", {})
+        if mine and r["test_set_correct"] and "complete" not in checks:  # skipped: the corpus has no part
+            no_part[r["task_id"]] += 1
         if not (mine and r["test_set_correct"] and complete.get("applicable")):
             continue
         runs.setdefault(r["task_id"], {"ours": tuple(complete.get(c) for c in RUN_COLUMNS),
@@ -145,7 +148,7 @@ def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]
             run_table[f"{col} {'agree' if a == b else 'differ'}"] += 1
     return {"rows": len(rows), "table": dict(table), "kills": dict(kills),
             "by_rule": {k: dict(v) for k, v in by_rule.items() if v}, "runs": runs, "run_table": dict(run_table),
-            "kill_rows": kill_rows, "disagreements": disagreements}
+            "kill_rows": kill_rows, "disagreements": disagreements, "no_part": dict(no_part)}
 
 
 def corpus_runs(rows: list[dict[str, Any]], corpus_path: Path, tasks: dict[str, Any] | None = None
@@ -243,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         for rule, counter in result["by_rule"].items():
             kill, _, codes = rule.partition("/")
             print(f"  --nl2postcond-kill={kill} --nl2postcond-codes={codes}: " + "  ".join(f"{col} {_share(counter, col)}" for col in KILL_COLUMNS))
+    if result["no_part"]:
+        print(f"kill columns not compared on {sum(result['no_part'].values())} rows correct on both sides: the corpus "
+              f"has no part for " + ", ".join(sorted(result["no_part"], key=task_order)))
     for task_id, r_num, mine, theirs, note in result["disagreements"]:
         print(f"  {task_id} r_num={r_num}: ours {mine}, upstream {theirs} {note}".rstrip())
     for task_id, pair in sorted(result["runs"].items(), key=lambda kv: task_order(kv[0])):
