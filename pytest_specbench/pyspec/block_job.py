@@ -65,6 +65,9 @@ import sys
 import time
 
 ANSWER_BYTES = 4096  # what the keeper reads of a child's answer
+# What the keeper records of a case it does not evaluate (a decisive case had not held); the
+# harness's check_blocks says the same of the cases of a later job it does not run.
+SKIPPED_LINE = "not evaluated: the answer had already failed on a case that decides it"
 ANSWER_FD = 9  # a case child's answer pipe, moved to this number (the filter names it)
 # The answer pipe's size: every honest answer of a batch fits (64 lines of at most a few KB), so
 # the harness's writes never wait; the pipe is non-blocking, so a child that fills it gets
@@ -526,8 +529,7 @@ def main(config_path, zygote=None):
         while pending:
             if decided:
                 for index, _ in pending:
-                    record({"case": index, "kind": "skipped", "exc": "",
-                            "line": "not evaluated: the answer had already failed on a case that decides it"})
+                    record({"case": index, "kind": "skipped", "exc": "", "line": SKIPPED_LINE})
                 break
             if budget and spent[0] >= budget:
                 for index, _ in pending:

@@ -42,7 +42,7 @@ from typing import Any, Sequence
 from ..errors import InfrastructureError
 from ..execution import wire
 from ..execution.protocol import CommandJob, WarmStart
-from .block_job import PRELOADED
+from .block_job import PRELOADED, SKIPPED_LINE
 
 JOB_SCRIPT = Path(__file__).with_name("block_job.py")
 SEARCH_SCRIPT = Path(__file__).with_name("pbt_keeper.py")
@@ -60,9 +60,6 @@ CPU_SPENT = 0.8
 # corpus holds 676 bad outputs of about 5 MB each (3.4 GB): one job of them filled the harness's
 # memory with four copies (issue #46, session 24).
 JOB_CASE_BYTES = 96 << 20
-# What the keeper records of a case it did not evaluate (block_job.main); check_blocks says the same
-# of a later job's cases.
-SKIPPED_LINE = "not evaluated: the answer had already failed on a case that decides it"
 
 
 @dataclass(frozen=True)
