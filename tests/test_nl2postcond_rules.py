@@ -623,13 +623,13 @@ def test_the_causes_tool_names_a_missing_corpus_or_report_in_one_line(tmp_path):
 
 
 def test_long_bad_outputs_are_told_apart_by_value_without_a_second_copy_of_their_text():
-    """Evaluation keys a long output (over DIGEST_STRINGS_OVER characters) by its text's
-    digest, as the build keyed it, so the index does not hold each of HumanEval/15's 3.4 GB of
-    long strings a second time; the pairs are the same as by text: equal strings one pair,
-    strings that differ in one character two."""
+    """A pair's key (corpus.pair_key) holds a long output (over DIGEST_STRINGS_OVER characters)
+    by its text's digest, as the build keyed a long string, so evaluation's index does not hold
+    each of HumanEval/15's 3.4 GB of long strings a second time; the pairs are the same as by
+    text: equal strings one pair, strings that differ in one character two."""
     from pytest_specbench.benchmarks.contract.evalplus import DIGEST_STRINGS_OVER
-    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
-    from pytest_specbench.benchmarks.nl2postcond.evaluate import _short_key, bad_outputs
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept, pair_key
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import bad_outputs
 
     long = "7 " * DIGEST_STRINGS_OVER
     programs = [Kept("T/0", 1, True, (Bopi(0, (9,), long), Bopi(1, (8,), long))),
@@ -637,8 +637,9 @@ def test_long_bad_outputs_are_told_apart_by_value_without_a_second_copy_of_their
                 Kept("T/0", 3, False, (Bopi(0, (9,), long[:-1] + "x"), Bopi(0, (9,), [long])))]
     pairs, members = bad_outputs(programs)
     assert len(pairs) == 4 and members == [[0, 1], [0], [2, 3]]
-    assert len(_short_key((0, "a" * (DIGEST_STRINGS_OVER + 1)))[1]) < 100
-    assert _short_key((0, "a" * DIGEST_STRINGS_OVER, 3)) == (0, "a" * DIGEST_STRINGS_OVER, 3)
+    assert len(pair_key(3, 0, "a" * DIGEST_STRINGS_OVER)[1]) < 100  # its text: the string and two quotes
+    short = "a" * (DIGEST_STRINGS_OVER - 2)
+    assert pair_key(3, 0, short) == (0, f'"{short}"')
 
 
 def test_the_corpus_reader_counts_a_tasks_long_outputs_in_what_it_keeps(tmp_path, monkeypatch):

@@ -219,11 +219,18 @@ def pair_key(program: int, index: int, output: Any, text: str | None = None) -> 
     Python's default ``==`` on such objects), so it is a pair of its own program's.  A long
     string known by its digest (:class:`.observe.LongStr`) is keyed by the digest: in one
     build a string of that length always comes as a digest, so equal ones get equal keys
-    (the NUL that starts the key starts no JSON text).  ``text``: ``stable_text(output)``, if known."""
+    (the NUL that starts the key starts no JSON text).  Any other text over
+    :data:`DIGEST_STRINGS_OVER` characters is keyed by its digest too: equal texts, equal
+    keys, and a set of keys does not hold a second copy of each (an evaluation reads
+    HumanEval/15's 3.4 GB of long strings whole, and keyed by text held them twice).
+    ``text``: ``stable_text(output)``, if known."""
     if isinstance(output, LongStr):
         return (index, f"\0str {output.digest} {output.length}")
     text = stable_text(output) if text is None else text
-    return (index, text, program) if _OPAQUE_TAG in text else (index, text)
+    opaque = _OPAQUE_TAG in text
+    if len(text) > DIGEST_STRINGS_OVER:
+        text = "\0text " + wire.string_digest(text)
+    return (index, text, program) if opaque else (index, text)
 
 
 _OPAQUE_TAG = '{"o":"'  # an opaque value's tag; inside a string the quotes would be escaped

@@ -29,9 +29,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ...execution import wire
 from ...pyspec.blocks import BlockOutcome, batches_of, check_blocks
-from ..contract.evalplus import DIGEST_STRINGS_OVER
 from .corpus import Kept, pair_key
 from .tasks import parameters
 from .observe import as_case
@@ -77,7 +75,7 @@ def _pairs(programs: Sequence[Kept]):
     for kept in programs:
         mine, new = [], []
         for b in kept.bopi:
-            key = _short_key(pair_key(kept.program, b.index, b.output))
+            key = pair_key(kept.program, b.index, b.output)
             if key not in index:
                 index[key] = len(pairs)
                 pairs.append((b.index, b.args_after, b.output))
@@ -86,16 +84,6 @@ def _pairs(programs: Sequence[Kept]):
         members.append(sorted(set(mine)))
         added.append(sorted(set(new)))
     return pairs, members, added
-
-
-def _short_key(key: tuple) -> tuple:
-    """``key`` with a long output's text (over :data:`DIGEST_STRINGS_OVER` characters) as its
-    digest: equal texts, equal keys, as the build keyed such a string (by its digest,
-    :func:`.corpus.pair_key`), without a second copy of the text in the index (HumanEval/15's
-    676 long outputs, 3.4 GB, were held twice)."""
-    if len(key[1]) <= DIGEST_STRINGS_OVER:
-        return key
-    return (key[0], "\0text " + wire.string_digest(key[1]), *key[2:])
 
 
 def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, reference_cases: Sequence[dict],
