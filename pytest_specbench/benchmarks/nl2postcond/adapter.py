@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ...data.corpus_pin import read_parts
 from ...errors import DataError
 from ..base import CheckResult, Prompt, Task, TaskSet
 from ..contract.evalplus import EvalPlusData
@@ -29,11 +30,14 @@ class Nl2PostcondBenchmark:
     def load(self, data_root: Path | None, settings: Any) -> TaskSet:
         taskset = tasks.load_tasks(data_root, settings)
         path = self._corpus_path(data_root, settings)
+        digests = read_parts(path).digests if path else {}  # one pass: the pin's check and which tasks have a part
         pin_rule = _option(settings, "nl2postcond_corpus_pin") or "check"
-        pin_warnings = corpus.check_pinned(path, warn=pin_rule == "warn") \
+        pin_warnings = corpus.check_pinned(path, warn=pin_rule == "warn", digests=digests) \
             if path and data_root is not None and pin_rule != "off" else ()
+        with_part = corpus.tasks_with_part(digests)
         files = taskset.files + ((path,) if path else ())
         tagged = tuple(Task(t.task_id, {**dict(t.data), "_corpus": str(path) if path else None,
+                                        "_has_part": t.task_id in with_part,
                                         "_data_root": str(data_root) if data_root else None,
                                         "_checks": tiers.checks(_option(settings, "spec_tiers"))}, t.source)
                        for t in taskset.tasks)
@@ -62,7 +66,7 @@ class Nl2PostcondBenchmark:
         if check == "complete" and not task.data.get("_corpus"):
             return ("no buggy-program corpus for this data: build it with `specbench nl2postcond build-corpus "
                     "--specbench-data ROOT` (or pass --nl2postcond-corpus=FILE)")
-        if check == "complete" and not corpus.has_part(Path(task.data["_corpus"]), task.task_id):
+        if check == "complete" and not task.data.get("_has_part"):
             # without its part a task would count as complete with nothing to reject (complete@k inflated)
             return (f"the corpus has no part for {task.task_id}: build it with `specbench nl2postcond build-corpus "
                     f"--specbench-data ROOT --tasks {task.task_id}`")

@@ -764,17 +764,18 @@ def parts_in_order(parts: Path) -> list[Path]:
     return sorted(parts.glob("*.jsonl"), key=lambda p: task_order(part_task(p)))
 
 
-def check_pinned(path: Path, pin=None, warn: bool = False) -> list[str]:
+def check_pinned(path: Path, pin=None, warn: bool = False, digests: Mapping[str, str] | None = None) -> list[str]:
     """Refuse, with one line, a corpus whose lines for a pinned task are not the pinned
     build's part (``registry/corpus/nl2postcond.txt``): built under other rules (another time
     rule, stop rule, oracle, inputs or candidates) or, rarely, a program that ended on the
     other side of its CPU limit on this machine (HumanEval/14 and /49 were built otherwise on
     two machines: docs/nl2postcond.md).  Tasks without a pin are taken as they are.  With
     ``warn`` (``--nl2postcond-corpus-pin=warn``) such tasks are taken too, and the one
-    warning line naming them is returned (else nothing)."""
+    warning line naming them is returned (else nothing).  ``digests``: the file's part
+    digests, if already read (:func:`.corpus_pin.read_parts`)."""
     from ...data.corpus_pin import differing_tasks
 
-    differ = differing_tasks(path, pin)
+    differ = differing_tasks(path if digests is None else dict(digests), pin)
     if not differ:
         return []
     if warn:
@@ -894,14 +895,13 @@ def load(path: Path) -> CorpusFile:
     return _LOADED[path]
 
 
-def has_part(path: Path, task_id: str) -> bool:
-    """Does the corpus at ``path`` hold ``task_id``'s part?  Lines for it, or a pin that records
-    its part as empty (a task whose build kept no program has no line: :data:`.corpus_pin.EMPTY_PART`)."""
-    if task_id in load(path):
-        return True
+def tasks_with_part(digests: Mapping[str, str]) -> set[str]:
+    """The tasks a corpus has a part for: those with lines in it (``digests``: its
+    :func:`.corpus_pin.read_parts`), and those the pin records as empty (a task whose build
+    kept no program has no line: :data:`.corpus_pin.EMPTY_PART`)."""
     from ...data.corpus_pin import EMPTY_PART, read_pin
 
-    return read_pin().parts.get(task_id) == EMPTY_PART
+    return set(digests) | {task for task, sha in read_pin().parts.items() if sha == EMPTY_PART}
 
 
 def default_path(data_root: Path | None) -> Path | None:
