@@ -448,3 +448,20 @@ def test_the_agreement_table_counts_rows_per_column_and_names_known_causes():
     bench["tasks"]["HumanEval/3"] = {"samples": [{"index": 0, "checks": {"correct": {"passed": True}}}]}
     result = agreement.compare(rows + [row("HumanEval/3", 0, True, **up)], bench)
     assert result["no_part"] == {"HumanEval/3": 1} and result["kills"]["bopi_killed agree"] == 2
+
+
+def test_a_long_task_says_how_many_of_its_programs_have_run_while_they_run():
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    release = threading.Event()
+    lines = []
+    with ThreadPoolExecutor(max_workers=2) as threads:
+        futures = {"quick": threads.submit(lambda: 1), "slow": threads.submit(lambda: release.wait(5) and 2)}
+        timer = threading.Timer(0.35, release.set)
+        timer.start()
+        results = corpus._results_with_progress(futures, "HumanEval/163", __import__("time").monotonic(),
+                                                lines.append, 0.1)
+    assert results == {"quick": 1, "slow": 2}
+    assert lines and all(line.startswith("HumanEval/163: 1 of 2 distinct programs run (") for line in lines)
+    assert len(lines) <= 4  # one a period, not one a wait

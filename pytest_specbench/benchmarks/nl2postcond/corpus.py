@@ -33,7 +33,7 @@ import re
 import threading
 import time
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -65,6 +65,10 @@ STOP_AFTER_TIMEOUTS = (10, 30)
 # wall stops in 10 of 13.)  None of upstream's 49,200 programs sleeps or waits for input (searched),
 # so the larger wall bound costs no wall time on them.
 RERUN_WALL_FACTOR = 20.0
+# While a task's programs run, a line every this many seconds says how many are done: a task whose
+# candidates time out on many inputs (HumanEval/115, /163: each time-out costs its CPU limit) runs
+# for tens of minutes, and its only line came at its end.
+PROGRESS_EVERY = 60.0
 
 # The per-call time rule (``--time-rule``).  ``flat`` (the default): one limit for every call, the
 # executor's ``call_cpu`` (1 s).  ``upstream``: each input's limit is max(0.2 s, 2x the reference's
@@ -500,7 +504,7 @@ class ExecutorPool:
 
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executors, limits, inputs: str,
           only: Sequence[str] = (), log=None, oracle: str = "evalplus", time_rule: str = "flat",
-          stop_after: tuple[int, int] = STOP_AFTER_TIMEOUTS) -> dict[str, Any]:
+          stop_after: tuple[int, int] = STOP_AFTER_TIMEOUTS, progress_every: float = PROGRESS_EVERY) -> dict[str, Any]:
     """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures.
 
     ``executors``: one executor, or several run side by side (a bounded pool,
@@ -509,7 +513,8 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     selection sees all candidates in ``response_num`` order as before (a later
     copy adds no pair, so it is never kept): the counts are the same.  Each call's CPU limit
     follows ``time_rule`` (:func:`call_limits`); ``stop_after`` is the stop rule (time-outs in a
-    row, in all: :data:`STOP_AFTER_TIMEOUTS`)."""
+    row, in all: :data:`STOP_AFTER_TIMEOUTS`); while a task's programs run, a line every
+    ``progress_every`` seconds says how many are done."""
     log = log or (lambda line: print(line, flush=True))
     executors = list(executors) if isinstance(executors, (list, tuple)) else [executors]
     pool = ExecutorPool(executors)
@@ -546,7 +551,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             futures = {k: pool.run(observe_bad, group[0].code, task, key, calls, per_call, tuple(stop_after),
                                    RERUN_WALL_FACTOR, reference, oracle)
                        for k, group in groups.items()}
-            seen = {k: future.result() for k, future in futures.items()}
+            seen = _results_with_progress(futures, task_id, t0, log, progress_every)
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
             for k in loaded:  # the pool is idle now: one program at a time
                 seen[k] = observe_bad(executors[0], groups[k][0].code, task, key, calls, per_call,
@@ -598,6 +603,19 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     figures["wall"] = round(time.monotonic() - start, 1)
     figures["harness_cpu"] = round(time.process_time() - cpu0, 1)
     return figures
+
+
+def _results_with_progress(futures: Mapping[str, Any], task_id: str, t0: float, log, every: float) -> dict:
+    """Each future's result by its key, with a line every ``every`` seconds (0: none) until all are done."""
+    pending, total = set(futures.values()), len(futures)
+    next_line = time.monotonic() + every
+    while pending:
+        _, pending = wait(pending, timeout=max(0.0, next_line - time.monotonic()) if every else None)
+        if pending and time.monotonic() >= next_line:
+            log(f"{task_id}: {total - len(pending)} of {total} distinct programs run "
+                f"({time.monotonic() - t0:.0f} s)")
+            next_line += every
+    return {k: f.result() for k, f in futures.items()}
 
 
 def observe_bad(executor, code: str, task: Mapping[str, Any], key: str, calls, per_call, stop_after, wall_factor,
