@@ -452,8 +452,8 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
     assert sizes[:4] == [n, n, n, 2 * n] and len(sizes) == 8  # A, B, C and É (2 bytes) x n; 4 lists' texts
     assert sum(f.stat().st_size for f in store.iterdir()) < n  # compressed
     assert len(text) < 2000 and json.loads(json.loads(text.splitlines()[0])["bopi"])[0][2]["h"][1] == n and len(parts["whole"][0]) < 2000
-    loaded = {name: corpus.CorpusFile(tmp_path / name / "corpus.jsonl")["T/0"] for name in parts}
-    assert loaded["digests"] == loaded["whole"] and loaded["digests"][1].bopi[0].output == "A" * n
+    loaded = {name: _texts_read(corpus.CorpusFile(tmp_path / name / "corpus.jsonl")["T/0"]) for name in parts}
+    assert loaded["digests"] == loaded["whole"] and loaded["digests"][1][0][2] == "A" * n
     whole_long = [(who, longest) for who, longest in sent if who.startswith("#") and longest > corpus.DIGEST_STRINGS_OVER]
     assert whole_long == [("# 2", n)]  # program 2's second run only: program 3's long outputs are 2's, stored
     assert all(longest <= 100 for who, longest in sent if who in ("# 1", "# 4"))
@@ -462,8 +462,9 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
     from pytest_specbench.errors import DataError
     victim = min(store.iterdir())
     victim.write_bytes(lzma.compress(b"B" * n))
+    # (a string's file is read when a job's cases are encoded: the same line then)
     with pytest.raises(DataError, match=r"corpus\.jsonl:1: not a corpus line .*: .*is not the string its name says"):
-        corpus.CorpusFile(tmp_path / "digests" / "corpus.jsonl")["T/0"]
+        _texts_read(corpus.CorpusFile(tmp_path / "digests" / "corpus.jsonl")["T/0"])
     victim.unlink()
     with pytest.raises(DataError, match=r"corpus\.jsonl:1: .*long output [0-9a-f]{32} is not in"):
         corpus.CorpusFile(tmp_path / "digests" / "corpus.jsonl")["T/0"]
@@ -499,8 +500,16 @@ def test_a_long_output_is_fetched_after_the_calls_the_first_run_made_before_it(t
                            log=lines.append, oracle="exact")
     assert figures["left_out"] == [] and figures["kept"] == 1, lines
     assert ex.jobs["# 0"] == 2 and ex.sent[-1] == ("# 0", n + 1)  # the second run: each long output whole
-    bad = corpus.CorpusFile(tmp_path / "corpus.jsonl")["T/0"][0].bopi
-    assert [(b.index, b.output) for b in bad if len(b.output) > n] == [(1, "b" * n + "2"), (3, "d" * n + "4")]
+    bad = _texts_read(corpus.CorpusFile(tmp_path / "corpus.jsonl")["T/0"])[0]
+    assert [(i, out) for i, _, out in bad if len(out) > n] == [(1, "b" * n + "2"), (3, "d" * n + "4")]
+
+
+def _texts_read(programs):
+    """Each program's bad outputs as (index, args after, output), a long output read from its
+    store (the reader leaves it there: :class:`corpus.StoredStr`, :class:`corpus.StoredValue`)."""
+    def held(out):
+        return out.text() if isinstance(out, corpus.StoredStr) else out.value() if isinstance(out, corpus.StoredValue) else out
+    return [[(b.index, b.args_after, held(b.output)) for b in k.bopi] for k in programs]
 
 
 def test_the_observers_digest_is_the_wires_and_survives_a_program_that_rebinds_builtins():
@@ -642,13 +651,18 @@ def test_long_bad_outputs_are_told_apart_by_value_without_a_second_copy_of_their
     assert pair_key(3, 0, short) == (0, f'"{short}"')
 
 
-def test_the_corpus_reader_counts_a_tasks_long_outputs_in_what_it_keeps(tmp_path, monkeypatch):
-    """HumanEval/15's 9.7 MB of lines name 3.4 GB of long outputs: counted by its lines alone, a
-    worker kept them through every task after it.  The reader keeps the last tasks read within
-    KEEP_BYTES of lines *and* long outputs (always the last one)."""
+def test_the_corpus_reader_holds_no_long_output_decoded_and_a_job_reads_each_whole(tmp_path, monkeypatch):
+    """HumanEval/15's 9.7 MB of lines name 3.4 GB of long outputs (3.2 GB of strings, 190 MB of
+    list texts that decoded took 1.5 GB): read decoded, a worker held them (and kept them through
+    the tasks after).  A long output is read back as a reference into the store
+    (:class:`StoredStr`, :class:`StoredValue`), read when a job's cases are encoded, with the
+    text the case had when the output was held; the reader keeps the last tasks within
+    KEEP_BYTES of their lines."""
     from pytest_specbench.benchmarks.contract.evalplus import DIGEST_STRINGS_OVER
-    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept, LongStore, load
-    from pytest_specbench.benchmarks.nl2postcond.observe import LongStr
+    from pytest_specbench.benchmarks.nl2postcond.corpus import (Bopi, Kept, LongStore, StoredStr, StoredValue, load,
+                                                                pair_key, stable_text)
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import case_text
+    from pytest_specbench.benchmarks.nl2postcond.observe import LongStr, as_case
     from pytest_specbench.execution import wire
 
     path = tmp_path / "corpus.jsonl"
@@ -656,13 +670,32 @@ def test_the_corpus_reader_counts_a_tasks_long_outputs_in_what_it_keeps(tmp_path
     text = "1 " * DIGEST_STRINGS_OVER
     store.put(text)
     long = LongStr(wire.string_digest(text), len(text))
-    path.write_text(Kept("T/0", 1, True, (Bopi(0, (3,), long),)).line(store) + "\n"
-                    + Kept("T/1", 1, True, (Bopi(0, (3,), "short"),)).line(store) + "\n"
-                    + Kept("T/2", 1, True, (Bopi(0, (3,), "short"),)).line(store) + "\n")
-    monkeypatch.setattr(corpus.CorpusFile, "KEEP_BYTES", 50_000)  # above every task's lines, below T/0's string
+    big = [{3, 1, 2}] + list(range(DIGEST_STRINGS_OVER))  # a long value, not a string (a set: its text's order)
+    opaque = [(i for i in ())] * DIGEST_STRINGS_OVER  # its text names no address: the same in every build
+    lines = [Kept("T/0", 1, True, (Bopi(0, (3,), long), Bopi(1, (4,), big))),
+             Kept("T/0", 2, True, (Bopi(1, (4,), big), Bopi(2, (5,), opaque))),
+             Kept("T/0", 3, True, (Bopi(2, (5,), opaque),)),
+             Kept("T/1", 1, True, (Bopi(0, (3,), "short"),)), Kept("T/2", 1, True, (Bopi(0, (3,), "short"),))]
+    path.write_text("".join(k.line(store) + "\n" for k in lines))
     read = load(path)
-    assert read["T/0"][0].bopi[0].output == text
-    read["T/1"]
-    assert read.held() == ["T/1"]  # T/0's string is counted: dropped once another task is read
-    read["T/2"]
-    assert read.held() == ["T/1", "T/2"]  # small tasks are kept together
+    got = read["T/0"]
+    out, value, opaque_value = got[0].bopi[0].output, got[0].bopi[1].output, got[1].bopi[1].output
+    assert isinstance(out, StoredStr) and (out.digest, out.length) == (long.digest, len(text)) and out.text() == text
+    assert isinstance(value, StoredValue) and value.value() == big and not value.opaque and opaque_value.opaque
+    assert got[1].bopi[0].output is value  # one reference per distinct output
+    # a job's text is the text of the case with the output held
+    for stored, held in ((out, text), (value, wire.loads(stable_text(big))), (opaque_value, wire.loads(stable_text(opaque)))):
+        assert case_text(as_case(["x"], (3,), stored)) == wire.dumps(as_case(["x"], (3,), held))
+    with pytest.raises(ValueError, match="known by its digest only"):
+        case_text(as_case(["x"], (3,), long))
+    # keys as the held values': equal values, equal keys; an opaque one is its program's own pair
+    assert pair_key(1, 1, value) == pair_key(2, 1, value) == (1, "\0text " + wire.string_digest(stable_text(big)))
+    assert pair_key(2, 2, opaque_value) != pair_key(3, 2, opaque_value)
+    monkeypatch.setattr(corpus.CorpusFile, "KEEP_BYTES", 2_000)  # above all the tasks' lines
+    read = corpus.CorpusFile(path)
+    read["T/0"], read["T/1"], read["T/2"]
+    assert read.held() == ["T/0", "T/1", "T/2"]  # lines only: no long output counted
+    monkeypatch.setattr(corpus.CorpusFile, "KEEP_BYTES", 400)  # below T/0's lines with T/1's
+    read = corpus.CorpusFile(path)
+    read["T/0"], read["T/1"], read["T/2"]
+    assert read.held() == ["T/1", "T/2"]

@@ -251,16 +251,18 @@ def read_blocks(records: Sequence[Any], nonce: str, cases: int, timed_out: bool,
     return [found.get(i, missing) for i in range(cases)]
 
 
-def job_groups(cases: Sequence[dict], batches: Sequence[Sequence[int]], limit: int | None = None):
+def job_groups(cases: Sequence[dict], batches: Sequence[Sequence[int]], limit: int | None = None, encode=None):
     """The batches in runs of whole batches, each run's wire text at most ``limit``
     characters (a batch larger than that alone), in order, as (batches, their texts):
-    a batch is encoded when its run is made, so only one run's text is held at once."""
+    a batch is encoded (``encode``, default :func:`.wire.dumps`) when its run is made, so
+    only one run's text is held at once."""
     limit = JOB_CASE_BYTES if limit is None else limit
+    encode = encode or wire.dumps
     group: list[Sequence[int]] = []
     texts: list[list[str]] = []
     size = 0
     for b in batches:
-        mine = [wire.dumps(cases[i]) for i in b]
+        mine = [encode(cases[i]) for i in b]
         grows = sum(len(t) for t in mine)
         if group and size + grows > limit:
             yield group, texts
@@ -274,7 +276,7 @@ def job_groups(cases: Sequence[dict], batches: Sequence[Sequence[int]], limit: i
 
 def check_blocks(executor: Any, preamble: str, source: str, cases: Sequence[dict], case_seconds: float = 2.0,
                  timeout: float = 60.0, batches: Sequence[Sequence[int]] | None = None,
-                 decisive: Sequence[int] = (), case_timer: bool = False) -> list[BlockOutcome]:
+                 decisive: Sequence[int] = (), case_timer: bool = False, encode=None) -> list[BlockOutcome]:
     """End to end in the ``command`` executor: per case, its outcome (``batches``:
     which cases share a spec process; default none; ``decisive``, ``case_timer``: :func:`blocks_job`).  A case the harness could
     not evaluate (``harness``), or could not reach within its own budget
@@ -284,14 +286,16 @@ def check_blocks(executor: Any, preamble: str, source: str, cases: Sequence[dict
     Cases whose text passes :data:`JOB_CASE_BYTES` go to several jobs in turn
     (:func:`job_groups`), each with its share of ``timeout`` by its cases; once a
     decisive case has not held, the later jobs do not run (their cases are
-    ``skipped``, as the keeper marks them within a job)."""
+    ``skipped``, as the keeper marks them within a job).  ``encode``: a case's wire
+    text (default :func:`.wire.dumps`), made when its job is, for cases that hold a
+    value by reference (nl2postcond's long strings, read from their store then)."""
     if not cases:
         return []
     batches = [list(b) for b in batches] if batches else [[i] for i in range(len(cases))]
     decisive = set(decisive)
     outcomes: list[BlockOutcome | None] = [None] * len(cases)
     decided = False
-    for group, texts in job_groups(cases, batches):
+    for group, texts in job_groups(cases, batches, encode=encode):
         members = [i for b in group for i in b]
         if decided:
             for i in members:

@@ -206,6 +206,47 @@ class LongStore:
         return long_text(self._file(digest), digest, length)
 
 
+@dataclass(frozen=True)
+class StoredStr(LongStr):
+    """A long string bad output of a built corpus, read back: its digest and length, its text
+    left in the store (:class:`LongStore`) until a job's cases are encoded (:meth:`text`), so
+    the evaluation never holds the task's long strings decoded at once (HumanEval/15: 3.4 GB
+    of them, one job's share of 96 MB at a time now).  Keyed as the build keyed it
+    (:func:`pair_key`: by the digest)."""
+
+    store: "LongStore | None" = field(default=None, compare=False, repr=False, hash=False)
+    named_at: tuple = field(default=(), compare=False, repr=False, hash=False)  # (corpus file, line) naming it
+
+    def text(self) -> str:
+        """The string; a file that is not the string its name says (altered since the read
+        found it there) is a :class:`DataError` naming the corpus's line, as the read's own."""
+        try:
+            return self.store.get(self.digest, self.length)
+        except ValueError as exc:
+            raise DataError(*(self.named_at or (self.store.folder, None)), f"{CORPUS_LINE}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class StoredValue:
+    """A long bad output of another type than ``str`` (a list of HumanEval/15's strings, an
+    int of /49's), read back: its wire text's digest and length, the text left in the store
+    until a job's cases are encoded (:meth:`value`).  ``opaque``: the text holds an opaque
+    value (:func:`pair_key`: a pair of its own program's).  Its key is the one the value's
+    text would get (:func:`pair_key`: the store names a text by :func:`.wire.string_digest`)."""
+
+    digest: str
+    length: int
+    opaque: bool = False
+    store: "LongStore | None" = field(default=None, compare=False, repr=False, hash=False)
+    named_at: tuple = field(default=(), compare=False, repr=False, hash=False)
+
+    def value(self) -> Any:
+        try:
+            return wire.loads(self.store.get(self.digest, self.length))
+        except ValueError as exc:
+            raise DataError(*(self.named_at or (self.store.folder, None)), f"{CORPUS_LINE}: {exc}") from None
+
+
 def stable_text(value: Any) -> str:
     """``value``'s wire text with the members of every set and frozenset in the order of
     their own text: the same bytes for equal values in any process (a set of strings
@@ -230,6 +271,8 @@ def pair_key(program: int, index: int, output: Any, text: str | None = None) -> 
     ``text``: ``stable_text(output)``, if known."""
     if isinstance(output, LongStr):
         return (index, f"\0str {output.digest} {output.length}")
+    if isinstance(output, StoredValue):  # its text is over DIGEST_STRINGS_OVER: stored for that
+        return (index, "\0text " + output.digest, program) if output.opaque else (index, "\0text " + output.digest)
     text = stable_text(output) if text is None else text
     opaque = _OPAQUE_TAG in text
     if len(text) > DIGEST_STRINGS_OVER:
@@ -809,6 +852,7 @@ def check_pinned(path: Path, pin=None, warn: bool = False, digests: Mapping[str,
 
 
 _LOADED: dict[Path, "CorpusFile"] = {}
+CORPUS_LINE = "not a corpus line (task_id, program, natural, bopi)"
 
 
 class CorpusFile(Mapping[str, list[Kept]]):
@@ -817,10 +861,10 @@ class CorpusFile(Mapping[str, list[Kept]]):
     the file's bytes, and whose values are parsed only when a task is asked for.  The family
     needs one task's programs at a time (the adapter's ``correct`` check); reading the whole
     corpus at once held every task's bad outputs (86 MB of text for 34 tasks; HumanEval/15's
-    part alone would be several GB).  The last tasks read are kept, within
-    :data:`KEEP_BYTES` of their lines and long outputs (always the last one), for the samples
-    that follow: HumanEval/15's 9.7 MB of lines name 3.4 GB of long outputs, which a count of
-    lines alone kept in the worker's memory through the tasks after it."""
+    part alone would be several GB).  A long output stays in the store (:class:`StoredStr`,
+    :class:`StoredValue`: HumanEval/15's 9.7 MB of lines name 3.4 GB of them), read again
+    when a job's cases are encoded.  The last tasks read are kept, within :data:`KEEP_BYTES`
+    of their lines (always the last one), for the samples that follow."""
 
     KEEP_BYTES = 256 << 20
 
@@ -831,14 +875,14 @@ class CorpusFile(Mapping[str, list[Kept]]):
         self.long_store = LongStore.beside(path)
         self._index: dict[str, list[int]] = {}  # task -> [offset, length, first line number]
         self._kept: dict[str, list[Kept]] = {}  # insertion order = least recently read first
-        self._held: dict[str, int] = {}  # task -> characters of its lines and of the long outputs they name
+        self._held: dict[str, int] = {}  # task -> characters of its lines
         with path.open("rb") as fh:
             offset, lineno, last = 0, 0, None
             for lineno, line in enumerate(fh, 1):
                 if line.strip():
                     task = line_task(line)
                     if task is None:
-                        raise DataError(path, lineno, "not a corpus line (task_id, program, natural, bopi)")
+                        raise DataError(path, lineno, CORPUS_LINE)
                     if task != last and task in self._index:
                         raise DataError(path, lineno, f"{task}'s lines are not together (a build writes each "
                                                       f"task's lines as one part)")
@@ -856,21 +900,26 @@ class CorpusFile(Mapping[str, list[Kept]]):
             fh.seek(offset)
             text = fh.read(length).decode("utf-8")
         programs = []
-        longs: dict[str, Any] = {}  # one copy of each long output for the task's programs
-        long_sizes: dict[str, int] = {}  # its text's length
+        longs: dict[str, Any] = {}  # one reference to each long output for the task's programs
 
-        def long_string(body: Any) -> str:
+        def long_string(body: Any) -> StoredStr:
+            # not read here: the text is read when a job's cases are encoded (StoredStr.text),
+            # each string once per evaluation; its file is checked to be there now
             digest, size = body
             if digest not in longs:
-                longs[digest] = self.long_store.get(str(digest), int(size))
-                long_sizes[digest] = int(size)
+                if str(digest) not in self.long_store:
+                    raise ValueError(f"long output {digest} is not in {self.long_store.folder}")
+                longs[digest] = StoredStr(str(digest), int(size), self.long_store, (self.path, lineno))
             return longs[digest]
 
-        def long_value(body: Any) -> Any:
+        def long_value(body: Any) -> StoredValue:
+            # read now to check it (and whether it holds an opaque value), not kept: decoded,
+            # HumanEval/15's 190 MB of such texts were 1.5 GB of lists
             digest, size = body
             if digest not in longs:
-                longs[digest] = wire.loads(self.long_store.get(str(digest), int(size)))
-                long_sizes[digest] = int(size)
+                text = self.long_store.get(str(digest), int(size))
+                longs[digest] = StoredValue(str(digest), int(size), _OPAQUE_TAG in text, self.long_store,
+                                            (self.path, lineno))
             return longs[digest]
 
         for lineno, line in enumerate(text.splitlines(), first):
@@ -883,10 +932,10 @@ class CorpusFile(Mapping[str, list[Kept]]):
                 programs.append(Kept(str(obj["task_id"]), int(obj["program"]), bool(obj["natural"]), bopi))
             except (ValueError, KeyError, TypeError) as exc:
                 why = f": {exc}" if str(exc).startswith(("long output", str(self.long_store.folder))) else ""
-                raise DataError(self.path, lineno, f"not a corpus line (task_id, program, natural, bopi){why}") from None
+                raise DataError(self.path, lineno, f"{CORPUS_LINE}{why}") from None
         del text
         self._kept[task_id] = programs
-        self._held[task_id] = length + sum(size for size in long_sizes.values())
+        self._held[task_id] = length
         while len(self._kept) > 1 and sum(self._held[t] for t in self._kept) > self.KEEP_BYTES:
             del self._kept[next(iter(self._kept))]
         return programs

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ...pyspec.blocks import BlockOutcome, batches_of, check_blocks
-from .corpus import Kept, pair_key
+from ...execution import wire
+from .corpus import Kept, StoredStr, StoredValue, pair_key
 from .tasks import parameters
-from .observe import as_case
+from .observe import LongStr, as_case
 
 
 BATCH = 64  # cases per spec process, of distinct inputs
@@ -103,11 +104,25 @@ def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, refer
     outcomes = check_blocks(executor, preamble, block, [pool[i] for i in order],
                             timeout=base_seconds + case_seconds * len(pool),
                             batches=batches_of(keys, BATCH),
-                            decisive=[position for position, i in enumerate(order) if i < n], case_timer=True)
+                            decisive=[position for position, i in enumerate(order) if i < n], case_timer=True,
+                            encode=case_text)
     by_slot: list[BlockOutcome] = [BlockOutcome("raised")] * len(pool)  # every slot is filled below
     for position, i in enumerate(order):
         by_slot[i] = outcomes[position]
     return Evaluated(by_slot[:n], by_slot[n:], list(zip(programs, members)), added)
+
+
+def case_text(case: Mapping[str, Any]) -> str:
+    """A case's wire text, a long output (:class:`.corpus.StoredStr`, :class:`.corpus.StoredValue`)
+    read from its store now: the text the case would have had with the output held all along."""
+    value = case["return_value"]
+    if isinstance(value, StoredStr):
+        return wire.dumps({**case, "return_value": value.text()})
+    if isinstance(value, StoredValue):
+        return wire.dumps({**case, "return_value": value.value()})
+    if isinstance(value, LongStr):  # a build's digest, with no store to read it from
+        raise ValueError(f"a long output known by its digest only ({value.digest}) cannot be evaluated")
+    return wire.dumps(case)
 
 
 def rejects(outcome: BlockOutcome, kill: str) -> bool:
