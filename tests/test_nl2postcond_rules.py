@@ -550,13 +550,17 @@ def test_a_corpus_is_read_task_by_task_and_a_bad_line_is_named_when_its_task_is_
         corpus.CorpusFile(path)
 
 
-def test_the_agreement_script_can_run_the_corpus_tier_alone(tmp_path):
+def test_the_agreement_script_can_run_the_corpus_tier_alone_and_take_a_corpus_under_warn(tmp_path):
     """The kill columns need the paper's checks only; the family's default tiers add the pbt
     tier's search (session 20's kill run paid for it): ``--spec-tiers corpus`` passes through."""
     rows = [{"task_id": "HumanEval/0", "r_num": 0, "postcondition": "assert True"}]
     argv = agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus", tmp_path / "c.jsonl", 0, spec_tiers="corpus")
     assert "--spec-tiers=corpus" in argv
     assert not any(a.startswith("--spec-tiers") for a in agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus", None, 0))
+    # a corpus this machine built otherwise (HumanEval/49's part): the pin's mode passes through too
+    assert "--nl2postcond-corpus-pin=warn" in agreement.plugin_args(tmp_path, rows, tmp_path, "base+plus",
+                                                                     tmp_path / "c.jsonl", 0, corpus_pin="warn")
+    assert not any(a.startswith("--nl2postcond-corpus-pin") for a in argv)
 
 
 def test_programs_that_differ_only_in_their_own_local_names_share_one_run_and_no_others_do():

@@ -4,7 +4,7 @@ HumanEval/0-109) through the plugin, and print the agreement row by row.
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...]
         [--inputs base+plus|base] [--time paper|upstream] [--long-ints upstream|paper] [--corpus FILE] [-n 2]
-        [--spec-tiers corpus] [--keep DIR] [--report FILE] [-v]
+        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--keep DIR] [--report FILE] [-v]
 
 Each row's ``postcondition`` text is replayed (``sample_index`` = its ``r_num``);
 ``correct`` is compared with ``test_set_correct``; with a corpus, ``complete``'s
@@ -50,11 +50,13 @@ def replay_lines(rows: list[dict[str, Any]]) -> str:
 
 def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
                 workers: int, time_rule: str = "paper", long_ints: str = "upstream",
-                spec_tiers: str | None = None) -> list[str]:
+                spec_tiers: str | None = None, corpus_pin: str | None = None) -> list[str]:
     """The arguments of the pytest run that replays ``rows`` (run in ``folder``; the
     replay file is written there), for :func:`run_plugin` or a caller's own pytest.
     ``spec_tiers``: the run's ``--spec-tiers`` (None: the family's default, which includes
-    the ``pbt`` tier's search; ``corpus`` runs the paper's checks only, all the columns need)."""
+    the ``pbt`` tier's search; ``corpus`` runs the paper's checks only, all the columns need).
+    ``corpus_pin``: the run's ``--nl2postcond-corpus-pin`` (None: the family's default, ``check``;
+    ``warn`` takes a part this machine built otherwise, named in a warning)."""
     replay = folder / "sheet-replay.jsonl"
     replay.write_text(replay_lines(rows), encoding="utf-8")
     tasks = sorted({r["task_id"] for r in rows})
@@ -65,6 +67,7 @@ def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, input
             f"--specbench-tasks={','.join(tasks)}", "-p", "no:cacheprovider", "-q", "--rootdir", str(folder),
             "-o", "addopts="]
     argv += [f"--nl2postcond-corpus={corpus}"] if corpus else ["--specbench-checks=correct"]
+    argv += [f"--nl2postcond-corpus-pin={corpus_pin}"] if corpus and corpus_pin else []
     argv += [f"--spec-tiers={spec_tiers}"] if spec_tiers else []
     return argv + (["-n", str(workers)] if workers else [])
 
@@ -79,8 +82,8 @@ def run_report(folder: Path, tool: str = "agreement") -> dict[str, Any]:
 
 def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
                workers: int, time_rule: str = "paper", long_ints: str = "upstream",
-               spec_tiers: str | None = None) -> dict[str, Any]:
-    argv = plugin_args(data_root, rows, folder, inputs, corpus, workers, time_rule, long_ints, spec_tiers)
+               spec_tiers: str | None = None, corpus_pin: str | None = None) -> dict[str, Any]:
+    argv = plugin_args(data_root, rows, folder, inputs, corpus, workers, time_rule, long_ints, spec_tiers, corpus_pin)
     subprocess.run([sys.executable, "-m", "pytest", *argv], cwd=folder, check=False, stdout=subprocess.DEVNULL)
     return run_report(folder)
 
@@ -204,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="--nl2postcond-time of the run")
     p.add_argument("--long-ints", choices=("upstream", "paper"), default="upstream",
                    help="--nl2postcond-long-ints of the run (default upstream: the sheet's HumanEval/83)")
+    p.add_argument("--corpus-pin", choices=("check", "warn", "off"), default=None,
+                   help="--nl2postcond-corpus-pin of the run (default: the family's, check; warn takes a part "
+                        "built otherwise on this machine, named in a warning)")
     p.add_argument("-n", dest="workers", type=int, default=0)
     p.add_argument("--spec-tiers", default=None,
                    help="--spec-tiers of the run (default: the family's; 'corpus' skips the pbt tier's search)")
@@ -235,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         bench = (json.loads(args.report.read_text())["benchmarks"]["nl2postcond"] if args.report else
                  run_plugin(args.data_root.resolve(), rows, folder, args.inputs, args.corpus, args.workers,
-                            args.time_rule, args.long_ints, args.spec_tiers))
+                            args.time_rule, args.long_ints, args.spec_tiers, args.corpus_pin))
         result = compare(rows, bench)
     print(f"rows: {result['rows']}  " + "  ".join(f"{k}: {v}" for k, v in sorted(result["table"].items())))
     if result["runs"]:
