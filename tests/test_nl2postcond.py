@@ -465,3 +465,28 @@ def test_a_long_task_says_how_many_of_its_programs_have_run_while_they_run():
     assert results == {"quick": 1, "slow": 2}
     assert lines and all(line.startswith("HumanEval/163: 1 of 2 distinct programs run (") for line in lines)
     assert len(lines) <= 4  # one a period, not one a wait
+
+
+def test_the_agreement_script_reads_rows_kept_aside_from_a_sheet_of_their_own_and_names_a_bad_row(tmp_path, capsys):
+    """The rows kept aside (HumanEval/110-163) come as a file in the sheet's format: ``--sheet``
+    reads them (no data root needed with ``--report``); a row that is not one is one line."""
+    from pytest_specbench.benchmarks.nl2postcond.tools import agreement
+
+    sheet = tmp_path / "kept_aside.jsonl"
+    sheet.write_text(json.dumps({"task_id": "HumanEval/150", "r_num": 3, "postcondition": "assert True",
+                                 "test_set_correct": True}) + "\n")
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"benchmarks": {"nl2postcond": {"tasks": {"HumanEval/150": {"samples": [
+        {"index": 3, "checks": {"correct": {"passed": False}}}]}}}}}))
+    assert agreement.main([str(tmp_path / "no-root"), "--sheet", str(sheet), "--report", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("rows: 1  differ: 1") and "HumanEval/150 r_num=3: ours False, upstream True" in out
+    sheet.write_text(json.dumps({"task_id": "HumanEval/150", "r_num": "3", "postcondition": "assert True",
+                                 "test_set_correct": True}) + "\n{not json\n")
+    with pytest.raises(SystemExit, match=r"kept_aside\.jsonl:1: not a sheet row: r_num missing or of another type"):
+        agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", str(report)])
+    sheet.write_text("\n{not json\n")
+    with pytest.raises(SystemExit, match=r"kept_aside\.jsonl:2: not a sheet row \(a JSON object per line\)"):
+        agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", str(report)])
+    with pytest.raises(SystemExit, match=r"absent\.jsonl: cannot read the sheet"):
+        agreement.main([str(tmp_path), "--sheet", str(tmp_path / "absent.jsonl"), "--report", str(report)])

@@ -2,7 +2,7 @@
 ``nl2postcond/annotated_postconditions.jsonl``: 10 postconditions per task for
 HumanEval/0-109) through the plugin, and print the agreement row by row.
 
-    python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...]
+    python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...] [--sheet FILE]
         [--inputs base+plus|base] [--time paper|upstream] [--long-ints upstream|paper] [--corpus FILE] [-n 2]
         [--spec-tiers corpus] [--corpus-pin check|warn|off] [--keep DIR] [--report FILE] [-v]
 
@@ -38,8 +38,32 @@ KILL_COLUMNS = ("codes_killed", "bopi_killed", "natural_codes_killed")
 RUN_COLUMNS = ("codes_run", "bopi_run", "natural_codes_run")
 
 
-def sheet_rows(data_root: Path, tasks: set[str] | None = None) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (data_root / SHEET).read_text(encoding="utf-8").splitlines() if line.strip()]
+# What a row needs (upstream's sheet: its kill columns, num_*, are read where present).
+ROW_FIELDS = (("task_id", str), ("r_num", int), ("postcondition", str), ("test_set_correct", (bool, int)))
+
+
+def sheet_rows(data_root: Path, tasks: set[str] | None = None, sheet: Path | None = None) -> list[dict[str, Any]]:
+    """The rows of upstream's sheet (``sheet``: a file of rows in its format, such as the rows
+    kept aside; default ``ROOT/nl2postcond/annotated_postconditions.jsonl``), of ``tasks`` only
+    if given.  A missing file or a row that is not one is one line naming it (SystemExit)."""
+    path = sheet or data_root / SHEET
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SystemExit(f"{path}: cannot read the sheet ({exc.strerror or exc})") from None
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise SystemExit(f"{path}:{lineno}: not a sheet row (a JSON object per line): {exc}") from None
+        missing = [name for name, kind in ROW_FIELDS if not isinstance(row, dict) or not isinstance(row.get(name), kind)]
+        if missing:
+            raise SystemExit(f"{path}:{lineno}: not a sheet row: {', '.join(missing)} missing or of another type "
+                             f"(a row has {', '.join(name for name, _ in ROW_FIELDS)})")
+        rows.append(row)
     return [r for r in rows if not tasks or r["task_id"] in tasks]
 
 
@@ -201,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="agreement", description=__doc__.split("\n\n")[0])
     p.add_argument("data_root", type=Path)
     p.add_argument("--tasks", nargs="*", default=None)
+    p.add_argument("--sheet", type=Path, default=None,
+                   help="rows in the format of upstream's sheet (e.g. the rows kept aside; default "
+                        "DATA_ROOT/nl2postcond/annotated_postconditions.jsonl)")
     p.add_argument("--inputs", choices=("base+plus", "base"), default="base+plus")
     p.add_argument("--corpus", type=Path, default=None)
     p.add_argument("--time", dest="time_rule", choices=("paper", "upstream"), default="paper",
@@ -219,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="only the run columns per task, from --corpus (no postcondition runs)")
     p.add_argument("-v", dest="verbose", action="store_true", help="list each row whose kill columns differ")
     args = p.parse_args(argv)
-    rows = sheet_rows(args.data_root, set(args.tasks) if args.tasks else None)
+    rows = sheet_rows(args.data_root, set(args.tasks) if args.tasks else None, args.sheet)
     if args.runs_only:
         if args.corpus is None:
             p.error("--runs-only needs --corpus")

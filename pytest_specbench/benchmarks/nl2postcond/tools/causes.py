@@ -107,12 +107,12 @@ def kill_cause(summary: Mapping[str, Any], runs_agree: bool) -> str:
 
 
 def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | None,
-          every_task: bool = False) -> list[str]:
+          every_task: bool = False, sheet: Path | None = None) -> list[str]:
     """The lines: each task with a corpus part, and each task without one whose
     ``test_set_correct`` differs somewhere (``every_task``: every task of the sheet)."""
     from ...contract.evalplus import EvalPlusData
 
-    rows = agreement.sheet_rows(data_root, tasks)
+    rows = agreement.sheet_rows(data_root, tasks, sheet)
     evalplus = EvalPlusData.load(data_root / "evalplus").tasks
     runs = agreement.corpus_runs(rows, corpus, evalplus)
     bopi_by_row: dict[str, set] = defaultdict(set)
@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus", type=Path, required=True, help="a corpus file or a build's parts folder")
     p.add_argument("--report", type=Path, nargs="*", default=[], help="report.json of kept agreement runs")
     p.add_argument("--tasks", nargs="*", default=None)
+    p.add_argument("--sheet", type=Path, default=None,
+                   help="rows in the format of upstream's sheet (default DATA_ROOT/nl2postcond/annotated_postconditions.jsonl)")
     p.add_argument("--all", dest="every_task", action="store_true",
                    help="a line for every task of the sheet (default: tasks with a part, and tasks without one "
                         "whose test_set_correct differs)")
@@ -170,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         corpus = joined_corpus(args.corpus, Path(tmp) / "corpus.jsonl")
         for line in table(args.data_root, corpus, args.report, set(args.tasks) if args.tasks else None,
-                          args.every_task):
+                          args.every_task, args.sheet):
             print(line)
     return 0
 
