@@ -490,3 +490,103 @@ def test_the_agreement_script_reads_rows_kept_aside_from_a_sheet_of_their_own_an
         agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", str(report)])
     with pytest.raises(SystemExit, match=r"absent\.jsonl: cannot read the sheet"):
         agreement.main([str(tmp_path), "--sheet", str(tmp_path / "absent.jsonl"), "--report", str(report)])
+
+
+def test_a_build_stopped_within_a_task_resumes_without_running_its_finished_programs_again(tmp_path, monkeypatch):
+    """A task's programs can take an hour (HumanEval/163): each distinct program's runs go to the
+    task's journal as it finishes, and a resumed build runs only the others, with the same corpus."""
+    from pytest_specbench.benchmarks.contract.evalplus import EvalPlusData
+    from pytest_specbench.data.bundled import bundled_suite
+    from pytest_specbench.execution.limits import Limits
+    from pytest_specbench.execution.python import PythonExecutor
+
+    class Stopped(Exception):
+        pass
+
+    suite, limits = bundled_suite("nl2postcond"), Limits()
+    tasks = {t: dict(v) for t, v in EvalPlusData.load(suite).tasks.items()}
+    real, ran = corpus.observe_bad, []
+
+    def observe_bad(executor, code, task, *args):
+        ran.append(task["task_id"])
+        if stop_at and len(ran) == stop_at:
+            raise Stopped  # as a build stopped while this program ran
+        return real(executor, code, task, *args)
+
+    monkeypatch.setattr(corpus, "observe_bad", observe_bad)
+    out, executor = tmp_path / "corpus.jsonl", PythonExecutor(limits)
+    try:
+        stop_at = 4  # HumanEval-N/0's fourth of its five distinct programs
+        with pytest.raises(Stopped):
+            corpus.build(tasks, suite / "buggy_programs.jsonl", out, [executor], limits, "base+plus",
+                         log=lambda _: None, oracle="exact")
+        journal = out.with_name("corpus.jsonl.parts") / "HumanEval-N_0.runs"
+        assert len(corpus.RunJournal(journal, None).read()) == 0 and journal.stat().st_size > 0  # (another run's limits)
+        assert len(_records(journal)) == 4  # the fifth ran too: one pool, its futures all submitted
+        with journal.open("ab") as fh:
+            fh.write((1000).to_bytes(8, "big") + b"\x80\x05")  # a record a stop cut short is not taken
+        stop_at, ran[:], lines = 0, [], []
+        corpus.build(tasks, suite / "buggy_programs.jsonl", out, [executor], limits, "base+plus",
+                     log=lines.append, oracle="exact")
+    finally:
+        executor.close()
+    assert ran.count("HumanEval-N/0") == 1 and ran.count("HumanEval-N/1") >= 1
+    assert any(line.startswith("HumanEval-N/0: 4 of 5 distinct programs' runs taken from HumanEval-N_0.runs")
+               for line in lines)
+    assert out.read_text() == (suite / "corpus.jsonl").read_text() and not journal.exists()
+    # a journal of other limits (another run's per-call limits) is not taken
+    other = corpus.RunJournal(tmp_path / "t.runs", [[1.0], [10, 30]])
+    other.add("k", [])
+    assert corpus.RunJournal(tmp_path / "t.runs", [[2.0], [10, 30]]).read() == {}
+    assert corpus.RunJournal(tmp_path / "t.runs", [[1.0], [10, 30]]).read() == {"k": []}
+
+
+def test_the_run_journal_gives_back_each_observation_as_the_sandbox_sent_it(tmp_path):
+    """What the selection reads of an observation (types included: ``exact`` compares them) is
+    the same after the journal as before it: the values are the wire's, a long string its digest."""
+    from pytest_specbench.benchmarks.nl2postcond.observe import LongStr, Observation
+    from pytest_specbench.execution import wire
+
+    values = [(1, [2, (3,)]), {1, 2}, frozenset({"a"}), float("nan"), -0.0, 10 ** 400, b"\x00\xff", {"k": {1: None}},
+              "\r\u200b\\u0041", True, None, [1.5, float("inf")], wire.loads(wire.dumps((i for i in ())))]
+    sent = [Observation(i, "ok", (wire.loads(wire.dumps(v)), [i]), wire.loads(wire.dumps(v)), cpu=0.25)
+            for i, v in enumerate(values)]
+    sent += [Observation(20, "ok", ("x",), LongStr("ab" * 16, 70_000)), Observation(21, "timeout", wall_stop=True),
+             Observation(22, "raise", exc_type="ZeroDivisionError"), Observation(23, "good")]
+    journal = corpus.RunJournal(tmp_path / "T.runs", [[1.0] * 24, [10, 30]])
+    journal.add("key", sent)
+    back = journal.read()["key"]
+    assert [(o.index, o.status, o.exc_type, o.cpu, o.wall_stop) for o in back] == \
+           [(o.index, o.status, o.exc_type, o.cpu, o.wall_stop) for o in sent]
+    for got, want in zip(back, sent):
+        assert type(got.result) is type(want.result) and type(got.args_after) is tuple
+        if isinstance(want.result, LongStr):
+            assert got.result == want.result
+        else:
+            assert corpus.stable_text(got.result) == corpus.stable_text(want.result), want.index
+        assert corpus.stable_text(list(got.args_after)) == corpus.stable_text(list(want.args_after))
+
+
+def _records(path):
+    data, at, out = path.read_bytes(), 0, []
+    while at + 8 <= len(data):
+        size = int.from_bytes(data[at:at + 8], "big")
+        out.append(data[at + 8:at + 8 + size])
+        at += 8 + size
+    return out
+
+
+def test_a_run_journal_makes_no_object_but_observations_and_plain_data(tmp_path):
+    """A journal lies in the build's folder: a record that would make another object (a
+    tampered file) is not taken, that program runs again."""
+    import pickle
+
+    journal = corpus.RunJournal(tmp_path / "T.runs", None)
+
+    class Exploit:
+        def __reduce__(self):
+            return (__import__("os").system, ("touch " + str(tmp_path / "pwned"),))
+
+    record = pickle.dumps((journal.limits, "key", [Exploit()]), protocol=5)
+    (tmp_path / "T.runs").write_bytes(len(record).to_bytes(8, "big") + record)
+    assert journal.read() == {} and not (tmp_path / "pwned").exists()

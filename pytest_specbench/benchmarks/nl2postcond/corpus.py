@@ -28,6 +28,7 @@ import io
 import json
 import lzma
 import os
+import pickle
 import queue
 import re
 import threading
@@ -545,6 +546,77 @@ class ExecutorPool:
         self._threads.shutdown(wait=True)
 
 
+class RunJournal:
+    """The runs of a task's distinct programs, a record each as it finishes
+    (``<task>.runs`` beside the parts; not ``*.jsonl``, so never taken for a part): a build
+    stopped within a task (HumanEval/163's 192 distinct programs take about an hour) resumes
+    without running again the programs it has run.  A record holds the program's key
+    (:func:`program_key`) and its observations as :func:`observe_bad` returned them, pickled:
+    the selection reads their types (``exact``) and texts, and the wire's own text is not a
+    round trip of every value the sandbox sends (an opaque value decoded, encoded again, is
+    wrapped once more); read back by an unpickler that makes no object but plain data, the
+    observations and the sandbox's opaque values (:data:`JOURNAL_CLASSES`).  A later record
+    for a key stands (a program run again alone after a wall-clock stop); the part written,
+    the journal is removed.  A record a stop cut short (the last one) is not taken: that
+    program runs again.  Each record names the limits its run had (``limits``: each call's
+    CPU limit and the stop rule, which under ``--time-rule upstream`` follow the reference's
+    timing of that run); a record of other limits is not taken."""
+
+    def __init__(self, path: Path, limits: Any = None):
+        self.path = path
+        self.limits = hashlib.sha256(json.dumps(limits).encode()).hexdigest()[:16]
+        self._lock = threading.Lock()
+
+    def read(self) -> dict[str, list]:
+        runs: dict[str, list] = {}
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return runs
+        at = 0
+        while at + 8 <= len(data):
+            size = int.from_bytes(data[at:at + 8], "big")
+            record = data[at + 8:at + 8 + size]
+            at += 8 + size
+            if len(record) < size:
+                break  # cut short by a stop: the program runs again
+            try:
+                limits, key, observations = _JournalUnpickler(io.BytesIO(record)).load()
+            except Exception:  # noqa: BLE001 - a damaged record is one program run again, not a failed build
+                continue
+            if limits == self.limits:
+                runs[str(key)] = list(observations)
+        return runs
+
+    def add(self, key: str, observations: Sequence[Any]) -> None:
+        record = pickle.dumps((self.limits, key, list(observations)), protocol=5)
+        with self._lock, self.path.open("ab") as fh:
+            fh.write(len(record).to_bytes(8, "big") + record)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+# What a journal's records may make: plain data, and these (module, name).
+JOURNAL_CLASSES = frozenset({("builtins", "set"), ("builtins", "frozenset"), ("builtins", "complex"),
+                             ("pytest_specbench.benchmarks.nl2postcond.observe", "Observation"),
+                             ("pytest_specbench.benchmarks.nl2postcond.observe", "LongStr"),
+                             ("pytest_specbench.execution.wire", "Opaque")})
+
+
+class _JournalUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in JOURNAL_CLASSES:
+            raise pickle.UnpicklingError(f"{module}.{name} is not in a run journal")
+        return super().find_class(module, name)
+
+
+def _observed_and_journaled(executor, journal: RunJournal, key: str, *args) -> list:
+    observations = observe_bad(executor, *args)
+    journal.add(key, observations)
+    return observations
+
+
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executors, limits, inputs: str,
           only: Sequence[str] = (), log=None, oracle: str = "evalplus", time_rule: str = "flat",
           stop_after: tuple[int, int] = STOP_AFTER_TIMEOUTS, progress_every: float = PROGRESS_EVERY) -> dict[str, Any]:
@@ -591,14 +663,20 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             per_call = call_limits(time_rule, _reference_cpu(executors[0], task, key, calls, limits, ref, time_rule),
                                    limits.call_cpu)
             groups = distinct_programs(by_task[task_id])
-            futures = {k: pool.run(observe_bad, group[0].code, task, key, calls, per_call, tuple(stop_after),
-                                   RERUN_WALL_FACTOR, reference, oracle)
-                       for k, group in groups.items()}
-            seen = _results_with_progress(futures, task_id, t0, log, progress_every)
+            journal = RunJournal(part.with_suffix(".runs"), [per_call, list(stop_after)])
+            done = {k: obs for k, obs in journal.read().items() if k in groups}
+            if done:
+                log(f"{task_id}: {len(done)} of {len(groups)} distinct programs' runs taken from {journal.path.name} "
+                    f"(a build stopped within the task)")
+            futures = {k: pool.run(_observed_and_journaled, journal, k, group[0].code, task, key, calls, per_call,
+                                   tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle)
+                       for k, group in groups.items() if k not in done}
+            seen = {**done, **_results_with_progress(futures, task_id, t0, log, progress_every)}
+            seen = {k: seen[k] for k in groups}  # the order of a build that was not stopped
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
             for k in loaded:  # the pool is idle now: one program at a time
-                seen[k] = observe_bad(executors[0], groups[k][0].code, task, key, calls, per_call,
-                                      tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle)
+                seen[k] = _observed_and_journaled(executors[0], journal, k, groups[k][0].code, task, key, calls,
+                                                  per_call, tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle)
             still = [groups[k][0].program for k in loaded if any(o.wall_stop for o in seen[k])]
             if still:
                 log(f"{task_id}: programs {still[:5]} were stopped by the wall clock with CPU time to spare "
@@ -622,6 +700,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 figures["left_out"].append(task_id)
                 continue
             os.replace(tmp, part)
+            journal.remove()
             pin_note = _against_part_pin(task_id, part, rules)
             bopi = sum(len(k.bopi) for k in kept)
             figures["programs"] += len(by_task[task_id])
