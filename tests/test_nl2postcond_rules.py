@@ -508,7 +508,7 @@ def _texts_read(programs):
     """Each program's bad outputs as (index, args after, output), a long output read from its
     store (the reader leaves it there: :class:`corpus.StoredStr`, :class:`corpus.StoredValue`)."""
     def held(out):
-        return out.text() if isinstance(out, corpus.StoredStr) else out.value() if isinstance(out, corpus.StoredValue) else out
+        return out.held() if isinstance(out, (corpus.StoredStr, corpus.StoredValue)) else out
     return [[(b.index, b.args_after, held(b.output)) for b in k.bopi] for k in programs]
 
 
@@ -684,8 +684,8 @@ def test_the_corpus_reader_holds_no_long_output_decoded_and_a_job_reads_each_who
     read = load(path)
     got = read["T/0"]
     out, value, opaque_value = got[0].bopi[0].output, got[0].bopi[1].output, got[1].bopi[1].output
-    assert isinstance(out, StoredStr) and (out.digest, out.length) == (long.digest, len(text)) and out.text() == text
-    assert isinstance(value, StoredValue) and value.value() == big and not value.opaque and opaque_value.opaque
+    assert isinstance(out, StoredStr) and (out.digest, out.length) == (long.digest, len(text)) and out.held() == text
+    assert isinstance(value, StoredValue) and value.held() == big and not value.opaque and opaque_value.opaque
     assert got[1].bopi[0].output is value  # one reference per distinct output
     # a job's text is the text of the case with the output held
     for stored, held in ((out, text), (value, wire.loads(stable_text(big))), (opaque_value, wire.loads(stable_text(opaque)))):

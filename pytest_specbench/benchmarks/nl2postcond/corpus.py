@@ -210,7 +210,7 @@ class LongStore:
 @dataclass(frozen=True)
 class StoredStr(LongStr):
     """A long string bad output of a built corpus, read back: its digest and length, its text
-    left in the store (:class:`LongStore`) until a job's cases are encoded (:meth:`text`), so
+    left in the store (:class:`LongStore`) until a job's cases are encoded (:meth:`held`), so
     the evaluation never holds the task's long strings decoded at once (HumanEval/15: 3.4 GB
     of them, one job's share of 96 MB at a time now).  Keyed as the build keyed it
     (:func:`pair_key`: by the digest)."""
@@ -218,20 +218,16 @@ class StoredStr(LongStr):
     store: "LongStore | None" = field(default=None, compare=False, repr=False, hash=False)
     named_at: tuple = field(default=(), compare=False, repr=False, hash=False)  # (corpus file, line) naming it
 
-    def text(self) -> str:
-        """The string; a file that is not the string its name says (altered since the read
-        found it there) is a :class:`DataError` naming the corpus's line, as the read's own."""
-        try:
-            return self.store.get(self.digest, self.length)
-        except ValueError as exc:
-            raise DataError(*(self.named_at or (self.store.folder, None)), f"{CORPUS_LINE}: {exc}") from None
+    def held(self) -> str:
+        """The string (:func:`_stored_text`)."""
+        return _stored_text(self)
 
 
 @dataclass(frozen=True)
 class StoredValue:
     """A long bad output of another type than ``str`` (a list of HumanEval/15's strings, an
     int of /49's), read back: its wire text's digest and length, the text left in the store
-    until a job's cases are encoded (:meth:`value`).  ``opaque``: the text holds an opaque
+    until a job's cases are encoded (:meth:`held`).  ``opaque``: the text holds an opaque
     value (:func:`pair_key`: a pair of its own program's).  Its key is the one the value's
     text would get (:func:`pair_key`: the store names a text by :func:`.wire.string_digest`)."""
 
@@ -241,11 +237,18 @@ class StoredValue:
     store: "LongStore | None" = field(default=None, compare=False, repr=False, hash=False)
     named_at: tuple = field(default=(), compare=False, repr=False, hash=False)
 
-    def value(self) -> Any:
-        try:
-            return wire.loads(self.store.get(self.digest, self.length))
-        except ValueError as exc:
-            raise DataError(*(self.named_at or (self.store.folder, None)), f"{CORPUS_LINE}: {exc}") from None
+    def held(self) -> Any:
+        """The value (:func:`_stored_text`, decoded)."""
+        return wire.loads(_stored_text(self))
+
+
+def _stored_text(stored: "StoredStr | StoredValue") -> str:
+    """A stored output's text from its store; a file that is not the text its name says (altered
+    since the read found it there) is a :class:`DataError` naming the corpus's line, as the read's own."""
+    try:
+        return stored.store.get(stored.digest, stored.length)
+    except ValueError as exc:
+        raise DataError(*(stored.named_at or (stored.store.folder, None)), f"{CORPUS_LINE}: {exc}") from None
 
 
 def stable_text(value: Any) -> str:
@@ -982,7 +985,7 @@ class CorpusFile(Mapping[str, list[Kept]]):
         longs: dict[str, Any] = {}  # one reference to each long output for the task's programs
 
         def long_string(body: Any) -> StoredStr:
-            # not read here: the text is read when a job's cases are encoded (StoredStr.text),
+            # not read here: the text is read when a job's cases are encoded (StoredStr.held),
             # each string once per evaluation; its file is checked to be there now
             digest, size = body
             if digest not in longs:

@@ -116,10 +116,8 @@ def case_text(case: Mapping[str, Any]) -> str:
     """A case's wire text, a long output (:class:`.corpus.StoredStr`, :class:`.corpus.StoredValue`)
     read from its store now: the text the case would have had with the output held all along."""
     value = case["return_value"]
-    if isinstance(value, StoredStr):
-        return wire.dumps({**case, "return_value": value.text()})
-    if isinstance(value, StoredValue):
-        return wire.dumps({**case, "return_value": value.value()})
+    if isinstance(value, (StoredStr, StoredValue)):
+        return wire.dumps({**case, "return_value": value.held()})
     if isinstance(value, LongStr):  # a build's digest, with no store to read it from
         raise ValueError(f"a long output known by its digest only ({value.digest}) cannot be evaluated")
     return wire.dumps(case)
