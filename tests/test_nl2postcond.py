@@ -521,7 +521,7 @@ def test_a_build_stopped_within_a_task_resumes_without_running_its_finished_prog
             corpus.build(tasks, suite / "buggy_programs.jsonl", out, [executor], limits, "base+plus",
                          log=lambda _: None, oracle="exact")
         journal = out.with_name("corpus.jsonl.parts") / "HumanEval-N_0.runs"
-        assert len(corpus.RunJournal(journal, None).read()) == 0 and journal.stat().st_size > 0  # (another run's limits)
+        assert len(corpus.TaskRunsJournal(journal, None).read()) == 0 and journal.stat().st_size > 0  # (another run's limits)
         assert len(_records(journal)) == 4  # the fifth ran too: one pool, its futures all submitted
         with journal.open("ab") as fh:
             fh.write((1000).to_bytes(8, "big") + b"\x80\x05")  # a record a stop cut short is not taken
@@ -535,13 +535,13 @@ def test_a_build_stopped_within_a_task_resumes_without_running_its_finished_prog
                for line in lines)
     assert out.read_text() == (suite / "corpus.jsonl").read_text() and not journal.exists()
     # a journal of other limits (another run's per-call limits) is not taken
-    other = corpus.RunJournal(tmp_path / "t.runs", [[1.0], [10, 30]])
+    other = corpus.TaskRunsJournal(tmp_path / "t.runs", [[1.0], [10, 30]])
     other.add("k", [])
-    assert corpus.RunJournal(tmp_path / "t.runs", [[2.0], [10, 30]]).read() == {}
-    assert corpus.RunJournal(tmp_path / "t.runs", [[1.0], [10, 30]]).read() == {"k": []}
+    assert corpus.TaskRunsJournal(tmp_path / "t.runs", [[2.0], [10, 30]]).read() == {}
+    assert corpus.TaskRunsJournal(tmp_path / "t.runs", [[1.0], [10, 30]]).read() == {"k": []}
 
 
-def test_the_run_journal_gives_back_each_observation_as_the_sandbox_sent_it(tmp_path):
+def test_the_task_runs_journal_gives_back_each_observation_as_the_sandbox_sent_it(tmp_path):
     """What the selection reads of an observation (types included: ``exact`` compares them) is
     the same after the journal as before it: the values are the wire's, a long string its digest."""
     from pytest_specbench.benchmarks.nl2postcond.observe import LongStr, Observation
@@ -553,7 +553,7 @@ def test_the_run_journal_gives_back_each_observation_as_the_sandbox_sent_it(tmp_
             for i, v in enumerate(values)]
     sent += [Observation(20, "ok", ("x",), LongStr("ab" * 16, 70_000)), Observation(21, "timeout", wall_stop=True),
              Observation(22, "raise", exc_type="ZeroDivisionError"), Observation(23, "good")]
-    journal = corpus.RunJournal(tmp_path / "T.runs", [[1.0] * 24, [10, 30]])
+    journal = corpus.TaskRunsJournal(tmp_path / "T.runs", [[1.0] * 24, [10, 30]])
     journal.add("key", sent)
     back = journal.read()["key"]
     assert [(o.index, o.status, o.exc_type, o.cpu, o.wall_stop) for o in back] == \
@@ -576,12 +576,12 @@ def _records(path):
     return out
 
 
-def test_a_run_journal_makes_no_object_but_observations_and_plain_data(tmp_path):
+def test_a_task_runs_journal_makes_no_object_but_observations_and_plain_data(tmp_path):
     """A journal lies in the build's folder: a record that would make another object (a
     tampered file) is not taken, that program runs again."""
     import pickle
 
-    journal = corpus.RunJournal(tmp_path / "T.runs", None)
+    journal = corpus.TaskRunsJournal(tmp_path / "T.runs", None)
 
     class Exploit:
         def __reduce__(self):

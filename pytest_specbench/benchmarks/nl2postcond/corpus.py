@@ -549,7 +549,7 @@ class ExecutorPool:
         self._threads.shutdown(wait=True)
 
 
-class RunJournal:
+class TaskRunsJournal:
     """The runs of a task's distinct programs, a record each as it finishes
     (``<task>.runs`` beside the parts; not ``*.jsonl``, so never taken for a part): a build
     stopped within a task (HumanEval/163's 192 distinct programs take about an hour) resumes
@@ -610,11 +610,11 @@ JOURNAL_CLASSES = frozenset({("builtins", "set"), ("builtins", "frozenset"), ("b
 class _JournalUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) not in JOURNAL_CLASSES:
-            raise pickle.UnpicklingError(f"{module}.{name} is not in a run journal")
+            raise pickle.UnpicklingError(f"{module}.{name} is not in a task's runs journal")
         return super().find_class(module, name)
 
 
-def _observed_and_journaled(executor, journal: RunJournal, key: str, *args) -> list:
+def _observed_and_journaled(executor, journal: TaskRunsJournal, key: str, *args) -> list:
     observations = observe_bad(executor, *args)
     journal.add(key, observations)
     return observations
@@ -666,7 +666,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             per_call = call_limits(time_rule, _reference_cpu(executors[0], task, key, calls, limits, ref, time_rule),
                                    limits.call_cpu)
             groups = distinct_programs(by_task[task_id])
-            journal = RunJournal(part.with_suffix(".runs"), [per_call, list(stop_after)])
+            journal = TaskRunsJournal(part.with_suffix(".runs"), [per_call, list(stop_after)])
             done = {k: obs for k, obs in journal.read().items() if k in groups}
             if done:
                 log(f"{task_id}: {len(done)} of {len(groups)} distinct programs' runs taken from {journal.path.name} "
