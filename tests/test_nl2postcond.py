@@ -552,16 +552,18 @@ def test_the_task_runs_journal_gives_back_each_observation_as_the_sandbox_sent_i
     sent = [Observation(i, "ok", (wire.loads(wire.dumps(v)), [i]), wire.loads(wire.dumps(v)), cpu=0.25)
             for i, v in enumerate(values)]
     sent += [Observation(20, "ok", ("x",), LongStr("ab" * 16, 70_000)), Observation(21, "timeout", wall_stop=True),
-             Observation(22, "raise", exc_type="ZeroDivisionError"), Observation(23, "good")]
-    journal = corpus.TaskRunsJournal(tmp_path / "T.runs", [[1.0] * 24, [10, 30]])
+             Observation(22, "raise", exc_type="ZeroDivisionError"), Observation(23, "good"),
+             Observation(24, "ok", ("y",), corpus.StoredValue("cd" * 16, 80_000, True))]  # stored as observed
+    journal = corpus.TaskRunsJournal(tmp_path / "T.runs", [[1.0] * 25, [10, 30]])
     journal.add("key", sent)
     back = journal.read()["key"]
     assert [(o.index, o.status, o.exc_type, o.cpu, o.wall_stop) for o in back] == \
            [(o.index, o.status, o.exc_type, o.cpu, o.wall_stop) for o in sent]
     for got, want in zip(back, sent):
         assert type(got.result) is type(want.result) and type(got.args_after) is tuple
-        if isinstance(want.result, LongStr):
-            assert got.result == want.result
+        if isinstance(want.result, (LongStr, corpus.StoredValue)):
+            assert got.result == want.result and got.result.opaque if isinstance(want.result, corpus.StoredValue) \
+                else got.result == want.result
         else:
             assert corpus.stable_text(got.result) == corpus.stable_text(want.result), want.index
         assert corpus.stable_text(list(got.args_after)) == corpus.stable_text(list(want.args_after))

@@ -479,6 +479,80 @@ def test_long_string_outputs_cross_as_digests_and_are_stored_once_beside_the_par
     assert "program 2, input #0: run again to fetch its" in lines[0] and "it gave another output" in lines[0]
 
 
+def test_a_long_bad_value_is_stored_as_it_is_observed_and_the_part_is_the_one_its_value_writes(tmp_path, monkeypatch):
+    """HumanEval/163's programs return lists of millions of ints: held decoded from each run to
+    the task's selection they took the build past 8.5 GB.  A bad output whose text is long goes
+    into the store as soon as its program is done, the run holds its digest (in the journal
+    too), and the part is the same bytes as a build that held the values.  A resumed build whose
+    store lost such an output drops the task's journal and runs the task again."""
+    from pytest_specbench.execution.limits import Limits
+
+    n = corpus.DIGEST_STRINGS_OVER
+    task = {"T/0": {"task_id": "T/0", "entry_point": "f", "prompt": "def f(x):\n",
+                    "canonical_solution": "def f(x):\n    return [x]\n", "base_input": [[1], [2]],
+                    "plus_input": [[3]], "atol": 0}}
+    programs = {1: f"    return [x] * {n}\n",  # long on every input
+                2: f"    return [x] * {n} if x != 2 else [x, x]\n",  # nothing new on 1 and 3; 2: a short pair
+                3: f"    return [x + 1] * {n} if x == 3 else [x]\n"}  # a new long pair on 3
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text("".join(json.dumps({"task_id": "T/0", "response_num": k, "solution": f"def f(x):\n# {k}\n{body}"})
+                                  + "\n" for k, body in programs.items()))
+    real, returned = corpus.observe_bad, []
+
+    def observe_bad(*args):
+        returned.append(real(*args))
+        return returned[-1]
+
+    monkeypatch.setattr(corpus, "observe_bad", observe_bad)
+    out = tmp_path / "at_once" / "corpus.jsonl"
+    figures = corpus.build(task, candidates, out, [_ObservingExecutor()], Limits(), "base+plus", log=lambda _: None,
+                           oracle="exact")
+    assert figures["kept"] == 3
+    held = [o.result for obs in returned for o in obs if o.status == "ok"]
+    assert len(held) == 7 and sum(isinstance(v, corpus.StoredValue) for v in held) == 6  # [2, 2] held as it is
+    assert all(len(repr(v)) < 200 for v in held)
+    # a build that held each value decoded until the selection writes the same part
+    monkeypatch.setattr(corpus, "_stored_at_once", lambda observation, store: observation)
+    returned[:] = []
+    decoded = tmp_path / "decoded" / "corpus.jsonl"
+    corpus.build(task, candidates, decoded, [_ObservingExecutor()], Limits(), "base+plus", log=lambda _: None,
+                 oracle="exact")
+    assert any(isinstance(o.result, list) and len(o.result) == n for obs in returned for o in obs)
+    assert out.read_text() == decoded.read_text() and len(out.read_text()) < 2000
+    assert sorted(p.name for p in (out.parent / "corpus.jsonl.parts" / "long").iterdir()) == \
+        sorted(p.name for p in (decoded.parent / "corpus.jsonl.parts" / "long").iterdir())
+    assert _texts_read(corpus.CorpusFile(out)["T/0"])[0][0] == (0, (1,), [1] * n)
+    # a journal naming outputs its store no longer holds: the task is left, the journal dropped, then rebuilt
+    monkeypatch.undo()
+    parts = out.parent / "corpus.jsonl.parts"
+    (parts / "T_0.jsonl").unlink()
+
+    class Stopped(Exception):
+        pass
+
+    def stopped(*args):
+        raise Stopped  # a build stopped after its programs ran, before the part was written
+
+    monkeypatch.setattr(corpus, "select", stopped)
+    with pytest.raises(Stopped):
+        corpus.build(task, candidates, out, [_ObservingExecutor()], Limits(), "base+plus", log=lambda _: None,
+                     oracle="exact")
+    monkeypatch.undo()
+    journal = parts / "T_0.runs"
+    assert journal.stat().st_size < 5000  # digests, not the lists
+    import shutil
+    shutil.rmtree(parts / "long")
+    lines = []
+    figures = corpus.build(task, candidates, out, [_ObservingExecutor()], Limits(), "base+plus", log=lines.append,
+                           oracle="exact")
+    assert any("3 of 3 distinct programs' runs taken from T_0.runs" in line for line in lines), lines
+    assert figures["left_out"] == ["T/0"] and not journal.exists(), lines
+    assert any(line.startswith("T/0: program 1, input #0: its ") and "is not in " in line and "any more" in line
+               for line in lines), lines
+    corpus.build(task, candidates, out, [_ObservingExecutor()], Limits(), "base+plus", log=lambda _: None, oracle="exact")
+    assert out.read_text() == decoded.read_text()
+
+
 def test_a_long_output_is_fetched_after_the_calls_the_first_run_made_before_it(tmp_path):
     """A call's outcome can depend on what ran before it in its process: HumanEval/44's program
     295 took 0.2 CPU s on input #117 after inputs #0-#116 and over 20 s alone, so the build, which

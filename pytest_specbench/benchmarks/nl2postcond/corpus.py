@@ -35,7 +35,7 @@ import threading
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -132,7 +132,7 @@ class Kept:
         named in the line: a long string known by its digest (:class:`.observe.LongStr`,
         already stored) as ``{"h": [digest, length]}``, any other value by its wire text's
         digest, ``{"v": [digest, length]}``.  A line without one is the bytes it always was."""
-        if not any(isinstance(b.output, LongStr) for b in self.bopi):
+        if not any(isinstance(b.output, (LongStr, StoredValue)) for b in self.bopi):
             # stable_text of [[index, [args after...], output], ...], item by item (a list's JSON text
             # is its items' joined): each output's text as the selection keyed it
             bopi = "[" + ",".join(f"[{_plain_text(b.index)},{stable_text(list(b.args_after))},"
@@ -151,6 +151,8 @@ def _stored(output: Any, store: "LongStore") -> Any:
     """An output's plain form in a part line: itself, or a reference into ``store``."""
     if isinstance(output, LongStr):
         return {LONG_STRING: [output.digest, output.length]}
+    if isinstance(output, StoredValue):  # stored as it was observed (observe_bad), or read back
+        return {LONG_VALUE: [output.digest, output.length]}
     plain = _sorted_sets(wire.to_plain(output))
     text = _plain_text(plain)
     if len(text) <= DIGEST_STRINGS_OVER:
@@ -355,7 +357,7 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
         bopi = []
         for o in observations.get(cand.program, ()):
             if id(o) not in known:  # (the mapping holds every observation: no id is reused meanwhile)
-                known[id(o)] = Bopi(o.index, o.args_after, o.result, None if isinstance(o.result, LongStr)
+                known[id(o)] = Bopi(o.index, o.args_after, o.result, None if isinstance(o.result, (LongStr, StoredValue))
                                     else stable_text(o.result)) \
                     if o.status == "ok" and is_bad(o.index, o.result) else None
             if known[id(o)] is not None:
@@ -604,6 +606,7 @@ class TaskRunsJournal:
 JOURNAL_CLASSES = frozenset({("builtins", "set"), ("builtins", "frozenset"), ("builtins", "complex"),
                              ("pytest_specbench.benchmarks.nl2postcond.observe", "Observation"),
                              ("pytest_specbench.benchmarks.nl2postcond.observe", "LongStr"),
+                             ("pytest_specbench.benchmarks.nl2postcond.corpus", "StoredValue"),
                              ("pytest_specbench.execution.wire", "Opaque")})
 
 
@@ -672,14 +675,15 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 log(f"{task_id}: {len(done)} of {len(groups)} distinct programs' runs taken from {journal.path.name} "
                     f"(a build stopped within the task)")
             futures = {k: pool.run(_observed_and_journaled, journal, k, group[0].code, task, key, calls, per_call,
-                                   tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle)
+                                   tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle, long_store)
                        for k, group in groups.items() if k not in done}
             seen = {**done, **_results_with_progress(futures, task_id, t0, log, progress_every)}
             seen = {k: seen[k] for k in groups}  # the order of a build that was not stopped
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
             for k in loaded:  # the pool is idle now: one program at a time
                 seen[k] = _observed_and_journaled(executors[0], journal, k, groups[k][0].code, task, key, calls,
-                                                  per_call, tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle)
+                                                  per_call, tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle,
+                                                  long_store)
             still = [groups[k][0].program for k in loaded if any(o.wall_stop for o in seen[k])]
             if still:
                 log(f"{task_id}: programs {still[:5]} were stopped by the wall clock with CPU time to spare "
@@ -699,6 +703,8 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                         fh.write(k.line(long_store) + "\n")
             except NotReproduced as exc:
                 tmp.unlink()
+                if isinstance(exc, StoreLost):
+                    journal.remove()
                 log(f"{task_id}: {exc}; task left for a later run (resume builds it)")
                 figures["left_out"].append(task_id)
                 continue
@@ -744,22 +750,45 @@ def _results_with_progress(futures: Mapping[str, Any], task_id: str, t0: float, 
 
 
 def observe_bad(executor, code: str, task: Mapping[str, Any], key: str, calls, per_call, stop_after, wall_factor,
-                reference: Sequence[Any], oracle: str) -> list:
+                reference: Sequence[Any], oracle: str, store: "LongStore | None" = None) -> list:
     """A candidate's observations (:func:`.observe.observe`) with each output the oracle
     accepts dropped as soon as the program is done (status ``good``: the selection reads
     only bad outputs).  A task's programs' right outputs were all held until its selection:
-    HumanEval/15's, strings of up to 6.9 MB on its large inputs, took the build to 3.9 GB."""
+    HumanEval/15's, strings of up to 6.9 MB on its large inputs, took the build to 3.9 GB.
+
+    With ``store``, a bad output whose text is over :data:`DIGEST_STRINGS_OVER` characters
+    goes into it at once and the observation holds a :class:`StoredValue` (digest and length):
+    the part's line names it so anyway (:meth:`Kept.line`), and the selection keys it by that
+    digest (:func:`pair_key`).  HumanEval/163's 192 programs' bad lists, held decoded until
+    the selection, took the build's harness past 8.5 GB in session 26."""
     from .observe import Observation
 
     is_bad = bad_output_test(task, reference, oracle)
-    return [Observation(o.index, "good") if o.status == "ok" and not is_bad(o.index, o.result) else o
+    return [Observation(o.index, "good") if o.status == "ok" and not is_bad(o.index, o.result)
+            else _stored_at_once(o, store) if o.status == "ok" and store is not None else o
             for o in observe(executor, code, task, key, calls, per_call, stop_after, wall_factor,
                              str_digest_over(task, oracle))]
+
+
+def _stored_at_once(observation, store: "LongStore"):
+    """``observation`` with its bad output put in ``store`` if its text is long (:func:`observe_bad`)."""
+    if isinstance(observation.result, LongStr):
+        return observation  # a digest already: fetched whole only if its program is kept
+    text = stable_text(observation.result)
+    if len(text) <= DIGEST_STRINGS_OVER:
+        return observation
+    return replace(observation, result=StoredValue(store.put(text), len(text), _OPAQUE_TAG in text))
 
 
 class NotReproduced(Exception):
     """A kept program's long string output, run again to fetch it whole, was not the one
     its digest named (a program whose output changes from run to run, or a time-out)."""
+
+
+class StoreLost(NotReproduced):
+    """A kept program's long output its run put in the store is not there any more (the
+    store's folder emptied between a stopped build and its resume): the task's journal,
+    which names it, is dropped and the task runs again."""
 
 
 def store_long_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any], key: str, calls,
@@ -779,6 +808,10 @@ def store_long_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any],
     input #117 after inputs #0-#116, and over 20 s run alone or after #112-#116 only (how the
     allocator grows the string depends on the process's history): run on the fetched inputs alone,
     the build left the task out."""
+    for b in kept.bopi:
+        if isinstance(b.output, StoredValue) and b.output.digest not in store:
+            raise StoreLost(f"program {kept.program}, input #{b.index}: its {b.output.length}-character output "
+                            f"{b.output.digest} is not in {store.folder} any more; the task runs again")
     wanted = {b.index: b for b in kept.bopi if isinstance(b.output, LongStr) and b.output.digest not in store}
     if not wanted:
         return
