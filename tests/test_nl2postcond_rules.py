@@ -291,8 +291,8 @@ def test_each_input_gets_upstreams_time_limit_from_the_references_least_cpu(tmp_
 def test_each_tasks_run_columns_get_the_cause_arithmetic_shows():
     """docs/nl2postcond.md's per-task causes are written by tools/causes.py: a repeat counted
     once that gives upstream's figures (HumanEval/10), upstream's pairs beyond programs x
-    distinct inputs (HumanEval/1: EvalPlus 0.1.5's inputs), a count upstream gives two ways
-    (HumanEval/15), and otherwise 'not shown' with the differences."""
+    distinct inputs (HumanEval/1: inputs EvalPlus dropped after upstream's HumanEval+), a count
+    upstream gives two ways (HumanEval/15), and otherwise 'not shown' with the differences."""
     from pytest_specbench.benchmarks.nl2postcond.tools.causes import run_cause
 
     inputs = [[""], ["a"], [""]]  # the first listed twice
@@ -303,7 +303,20 @@ def test_each_tasks_run_columns_get_the_cause_arithmetic_shows():
         "more inputs: upstream's 7 pairs from 3 programs exceed 3 x 2 distinct inputs of 0.1.10 = 6")
     assert run_cause("T/0", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5, 6}).startswith("upstream varies by row (5, 6")
     assert run_cause("T/0", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5}) == \
-        "not shown (codes -1, bopi -1; a repeat counted once: bopi -1)"
+        "not shown (codes -1, bopi -1; a repeat counted once: bopi -1); not the inputs: unchanged since upstream's HumanEval+"
+    # a task whose inputs EvalPlus dropped after upstream's run (its fix_v0NN.py scripts): upstream above
+    # programs x inputs, above ours, or below ours (which more inputs cannot give)
+    assert run_cause("HumanEval/1", (2, 4, 0), (3, 7, 0), (2, 4, 0), inputs, {7}) == (
+        "inputs dropped since upstream's: EvalPlus v0.1.10 (fix_v019.py) dropped plus inputs its contract "
+        "(v0.1.8: balanced) refuses; upstream's 7 pairs from 3 programs exceed 3 x 2 distinct inputs of 0.1.10 = 6")
+    assert run_cause("HumanEval/53", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5}).startswith(
+        "consistent with inputs dropped since upstream's: EvalPlus v0.1.3 (fix_v012.py) dropped plus inputs whose x or y")
+    assert run_cause("HumanEval/28", (2, 5, 0), (2, 3, 0), (2, 4, 0), inputs, {3}) == (
+        "not shown (bopi +2; a repeat counted once: bopi +1); not the inputs EvalPlus v0.1.10 dropped alone: "
+        "more inputs cannot give fewer distinct pairs")
+    # /75's drop (v0.1.2) is not after upstream's HumanEval+: its inputs are unchanged since
+    assert run_cause("HumanEval/75", (2, 4, 0), (3, 5, 0), (2, 4, 0), inputs, {5}).endswith(
+        "not the inputs: unchanged since upstream's HumanEval+")
 
 
 def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_line(tmp_path):

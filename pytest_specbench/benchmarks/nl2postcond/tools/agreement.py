@@ -114,6 +114,44 @@ def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs
 
 # Tasks whose reference changed between EvalPlus 0.1.5 (upstream's pin) and 0.1.10 (ours).
 CHANGED_REFERENCES = {"HumanEval/35", "HumanEval/114", "HumanEval/115", "HumanEval/140"}
+# How EvalPlus changed HumanEval+'s test inputs after v0.1.1, by its own scripts (evalplus/evalplus,
+# tools/humaneval/fix_v0NN.py: fix_v011.py makes v0.1.2 from v0.1.1, ..., fix_v019.py makes v0.1.10
+# from v0.1.9): each drops inputs, none adds or edits one, and no other task's inputs changed.  By task:
+# (version that dropped them, its script, which inputs).  Upstream's own were v0.1.2's or later: the six
+# base inputs of /75 that v0.1.2 dropped would have given 12 distinct pairs more than upstream counts
+# (docs/nl2postcond.md, "Which HumanEval+ upstream ran").
+UPSTREAM_INPUTS_FROM = "v0.1.2"
+INPUTS_DROPPED = {
+    "HumanEval/75": ("v0.1.2", "fix_v011.py", "base and plus inputs with a >= 100"),
+    "HumanEval/129": ("v0.1.2", "fix_v011.py", "base and plus grids that are not a permutation of 1..N*N"),
+    "HumanEval/0": ("v0.1.3", "fix_v012.py", "plus inputs whose threshold is not a positive float or numbers not a list"),
+    "HumanEval/3": ("v0.1.3", "fix_v012.py", "plus inputs whose operations are not a list"),
+    "HumanEval/9": ("v0.1.3", "fix_v012.py", "plus inputs whose numbers are not a list"),
+    "HumanEval/53": ("v0.1.3", "fix_v012.py", "plus inputs whose x or y is not an int"),
+    "HumanEval/148": ("v0.1.3", "fix_v012.py", "plus inputs whose planets are not both str"),
+    "HumanEval/116": ("v0.1.4", "fix_v013.py", "plus inputs that are not a list of non-negative ints"),
+    "HumanEval/32": ("v0.1.5", "fix_v014.py", "plus inputs its check_valid refuses (no root found, odd length)"),
+    "HumanEval/6": ("v0.1.6", "fix_v015.py", "plus inputs its check_valid refuses (a character other than "
+                    "'(' or ')', or unbalanced)"),
+    "HumanEval/126": ("v0.1.6", "fix_v015.py", "plus inputs that are not a list of non-negative ints"),
+    "HumanEval/160": ("v0.1.7", "fix_v016.py", "plus inputs whose expression does not evaluate; v0.1.10 "
+                      "(fix_v019.py) those its contract refuses"),
+    "HumanEval/1": ("v0.1.10", "fix_v019.py", "plus inputs its contract (v0.1.8: balanced) refuses"),
+    "HumanEval/28": ("v0.1.10", "fix_v019.py", "plus inputs its contract (v0.1.9: a list) refuses"),
+    "HumanEval/99": ("v0.1.10", "fix_v019.py", "plus inputs its contract (v0.1.8: not inf or nan) refuses"),
+}
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.lstrip("v").split("."))
+
+
+def inputs_dropped_since_upstream(task_id: str) -> tuple[str, str, str] | None:
+    """EvalPlus's drop of ``task_id``'s inputs after upstream's HumanEval+ (:data:`UPSTREAM_INPUTS_FROM`), or None."""
+    dropped = INPUTS_DROPPED.get(task_id)
+    return dropped if dropped and _version(dropped[0]) > _version(UPSTREAM_INPUTS_FROM) else None
+
+
 # Tasks whose reference outputs hold ints of more than 4,300 digits on HumanEval+'s inputs (all
 # 164 scanned: /83 and /139 only): upstream fails them whatever the postcondition.
 LONG_INT_OUTPUTS = {"HumanEval/83", "HumanEval/139"}

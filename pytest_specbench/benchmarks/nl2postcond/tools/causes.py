@@ -12,15 +12,24 @@ kill columns from kept agreement runs (``tools.agreement ... --keep DIR``: its
 
 - **repeat**: HumanEval+ 0.1.10 lists an input twice (a base input again among the
   plus inputs); counting it once (:func:`.agreement.counts_by_input_value`) gives
-  upstream's counts exactly, so upstream's input list had no repeat there.
-- **more inputs**: upstream's ``num_bopi_run`` distinct (input, bad output) pairs
-  from its ``num_codes_run`` programs exceed programs x distinct inputs of 0.1.10 (a
-  program gives one output per input): upstream ran on more inputs (EvalPlus 0.1.5's).
+  upstream's counts exactly: upstream's pairs are by input value there (EvalPlus's
+  scripts changed none of those tasks' inputs since upstream's HumanEval+, so its list
+  had the repeat too).
+- **inputs dropped since**: EvalPlus dropped inputs of the task after upstream's
+  HumanEval+ (:data:`.agreement.INPUTS_DROPPED`, from its ``fix_v0NN.py`` scripts); where
+  upstream's ``num_bopi_run`` pairs from its ``num_codes_run`` programs exceed programs x
+  distinct inputs of 0.1.10 (a program gives one output per input), the arithmetic shows
+  it.  Upstream's distinct pairs fewer than ours (by position and by value) are *not*
+  shown by it: the distinct pairs are the union of every program's bad pairs, which more
+  inputs can only grow.
+- **more inputs**: that arithmetic on a task whose inputs no script dropped.
 - **reference changed** (HumanEval/35 between EvalPlus 0.1.5 and 0.1.10) and
   **upstream varies by row** (upstream's ``num_bopi_run`` differs between its rows of one
   task: EvalPlus keeps only the verdicts before a process time-out).
 - **kills follow the corpus**: run columns differ, so per-row kills are on other bad outputs.
-- otherwise **not shown**, with the differences, so a reader sees what is left to explain.
+- otherwise **not shown**, with the differences, so a reader sees what is left to explain
+  (and, where no script changed the task's inputs since upstream's HumanEval+, that too:
+  the inputs are not the cause there).
 """
 from __future__ import annotations
 
@@ -65,13 +74,25 @@ def run_cause(task_id: str, ours: tuple, upstream: tuple, by_value: tuple, input
     if by_value == upstream:
         return (f"repeat: {len(inputs) - distinct} input(s) listed twice in 0.1.10; counted once, "
                 f"{by_value[1]:,} pairs = upstream's (ours {ours[1] - by_value[1]:+,} on the repeat)")
-    if bopi > codes * distinct:
-        return (f"more inputs: upstream's {bopi:,} pairs from {codes} programs exceed {codes} x {distinct} "
-                f"distinct inputs of 0.1.10 = {codes * distinct:,}")
+    more = (f"upstream's {bopi:,} pairs from {codes} programs exceed {codes} x {distinct} "
+            f"distinct inputs of 0.1.10 = {codes * distinct:,}") if bopi > codes * distinct else ""
     diffs = ", ".join(f"{name} {a - b:+,}" for name, a, b in zip(("codes", "bopi", "natural"), ours, upstream)
                       if a != b)
     closer = by_value[1] - upstream[1]
-    return f"not shown ({diffs}; a repeat counted once: bopi {closer:+,})"
+    dropped = agreement.inputs_dropped_since_upstream(task_id)
+    if dropped:
+        version, script, what = dropped
+        since = f"EvalPlus {version} ({script}) dropped {what}"
+        if more:
+            return f"inputs dropped since upstream's: {since}; {more}"
+        if min(ours[1], by_value[1]) > bopi:
+            return (f"not shown ({diffs}; a repeat counted once: bopi {closer:+,}); not the inputs {since.split(' (')[0]} "
+                    f"dropped alone: more inputs cannot give fewer distinct pairs")
+        return f"consistent with inputs dropped since upstream's: {since} ({diffs}; a repeat counted once: bopi {closer:+,})"
+    if more:
+        return f"more inputs: {more}"
+    return (f"not shown ({diffs}; a repeat counted once: bopi {closer:+,}); not the inputs: "
+            f"unchanged since upstream's HumanEval+")
 
 
 def kill_summary(rows: list[dict[str, Any]], bench: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
