@@ -185,10 +185,37 @@ def test_the_reference_cases_decide_the_job_and_a_skipped_case_is_neither_a_fail
     task = {"prompt": "def f(x):\n    pass\n", "entry_point": "f"}
     reference = [{"inputs": {"x": i}, "return_value": f"right {i}"} for i in range(3)]
     programs = [Kept("T/0", 1, True, tuple(Bopi(i, (i,), f"wrong {i}") for i in range(3)))]
-    done = evaluation.evaluate(None, task, "assert True", "", reference, programs, 30.0, 0.2)
+    done = evaluation.evaluate(None, task, "assert True", "", reference, programs, 30.0, 0.2, "position")  # (no input list)
     assert sorted(seen["cases"][p]["return_value"] for p in seen["decisive"]) == ["right 0", "right 1", "right 2"]
     assert len(done.reference) == 3 and len(done.bad) == 3
     assert not evaluation.rejects(BlockOutcome("skipped"), "any") and not evaluation.rejects(BlockOutcome("skipped"), "assertion")
+
+
+def test_a_bad_output_on_an_input_listed_twice_is_one_pair_by_value_and_two_by_position(monkeypatch):
+    """HumanEval+ lists some base inputs again among the plus inputs; upstream's counts key a pair
+    by the input's value (docs/nl2postcond.md, "Which HumanEval+ upstream ran"), the default:
+    a program whose only new pair was on the repeat adds nothing and is not run or counted.
+    ``position`` keeps the corpus's own selection."""
+    from pytest_specbench.benchmarks.nl2postcond import evaluate as evaluation
+    from pytest_specbench.benchmarks.nl2postcond.adapter import _kills
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+
+    monkeypatch.setattr(evaluation, "check_blocks", lambda executor, preamble, block, cases, **kw:
+                        [BlockOutcome("violated" if c["return_value"] == 9 else "holds") for c in cases])
+    task = {"prompt": "def f(x):\n    pass\n", "entry_point": "f", "base_input": [[1], [2]], "plus_input": [[1], [3]]}
+    programs = [Kept("T/0", 0, True, (Bopi(0, (1,), 9),)),  # input [1] (#0) -> 9
+                Kept("T/0", 1, True, (Bopi(2, (1,), 9),)),  # input [1] again (#2) -> 9: new by position only
+                Kept("T/0", 2, False, (Bopi(1, (2,), 5), Bopi(2, (1,), 9)))]
+    counts = {}
+    for pairs in ("value", "position"):
+        done = evaluation.evaluate(None, task, "assert True", "", [], programs, 30.0, 0.2, pairs)
+        counts[pairs] = {k: v for k, v in _kills(done, "any").items() if k != "killed_programs"}
+    assert counts["value"] == {"codes_run": 2, "codes_killed": 1, "bopi_run": 2, "bopi_killed": 1,
+                               "natural_codes_run": 1, "natural_codes_killed": 1}
+    assert counts["position"] == {"codes_run": 3, "codes_killed": 2, "bopi_run": 3, "bopi_killed": 2,
+                                  "natural_codes_run": 2, "natural_codes_killed": 2}
+    from pytest_specbench.benchmarks.nl2postcond.tools.agreement import counts_by_input_value
+    assert counts_by_input_value(programs, task) == (2, 2, 1)
 
 
 # ------------------------------------------------------------------ metrics, hand-checked

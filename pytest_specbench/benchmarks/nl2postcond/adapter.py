@@ -103,7 +103,7 @@ class Nl2PostcondBenchmark:
         cases = observe.reference_cases(task.data, digest, ctx.option("nl2postcond_inputs"), ctx)
         programs = corpus.load(Path(task.data["_corpus"])).get(task.task_id, []) if task.data.get("_corpus") else []
         done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
-                        JOB_SECONDS, PER_CASE_SECONDS)
+                        JOB_SECONDS, PER_CASE_SECONDS, ctx.option("nl2postcond_pairs") or "value")
         reference = done.reference
         if ctx.option("nl2postcond_time") == "upstream":
             reference = over_upstream_time(reference, observe.reference_seconds(

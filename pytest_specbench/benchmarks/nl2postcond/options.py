@@ -18,6 +18,10 @@ OPTIONS = (
     Option("nl2postcond_codes", "a buggy program is rejected when one of the bad outputs it added (added, "
                                 "upstream's counts) or of all its bad outputs (all) is rejected",
            default="added", choices=("added", "all")),
+    Option("nl2postcond_pairs", "what makes a bad output distinct: value (an (input, bad output) pair by the "
+                                "input's value: an input HumanEval+ lists twice is one, as upstream's counts) or "
+                                "position (by the input's place in the list, as upstream's script names pairs)",
+           default="value", choices=("value", "position")),
     Option("nl2postcond_time", "per-input time rule of test-set correctness: paper (none; the job's budget "
                                "only) or upstream (the postcondition within max(0.2 s, 2x the reference's time) "
                                "less the reference's time on each input, as upstream's script)",

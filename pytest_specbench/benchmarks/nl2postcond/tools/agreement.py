@@ -4,7 +4,7 @@ HumanEval/0-109) through the plugin, and print the agreement row by row.
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...] [--sheet FILE]
         [--inputs base+plus|base] [--time paper|upstream] [--long-ints upstream|paper] [--corpus FILE] [-n 2]
-        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--keep DIR] [--report FILE] [-v]
+        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs value|position] [--keep DIR] [--report FILE] [-v]
 
 Each row's ``postcondition`` text is replayed (``sample_index`` = its ``r_num``);
 ``correct`` is compared with ``test_set_correct``; with a corpus, ``complete``'s
@@ -74,13 +74,14 @@ def replay_lines(rows: list[dict[str, Any]]) -> str:
 
 def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
                 workers: int, time_rule: str = "paper", long_ints: str = "upstream",
-                spec_tiers: str | None = None, corpus_pin: str | None = None) -> list[str]:
+                spec_tiers: str | None = None, corpus_pin: str | None = None, pairs: str | None = None) -> list[str]:
     """The arguments of the pytest run that replays ``rows`` (run in ``folder``; the
     replay file is written there), for :func:`run_plugin` or a caller's own pytest.
     ``spec_tiers``: the run's ``--spec-tiers`` (None: the family's default, which includes
     the ``pbt`` tier's search; ``corpus`` runs the paper's checks only, all the columns need).
     ``corpus_pin``: the run's ``--nl2postcond-corpus-pin`` (None: the family's default, ``check``;
-    ``warn`` takes a part this machine built otherwise, named in a warning)."""
+    ``warn`` takes a part this machine built otherwise, named in a warning).  ``pairs``: the run's
+    ``--nl2postcond-pairs`` (None: the family's default, ``value``)."""
     replay = folder / "sheet-replay.jsonl"
     replay.write_text(replay_lines(rows), encoding="utf-8")
     tasks = sorted({r["task_id"] for r in rows})
@@ -93,6 +94,7 @@ def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, input
     argv += [f"--nl2postcond-corpus={corpus}"] if corpus else ["--specbench-checks=correct"]
     argv += [f"--nl2postcond-corpus-pin={corpus_pin}"] if corpus and corpus_pin else []
     argv += [f"--spec-tiers={spec_tiers}"] if spec_tiers else []
+    argv += [f"--nl2postcond-pairs={pairs}"] if corpus and pairs else []
     return argv + (["-n", str(workers)] if workers else [])
 
 
@@ -106,8 +108,9 @@ def run_report(folder: Path, tool: str = "agreement") -> dict[str, Any]:
 
 def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
                workers: int, time_rule: str = "paper", long_ints: str = "upstream",
-               spec_tiers: str | None = None, corpus_pin: str | None = None) -> dict[str, Any]:
-    argv = plugin_args(data_root, rows, folder, inputs, corpus, workers, time_rule, long_ints, spec_tiers, corpus_pin)
+               spec_tiers: str | None = None, corpus_pin: str | None = None, pairs: str | None = None) -> dict[str, Any]:
+    argv = plugin_args(data_root, rows, folder, inputs, corpus, workers, time_rule, long_ints, spec_tiers, corpus_pin,
+                       pairs)
     subprocess.run([sys.executable, "-m", "pytest", *argv], cwd=folder, check=False, stdout=subprocess.DEVNULL)
     return run_report(folder)
 
@@ -240,18 +243,13 @@ def corpus_runs(rows: list[dict[str, Any]], corpus_path: Path, tasks: dict[str, 
 
 def counts_by_input_value(programs, task: dict[str, Any]) -> tuple[int, int, int]:
     """(programs, distinct pairs, natural programs) of a task's corpus, selected again in
-    program order with each pair keyed by its input's value, not its position."""
-    from ..corpus import pair_key, stable_text
+    program order with each pair keyed by its input's value, not its position (what a run
+    with ``--nl2postcond-pairs=value``, the default, counts)."""
+    from ..evaluate import bad_outputs, by_input_value, input_keys
 
-    inputs = [stable_text(x) for x in list(task["base_input"]) + list(task["plus_input"])]
-    seen: set[tuple] = set()
-    kept = natural = 0
-    for k in sorted(programs, key=lambda k: k.program):
-        pairs = {(inputs[b.index],) + pair_key(k.program, b.index, b.output)[1:] for b in k.bopi}
-        if not pairs <= seen:
-            seen |= pairs
-            kept, natural = kept + 1, natural + k.natural
-    return kept, len(seen), natural
+    keys = input_keys(task)
+    kept = by_input_value(programs, keys)
+    return len(kept), len(bad_outputs(kept, keys)[0]), sum(k.natural for k in kept)
 
 
 def _share(counter: dict[str, int], col: str) -> str:
@@ -275,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus-pin", choices=("check", "warn", "off"), default=None,
                    help="--nl2postcond-corpus-pin of the run (default: the family's, check; warn takes a part "
                         "built otherwise on this machine, named in a warning)")
+    p.add_argument("--pairs", choices=("value", "position"), default="value",
+                   help="--nl2postcond-pairs of the run (default value: an input listed twice is one input)")
     p.add_argument("-n", dest="workers", type=int, default=0)
     p.add_argument("--spec-tiers", default=None,
                    help="--spec-tiers of the run (default: the family's; 'corpus' skips the pbt tier's search)")
@@ -291,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         from ...contract.evalplus import EvalPlusData
 
         runs = corpus_runs(rows, args.corpus, EvalPlusData.load(args.data_root / "evalplus").tasks)
-        for key, label in (("ours", "run columns per task"), ("by_value", "  with a repeated input counted once")):
+        for key, label in (("ours", "run columns per task, pairs by input position"),
+                           ("by_value", "  pairs by input value (a repeated input once: --pairs value, the default)")):
             table = Counter(f"{col} {'agree' if a == b else 'differ'}" for pair in runs.values()
                             for col, a, b in zip(RUN_COLUMNS, pair[key], pair["upstream"]))
             print(f"{label} ({len(runs)} tasks of the corpus with a correct row upstream): "
@@ -306,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         bench = (json.loads(args.report.read_text())["benchmarks"]["nl2postcond"] if args.report else
                  run_plugin(args.data_root.resolve(), rows, folder, args.inputs, args.corpus, args.workers,
-                            args.time_rule, args.long_ints, args.spec_tiers, args.corpus_pin))
+                            args.time_rule, args.long_ints, args.spec_tiers, args.corpus_pin, args.pairs))
         result = compare(rows, bench)
     print(f"rows: {result['rows']}  " + "  ".join(f"{k}: {v}" for k, v in sorted(result["table"].items())))
     if result["runs"]:
