@@ -191,6 +191,35 @@ def test_the_reference_cases_decide_the_job_and_a_skipped_case_is_neither_a_fail
     assert not evaluation.rejects(BlockOutcome("skipped"), "any") and not evaluation.rejects(BlockOutcome("skipped"), "assertion")
 
 
+def test_a_program_that_sleeps_times_out_on_its_own_and_is_not_run_again_as_the_machines_load():
+    """HumanEval/129's program 35 waits on an empty PriorityQueue: its wall-clock stops, with no
+    CPU spent, were taken for the machine's load, so the build ran it again alone, and, stopped by the
+    wall clock again, left the task out.  A wall stop of a call that ran under 1% of its bound is the
+    program's time-out; one that ran (a starved call) is still the load's."""
+    from types import SimpleNamespace
+
+    from pytest_specbench.benchmarks.nl2postcond.observe import load_stop, observe
+    from pytest_specbench.execution.limits import Limits
+    from pytest_specbench.execution.python import PythonExecutor
+
+    task = {"entry_point": "f"}
+    code = ("import queue, time\n"
+            "def f(x):\n"
+            "    if x == 0:\n        queue.PriorityQueue().get()\n"
+            "    if x == 1:\n        time.sleep(30)\n"
+            "    if x == 2:\n        while True: pass\n"
+            "    return x\n")
+    executor = PythonExecutor(Limits())
+    try:
+        seen = observe(executor, code, task, "sleepers", [((i,), {}) for i in range(4)], 0.2, wall_factor=3.0)
+    finally:
+        executor.close()
+    assert [(o.status, o.wall_stop) for o in seen] == [("timeout", False)] * 3 + [("ok", False)]
+    assert load_stop(SimpleNamespace(wall_stop=True, cpu=0.3), 1.0, 20.0)  # ran 0.3 s of its 20.5 s: starved
+    assert not load_stop(SimpleNamespace(wall_stop=True, cpu=0.001), 1.0, 20.0)  # slept
+    assert not load_stop(SimpleNamespace(wall_stop=False, cpu=0.9), 1.0, 20.0)  # its CPU limit
+
+
 def test_a_bad_output_on_an_input_listed_twice_is_one_pair_by_value_and_two_by_position(monkeypatch):
     """HumanEval+ lists some base inputs again among the plus inputs; upstream's counts key a pair
     by the input's value (docs/nl2postcond.md, "Which HumanEval+ upstream ran"), the default:

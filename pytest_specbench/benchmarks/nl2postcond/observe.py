@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from ...errors import InfrastructureError, RepeatableError, lasting_failure
 from ...execution import wire
+from ...execution.limits import Limits
 from ...execution.python import CallsJob
 from ..contract.evalplus import functional_calls
 from ..contract.evalplus_data import canonical_program
@@ -97,6 +98,19 @@ class Observation:
     wall_stop: bool = False
 
 
+# A call its wall-clock bound stopped having run under this share of that bound slept or blocked
+# (HumanEval/129's program 35 waits on an empty ``queue.PriorityQueue`` for ever): no quieter machine
+# would end it, so it is the program's time-out, not the machine's load, and is not run again alone.
+# A call the load starved still runs: alone on this machine a program gets a core's worth of its bound.
+SLEPT_SHARE = 0.01
+
+
+def load_stop(outcome, cpu_limit: float, wall_factor: float) -> bool:
+    """Was this time-out the machine's load (a wall-clock stop of a call that was running),
+    rather than the program's own (a CPU stop, or a wall stop of a call that slept)?"""
+    return bool(outcome.wall_stop) and outcome.cpu >= SLEPT_SHARE * (cpu_limit * wall_factor + 0.5)
+
+
 def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
             cpu: float | Sequence[float], stop_after_timeouts: tuple[int, int] | None = None,
             wall_factor: float | None = None, str_digest_over: int | None = None,
@@ -129,6 +143,7 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
         return go_on
 
     result = executor.run(None, job, on_outcome)
+    factor = wall_factor if wall_factor is not None else getattr(executor, "limits", Limits).wall_factor
     if result.load_error:
         return [Observation(i, "raise", exc_type="load error") for i in indices]
     out = []
@@ -137,7 +152,7 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
         if outcome is None:  # after the stop rule, the program's; else its job's wall clock ran out
             out.append(Observation(i, "timeout", wall_stop=not stopped[0]))
         elif outcome.status == "timeout":
-            out.append(Observation(i, "timeout", wall_stop=outcome.wall_stop))
+            out.append(Observation(i, "timeout", wall_stop=load_stop(outcome, limits[i], factor)))
         elif outcome.status != "ok":
             out.append(Observation(i, "raise", exc_type=outcome.exc_type))
         else:
