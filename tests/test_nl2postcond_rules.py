@@ -86,7 +86,8 @@ def test_a_program_that_draws_random_numbers_gives_the_same_outputs_in_every_bui
 class _Executor:
     """The python executor's surface that observe() uses: each program's outcome per input
     from ``plan(code, wall_factor, index)`` ("ok" with the value, "cpu": a CPU time-out,
-    "wall": a time-out the wall clock decided)."""
+    "wall": a time-out the wall clock decided while the call ran, "slept": one it decided while
+    the call slept, no CPU spent)."""
 
     def __init__(self, plan):
         self.plan, self.runs = plan, []
@@ -97,7 +98,7 @@ class _Executor:
         for i in job.indices:
             what = self.plan(job.code, job.wall_factor, i)
             out = (CallOutcome(i, "ok", wire.dumps([[i], what[1]]).encode()) if what[0] == "ok" else
-                   CallOutcome(i, "timeout", wall_stop=what[0] == "wall"))
+                   CallOutcome(i, "timeout", wall_stop=what[0] in ("wall", "slept"), cpu=0.5 if what[0] == "wall" else 0.0))
             outcomes[i] = out
             if not on_outcome(out):
                 break
@@ -134,8 +135,12 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
     def loaded_always(code, wall_factor, i):
         return ("wall", None) if "+ 2" in code and i == 1 else quiet(code, wall_factor, i)
 
+    def sleeps(code, wall_factor, i):  # the program's own time-out: no second run, the part is written
+        return ("slept", None) if "+ 2" in code and i == 1 else quiet(code, wall_factor, i)
+
     built = {}
-    for name, plan in (("quiet", quiet), ("loaded_once", loaded_once), ("loaded_always", loaded_always)):
+    for name, plan in (("quiet", quiet), ("loaded_once", loaded_once), ("loaded_always", loaded_always),
+                       ("sleeps", sleeps)):
         out = tmp_path / name / "corpus.jsonl"
         out.parent.mkdir()
         ex = _Executor(plan)
@@ -147,6 +152,8 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
     assert runs_of_2 == [corpus.RERUN_WALL_FACTOR] * 2  # each run with the larger wall bound, the first too
     assert built["loaded_always"][0] == "" and built["loaded_always"][1]["left_out"] == ["T/0"]
     assert not built["loaded_always"][1]["whole"]
+    assert built["sleeps"][1]["left_out"] == [] and len(built["sleeps"][2]) == 3  # reference and two programs, once
+    assert '"program": 2' in built["sleeps"][0] and '[1,' not in json.loads(built["sleeps"][0].splitlines()[1])["bopi"]
 
 
 def test_a_mirror_may_serve_the_corpus_only_against_the_pinned_hash(tmp_path, monkeypatch):
