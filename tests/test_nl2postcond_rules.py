@@ -110,11 +110,14 @@ def _tiny_task():
                     "base_input": [[1], [2], [3]], "plus_input": [], "atol": 0}}
 
 
-def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
+def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path, monkeypatch):
     """A buggy program that the wall clock stopped (CPU to spare: the machine's load) runs
     again alone with more wall time, and the part is what a quiet machine writes; if the
-    wall clock stops it again, the task gets no part (a later run builds it)."""
+    wall clock stops it again on a loaded machine, the task gets no part (a later run builds
+    it); on a machine below its core count, those time-outs are the program's own."""
     from pytest_specbench.execution.limits import Limits
+
+    monkeypatch.setattr(corpus, "machine_load", lambda: 99.0)
 
     candidates = tmp_path / "c.jsonl"
     candidates.write_text("".join(json.dumps({"task_id": "T/0", "response_num": n, "solution": f"def f(x):\n    return x + {n}\n"}) + "\n"
@@ -152,6 +155,14 @@ def test_a_time_out_the_load_decided_never_reaches_the_corpus(tmp_path):
     assert runs_of_2 == [corpus.RERUN_WALL_FACTOR] * 2  # each run with the larger wall bound, the first too
     assert built["loaded_always"][0] == "" and built["loaded_always"][1]["left_out"] == ["T/0"]
     assert not built["loaded_always"][1]["whole"]
+    # the same load stops on a machine that is not overloaded: the program's own time-outs
+    monkeypatch.setattr(corpus, "machine_load", lambda: 0.5)
+    lines = []
+    out = tmp_path / "quiet_machine" / "corpus.jsonl"
+    figures = corpus.build(_tiny_task(), candidates, out, [_Executor(loaded_always)], Limits(), "base+plus",
+                           log=lines.append, oracle="exact")
+    assert figures["left_out"] == [] and out.read_text() == built["sleeps"][0], lines
+    assert any("were stopped by the wall clock again, run alone at load 0.5" in line for line in lines), lines
     assert built["sleeps"][1]["left_out"] == [] and len(built["sleeps"][2]) == 3  # reference and two programs, once
     assert '"program": 2' in built["sleeps"][0] and '[1,' not in json.loads(built["sleeps"][0].splitlines()[1])["bopi"]
 
