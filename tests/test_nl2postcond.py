@@ -153,7 +153,7 @@ def test_upstreams_kill_counts_take_any_exception_and_a_programs_own_added_bad_o
     programs = [Kept("T/2", 1, True, (Bopi(0, (), 1.5), Bopi(1, (), 0.6))),  # adds both
                 Kept("T/2", 2, True, (Bopi(1, (), 0.6), Bopi(2, (), 0.7))),  # adds (2, 0.7) only
                 Kept("T/2", 3, False, (Bopi(0, (), "0.5"),))]  # a string: the assert raises TypeError
-    pairs, members, added = _pairs(programs)
+    pairs, members, added, _ = _pairs(programs)
     assert [p[0] for p in pairs] == [0, 1, 2, 0] and added == [[0, 1], [2], [3]] and members[1] == [1, 2]
     # the postcondition `assert 0 <= return_value < 1`, on each pair
     bad = [BlockOutcome("violated"), BlockOutcome("holds"), BlockOutcome("holds"), BlockOutcome("raised", "TypeError")]

@@ -685,21 +685,21 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                                                   per_call, tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle,
                                                   long_store)
             still = [k for k in loaded if any(o.wall_stop for o in seen[k])]
-            load = machine_load()
-            if still and load < (os.cpu_count() or 1):
+            if still:
+                load, cores, names = machine_load(), os.cpu_count() or 1, [groups[k][0].program for k in still][:5]
+                if load >= cores:
+                    log(f"{task_id}: programs {names} were stopped by the wall clock with CPU time to spare (the "
+                        f"machine's load, {load:.1f} on {cores} cores), run alone too; task left for a later run "
+                        f"(resume builds it)")
+                    figures["left_out"].append(task_id)
+                    continue
                 # Run alone on a machine that was not overloaded, and stopped by the wall clock again:
                 # the program's own time-outs (it computed, then blocked: HumanEval/129's program 35
                 # spends 0.2 CPU s on some inputs before it waits on an empty queue for ever).
-                log(f"{task_id}: programs {[groups[k][0].program for k in still][:5]} were stopped by the wall "
-                    f"clock again, run alone at load {load:.1f} on {os.cpu_count()} cores: their own time-outs")
+                log(f"{task_id}: programs {names} were stopped by the wall clock again, run alone at load "
+                    f"{load:.1f} on {cores} cores: their own time-outs")
                 for k in still:
                     seen[k] = [replace(o, wall_stop=False) for o in seen[k]]
-            elif still:
-                log(f"{task_id}: programs {[groups[k][0].program for k in still][:5]} were stopped by the wall clock "
-                    f"with CPU time to spare (the machine's load, {load:.1f} on {os.cpu_count()} cores), run alone "
-                    f"too; task left for a later run (resume builds it)")
-                figures["left_out"].append(task_id)
-                continue
             observations = {c.program: seen[k] for k, group in groups.items() for c in group}
             kept = select(task, reference, by_task[task_id], observations, oracle)
             del seen, observations

@@ -52,9 +52,6 @@ class Evaluated:
     added: list[list[int]] = ()
 
 
-PAIRS = ("value", "position")  # --nl2postcond-pairs
-
-
 def input_keys(task: Mapping[str, Any], pairs: str = "value") -> list[Any] | None:
     """What stands for each test input in a pair's key: its value's text (``value``: an input
     HumanEval+ lists twice, a base input again among the plus inputs, is one input), or None
@@ -72,19 +69,14 @@ def input_keys(task: Mapping[str, Any], pairs: str = "value") -> list[Any] | Non
     return [stable_text(x) for x in list(task["base_input"]) + list(task["plus_input"])]
 
 
-def by_input_value(programs: Sequence[Kept], keys: Sequence[Any]) -> list[Kept]:
+def by_input_value(programs: Sequence[Kept], keys: Sequence[Any]) -> tuple[list[Kept], list[tuple[int, tuple, Any]]]:
     """The corpus's programs selected again in program order with each pair keyed by its input's
-    value (``keys``, :func:`input_keys`): a program whose new pairs were all on a repeated input
-    adds none, and is not run.  The same as a build that keyed pairs so: a program the build
-    did not keep added no (position, output) pair, so it adds no (value, output) pair either."""
-    seen: set[tuple] = set()
-    out = []
-    for kept in sorted(programs, key=lambda k: k.program):
-        mine = {pair_key(kept.program, keys[b.index], b.output) for b in kept.bopi}
-        if not mine <= seen:
-            seen |= mine
-            out.append(kept)
-    return out
+    value (``keys``, :func:`input_keys`), and their distinct pairs: a program whose new pairs were
+    all on a repeated input adds none, and is not run.  The same as a build that keyed pairs so: a
+    program the build did not keep added no (position, output) pair, so it adds no (value, output)
+    pair either."""
+    pairs, _, _, selected = _pairs(sorted(programs, key=lambda k: k.program), keys)
+    return selected, pairs
 
 
 def bad_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None
@@ -95,7 +87,7 @@ def bad_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None
     Upstream's ``num_bopi_run`` counts these pairs: on HumanEval/0 its 6 programs give
     2,983 (program, input) bad outputs and 1,819 distinct pairs, against upstream's 1,820
     (docs/nl2postcond.md)."""
-    pairs, members, _ = _pairs(programs, keys)
+    pairs, members, _, _ = _pairs(programs, keys)
     return pairs, members
 
 
@@ -106,10 +98,14 @@ def added_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None) -
 
 
 def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None):
+    """(pairs, each program's pairs, each program's added pairs, the programs): with ``keys``
+    (by input value), a program that adds no pair is left out (:func:`by_input_value`), its
+    pairs being all in the index already; each pair's key is worked out once."""
     index: dict[tuple, int] = {}
     pairs: list[tuple[int, tuple, Any]] = []
     members: list[list[int]] = []
     added: list[list[int]] = []
+    selected: list[Kept] = []
     for kept in programs:
         mine, new = [], []
         for b in kept.bopi:
@@ -119,9 +115,12 @@ def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None):
                 pairs.append((b.index, b.args_after, b.output))
                 new.append(index[key])
             mine.append(index[key])
+        if keys is not None and not new:
+            continue
+        selected.append(kept)
         members.append(sorted(set(mine)))
         added.append(sorted(set(new)))
-    return pairs, members, added
+    return pairs, members, added, selected
 
 
 def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, reference_cases: Sequence[dict],
@@ -130,9 +129,7 @@ def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, refer
     ``case_seconds`` per case; ``pairs_by``: what makes a bad output distinct (:func:`input_keys`)."""
     names = parameters(task)
     keys = input_keys(task, pairs_by) if programs else None
-    if keys is not None:
-        programs = by_input_value(programs, keys)
-    pairs, members, added = _pairs(programs, keys)
+    pairs, members, added, programs = _pairs(programs, keys)  # (the corpus's lines are in program order)
     pool = list(reference_cases) + [as_case(names, args, out) for _, args, out in pairs]
     order = list(range(len(pool)))
     random.SystemRandom().shuffle(order)

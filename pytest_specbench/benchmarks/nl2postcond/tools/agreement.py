@@ -245,11 +245,10 @@ def counts_by_input_value(programs, task: dict[str, Any]) -> tuple[int, int, int
     """(programs, distinct pairs, natural programs) of a task's corpus, selected again in
     program order with each pair keyed by its input's value, not its position (what a run
     with ``--nl2postcond-pairs=value``, the default, counts)."""
-    from ..evaluate import bad_outputs, by_input_value, input_keys
+    from ..evaluate import by_input_value, input_keys
 
-    keys = input_keys(task)
-    kept = by_input_value(programs, keys)
-    return len(kept), len(bad_outputs(kept, keys)[0]), sum(k.natural for k in kept)
+    kept, pairs = by_input_value(programs, input_keys(task))
+    return len(kept), len(pairs), sum(k.natural for k in kept)
 
 
 def _share(counter: dict[str, int], col: str) -> str:

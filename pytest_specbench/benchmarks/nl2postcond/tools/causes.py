@@ -86,7 +86,7 @@ def run_cause(task_id: str, ours: tuple, upstream: tuple, by_value: tuple, input
         if more:
             return f"inputs dropped since upstream's: {since}; {more}"
         if min(ours[1], by_value[1]) > bopi:
-            return (f"not shown ({diffs}; a repeat counted once: bopi {closer:+,}); not the inputs {since.split(' (')[0]} "
+            return (f"not shown ({diffs}; a repeat counted once: bopi {closer:+,}); not the inputs EvalPlus {version} "
                     f"dropped alone: more inputs cannot give fewer distinct pairs")
         return f"consistent with inputs dropped since upstream's: {since} ({diffs}; a repeat counted once: bopi {closer:+,})"
     if more:
