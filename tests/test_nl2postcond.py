@@ -658,3 +658,34 @@ def test_an_answers_invalid_escape_is_no_warning_of_the_run():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert postcondition_text("assert re.match('\\d+-\\d+', return_value)\n").startswith("assert re.match")
+
+
+def test_the_agreement_script_reads_several_kept_runs_as_one_and_refuses_a_task_in_two(tmp_path, capsys):
+    """Kill runs are made in batches as the corpus's parts are built; ``--report`` takes each
+    batch's kept report and compares them as one run. A task in two reports is one line, not a guess."""
+    from pytest_specbench.benchmarks.nl2postcond.tools import agreement
+
+    sheet = tmp_path / "sheet.jsonl"
+    sheet.write_text("".join(json.dumps({"task_id": t, "r_num": 0, "postcondition": "assert True",
+                                         "test_set_correct": True}) + "\n" for t in ("HumanEval/1", "HumanEval/2")))
+
+    def report(name, task_id, passed):
+        path = tmp_path / name
+        path.write_text(json.dumps({"benchmarks": {"nl2postcond": {"tasks": {task_id: {"samples": [
+            {"index": 0, "checks": {"correct": {"passed": passed}}}]}}}}}))
+        return str(path)
+
+    one, two = report("one.json", "HumanEval/1", True), report("two.json", "HumanEval/2", False)
+    assert agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", one]) == 0
+    assert capsys.readouterr().out.startswith("rows: 2  agree: 1  not evaluated (E or skipped): 1")
+    assert agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", one, two]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("rows: 2  agree: 1  differ: 1") and "HumanEval/2 r_num=0: ours False, upstream True" in out
+    again = report("again.json", "HumanEval/2", True)
+    with pytest.raises(SystemExit, match=r"again\.json: HumanEval/2 is also in .*two\.json \(one run a task\)"):
+        agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", one, two, again])
+    with pytest.raises(SystemExit, match=r"absent\.json: cannot read the report"):
+        agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", str(tmp_path / "absent.json")])
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(SystemExit, match=r"bad\.json: not a report with an nl2postcond section"):
+        agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", str(tmp_path / "bad.json")])

@@ -4,7 +4,7 @@ HumanEval/0-109) through the plugin, and print the agreement row by row.
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...] [--sheet FILE]
         [--inputs base+plus|base] [--time paper|upstream] [--long-ints upstream|paper] [--corpus FILE] [-n 2]
-        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs value|position] [--keep DIR] [--report FILE] [-v]
+        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs value|position] [--keep DIR] [--report FILE ...] [-v]
 
 Each row's ``postcondition`` text is replayed (``sample_index`` = its ``r_num``);
 ``correct`` is compared with ``test_set_correct``; with a corpus, ``complete``'s
@@ -12,7 +12,9 @@ Each row's ``postcondition`` text is replayed (``sample_index`` = its ``r_num``)
 per correct row with upstream's, under the run's ``--nl2postcond-kill`` and under
 each rule (the calibration of the kill rule, docs/nl2postcond.md).  Prints the
 table (rows agreeing / total per column) and each disagreement with its known
-cause; ``--report`` compares a kept run's report again without running.
+cause; ``--report`` compares a kept run's report again without running, or
+several kept runs of other tasks as one (a whole-sheet table from batches run
+as the corpus's parts were built).
 
 ``--long-ints`` is ``upstream`` here by default (the run's
 ``--nl2postcond-long-ints``): upstream's harness failed every output holding an
@@ -96,6 +98,27 @@ def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, input
     argv += [f"--spec-tiers={spec_tiers}"] if spec_tiers else []
     argv += [f"--nl2postcond-pairs={pairs}"] if corpus and pairs else []
     return argv + (["-n", str(workers)] if workers else [])
+
+
+def reports_read(paths: list[Path], tool: str = "agreement") -> dict[str, Any]:
+    """The nl2postcond sections of several kept runs' reports as one (each run a batch of
+    tasks: a whole-sheet table from runs made as parts were built). A task in two reports
+    is refused: which run's verdicts count would be a guess."""
+    tasks: dict[str, Any] = {}
+    where: dict[str, Path] = {}
+    for path in paths:
+        try:
+            section = json.loads(path.read_text())["benchmarks"]["nl2postcond"]
+        except OSError as e:
+            raise SystemExit(f"{tool}: {path}: cannot read the report ({e.strerror})") from None
+        except (ValueError, KeyError, TypeError):
+            raise SystemExit(f"{tool}: {path}: not a report with an nl2postcond section") from None
+        for task_id, task in section.get("tasks", {}).items():
+            if task_id in where:
+                raise SystemExit(f"{tool}: {path}: {task_id} is also in {where[task_id]} (one run a task)")
+            where[task_id] = path
+            tasks[task_id] = task
+    return {"tasks": tasks}
 
 
 def run_report(folder: Path, tool: str = "agreement") -> dict[str, Any]:
@@ -278,7 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--spec-tiers", default=None,
                    help="--spec-tiers of the run (default: the family's; 'corpus' skips the pbt tier's search)")
     p.add_argument("--keep", type=Path, default=None, help="keep the run's files here")
-    p.add_argument("--report", type=Path, default=None, help="compare this run's report (no new run)")
+    p.add_argument("--report", type=Path, nargs="+", default=None,
+                   help="compare these runs' reports (no new run): several kept runs of other tasks (batches) "
+                        "are read as one")
     p.add_argument("--runs-only", action="store_true",
                    help="only the run columns per task, from --corpus (no postcondition runs)")
     p.add_argument("-v", dest="verbose", action="store_true", help="list each row whose kill columns differ")
@@ -304,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        bench = (json.loads(args.report.read_text())["benchmarks"]["nl2postcond"] if args.report else
+        bench = (reports_read(args.report) if args.report else
                  run_plugin(args.data_root.resolve(), rows, folder, args.inputs, args.corpus, args.workers,
                             args.time_rule, args.long_ints, args.spec_tiers, args.corpus_pin, args.pairs))
         result = compare(rows, bench)
