@@ -689,3 +689,18 @@ def test_the_agreement_script_reads_several_kept_runs_as_one_and_refuses_a_task_
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(SystemExit, match=r"bad\.json: not a report with an nl2postcond section"):
         agreement.main([str(tmp_path), "--sheet", str(sheet), "--report", str(tmp_path / "bad.json")])
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "evalplus").is_dir(),
+                    reason="EvalPlus data not found beside the checkout (../shared/datasets/evalplus)")
+def test_a_corpus_line_the_scripts_cannot_read_is_one_line_naming_it_not_a_traceback(tmp_path):
+    """A corpus whose line is cut, or names a long output its folder lacks (a parts folder
+    joined without its ``long/``), ends the researchers' scripts with one line: file, line, why."""
+    from pytest_specbench.benchmarks.nl2postcond.tools import agreement, causes
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"task_id": "HumanEval/0", "program": 0, "natural": true, "bopi": "[[0,[3],[3,\n')
+    for main, name in ((agreement.main, "agreement"), (causes.main, "causes")):
+        args = [str(SHARED_DATA), "--corpus", str(corpus), "--tasks", "HumanEval/0"]
+        with pytest.raises(SystemExit, match=rf"^{name}: .*corpus\.jsonl:1: not a corpus line"):
+            main(args + (["--runs-only"] if name == "agreement" else []))

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus import task_order
+from . import one_line_errors
 
 SHEET = "nl2postcond/annotated_postconditions.jsonl"
 KILL_COLUMNS = ("codes_killed", "bopi_killed", "natural_codes_killed")
@@ -279,6 +280,7 @@ def _share(counter: dict[str, int], col: str) -> str:
     return f"{agree}/{agree + differ}"
 
 
+@one_line_errors("agreement")
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="agreement", description=__doc__.split("\n\n")[0])
     p.add_argument("data_root", type=Path)

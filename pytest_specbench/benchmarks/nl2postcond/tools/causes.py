@@ -41,8 +41,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import agreement
 from ..corpus import parts_in_order, task_order
+from . import agreement, one_line_errors
 
 
 def joined_corpus(path: Path, into: Path) -> Path:
@@ -175,6 +175,7 @@ def _t(values: tuple) -> str:
     return ", ".join(f"{v:,}" if isinstance(v, int) else str(v) for v in values)
 
 
+@one_line_errors("causes")
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="causes", description=__doc__.split("\n\n")[0])
     p.add_argument("data_root", type=Path)

@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from . import one_line_errors
+
 RUNNER = r'''
 import json, os, pickle, signal, sys
 calls = pickle.load(open("calls.pkl", "rb"))
@@ -56,6 +58,7 @@ out.flush()
 '''
 
 
+@one_line_errors("naive_build")
 def main(argv: list[str] | None = None) -> int:
     from ....execution.command import CommandExecutor
     from ....execution.protocol import CommandJob

@@ -20,6 +20,7 @@ from pathlib import Path
 from ....data.corpus_pin import PIN_FILE, CorpusPin, manifest_digest, read_pin, write_pin
 from ....execution.limits import Limits
 from .. import corpus
+from . import one_line_errors
 
 
 def default_rules_differ(rules: dict) -> list[str]:
@@ -60,6 +61,7 @@ def added(pin: CorpusPin, new: CorpusPin) -> CorpusPin:
     return CorpusPin(pin.rules, manifest_digest(parts), parts)
 
 
+@one_line_errors("pin_corpus")
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="pin_corpus", description=__doc__.split("\n\n")[0])
     p.add_argument("parts", type=Path)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .agreement import replay_lines, run_report, sheet_rows
+from . import one_line_errors
 
 
 def correct_rows(data_root: Path, tasks: set[str] | None = None) -> list[dict[str, Any]]:
@@ -119,6 +120,7 @@ def print_summary(entries: list[dict[str, Any]]) -> None:
               + ", ".join(f"{k}: {v}" for k, v in sorted(s["by_upstream_completeness"][kind].items())))
 
 
+@one_line_errors("search")
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="search", description=__doc__.split("\n\n")[0])
     p.add_argument("data_root", type=Path)
