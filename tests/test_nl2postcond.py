@@ -247,6 +247,42 @@ def test_a_bad_output_on_an_input_listed_twice_is_one_pair_by_value_and_two_by_p
     assert counts_by_input_value(programs, task) == (2, 2, 1)
 
 
+
+def test_a_bad_output_equal_to_the_references_under_python_eq_does_not_count_by_default(monkeypatch):
+    """The corpus records an output unequal in value or type (``2.0`` or ``True`` for ``1``);
+    upstream counted what Python's ``==`` rejects (EvalPlus's ``out == exp``):
+    ``--nl2postcond-oracle=eq``, the default, drops the others and selects again, so a program
+    whose bad outputs were all of another type only is neither run nor counted. A long string,
+    or anything against a string reference, is never equal: it is not read."""
+    from pytest_specbench.benchmarks.nl2postcond import evaluate as evaluation
+    from pytest_specbench.benchmarks.nl2postcond.adapter import _kills
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+    from pytest_specbench.benchmarks.nl2postcond.observe import LongStr
+
+    monkeypatch.setattr(evaluation, "check_blocks", lambda executor, preamble, block, cases, **kw:
+                        [BlockOutcome("violated" if type(c["return_value"]) is int and c["return_value"] == 9
+                                      else "holds") for c in cases])
+    task = {"prompt": "def f(x):\n    pass\n", "entry_point": "f", "base_input": [[1], [2]], "plus_input": [[3]]}
+    expected = [1, 2, [3]]
+    programs = [Kept("T/0", 0, True, (Bopi(0, (1,), 1.0), Bopi(1, (2,), True))),  # 1.0 == 1 goes; True != 2 stays
+                Kept("T/0", 1, True, (Bopi(2, (3,), [3.0]),)),  # [3.0] == [3]: nothing left, not run
+                Kept("T/0", 2, False, (Bopi(0, (1,), 9), Bopi(2, (3,), (3,))))]  # (3,) != [3]: both stay
+    counts = {}
+    for oracle, given in (("eq", expected), ("exact", None)):
+        done = evaluation.evaluate(None, task, "assert True", "", [], programs, 30.0, 0.2, "value", given)
+        counts[oracle] = {k: v for k, v in _kills(done, "any").items() if k != "killed_programs"}
+    assert counts["eq"] == {"codes_run": 2, "codes_killed": 1, "bopi_run": 3, "bopi_killed": 1,
+                            "natural_codes_run": 1, "natural_codes_killed": 0}
+    assert counts["exact"] == {"codes_run": 3, "codes_killed": 1, "bopi_run": 5, "bopi_killed": 1,
+                               "natural_codes_run": 2, "natural_codes_killed": 0}
+    assert not evaluation.equal_to_expected(LongStr("d" * 32, 70_000), "x" * 70_000)
+    assert not evaluation.equal_to_expected(1, "1") and evaluation.equal_to_expected(True, 1)
+    nested: list = []
+    for _ in range(100_000):
+        nested = [nested]
+    assert not evaluation.equal_to_expected(nested, [[]])  # a RecursionError stays a bad output
+
+
 # ------------------------------------------------------------------ metrics, hand-checked
 
 def _sample(index, correct, bopi=(0, 0), codes=(0, 0), natural=(0, 0), killed=()):

@@ -102,8 +102,13 @@ class Nl2PostcondBenchmark:
         digest = EvalPlusData.load(task.source.parent).digest[task.task_id]
         cases = observe.reference_cases(task.data, digest, ctx.option("nl2postcond_inputs"), ctx)
         programs = corpus.load(Path(task.data["_corpus"])).get(task.task_id, []) if task.data.get("_corpus") else []
+        expected = None
+        if programs and (ctx.option("nl2postcond_oracle") or "eq") == "eq":  # the corpus's indices: base then plus
+            every = cases if ctx.option("nl2postcond_inputs") != "base" else \
+                observe.reference_cases(task.data, digest, "base+plus", ctx)
+            expected = [case["return_value"] for case in every]
         done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
-                        JOB_SECONDS, PER_CASE_SECONDS, ctx.option("nl2postcond_pairs") or "value")
+                        JOB_SECONDS, PER_CASE_SECONDS, ctx.option("nl2postcond_pairs") or "value", expected)
         reference = done.reference
         if ctx.option("nl2postcond_time") == "upstream":
             reference = over_upstream_time(reference, observe.reference_seconds(

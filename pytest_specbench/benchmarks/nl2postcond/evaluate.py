@@ -26,7 +26,7 @@ raise to a power of up to a million before (docs/nl2postcond.md, "Session 23").
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from ...pyspec.blocks import BlockOutcome, batches_of, check_blocks
@@ -79,6 +79,39 @@ def by_input_value(programs: Sequence[Kept], keys: Sequence[Any]) -> tuple[list[
     return selected, pairs
 
 
+def equal_to_expected(output: Any, expected: Any) -> bool:
+    """Is a recorded bad output equal to the reference's under Python's ``==`` (``eq``, the
+    default of ``--nl2postcond-oracle``)?  The corpus records what differs in value *or type*
+    (the build's ``exact`` oracle): ``2.0`` or ``True`` where the reference gives ``2`` or ``1``,
+    ``[2.0]`` for ``[2]``.  Upstream's counts are of outputs ``==`` rejects (EvalPlus compares
+    with ``out == exp``; its float tolerance did not apply to these runs): on HumanEval/2, /18,
+    /24, /45, /47, /59, /66, /99, /108 this reproduces upstream's ``num_bopi_run`` to the pair
+    (docs/nl2postcond.md, "What a bad output is, upstream").  The values are data the harness
+    decoded (the wire's plain types), so comparing them here runs no answer code.  Nothing
+    but a ``str`` equals a ``str``: a long string (:class:`.observe.LongStr`) or any output
+    against a string reference is unequal without reading it (in the corpus, a ``str`` of
+    the reference's own type is there because its value differs)."""
+    if isinstance(output, LongStr) or isinstance(expected, str):
+        return False
+    if isinstance(output, StoredValue):
+        output = output.held()
+    try:
+        return bool(output == expected)
+    except Exception:  # noqa: BLE001  (e.g. a RecursionError on a deeply nested value): stays bad
+        return False
+
+
+def unequal_only(programs: Sequence[Kept], expected: Sequence[Any]) -> list[Kept]:
+    """The programs with the bad outputs that Python's ``==`` does not take for the reference's
+    (:func:`equal_to_expected`; ``expected``: the reference's output per test input, base then
+    plus).  A program left with none is selected out by :func:`_pairs`."""
+    out = []
+    for kept in programs:
+        bopi = tuple(b for b in kept.bopi if not equal_to_expected(b.output, expected[b.index]))
+        out.append(kept if len(bopi) == len(kept.bopi) else replace(kept, bopi=bopi))
+    return out
+
+
 def bad_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None
                 ) -> tuple[list[tuple[int, tuple, Any]], list[list[int]]]:
     """The distinct (input, bad output) pairs of the corpus's programs, in program
@@ -97,10 +130,11 @@ def added_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None) -
     return _pairs(programs, keys)[2]
 
 
-def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None):
+def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None, select: bool = False):
     """(pairs, each program's pairs, each program's added pairs, the programs): with ``keys``
-    (by input value), a program that adds no pair is left out (:func:`by_input_value`), its
-    pairs being all in the index already; each pair's key is worked out once."""
+    (by input value) or ``select`` (bad outputs dropped, :func:`unequal_only`), a program that
+    adds no pair is left out (:func:`by_input_value`), its pairs being all in the index already;
+    each pair's key is worked out once."""
     index: dict[tuple, int] = {}
     pairs: list[tuple[int, tuple, Any]] = []
     members: list[list[int]] = []
@@ -115,7 +149,7 @@ def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None):
                 pairs.append((b.index, b.args_after, b.output))
                 new.append(index[key])
             mine.append(index[key])
-        if keys is not None and not new:
+        if (keys is not None or select) and not new:
             continue
         selected.append(kept)
         members.append(sorted(set(mine)))
@@ -124,12 +158,18 @@ def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None):
 
 
 def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, reference_cases: Sequence[dict],
-             programs: Sequence[Kept], base_seconds: float, case_seconds: float, pairs_by: str = "value") -> Evaluated:
+             programs: Sequence[Kept], base_seconds: float, case_seconds: float, pairs_by: str = "value",
+             expected: Sequence[Any] | None = None) -> Evaluated:
     """Both checks' cases in one job, whose budget is ``base_seconds`` plus
-    ``case_seconds`` per case; ``pairs_by``: what makes a bad output distinct (:func:`input_keys`)."""
+    ``case_seconds`` per case; ``pairs_by``: what makes a bad output distinct (:func:`input_keys`);
+    ``expected``: the reference's output per test input (base then plus), to keep only the bad
+    outputs Python's ``==`` rejects (``--nl2postcond-oracle=eq``; None: the corpus's, ``exact``)."""
     names = parameters(task)
     keys = input_keys(task, pairs_by) if programs else None
-    pairs, members, added, programs = _pairs(programs, keys)  # (the corpus's lines are in program order)
+    if expected is not None and programs:
+        programs = unequal_only(programs, expected)
+    # (the corpus's lines are in program order)
+    pairs, members, added, programs = _pairs(programs, keys, select=expected is not None)
     pool = list(reference_cases) + [as_case(names, args, out) for _, args, out in pairs]
     order = list(range(len(pool)))
     random.SystemRandom().shuffle(order)

@@ -22,6 +22,10 @@ OPTIONS = (
                                 "input's value: an input HumanEval+ lists twice is one, as upstream's counts) or "
                                 "position (by the input's place in the list, as upstream's script names pairs)",
            default="value", choices=("value", "position")),
+    Option("nl2postcond_oracle", "what a recorded bad output must be to count: eq (unequal to the reference's "
+                                 "under Python's ==, as upstream's counts: 2.0 for 2 is not bad) or exact (unequal "
+                                 "in value or type: the corpus's own selection)",
+           default="eq", choices=("eq", "exact")),
     Option("nl2postcond_time", "per-input time rule of test-set correctness: paper (none; the job's budget "
                                "only) or upstream (the postcondition within max(0.2 s, 2x the reference's time) "
                                "less the reference's time on each input, as upstream's script)",

@@ -4,7 +4,8 @@ HumanEval/0-109) through the plugin, and print the agreement row by row.
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...] [--sheet FILE]
         [--inputs base+plus|base] [--time paper|upstream] [--long-ints upstream|paper] [--corpus FILE] [-n 2]
-        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs value|position] [--keep DIR] [--report FILE ...] [-v]
+        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs value|position] [--oracle eq|exact]
+        [--keep DIR] [--report FILE ...] [-v]
 
 Each row's ``postcondition`` text is replayed (``sample_index`` = its ``r_num``);
 ``correct`` is compared with ``test_set_correct``; with a corpus, ``complete``'s
@@ -77,14 +78,16 @@ def replay_lines(rows: list[dict[str, Any]]) -> str:
 
 def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
                 workers: int, time_rule: str = "paper", long_ints: str = "upstream",
-                spec_tiers: str | None = None, corpus_pin: str | None = None, pairs: str | None = None) -> list[str]:
+                spec_tiers: str | None = None, corpus_pin: str | None = None, pairs: str | None = None,
+                oracle: str | None = None) -> list[str]:
     """The arguments of the pytest run that replays ``rows`` (run in ``folder``; the
     replay file is written there), for :func:`run_plugin` or a caller's own pytest.
     ``spec_tiers``: the run's ``--spec-tiers`` (None: the family's default, which includes
     the ``pbt`` tier's search; ``corpus`` runs the paper's checks only, all the columns need).
     ``corpus_pin``: the run's ``--nl2postcond-corpus-pin`` (None: the family's default, ``check``;
     ``warn`` takes a part this machine built otherwise, named in a warning).  ``pairs``: the run's
-    ``--nl2postcond-pairs`` (None: the family's default, ``value``)."""
+    ``--nl2postcond-pairs`` (None: the family's default, ``value``); ``oracle``: its
+    ``--nl2postcond-oracle`` (None: the family's default, ``eq``)."""
     replay = folder / "sheet-replay.jsonl"
     replay.write_text(replay_lines(rows), encoding="utf-8")
     tasks = sorted({r["task_id"] for r in rows})
@@ -98,6 +101,7 @@ def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, input
     argv += [f"--nl2postcond-corpus-pin={corpus_pin}"] if corpus and corpus_pin else []
     argv += [f"--spec-tiers={spec_tiers}"] if spec_tiers else []
     argv += [f"--nl2postcond-pairs={pairs}"] if corpus and pairs else []
+    argv += [f"--nl2postcond-oracle={oracle}"] if corpus and oracle else []
     return argv + (["-n", str(workers)] if workers else [])
 
 
@@ -132,9 +136,10 @@ def run_report(folder: Path, tool: str = "agreement") -> dict[str, Any]:
 
 def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
                workers: int, time_rule: str = "paper", long_ints: str = "upstream",
-               spec_tiers: str | None = None, corpus_pin: str | None = None, pairs: str | None = None) -> dict[str, Any]:
+               spec_tiers: str | None = None, corpus_pin: str | None = None, pairs: str | None = None,
+               oracle: str | None = None) -> dict[str, Any]:
     argv = plugin_args(data_root, rows, folder, inputs, corpus, workers, time_rule, long_ints, spec_tiers, corpus_pin,
-                       pairs)
+                       pairs, oracle)
     subprocess.run([sys.executable, "-m", "pytest", *argv], cwd=folder, check=False, stdout=subprocess.DEVNULL)
     return run_report(folder)
 
@@ -299,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
                         "built otherwise on this machine, named in a warning)")
     p.add_argument("--pairs", choices=("value", "position"), default="value",
                    help="--nl2postcond-pairs of the run (default value: an input listed twice is one input)")
+    p.add_argument("--oracle", choices=("eq", "exact"), default="eq",
+                   help="--nl2postcond-oracle of the run (default eq: a bad output is one Python's == rejects)")
     p.add_argument("-n", dest="workers", type=int, default=0)
     p.add_argument("--spec-tiers", default=None,
                    help="--spec-tiers of the run (default: the family's; 'corpus' skips the pbt tier's search)")
@@ -317,8 +324,10 @@ def main(argv: list[str] | None = None) -> int:
         from ...contract.evalplus import EvalPlusData
 
         runs = corpus_runs(rows, args.corpus, EvalPlusData.load(args.data_root / "evalplus").tasks)
-        for key, label in (("ours", "run columns per task, pairs by input position"),
-                           ("by_value", "  pairs by input value (a repeated input once: --pairs value, the default)")):
+        for key, label in (("ours", "run columns per task, pairs by input position, outputs unequal in value or type "
+                                    "(the corpus's own: --oracle exact)"),
+                           ("by_value", "  pairs by input value (a repeated input once: --pairs value, the default; "
+                                        "--oracle exact)")):
             table = Counter(f"{col} {'agree' if a == b else 'differ'}" for pair in runs.values()
                             for col, a, b in zip(RUN_COLUMNS, pair[key], pair["upstream"]))
             print(f"{label} ({len(runs)} tasks of the corpus with a correct row upstream): "
@@ -333,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         bench = (reports_read(args.report) if args.report else
                  run_plugin(args.data_root.resolve(), rows, folder, args.inputs, args.corpus, args.workers,
-                            args.time_rule, args.long_ints, args.spec_tiers, args.corpus_pin, args.pairs))
+                            args.time_rule, args.long_ints, args.spec_tiers, args.corpus_pin, args.pairs, args.oracle))
         result = compare(rows, bench)
     print(f"rows: {result['rows']}  " + "  ".join(f"{k}: {v}" for k, v in sorted(result["table"].items())))
     if result["runs"]:
