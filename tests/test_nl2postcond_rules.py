@@ -808,3 +808,19 @@ def test_the_corpus_reader_holds_no_long_output_decoded_and_a_job_reads_each_who
     read = corpus.CorpusFile(path)
     read["T/0"], read["T/1"], read["T/2"]
     assert read.held() == ["T/1", "T/2"]
+
+
+def test_the_causes_table_takes_the_run_columns_the_evaluation_counted():
+    """The corpus holds the build's exact outputs by position; the evaluation counts by input
+    value and Python's == (--nl2postcond-pairs, --nl2postcond-oracle). The per-task table states
+    the run columns a kept run counted, which are what its kill columns were counted on."""
+    from pytest_specbench.benchmarks.nl2postcond.tools.causes import kill_summary
+
+    row = {"task_id": "T/1", "r_num": 0, "test_set_correct": True, "num_codes_run": 2, "num_bopi_run": 5,
+           "num_natural_codes_run": 1, "num_codes_killed": 2, "num_bopi_killed": 5, "num_natural_codes_killed": 1}
+    counts = {"codes_run": 2, "bopi_run": 5, "natural_codes_run": 1, "codes_killed": 2, "bopi_killed": 5,
+              "natural_codes_killed": 1}
+    bench = {"tasks": {"T/1": {"samples": [{"index": 0, "checks": {
+        "correct": {"passed": True, **counts}, "complete": {"applicable": True, **counts}}}]}}}
+    summary = kill_summary([row], bench)["T/1"]
+    assert summary["evaluated"] == (2, 5, 1) and summary["correct"] == "1/1" and summary["kill_rows"] == []

@@ -6,8 +6,9 @@ with their cause"): the lines of docs/nl2postcond.md's "Per-task causes" table.
         [--report REPORT.json ...] [--tasks HumanEval/0 ...]
 
 The run columns (``num_codes_run``, ``num_bopi_run``, ``num_natural_codes_run``: one
-figure per task upstream) come from the corpus itself; ``test_set_correct`` and the
-kill columns from kept agreement runs (``tools.agreement ... --keep DIR``: its
+figure per task upstream) are the evaluation's where a kept run evaluated a row correct on
+both sides (its ``--nl2postcond-pairs`` and ``--nl2postcond-oracle``), else the corpus's
+own; ``test_set_correct`` and the kill columns come from kept agreement runs (``tools.agreement ... --keep DIR``: its
 ``DIR/report.json``).  A cause is stated only where arithmetic on the data shows it:
 
 - **repeat**: HumanEval+ 0.1.10 lists an input twice (a base input again among the
@@ -111,6 +112,8 @@ def kill_summary(rows: list[dict[str, Any]], bench: Mapping[str, Any]) -> dict[s
         differ = [(r_num, col, mine, theirs) for _, r_num, col, mine, theirs in result["kill_rows"]]
         out[task_id] = {"correct": f"{correct}/{len(task_rows)}", "kills": kills, "kill_rows": differ,
                         "both_correct": result["kills"] and sum(result["kills"].values()) // len(agreement.KILL_COLUMNS),
+                        # the run columns the evaluation counted (its --nl2postcond-pairs and -oracle)
+                        "evaluated": (result["runs"].get(task_id) or {}).get("ours"),
                         "correct_causes": sorted({d[4] or "cause not shown" for d in result["disagreements"]})}
     return out
 
@@ -154,6 +157,9 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
             continue
         pair = runs.get(task_id)
         task = evalplus.get(task_id)
+        k = kills.get(task_id)
+        if pair is not None and k is not None and k["evaluated"]:  # the run's counts, not the corpus's exact ones
+            pair = {**pair, "ours": tuple(k["evaluated"]), "by_value": tuple(k["evaluated"])}
         if pair is None:
             run_text, cause = "-", ("no row upstream marks correct: no run columns" if task_id in built
                                     else "no corpus part")
@@ -161,7 +167,6 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
             inputs = list(task["base_input"]) + list(task["plus_input"])
             run_text = f"{_t(pair['ours'])} / {_t(pair['upstream'])}"
             cause = run_cause(task_id, pair["ours"], pair["upstream"], pair["by_value"], inputs, bopi_by_row[task_id])
-        k = kills.get(task_id)
         if task_id not in built and not every_task and (k is None or not k["correct_causes"]):
             continue
         correct = "-" if k is None else k["correct"] + (f" ({'; '.join(k['correct_causes'])})" if k["correct_causes"] else "")
