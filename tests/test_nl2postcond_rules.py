@@ -824,3 +824,24 @@ def test_the_causes_table_takes_the_run_columns_the_evaluation_counted():
         "correct": {"passed": True, **counts}, "complete": {"applicable": True, **counts}}}]}}}
     summary = kill_summary([row], bench)["T/1"]
     assert summary["evaluated"] == (2, 5, 1) and summary["correct"] == "1/1" and summary["kill_rows"] == []
+
+
+def test_kills_above_upstreams_by_the_opaque_bad_outputs_get_that_cause():
+    """HumanEval/22: 956 of the corpus's bad outputs are ``filter`` objects, which the wire carries
+    as placeholders; ``all(isinstance(i, int) for i in return_value)`` raises on each (killed),
+    where upstream's ran on the object and held: every row's ``bopi_killed`` is 956 above."""
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+    from pytest_specbench.benchmarks.nl2postcond.tools.causes import kill_cause, opaque_outputs
+    from pytest_specbench.execution.wire import Opaque
+
+    task = {"base_input": [[[1, "a"]], [[2]]], "plus_input": []}
+    programs = [Kept("T/1", 0, True, (Bopi(0, ([1, "a"],), Opaque("builtins.filter", "<filter>")),
+                                      Bopi(1, ([2],), Opaque("builtins.filter", "<filter>")))),
+                Kept("T/1", 1, True, (Bopi(0, ([1, "a"],), []),))]
+    assert opaque_outputs(programs, task) == {"filter": 2}
+    rows = [(0, "bopi_killed", 12, 10), (1, "bopi_killed", 12, 10), (0, "codes_killed", 2, 1)]
+    assert kill_cause({"kill_rows": rows}, True, {"filter": 2}).startswith(
+        "objects the wire cannot carry: 2 bad outputs (filter x2) reach the postcondition as placeholders")
+    assert kill_cause({"kill_rows": rows}, True, {"filter": 3}) == \
+        "same corpus counts, kills differ (upstream below ours on every such row): not shown (3 opaque bad outputs)"
+    assert kill_cause({"kill_rows": rows}, False, {"filter": 2}) == "kills follow the corpus (its run columns differ)"

@@ -38,9 +38,9 @@ import argparse
 import json
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..corpus import parts_in_order, task_order
 from . import agreement, one_line_errors
@@ -118,16 +118,35 @@ def kill_summary(rows: list[dict[str, Any]], bench: Mapping[str, Any]) -> dict[s
     return out
 
 
-def kill_cause(summary: Mapping[str, Any], runs_agree: bool) -> str:
+def opaque_outputs(programs: Sequence[Any], task: Mapping[str, Any]) -> Counter:
+    """The task's distinct bad outputs (as the evaluation counts them by default) that are
+    objects the wire cannot carry as data (:class:`...execution.wire.Opaque`: a ``filter``, a
+    generator, a function), by type.  The postcondition sees a placeholder for each, and
+    raises on it (``any``: killed) where upstream's ran on the object itself."""
+    from ....execution.wire import Opaque
+    from ..evaluate import bad_outputs, input_keys
+
+    pairs, _ = bad_outputs(programs, input_keys(task))
+    return Counter(out.type_name.rsplit(".", 1)[-1] for _, _, out in pairs if isinstance(out, Opaque))
+
+
+def kill_cause(summary: Mapping[str, Any], runs_agree: bool, opaque: Mapping[str, int] | None = None) -> str:
     if not summary["kill_rows"]:
         return ""
     if not runs_agree:
         return "kills follow the corpus (its run columns differ)"
     over = [theirs - mine for _, _, mine, theirs in summary["kill_rows"]
             if isinstance(mine, int) and isinstance(theirs, int)]
+    bopi_over = {theirs - mine for _, col, mine, theirs in summary["kill_rows"] if col == "bopi_killed"}
+    n = sum((opaque or {}).values())
+    if n and bopi_over == {-n}:
+        kinds = ", ".join(f"{name} x{count:,}" for name, count in sorted(opaque.items()))
+        return (f"objects the wire cannot carry: {n:,} bad outputs ({kinds}) reach the postcondition as "
+                f"placeholders, which it raises on (killed); upstream's ran on the objects: ours {n:+,} on every "
+                f"such row")
     direction = ("upstream above ours on every such row" if over and min(over) > 0 else
                  "upstream below ours on every such row" if over and max(over) < 0 else "both ways")
-    return f"same corpus counts, kills differ ({direction}): not shown"
+    return f"same corpus counts, kills differ ({direction}): not shown" + (f" ({n:,} opaque bad outputs)" if n else "")
 
 
 def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | None,
@@ -171,7 +190,8 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
             continue
         correct = "-" if k is None else k["correct"] + (f" ({'; '.join(k['correct_causes'])})" if k["correct_causes"] else "")
         kill_text = "-" if k is None or not k["both_correct"] else ", ".join(k["kills"].values())
-        kcause = "" if k is None else kill_cause(k, pair is not None and pair["ours"] == pair["upstream"])
+        kcause = "" if k is None else kill_cause(k, pair is not None and pair["ours"] == pair["upstream"],
+                                                 opaque_outputs(built[task_id], task) if task_id in built else None)
         lines.append(f"| {task_id} | {run_text} | {cause} | {correct} | {kill_text} | {kcause} |")
     return lines
 
