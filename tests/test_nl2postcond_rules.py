@@ -837,8 +837,11 @@ def test_kills_above_upstreams_by_the_opaque_bad_outputs_get_that_cause():
     task = {"base_input": [[[1, "a"]], [[2]]], "plus_input": []}
     programs = [Kept("T/1", 0, True, (Bopi(0, ([1, "a"],), Opaque("builtins.filter", "<filter>")),
                                       Bopi(1, ([2],), Opaque("builtins.filter", "<filter>")))),
-                Kept("T/1", 1, True, (Bopi(0, ([1, "a"],), []),))]
-    assert opaque_outputs(programs, task) == {"filter": 2}
+                Kept("T/1", 1, True, (Bopi(0, ([1, "a"],), []),)),
+                # as a corpus line reads back: the build's placeholder, carried as an opaque object itself
+                Kept("T/1", 2, True, (Bopi(1, ([2],), Opaque("pytest_specbench.execution.wire.Opaque",
+                                                             "<builtins.map <map object at 0x>>")),))]
+    assert opaque_outputs(programs, task) == {"filter": 2, "map": 1}
     rows = [(0, "bopi_killed", 12, 10), (1, "bopi_killed", 12, 10), (0, "codes_killed", 2, 1)]
     assert kill_cause({"kill_rows": rows}, True, {"filter": 2}).startswith(
         "objects the wire cannot carry: 2 bad outputs (filter x2) reach the postcondition as placeholders")

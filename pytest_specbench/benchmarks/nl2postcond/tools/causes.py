@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -126,8 +127,12 @@ def opaque_outputs(programs: Sequence[Any], task: Mapping[str, Any]) -> Counter:
     from ....execution.wire import Opaque
     from ..evaluate import bad_outputs, input_keys
 
+    def kind(out: Opaque) -> str:  # a corpus line holds the build's placeholder: its text names the object's type
+        inner = re.match(r"<([\w.]+) ", out.text) if out.type_name.endswith("wire.Opaque") else None
+        return (inner.group(1) if inner else out.type_name).rsplit(".", 1)[-1]
+
     pairs, _ = bad_outputs(programs, input_keys(task))
-    return Counter(out.type_name.rsplit(".", 1)[-1] for _, _, out in pairs if isinstance(out, Opaque))
+    return Counter(kind(out) for _, _, out in pairs if isinstance(out, Opaque))
 
 
 def kill_cause(summary: Mapping[str, Any], runs_agree: bool, opaque: Mapping[str, int] | None = None) -> str:
