@@ -35,7 +35,6 @@ own; ``test_set_correct`` and the kill columns come from kept agreement runs (``
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import tempfile
@@ -167,10 +166,7 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
     for r in rows:
         if r["test_set_correct"] and r.get("num_bopi_run") is not None:
             bopi_by_row[r["task_id"]].add(r["num_bopi_run"])
-    bench: dict[str, Any] = {"tasks": {}}
-    for report in reports:
-        bench["tasks"].update(json.loads(report.read_text())["benchmarks"]["nl2postcond"].get("tasks", {}))
-    kills = kill_summary(rows, bench)
+    kills = kill_summary(rows, agreement.reports_read(reports, tool="causes"))
     lines = ["| task | runs: ours / upstream (codes, bopi, natural) | run cause | test_set_correct | "
              "kill rows agreeing (codes, bopi, natural) | kill cause |", "|---|---|---|---|---|---|"]
     from ..corpus import load
@@ -195,8 +191,11 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
             continue
         correct = "-" if k is None else k["correct"] + (f" ({'; '.join(k['correct_causes'])})" if k["correct_causes"] else "")
         kill_text = "-" if k is None or not k["both_correct"] else ", ".join(k["kills"].values())
-        kcause = "" if k is None else kill_cause(k, pair is not None and pair["ours"] == pair["upstream"],
-                                                 opaque_outputs(built[task_id], task) if task_id in built else None)
+        runs_agree = pair is not None and pair["ours"] == pair["upstream"]
+        # the opaque outputs are counted only where they can be the cause: kills differ on equal run columns
+        opaque = opaque_outputs(built[task_id], task) if k and k["kill_rows"] and runs_agree and task_id in built \
+            else None
+        kcause = "" if k is None else kill_cause(k, runs_agree, opaque)
         lines.append(f"| {task_id} | {run_text} | {cause} | {correct} | {kill_text} | {kcause} |")
     return lines
 
