@@ -283,6 +283,44 @@ def test_a_bad_output_equal_to_the_references_under_python_eq_does_not_count_by_
     assert not evaluation.equal_to_expected(nested, [[]])  # a RecursionError stays a bad output
 
 
+def test_a_buggy_programs_own_parameter_names_are_recorded_and_bound_only_under_the_program_option(monkeypatch, tmp_path):
+    """HumanEval/95: programs naming their parameter ``d`` where the reference says ``dict``; upstream's
+    kill run bound the postcondition to each program's own signature (``len(dict)`` then raises on
+    the builtin).  The corpus records a program's names where they differ (its line is otherwise
+    the bytes it was); ``--nl2postcond-names=program`` binds a bad output to the names of the program
+    that added it, ``reference`` (the default) to the task's, so a name tells the postcondition nothing."""
+    from pytest_specbench.benchmarks.nl2postcond import evaluate as evaluation
+    from pytest_specbench.benchmarks.nl2postcond.observe import Observation
+
+    task = {"task_id": "T/0", "entry_point": "f", "prompt": "def f(dict):\n    \"\"\"doc\"\"\"\n",
+            "canonical_solution": "    return len(dict)\n", "base_input": [[{}], [{"a": 1}]], "plus_input": []}
+    cands = [corpus.Candidate("T/0", 1, "def f(dict):\n    return 7\n"),
+             corpus.Candidate("T/0", 2, "def g(x):\n    return x\ndef f(d):\n    return -1\n"),
+             corpus.Candidate("T/0", 3, "def f(*args):\n    return 5\n")]
+    obs = {n: [Observation(i, "ok", ([{}] if i == 0 else [{"a": 1}],), out) for i in (0, 1)]
+           for n, out in ((1, 7), (2, -1), (3, 5))}
+    kept = corpus.select(task, [0, 1], cands, obs, "exact")
+    assert [(k.program, k.params) for k in kept] == [(1, None), (2, ("d",)), (3, None)]  # *args: not bound by name
+    line = kept[1].line()
+    assert '"params": ["d"]' in line and '"params"' not in kept[0].line()
+    (tmp_path / "c.jsonl").write_text("".join(k.line() + "\n" for k in kept))
+    assert [k.params for k in corpus.load(tmp_path / "c.jsonl")["T/0"]] == [None, ("d",), None]
+    (tmp_path / "bad.jsonl").write_text(line.replace('"params": ["d"]', '"params": "d"') + "\n")
+    from pytest_specbench.errors import DataError
+    with pytest.raises(DataError, match=r"bad\.jsonl.*1"):
+        corpus.load(tmp_path / "bad.jsonl")["T/0"]
+    seen = []
+    monkeypatch.setattr(evaluation, "check_blocks", lambda executor, preamble, block, cases, **kw:
+                        seen.append(cases) or [BlockOutcome("holds") for _ in cases])
+    for names_by, want in (("reference", {("dict",)}), ("program", {("dict",), ("d",)})):
+        seen.clear()
+        evaluation.evaluate(None, task, "assert True", "", [], kept, 30.0, 0.2, "str", None, names_by)
+        bound = [tuple(c["inputs"]) for c in seen[0]]
+        assert set(bound) == want and len(bound) == 6, names_by
+        if names_by == "program":  # program 2's two pairs, and no other
+            assert sorted(bound).count(("d",)) == 2
+
+
 # ------------------------------------------------------------------ metrics, hand-checked
 
 def _sample(index, correct, bopi=(0, 0), codes=(0, 0), natural=(0, 0), killed=()):
@@ -395,6 +433,49 @@ def test_each_case_reports_the_cpu_seconds_it_took_and_upstreams_rule_fails_the_
     # a reference slow enough on that input leaves room for the slow postcondition
     assert over_upstream_time([slow], [slow.cpu + 1.0]) == [slow]
     assert over_upstream_time([BlockOutcome("violated", cpu=9.0)], [0.0])[0].kind == "violated"  # already failing
+
+
+@pytestmark_seccomp
+def test_an_iterator_a_program_returns_reaches_the_postcondition_as_an_iterator_of_its_items(command_executor):
+    """HumanEval/22's programs return ``filter(...)`` where a list is due (956 bad outputs); upstream's
+    postcondition ran on the object, and ``all(isinstance(i, int) for i in return_value)`` held on
+    it.  The observer reads the items in the program's process (our own text, run here as the random
+    test's is) and the spec process hands the postcondition a fresh ``filter`` over them, used up
+    once read, as the object was.  Too many items, or an iterator that raises, stays opaque."""
+    from pytest_specbench.benchmarks.nl2postcond.corpus import pair_key, stable_text
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import equal_to_expected, str_pair_key
+    from pytest_specbench.benchmarks.nl2postcond.observe import ITERATED_ITEMS, OBSERVER, observed_program
+    from pytest_specbench.execution import wire
+
+    namespace: dict = {}
+    exec(compile(observed_program(
+        "import itertools\n"
+        "def f(xs, how):\n"
+        "    if how == 'endless':\n        return itertools.count()\n"
+        "    if how == 'raises':\n        return (1 // x for x in xs)\n"
+        "    if how == 'view':\n        return {x: str(x) for x in xs}.items()\n"
+        "    return filter(lambda x: isinstance(x, int), xs)\n", "f"), "<observed>", "exec"), namespace)
+    observe = namespace[OBSERVER]
+    args, out = wire.loads(wire.dumps(observe([1, "a", 2], "filter")))
+    assert type(out) is wire.Iterated and (out.kind, out.items) == ("filter", [1, 2])
+    assert type(wire.loads(wire.dumps(observe([], "endless")))[1]) is wire.Opaque  # over ITERATED_ITEMS
+    assert ITERATED_ITEMS >= 1_000
+    assert type(wire.loads(wire.dumps(observe([0], "raises")))[1]) is wire.Opaque
+    view = wire.loads(wire.dumps(observe([3], "view")))[1]
+    assert (view.kind, view.items) == ("dict_items", [(3, "3")])
+    # never equal to the reference's list, and a pair of its own program's under both keys
+    assert not equal_to_expected(out, [1, 2])
+    assert pair_key(1, 0, out) != pair_key(2, 0, out) and str_pair_key(1, 0, out) != str_pair_key(2, 0, out)
+    assert stable_text(out) == '{"g":["filter",[1,2]]}'
+    blocks = {"assert all(isinstance(i, int) for i in return_value)": ("holds", ""),
+              "assert isinstance(return_value, filter) and not isinstance(return_value, list)": ("holds", ""),
+              "assert all(isinstance(i, int) for i in return_value)\nassert list(return_value) == [1, 2]":
+                  ("violated", "AssertionError"),  # used up by the first assert, as upstream's object was
+              "assert isinstance(return_value, list)": ("violated", "AssertionError")}
+    for block, want in blocks.items():
+        assert _run(command_executor, block, cases=[{"inputs": {"xs": [1, "a", 2]}, "return_value": out}]) == [want], block
+    assert _run(command_executor, "assert dict(return_value) == {3: '3'} and len(return_value) == 1",
+                cases=[{"inputs": {"xs": [3]}, "return_value": view}]) == [("holds", "")]
 
 
 def test_batches_never_hold_two_cases_of_one_input():
@@ -640,7 +721,8 @@ def test_the_task_runs_journal_gives_back_each_observation_as_the_sandbox_sent_i
     from pytest_specbench.execution import wire
 
     values = [(1, [2, (3,)]), {1, 2}, frozenset({"a"}), float("nan"), -0.0, 10 ** 400, b"\x00\xff", {"k": {1: None}},
-              "\r\u200b\\u0041", True, None, [1.5, float("inf")], wire.loads(wire.dumps((i for i in ())))]
+              "\r\u200b\\u0041", True, None, [1.5, float("inf")], wire.loads(wire.dumps((i for i in ()))),
+              wire.Iterated("filter", [1, {2}])]
     sent = [Observation(i, "ok", (wire.loads(wire.dumps(v)), [i]), wire.loads(wire.dumps(v)), cpu=0.25)
             for i, v in enumerate(values)]
     sent += [Observation(20, "ok", ("x",), LongStr("ab" * 16, 70_000)), Observation(21, "timeout", wall_stop=True),

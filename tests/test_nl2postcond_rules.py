@@ -2,6 +2,7 @@
 ``--nl2postcond-long-ints=upstream`` (docs/nl2postcond.md, "HumanEval/83")."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 from pytest_specbench.benchmarks.nl2postcond.evaluate import has_long_int, over_upstream_digits
@@ -271,6 +272,40 @@ def test_the_agreement_script_counts_a_repeated_input_once_beside_the_default():
     assert agreement.counts_by_input_value(programs, task) == (2, 3, 1)
 
 
+def test_a_bad_output_is_keyed_by_the_text_str_prints_for_it_by_default():
+    """Upstream keyed a bad output by what ``str()`` prints: ``True`` and ``"True"`` on one input are
+    one pair, and a program adding only such pairs is not a program of the count (HumanEval/92: 8
+    programs and 1,132 pairs, upstream's, against 9 and 2,024 by value and type).  A set prints
+    in one order in every process; an opaque value stays its own program's; a long int prints."""
+    from pytest_specbench.benchmarks.nl2postcond.corpus import Bopi, Kept
+    from pytest_specbench.benchmarks.nl2postcond.evaluate import bad_outputs, pair_key_of, python_text, str_pair_key
+    from pytest_specbench.execution.wire import Opaque
+
+    task = {"base_input": [[1], [2]], "plus_input": []}
+    programs = [Kept("T/0", 1, True, (Bopi(0, (1,), True), Bopi(1, (2,), None))),
+                Kept("T/0", 2, True, (Bopi(0, (1,), "True"), Bopi(1, (2,), "None"))),  # prints as program 1's
+                Kept("T/0", 3, False, (Bopi(0, (1,), 1), Bopi(1, (2,), (None,))))]  # "1", "(None,)": its own
+    assert agreement.counts_by_input_value(programs, task) == (2, 4, 1)
+    assert agreement.counts_by_input_value(programs, task, "value") == (3, 6, 2)
+    pairs, members = bad_outputs(programs, [0, 1], str_pair_key)
+    assert [out for _, _, out in pairs] == [True, None, 1, (None,)] and members == [[0, 1], [2, 3]]
+    assert pair_key_of("value") is not str_pair_key is pair_key_of("str")
+    # one text for equal values, whatever order a set iterates in
+    assert python_text({"b", "a", "c"}) == python_text({"c", "a", "b"}) == "{'a', 'b', 'c'}"
+    assert python_text([frozenset(), set(), {1: (2,)}, b"x", 1.5]) == "[frozenset(), set(), {1: (2,)}, b'x', 1.5]"
+    assert python_text(10 ** 5000).startswith("\0int 0x")  # str() refuses it (over 4,300 digits)
+    opaque = [Opaque("filter", "<filter object>")]
+    assert python_text(opaque) is None and str_pair_key(1, 0, opaque) != str_pair_key(2, 0, opaque)
+    # an object equal only to itself, given on an input listed twice, is two objects: two pairs under
+    # every rule (HumanEval/42's map on its repeated input, /17's reversed lists: upstream's figures)
+    twice = {"base_input": [[1]], "plus_input": [[1]]}
+    objects = [Kept("T/0", 1, True, (Bopi(0, (1,), opaque[0]), Bopi(1, (1,), opaque[0])))]
+    values = [Kept("T/0", 1, True, (Bopi(0, (1,), 5), Bopi(1, (1,), 5)))]
+    for rule in ("str", "value"):
+        assert agreement.counts_by_input_value(objects, twice, rule) == (1, 2, 1)
+        assert agreement.counts_by_input_value(values, twice, rule) == (1, 1, 1)
+
+
 def test_each_input_gets_upstreams_time_limit_from_the_references_least_cpu(tmp_path):
     """``--time-rule upstream`` is upstream's script's rule (max(0.2 s, 2x the reference's time on
     that input)): a candidate hanging on HumanEval/13's large inputs pays 0.2 CPU s per input, not
@@ -386,6 +421,13 @@ def test_a_corpus_whose_pinned_task_is_not_the_pinned_part_is_refused_with_one_l
     (later / "HumanEval_10.jsonl").write_text(lines["HumanEval/10"].replace('"program": 2', '"program": 3'))
     with pytest.raises(SystemExit, match=r"1 task\(s\) have another part in the pin \(HumanEval/10\)"):
         pin_corpus.main([str(later), "--out", str(tmp_path / "grown.txt"), "--add"])
+    # --replace takes the folder's part there (a change of the code that changed a part's bytes)
+    assert pin_corpus.main([str(later), "--out", str(tmp_path / "replaced.txt"), "--replace"]) == 0  # no pin yet
+    (tmp_path / "replaced.txt").write_text((tmp_path / "grown.txt").read_text())
+    assert pin_corpus.main([str(later), "--out", str(tmp_path / "replaced.txt"), "--replace"]) == 0
+    replaced = read_pin(tmp_path / "replaced.txt")
+    assert replaced.parts["HumanEval/2"] == pin.parts["HumanEval/2"] and replaced.manifest != pin.manifest
+    assert replaced.parts["HumanEval/10"] == hashlib.sha256((later / "HumanEval_10.jsonl").read_bytes()).hexdigest()
     (later / "HumanEval_10.jsonl").rename(parts / "HumanEval_10.jsonl")
     (parts / "HumanEval_10.jsonl").write_text(lines["HumanEval/10"])
     other = tmp_path / "other.jsonl"
@@ -848,3 +890,6 @@ def test_kills_above_upstreams_by_the_opaque_bad_outputs_get_that_cause():
     assert kill_cause({"kill_rows": rows}, True, {"filter": 3}) == \
         "same corpus counts, kills differ (upstream below ours on every such row): not shown (3 opaque bad outputs)"
     assert kill_cause({"kill_rows": rows}, False, {"filter": 2}) == "kills follow the corpus (its run columns differ)"
+    # HumanEval/95 r_num 2: programs naming their parameter otherwise (the corpus's params) are named
+    assert kill_cause({"kill_rows": [(2, "bopi_killed", 1, 84)]}, True, {}, [13, 51]).startswith(
+        "consistent with the buggy programs' own parameter names: program(s) 13, 51 name theirs otherwise")

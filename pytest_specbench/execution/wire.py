@@ -10,8 +10,10 @@ whose key is a type tag, so a JSON object is never ambiguous:
 ``{"t": [...]}`` tuple, ``{"d": [[k, v], ...]}`` dict, ``{"s": [...]}`` set,
 ``{"f": [...]}`` frozenset, ``{"b": "hex"}`` bytes, ``{"i": "0x..."}`` an int
 too long for decimal, ``{"c": [re, im]}``
-complex, ``{"o": "typename", "r": "repr"}`` anything else (never equal to a
-plain value).
+complex, ``{"g": [kind, [item, ...]]}`` an iterator (or a dict view) a program
+returned, with the items it gave (:class:`Iterated`; only where a caller made one:
+the nl2postcond corpus's observer), ``{"o": "typename", "r": "repr"}`` anything
+else (never equal to a plain value).
 
 This module is imported by the sandbox child before any sample code runs, so it
 must stay standard-library only.
@@ -45,6 +47,62 @@ class Opaque:
         return f"<{self.type_name} {self.text}>"
 
 
+class Iterated:
+    """An iterator or a dict view a program returned (``kind``: its type's name, ``filter``,
+    ``generator``, ``dict_items``, ...), with the items it gave when iterated (``items``, plain
+    data).  Equal only to itself, as the objects are (a ``filter`` is never equal to a list),
+    and never iterated where it is decoded: :func:`live` makes a fresh object of the kind over
+    the items, in the process that hands it to a postcondition (nl2postcond: upstream's
+    postcondition ran on the object itself, and ``all(... for i in return_value)`` holds on a
+    ``filter`` of ints)."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind: str, items: list):
+        self.kind, self.items = kind, items
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} of {len(self.items)} items>"
+
+
+def _yield_each(items: list):
+    yield from items
+
+
+def _kept(_item: Any) -> bool:
+    return True
+
+
+def _same(item: Any) -> Any:
+    return item
+
+
+_LIVE: dict[str, Callable[[list], Any]] = {
+    "filter": lambda items: filter(_kept, items),
+    "map": lambda items: map(_same, items),
+    "list_iterator": iter,
+    "list_reverseiterator": lambda items: reversed(items[::-1]),
+    "tuple_iterator": lambda items: iter(tuple(items)),
+    "dict_keys": lambda items: dict.fromkeys(items).keys(),
+    "dict_values": lambda items: dict(enumerate(items)).values(),
+    "dict_items": lambda items: dict(items).items(),
+}
+
+
+def live(value: Any) -> Any:
+    """``value``, or for an :class:`Iterated` a fresh object of its kind over its items: a
+    ``filter``, ``map``, list or tuple iterator, reversed list iterator or dict view where the
+    kind is one of those, else a generator (another iterator's type is not remade; its items
+    are the same).  Each call makes a new one: an iterator is used up by whoever reads it."""
+    if type(value) is not Iterated:
+        return value
+    make = _LIVE.get(value.kind, _yield_each)
+    try:
+        return make(list(value.items))
+    except (TypeError, ValueError):  # e.g. dict_items over items that are not pairs: the items still
+        return _yield_each(list(value.items))
+
+
 def to_plain(value: Any) -> Any:
     """JSON-able form of ``value`` (child side).  Raises RecursionError on cycles."""
     t = type(value)
@@ -76,6 +134,8 @@ def to_plain(value: Any) -> Any:
         return {"b": value.hex()}
     if t is complex:
         return {"c": [value.real, value.imag]}
+    if t is Iterated:
+        return {"g": [str(value.kind), [to_plain(v) for v in list(value.items)]]}
     # Subclasses of builtins (IntEnum, namedtuple, str subclasses) count as their
     # base value, read through the base type's own slots rather than theirs.
     if isinstance(value, int):
@@ -163,6 +223,11 @@ def _from_tagged(obj: dict) -> Any:
             return complex(body[0], body[1])
         if tag == "i":
             return int(body, 16)
+        if tag == "g":
+            kind, items = body
+            if type(kind) is not str or type(items) is not list:
+                raise ValueError("an iterated value is [kind, items]")
+            return Iterated(kind, items)
     if set(obj) == {"o", "r"}:
         return Opaque(str(obj["o"]), str(obj["r"]))
     raise ValueError(f"unknown tag {sorted(obj)!r}")

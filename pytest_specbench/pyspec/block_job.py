@@ -201,7 +201,8 @@ def _case_child(case_fd, answer_fd, base, code, cpu_seconds, fixed, cpu_left=Non
         start = time.process_time()
         try:
             names.update(case.get("inputs") or {})
-            names["return_value"] = case.get("return_value")
+            # an iterator a program returned (wire.Iterated) is handed over as a fresh object of its kind
+            names["return_value"] = wire.live(case.get("return_value"))
             if timer:
                 _setitimer(ITIMER_PROF, timer)
             exec(code, names)  # noqa: S102 - the block, confined by the filter above

@@ -108,7 +108,8 @@ class Nl2PostcondBenchmark:
                 observe.reference_cases(task.data, digest, "base+plus", ctx)
             expected = [case["return_value"] for case in every]
         done = evaluate(ctx.executor("command"), task.data, block, tasks.preamble(task.data), cases, programs,
-                        JOB_SECONDS, PER_CASE_SECONDS, ctx.option("nl2postcond_pairs") or "value", expected)
+                        JOB_SECONDS, PER_CASE_SECONDS, ctx.option("nl2postcond_pairs") or "str", expected,
+                        ctx.option("nl2postcond_names") or "reference")
         reference = done.reference
         if ctx.option("nl2postcond_time") == "upstream":
             reference = over_upstream_time(reference, observe.reference_seconds(

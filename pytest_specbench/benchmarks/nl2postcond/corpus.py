@@ -125,6 +125,8 @@ class Kept:
     program: int
     natural: bool
     bopi: tuple[Bopi, ...]
+    # the program's own parameter names, where they are not the reference's (own_parameters)
+    params: tuple[str, ...] | None = None
 
     def line(self, store: "LongStore | None" = None) -> str:
         """The part's line.  A bad output whose text is over :data:`DIGEST_STRINGS_OVER`
@@ -139,12 +141,55 @@ class Kept:
                                   f"{stable_text(b.output) if b.text is None else b.text}]" for b in self.bopi) + "]"
             if len(bopi) <= DIGEST_STRINGS_OVER or store is None:
                 return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
-                                   "bopi": bopi})
+                                   **self._params(), "bopi": bopi})
         if store is None:
             raise ValueError("a corpus line with a long string known by its digest needs the store that holds it")
         bopi = _plain_text([[b.index, _sorted_sets(wire.to_plain(list(b.args_after))), _stored(b.output, store)]
                             for b in self.bopi])
-        return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural, "bopi": bopi})
+        return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
+                           **self._params(), "bopi": bopi})
+
+    def _params(self) -> dict:
+        # only where the names differ: every other line is the bytes it always was
+        return {} if self.params is None else {"params": list(self.params)}
+
+
+def _positional_names(code: str, entry_point: str) -> tuple[str, ...] | None:
+    """The plain positional parameter names of ``code``'s last top-level ``def entry_point``
+    (the one Python binds), or None (no such def, code that does not parse, or a ``*``/``**``
+    or keyword-only parameter)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == entry_point]
+    if not defs or defs[-1].args.vararg or defs[-1].args.kwarg or defs[-1].args.kwonlyargs:
+        return None
+    return tuple(a.arg for a in (*defs[-1].args.posonlyargs, *defs[-1].args.args))
+
+
+def own_parameters(code: str, task: Mapping[str, Any], reference: tuple[str, ...] | None = None
+                   ) -> tuple[str, ...] | None:
+    """A candidate's entry point's parameter names where they are not the reference's (the
+    task prompt's), as many and plain positional ones; else None.  Read from its syntax tree,
+    nothing run (the last top-level ``def`` of that name, the one Python binds).  Upstream's
+    kill run bound a postcondition to each buggy program's own signature: on HumanEval/95 the
+    programs naming their parameter ``d``, ``dic`` or ``dct`` leave ``dict`` the builtin, and
+    ``len(dict) == 0`` raises there (``--nl2postcond-names=program``, docs/nl2postcond.md).
+    Of the 5,899 programs the 164 tasks' parts keep, 8 name their parameters otherwise
+    (/5's 1, /95's 6, /115's 1)."""
+    if reference is None:
+        reference = reference_parameters(task)
+    names = _positional_names(code, str(task.get("entry_point")))
+    if names is None or reference is None:
+        return None
+    return names if len(names) == len(reference) and names != reference else None
+
+
+def reference_parameters(task: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The reference's parameter names (the prompt's ``def``, with its solution)."""
+    return _positional_names(str(task.get("prompt", "")) + str(task.get("canonical_solution", "")),
+                             str(task.get("entry_point")))
 
 
 def _stored(output: Any, store: "LongStore") -> Any:
@@ -264,7 +309,7 @@ def stable_text(value: Any) -> str:
     return _plain_text(_sorted_sets(wire.to_plain(value)))
 
 
-def pair_key(program: int, index: int, output: Any, text: str | None = None) -> tuple:
+def pair_key(program: int, index: Any, output: Any, text: str | None = None, position: int | None = None) -> tuple:
     """What makes a bad output distinct: (input index, output text); an output that holds
     an opaque value is equal only to itself (as the sandbox's :class:`~.wire.Opaque` and
     Python's default ``==`` on such objects), so it is a pair of its own program's.  A long
@@ -274,19 +319,30 @@ def pair_key(program: int, index: int, output: Any, text: str | None = None) -> 
     :data:`DIGEST_STRINGS_OVER` characters is keyed by its digest too: equal texts, equal
     keys, and a set of keys does not hold a second copy of each (an evaluation reads
     HumanEval/15's 3.4 GB of long strings whole, and keyed by text held them twice).
-    ``text``: ``stable_text(output)``, if known."""
+    ``text``: ``stable_text(output)``, if known.  ``position``: the input's place in the list,
+    where ``index`` is its value (an evaluation's ``--nl2postcond-pairs``): an output equal only
+    to itself given on an input listed twice is two objects, two pairs (upstream's key, the
+    object's text, names its address: HumanEval/42's ``map`` on its repeated input is one pair
+    more than the value key gave, /17's reversed lists two, upstream's figures)."""
     if isinstance(output, LongStr):
         return (index, f"\0str {output.digest} {output.length}")
     if isinstance(output, StoredValue):  # its text is over DIGEST_STRINGS_OVER: stored for that
-        return (index, "\0text " + output.digest, program) if output.opaque else (index, "\0text " + output.digest)
+        return (index, "\0text " + output.digest, program, position) if output.opaque else (index, "\0text " + output.digest)
     text = stable_text(output) if text is None else text
-    opaque = _OPAQUE_TAG in text
+    opaque = _per_program(text)
     if len(text) > DIGEST_STRINGS_OVER:
         text = "\0text " + wire.string_digest(text)
-    return (index, text, program) if opaque else (index, text)
+    return (index, text, program, position) if opaque else (index, text)
 
 
 _OPAQUE_TAG = '{"o":"'  # an opaque value's tag; inside a string the quotes would be escaped
+_ITERATED_TAG = '{"g":["'  # an iterator's (wire.Iterated): like the object, equal only to itself
+
+
+def _per_program(text: str) -> bool:
+    """Does a value's wire text hold a value equal only to itself (an opaque value, an
+    iterator's items): its pair is its own program's."""
+    return _OPAQUE_TAG in text or _ITERATED_TAG in text
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -304,6 +360,8 @@ def _sorted_sets(plain: Any) -> Any:
             return {tag: [m for _, m in sorted(((_plain_text(m), m) for m in members), key=lambda km: km[0])]}
         if tag in ("t", "d") and isinstance(body, list):
             return {tag: [_sorted_sets(v) for v in body]}
+        if tag == "g" and isinstance(body, list) and len(body) == 2 and isinstance(body[1], list):
+            return {tag: [body[0], [_sorted_sets(v) for v in body[1]]]}
     if isinstance(plain, dict) and set(plain) == {"o", "r"} and isinstance(plain["r"], str):
         return {"o": plain["o"], "r": _ADDRESS.sub(" at 0x", plain["r"])}
     return plain
@@ -353,6 +411,7 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
     # observation's verdict and text are worked out once, not once per copy (HumanEval/22: 300
     # candidates, 77 runs; the text of every bad output was the build's own largest cost there).
     known: dict[int, Bopi | None] = {}
+    reference_names = reference_parameters(task)
     for cand in sorted(programs, key=lambda c: c.program):
         bopi = []
         for o in observations.get(cand.program, ()):
@@ -365,7 +424,8 @@ def select(task: Mapping[str, Any], reference: Sequence[Any], programs: Sequence
         pairs = {pair_key(cand.program, b.index, b.output, b.text) for b in bopi}
         if bopi and not pairs <= seen:
             seen |= pairs
-            kept.append(Kept(cand.task_id, cand.program, cand.program < NATURAL, tuple(bopi)))
+            kept.append(Kept(cand.task_id, cand.program, cand.program < NATURAL, tuple(bopi),
+                             own_parameters(cand.code, task, reference_names)))
     return kept
 
 
@@ -607,7 +667,8 @@ JOURNAL_CLASSES = frozenset({("builtins", "set"), ("builtins", "frozenset"), ("b
                              ("pytest_specbench.benchmarks.nl2postcond.observe", "Observation"),
                              ("pytest_specbench.benchmarks.nl2postcond.observe", "LongStr"),
                              ("pytest_specbench.benchmarks.nl2postcond.corpus", "StoredValue"),
-                             ("pytest_specbench.execution.wire", "Opaque")})
+                             ("pytest_specbench.execution.wire", "Opaque"),
+                             ("pytest_specbench.execution.wire", "Iterated")})
 
 
 class _JournalUnpickler(pickle.Unpickler):
@@ -795,7 +856,7 @@ def _stored_at_once(observation, store: "LongStore"):
     text = stable_text(observation.result)
     if len(text) <= DIGEST_STRINGS_OVER:
         return observation
-    return replace(observation, result=StoredValue(store.put(text), len(text), _OPAQUE_TAG in text))
+    return replace(observation, result=StoredValue(store.put(text), len(text), _per_program(text)))
 
 
 class NotReproduced(Exception):
@@ -1051,7 +1112,7 @@ class CorpusFile(Mapping[str, list[Kept]]):
             digest, size = body
             if digest not in longs:
                 text = self.long_store.get(str(digest), int(size))
-                longs[digest] = StoredValue(str(digest), int(size), _OPAQUE_TAG in text, self.long_store,
+                longs[digest] = StoredValue(str(digest), int(size), _per_program(text), self.long_store,
                                             (self.path, lineno))
             return longs[digest]
 
@@ -1062,7 +1123,11 @@ class CorpusFile(Mapping[str, list[Kept]]):
                 obj = json.loads(line)
                 bopi = tuple(Bopi(int(i), tuple(a), o) for i, a, o in wire.loads(obj["bopi"], {LONG_STRING: long_string,
                                                                                      LONG_VALUE: long_value}))
-                programs.append(Kept(str(obj["task_id"]), int(obj["program"]), bool(obj["natural"]), bopi))
+                params = obj.get("params")
+                if params is not None and (type(params) is not list or not all(type(n) is str for n in params)):
+                    raise ValueError("params is not a list of names")
+                programs.append(Kept(str(obj["task_id"]), int(obj["program"]), bool(obj["natural"]), bopi,
+                                     None if params is None else tuple(params)))
             except (ValueError, KeyError, TypeError) as exc:
                 why = f": {exc}" if str(exc).startswith(("long output", str(self.long_store.folder))) else ""
                 raise DataError(self.path, lineno, f"{CORPUS_LINE}{why}") from None

@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from ...pyspec.blocks import BlockOutcome, batches_of, check_blocks
 from ...execution import wire
+from ..contract.evalplus import DIGEST_STRINGS_OVER
 from .corpus import Kept, StoredStr, StoredValue, pair_key, stable_text
 from .tasks import parameters
 from .observe import LongStr, as_case
@@ -52,10 +53,10 @@ class Evaluated:
     added: list[list[int]] = ()
 
 
-def input_keys(task: Mapping[str, Any], pairs: str = "value") -> list[Any] | None:
-    """What stands for each test input in a pair's key: its value's text (``value``: an input
-    HumanEval+ lists twice, a base input again among the plus inputs, is one input), or None
-    (``position``: the input's place in the list, the corpus's own selection).
+def input_keys(task: Mapping[str, Any], pairs: str = "str") -> list[Any] | None:
+    """What stands for each test input in a pair's key: its value's text (``str`` and ``value``:
+    an input HumanEval+ lists twice, a base input again among the plus inputs, is one input), or
+    None (``position``: the input's place in the list, the corpus's own selection).
 
     Upstream's counts are by value: on every task of the sheet where a repeated input holds bad
     outputs and either rule reproduces upstream's ``num_bopi_run``, it is this one (21 tasks of
@@ -69,14 +70,88 @@ def input_keys(task: Mapping[str, Any], pairs: str = "value") -> list[Any] | Non
     return [stable_text(x) for x in list(task["base_input"]) + list(task["plus_input"])]
 
 
-def by_input_value(programs: Sequence[Kept], keys: Sequence[Any]) -> tuple[list[Kept], list[tuple[int, tuple, Any]]]:
+def by_input_value(programs: Sequence[Kept], keys: Sequence[Any], key=pair_key
+                   ) -> tuple[list[Kept], list[tuple[int, tuple, Any]]]:
     """The corpus's programs selected again in program order with each pair keyed by its input's
     value (``keys``, :func:`input_keys`), and their distinct pairs: a program whose new pairs were
     all on a repeated input adds none, and is not run.  The same as a build that keyed pairs so: a
     program the build did not keep added no (position, output) pair, so it adds no (value, output)
     pair either."""
-    pairs, _, _, selected = _pairs(sorted(programs, key=lambda k: k.program), keys)
+    pairs, _, _, selected = _pairs(sorted(programs, key=lambda k: k.program), keys, key=key)
     return selected, pairs
+
+
+def str_pair_key(program: int, index: Any, output: Any, position: int | None = None) -> tuple:
+    """What makes a bad output distinct under ``--nl2postcond-pairs=str`` (the default): its
+    input and what ``str()`` prints for it, upstream's key.  ``True`` and ``"True"``, ``3`` and
+    ``"3"``, ``None`` and ``"None"`` on one input are one bad output: on HumanEval/92 the
+    programs returning strings where booleans are due and one returning ``1``/``0`` give 8
+    programs and 1,132 pairs this way, upstream's figures to the unit, against 9 and 2,024 keyed
+    by the value's type and text (``value``); over HumanEval/0-109 it gives upstream's
+    ``num_bopi_run`` on 77 of the 106 tasks with a row correct on both sides, ``value`` on 68,
+    and changes no task that agreed (docs/nl2postcond.md, "Bad outputs keyed by their text").
+
+    The text is :func:`python_text`'s, worked out here on decoded data (no answer code runs).
+    Where it cannot be what upstream's process printed, the key stays the value's own: an
+    opaque value (upstream's text names a memory address) is a pair of its own program's, as
+    :func:`.corpus.pair_key` keys it, and a long output (a string over
+    :data:`DIGEST_STRINGS_OVER` characters, or another value whose wire text is) is keyed by its
+    stored digest (a long list and a long string that prints the same are two pairs here)."""
+    if isinstance(output, (LongStr, StoredValue)):  # a StoredStr is a LongStr
+        return pair_key(program, index, output, position=position)
+    text = python_text(output)
+    if text is None:  # holds an opaque value, or an iterator's items
+        return pair_key(program, index, output, position=position)
+    if len(text) > DIGEST_STRINGS_OVER:  # keep the index small: the text's digest stands for it
+        return (index, "\0py " + wire.string_digest(text))
+    return (index, text)
+
+
+def python_text(value: Any) -> str | None:
+    """What ``str(value)`` prints, for decoded plain data, or None where ``value`` holds an
+    opaque value (:class:`.wire.Opaque`).  Two departures, so that equal values give one text
+    in any process: a set's members are in the order of their own texts (Python's order
+    follows the process's string hash seed), and an int too long for ``str`` (over 4,300
+    digits: ``ValueError`` in Python 3.11) is written in hex behind a NUL, which no printed
+    value holds.  A value nested too deeply to walk is keyed by its wire text, behind a NUL."""
+    if type(value) is str:
+        return value
+    try:
+        return _printed(value)
+    except _HoldsOpaque:
+        return None
+    except RecursionError:
+        return "\0wire " + stable_text(value)
+
+
+class _HoldsOpaque(Exception):
+    pass
+
+
+def _printed(v: Any) -> str:
+    t = type(v)
+    if t is str or t is float or t is bool or v is None or t is complex or t is bytes:
+        return repr(v)
+    if t is int:
+        return repr(v) if v.bit_length() < 14_000 else "\0int " + hex(v)  # 10**4300 has 14,285 bits
+    if t is list:
+        return "[" + ", ".join(map(_printed, v)) + "]"
+    if t is tuple:
+        return "(" + ", ".join(map(_printed, v)) + (",)" if len(v) == 1 else ")")
+    if t is dict:
+        return "{" + ", ".join(f"{_printed(k)}: {_printed(x)}" for k, x in v.items()) + "}"
+    if t is set or t is frozenset:
+        inner = "{" + ", ".join(sorted(map(_printed, v))) + "}"
+        if t is set:
+            return inner if v else "set()"
+        return f"frozenset({inner})" if v else "frozenset()"
+    raise _HoldsOpaque  # wire.Opaque: the only other type decoded data holds
+
+
+def pair_key_of(pairs: str):
+    """The pair key of ``--nl2postcond-pairs``: ``str`` keys an output by its printed text
+    (:func:`str_pair_key`), ``value`` and ``position`` by its value (:func:`.corpus.pair_key`)."""
+    return str_pair_key if pairs == "str" else pair_key
 
 
 def equal_to_expected(output: Any, expected: Any) -> bool:
@@ -114,7 +189,7 @@ def unequal_only(programs: Sequence[Kept], expected: Sequence[Any]) -> list[Kept
     return out
 
 
-def bad_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None
+def bad_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None, key=pair_key
                 ) -> tuple[list[tuple[int, tuple, Any]], list[list[int]]]:
     """The distinct (input, bad output) pairs of the corpus's programs, in program
     order (the arguments after the call from the first program that gave the pair),
@@ -122,21 +197,23 @@ def bad_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None
     Upstream's ``num_bopi_run`` counts these pairs: on HumanEval/0 its 6 programs give
     2,983 (program, input) bad outputs and 1,819 distinct pairs, against upstream's 1,820
     (docs/nl2postcond.md)."""
-    pairs, members, _, _ = _pairs(programs, keys)
+    pairs, members, _, _ = _pairs(programs, keys, key=key)
     return pairs, members
 
 
-def added_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None) -> list[list[int]]:
+def added_outputs(programs: Sequence[Kept], keys: Sequence[Any] | None = None, key=pair_key) -> list[list[int]]:
     """Per program, the indices of the pairs it added (no earlier program gave them):
     upstream's ``unique_bopi_id``, the bad outputs its run tries each program on."""
-    return _pairs(programs, keys)[2]
+    return _pairs(programs, keys, key=key)[2]
 
 
-def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None, select: bool = False):
+def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None, select: bool = False, key=pair_key):
     """(pairs, each program's pairs, each program's added pairs, the programs): with ``keys``
-    (by input value) or ``select`` (bad outputs dropped, :func:`unequal_only`), a program that
-    adds no pair is left out (:func:`by_input_value`), its pairs being all in the index already;
-    each pair's key is worked out once."""
+    (by input value), ``select`` (bad outputs dropped, :func:`unequal_only`) or a ``key`` other
+    than the build's (:func:`str_pair_key`), a program that adds no pair is left out
+    (:func:`by_input_value`), its pairs being all in the index already; each pair's key is
+    worked out once."""
+    select = select or keys is not None or key is not pair_key
     index: dict[tuple, int] = {}
     pairs: list[tuple[int, tuple, Any]] = []
     members: list[list[int]] = []
@@ -145,13 +222,13 @@ def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None, select: 
     for kept in programs:
         mine, new = [], []
         for b in kept.bopi:
-            key = pair_key(kept.program, b.index if keys is None else keys[b.index], b.output)
-            if key not in index:
-                index[key] = len(pairs)
+            k = key(kept.program, b.index if keys is None else keys[b.index], b.output, position=b.index)
+            if k not in index:
+                index[k] = len(pairs)
                 pairs.append((b.index, b.args_after, b.output))
-                new.append(index[key])
-            mine.append(index[key])
-        if (keys is not None or select) and not new:
+                new.append(index[k])
+            mine.append(index[k])
+        if select and not new:
             continue
         selected.append(kept)
         members.append(sorted(set(mine)))
@@ -160,19 +237,21 @@ def _pairs(programs: Sequence[Kept], keys: Sequence[Any] | None = None, select: 
 
 
 def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, reference_cases: Sequence[dict],
-             programs: Sequence[Kept], base_seconds: float, case_seconds: float, pairs_by: str = "value",
-             expected: Sequence[Any] | None = None) -> Evaluated:
+             programs: Sequence[Kept], base_seconds: float, case_seconds: float, pairs_by: str = "str",
+             expected: Sequence[Any] | None = None, names_by: str = "reference") -> Evaluated:
     """Both checks' cases in one job, whose budget is ``base_seconds`` plus
     ``case_seconds`` per case; ``pairs_by``: what makes a bad output distinct (:func:`input_keys`);
     ``expected``: the reference's output per test input (base then plus), to keep only the bad
-    outputs Python's ``==`` rejects (``--nl2postcond-oracle=eq``; None: the corpus's, ``exact``)."""
+    outputs Python's ``==`` rejects (``--nl2postcond-oracle=eq``; None: the corpus's, ``exact``);
+    ``names_by``: the names a bad output's inputs are bound to (:func:`case_names`)."""
     names = parameters(task)
     keys = input_keys(task, pairs_by) if programs else None
     if expected is not None and programs:
         programs = unequal_only(programs, expected)
     # (the corpus's lines are in program order)
-    pairs, members, added, programs = _pairs(programs, keys, select=expected is not None)
-    pool = list(reference_cases) + [as_case(names, args, out) for _, args, out in pairs]
+    pairs, members, added, programs = _pairs(programs, keys, select=expected is not None, key=pair_key_of(pairs_by))
+    pool = list(reference_cases) + [as_case(n, args, out)
+                                     for n, (_, args, out) in zip(case_names(names, programs, added, len(pairs), names_by), pairs)]
     order = list(range(len(pool)))
     random.SystemRandom().shuffle(order)
     # One spec process per batch of cases of distinct inputs: a process never holds two
@@ -189,6 +268,30 @@ def evaluate(executor, task: Mapping[str, Any], block: str, preamble: str, refer
     for position, i in enumerate(order):
         by_slot[i] = outcomes[position]
     return Evaluated(by_slot[:n], by_slot[n:], list(zip(programs, members)), added)
+
+
+def case_names(names: Sequence[str], programs: Sequence[Kept], added: Sequence[Sequence[int]], count: int,
+               names_by: str = "reference") -> list[Sequence[str]]:
+    """The parameter names each of ``count`` bad outputs' inputs are bound to, by
+    ``--nl2postcond-names``: the reference's (``reference``, the default), or those of the
+    program that added the pair, where the corpus records its own (``program``: upstream's
+    kill run, which wraps each buggy program in its own signature; ``added``: each program's
+    new pairs, :func:`_pairs`).
+
+    ``reference`` is the default because a name is not a value: bound to a buggy program's own
+    names, a postcondition could tell its bad outputs from the reference's by the names it sees
+    (``'d' in dir()``) and reject them all, complete without telling right from wrong.  Under
+    it, an output reaches the postcondition as the reference's would, by value alone.  On
+    upstream's sheet the two differ on HumanEval/95 only (r_num 2, ``len(dict) == 0``: upstream
+    84 bad outputs killed, 83 of them given by programs naming their parameter ``d``, ``dic`` or
+    ``dct``, where ``dict`` is the builtin)."""
+    out: list[Sequence[str]] = [names] * count
+    if names_by == "program":
+        for kept, new in zip(programs, added):
+            if kept.params is not None:
+                for i in new:
+                    out[i] = kept.params
+    return out
 
 
 def case_text(case: Mapping[str, Any]) -> str:

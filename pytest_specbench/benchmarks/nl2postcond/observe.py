@@ -51,24 +51,54 @@ def observed_program(code: str, entry_point: str, str_digest_over: int | None = 
     run's calls up to the last output it fetches (:func:`.corpus.store_long_outputs`).  The count
     lives in the program's module, which the program could change: that too only changes its own
     outputs, and each fetched one must have the first run's digest and length."""
-    # With digests, the builtins module's own names: the program's module may bind str, type or len.
-    imports = f"random as {OBSERVER}_random"
+    # The builtins module's own names: the program's module may bind str, type, len or list.
+    imports = f"random as {OBSERVER}_random, builtins as {OBSERVER}_b, itertools as {OBSERVER}_itertools"
     if str_digest_over is not None:
-        imports += f", hashlib as {OBSERVER}_hashlib, builtins as {OBSERVER}_b"
+        imports += f", hashlib as {OBSERVER}_hashlib"
     count = fetch = ""
     if str_digest_over is not None and whole_calls:
         count = (f"    n = {OBSERVER}_calls[0]\n"
                  f"    {OBSERVER}_calls[0] = n + 1\n")
         fetch = " and n not in {" + ", ".join(str(int(n)) for n in sorted(set(whole_calls))) + "}"
-    text = (f"{code}\n\n\nimport {imports}\n\n\n" + (f"{OBSERVER}_calls = [0]\n\n\n" if count else "")
+    text = (f"{code}\n\n\nimport {imports}\n"
+            f"from pytest_specbench.execution.wire import Iterated as {OBSERVER}_Iterated\n\n\n"
+            + _ITERATED.replace("OBSERVER", OBSERVER) + "\n\n"
+            + (f"{OBSERVER}_calls = [0]\n\n\n" if count else "")
             + f"def {OBSERVER}(*args):\n" + count
             + f"    {OBSERVER}_random.seed(0)\n"
-            f"    result = {entry_point}(*args)\n")
+            f"    result = {entry_point}(*args)\n"
+            f"    if {OBSERVER}_b.type(result) in {OBSERVER}_iterators:\n"
+            f"        result = {OBSERVER}_iterated(result)\n")
     if str_digest_over is not None:
         text += (f"    if {OBSERVER}_b.type(result) is {OBSERVER}_b.str and {OBSERVER}_b.len(result) > {int(str_digest_over)}{fetch}:\n"
                  f"        digest = {OBSERVER}_hashlib.blake2b(result.encode('utf-8', 'surrogatepass'), digest_size=16)\n"
                  f"        return [{OBSERVER}_b.list(args), None, [digest.hexdigest(), {OBSERVER}_b.len(result)]]\n")
     return text + "    return [list(args), result]\n"
+
+
+# An iterator or dict view a program returns is iterated here, in its own process and within its
+# call's limits, and comes back as its items (wire.Iterated): upstream's postcondition ran on the
+# object itself (HumanEval/22's programs returning filter(...) where a list is due: 956 bad
+# outputs), which a placeholder cannot stand for.  Up to ITERATED_ITEMS items; an iterator with
+# more, or one that raises while it is read, comes back as before (an opaque value).
+ITERATED_ITEMS = 10_000
+_ITERATED = f"""
+OBSERVER_iterators = frozenset(OBSERVER_b.type(x) for x in (
+    iter([]), reversed([]), iter(()), iter(range(0)), iter(''), iter(set()), iter({{}}), iter({{}}.values()),
+    iter({{}}.items()), {{}}.keys(), {{}}.values(), {{}}.items(), filter(None, ()), map(abs, ()), zip(),
+    enumerate(()), (i for i in ())))
+
+
+def OBSERVER_iterated(result):
+    kind = OBSERVER_b.type(result).__name__
+    try:
+        items = OBSERVER_b.list(OBSERVER_itertools.islice(result, {ITERATED_ITEMS + 1}))
+    except Exception:
+        return result
+    if OBSERVER_b.len(items) > {ITERATED_ITEMS}:
+        return result
+    return OBSERVER_Iterated(kind, items)
+"""
 
 
 @dataclass(frozen=True)

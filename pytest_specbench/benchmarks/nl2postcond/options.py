@@ -18,10 +18,17 @@ OPTIONS = (
     Option("nl2postcond_codes", "a buggy program is rejected when one of the bad outputs it added (added, "
                                 "upstream's counts) or of all its bad outputs (all) is rejected",
            default="added", choices=("added", "all")),
-    Option("nl2postcond_pairs", "what makes a bad output distinct: value (an (input, bad output) pair by the "
-                                "input's value: an input HumanEval+ lists twice is one, as upstream's counts) or "
-                                "position (by the input's place in the list, as upstream's script names pairs)",
-           default="value", choices=("value", "position")),
+    Option("nl2postcond_pairs", "what makes a bad output distinct: str (an (input, bad output) pair by the "
+                                "input's value and the text str() prints for the output: True and 'True' are one, "
+                                "and an input HumanEval+ lists twice is one, as upstream's counts), value (by the "
+                                "output's value and type) or position (value, with inputs by their place in the "
+                                "list, as upstream's script names pairs)",
+           default="str", choices=("str", "value", "position")),
+    Option("nl2postcond_names", "the names a bad output's inputs are bound to: reference (the task's, as for "
+                                "the reference's outputs: a postcondition tells them apart by value alone) or "
+                                "program (the buggy program's own parameter names, where the corpus records them: "
+                                "upstream's kill run)",
+           default="reference", choices=("reference", "program")),
     Option("nl2postcond_oracle", "what a recorded bad output must be to count: eq (unequal to the reference's "
                                  "under Python's ==, as upstream's counts: 2.0 for 2 is not bad) or exact (unequal "
                                  "in value or type: the corpus's own selection)",

@@ -4,7 +4,7 @@ HumanEval/0-109) through the plugin, and print the agreement row by row.
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...] [--sheet FILE]
         [--inputs base+plus|base] [--time paper|upstream] [--long-ints upstream|paper] [--corpus FILE] [-n 2]
-        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs value|position] [--oracle eq|exact]
+        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs str|value|position] [--oracle eq|exact] [--names reference|program]
         [--keep DIR] [--report FILE ...] [-v]
 
 Each row's ``postcondition`` text is replayed (``sample_index`` = its ``r_num``);
@@ -79,15 +79,16 @@ def replay_lines(rows: list[dict[str, Any]]) -> str:
 def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
                 workers: int, time_rule: str = "paper", long_ints: str = "upstream",
                 spec_tiers: str | None = None, corpus_pin: str | None = None, pairs: str | None = None,
-                oracle: str | None = None) -> list[str]:
+                oracle: str | None = None, names: str | None = None) -> list[str]:
     """The arguments of the pytest run that replays ``rows`` (run in ``folder``; the
     replay file is written there), for :func:`run_plugin` or a caller's own pytest.
     ``spec_tiers``: the run's ``--spec-tiers`` (None: the family's default, which includes
     the ``pbt`` tier's search; ``corpus`` runs the paper's checks only, all the columns need).
     ``corpus_pin``: the run's ``--nl2postcond-corpus-pin`` (None: the family's default, ``check``;
     ``warn`` takes a part this machine built otherwise, named in a warning).  ``pairs``: the run's
-    ``--nl2postcond-pairs`` (None: the family's default, ``value``); ``oracle``: its
-    ``--nl2postcond-oracle`` (None: the family's default, ``eq``)."""
+    ``--nl2postcond-pairs`` (None: the family's default, ``str``); ``oracle``: its
+    ``--nl2postcond-oracle`` (None: the family's default, ``eq``); ``names``: its
+    ``--nl2postcond-names`` (None: the family's default, ``reference``)."""
     replay = folder / "sheet-replay.jsonl"
     replay.write_text(replay_lines(rows), encoding="utf-8")
     tasks = sorted({r["task_id"] for r in rows})
@@ -102,6 +103,7 @@ def plugin_args(data_root: Path, rows: list[dict[str, Any]], folder: Path, input
     argv += [f"--spec-tiers={spec_tiers}"] if spec_tiers else []
     argv += [f"--nl2postcond-pairs={pairs}"] if corpus and pairs else []
     argv += [f"--nl2postcond-oracle={oracle}"] if corpus and oracle else []
+    argv += [f"--nl2postcond-names={names}"] if corpus and names else []
     return argv + (["-n", str(workers)] if workers else [])
 
 
@@ -137,9 +139,9 @@ def run_report(folder: Path, tool: str = "agreement") -> dict[str, Any]:
 def run_plugin(data_root: Path, rows: list[dict[str, Any]], folder: Path, inputs: str, corpus: Path | None,
                workers: int, time_rule: str = "paper", long_ints: str = "upstream",
                spec_tiers: str | None = None, corpus_pin: str | None = None, pairs: str | None = None,
-               oracle: str | None = None) -> dict[str, Any]:
+               oracle: str | None = None, names: str | None = None) -> dict[str, Any]:
     argv = plugin_args(data_root, rows, folder, inputs, corpus, workers, time_rule, long_ints, spec_tiers, corpus_pin,
-                       pairs, oracle)
+                       pairs, oracle, names)
     subprocess.run([sys.executable, "-m", "pytest", *argv], cwd=folder, check=False, stdout=subprocess.DEVNULL)
     return run_report(folder)
 
@@ -248,13 +250,14 @@ def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]
             "kill_rows": kill_rows, "disagreements": disagreements, "no_part": dict(no_part)}
 
 
-def corpus_runs(rows: list[dict[str, Any]], corpus_path: Path, tasks: dict[str, Any] | None = None
-                ) -> dict[str, dict[str, tuple]]:
+def corpus_runs(rows: list[dict[str, Any]], corpus_path: Path, tasks: dict[str, Any] | None = None,
+                pairs_by: str = "str") -> dict[str, dict[str, tuple]]:
     """The run columns per task straight from a corpus (no postcondition runs: they are
     the corpus's counts), beside upstream's (the same on every correct row of a task).
     With the tasks (HumanEval+), also ``by_value``: the same counts with an input that
     HumanEval+ 0.1.10 lists twice (a base input repeated among the plus inputs, 98 of
-    164 tasks) counted once, the selection keyed by (input value, bad output)."""
+    164 tasks) counted once, the selection keyed by (input value, bad output) with the output
+    as ``pairs_by`` keys it (:func:`counts_by_input_value`)."""
     from ..corpus import load
     from ..evaluate import bad_outputs
 
@@ -266,17 +269,18 @@ def corpus_runs(rows: list[dict[str, Any]], corpus_path: Path, tasks: dict[str, 
     out = {t: {"ours": (len(built[t]), len(bad_outputs(built[t])[0]), sum(k.natural for k in built[t])),
                "upstream": theirs} for t, theirs in upstream.items()}
     for t in out if tasks else ():
-        out[t]["by_value"] = counts_by_input_value(built[t], tasks[t])
+        out[t]["by_value"] = counts_by_input_value(built[t], tasks[t], pairs_by)
     return out
 
 
-def counts_by_input_value(programs, task: dict[str, Any]) -> tuple[int, int, int]:
+def counts_by_input_value(programs, task: dict[str, Any], pairs_by: str = "str") -> tuple[int, int, int]:
     """(programs, distinct pairs, natural programs) of a task's corpus, selected again in
-    program order with each pair keyed by its input's value, not its position (what a run
-    with ``--nl2postcond-pairs=value``, the default, counts)."""
-    from ..evaluate import by_input_value, input_keys
+    program order with each pair keyed by its input's value, not its position, and its output
+    as ``pairs_by`` says (``--nl2postcond-pairs``: ``str``, the default, by the text ``str()``
+    prints; ``value`` by value and type)."""
+    from ..evaluate import by_input_value, input_keys, pair_key_of
 
-    kept, pairs = by_input_value(programs, input_keys(task))
+    kept, pairs = by_input_value(programs, input_keys(task), pair_key_of(pairs_by))
     return len(kept), len(pairs), sum(k.natural for k in kept)
 
 
@@ -302,10 +306,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus-pin", choices=("check", "warn", "off"), default=None,
                    help="--nl2postcond-corpus-pin of the run (default: the family's, check; warn takes a part "
                         "built otherwise on this machine, named in a warning)")
-    p.add_argument("--pairs", choices=("value", "position"), default="value",
-                   help="--nl2postcond-pairs of the run (default value: an input listed twice is one input)")
+    p.add_argument("--pairs", choices=("str", "value", "position"), default="str",
+                   help="--nl2postcond-pairs of the run (default str: an output by the text str() prints, an "
+                        "input listed twice is one input)")
     p.add_argument("--oracle", choices=("eq", "exact"), default="eq",
                    help="--nl2postcond-oracle of the run (default eq: a bad output is one Python's == rejects)")
+    p.add_argument("--names", choices=("reference", "program"), default=None,
+                   help="--nl2postcond-names of the run (default: the family's, reference; program binds a bad "
+                        "output's inputs to its buggy program's own parameter names, as upstream's kill run)")
     p.add_argument("-n", dest="workers", type=int, default=0)
     p.add_argument("--spec-tiers", default=None,
                    help="--spec-tiers of the run (default: the family's; 'corpus' skips the pbt tier's search)")
@@ -323,11 +331,12 @@ def main(argv: list[str] | None = None) -> int:
             p.error("--runs-only needs --corpus")
         from ...contract.evalplus import EvalPlusData
 
-        runs = corpus_runs(rows, args.corpus, EvalPlusData.load(args.data_root / "evalplus").tasks)
+        runs = corpus_runs(rows, args.corpus, EvalPlusData.load(args.data_root / "evalplus").tasks,
+                           "value" if args.pairs == "position" else args.pairs)
         for key, label in (("ours", "run columns per task, pairs by input position, outputs unequal in value or type "
                                     "(the corpus's own: --oracle exact)"),
-                           ("by_value", "  pairs by input value (a repeated input once: --pairs value, the default; "
-                                        "--oracle exact)")):
+                           ("by_value", f"  pairs by input value (a repeated input once), outputs keyed as --pairs "
+                                        f"{'value' if args.pairs == 'position' else args.pairs} keys them (--oracle exact)")):
             table = Counter(f"{col} {'agree' if a == b else 'differ'}" for pair in runs.values()
                             for col, a, b in zip(RUN_COLUMNS, pair[key], pair["upstream"]))
             print(f"{label} ({len(runs)} tasks of the corpus with a correct row upstream): "
@@ -342,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         bench = (reports_read(args.report) if args.report else
                  run_plugin(args.data_root.resolve(), rows, folder, args.inputs, args.corpus, args.workers,
-                            args.time_rule, args.long_ints, args.spec_tiers, args.corpus_pin, args.pairs, args.oracle))
+                            args.time_rule, args.long_ints, args.spec_tiers, args.corpus_pin, args.pairs, args.oracle,
+                            args.names))
         result = compare(rows, bench)
     print(f"rows: {result['rows']}  " + "  ".join(f"{k}: {v}" for k, v in sorted(result["table"].items())))
     if result["runs"]:

@@ -124,17 +124,18 @@ def opaque_outputs(programs: Sequence[Any], task: Mapping[str, Any]) -> Counter:
     generator, a function), by type.  The postcondition sees a placeholder for each, and
     raises on it (``any``: killed) where upstream's ran on the object itself."""
     from ....execution.wire import Opaque
-    from ..evaluate import bad_outputs, input_keys
+    from ..evaluate import bad_outputs, input_keys, str_pair_key
 
     def kind(out: Opaque) -> str:  # a corpus line holds the build's placeholder: its text names the object's type
         inner = re.match(r"<([\w.]+) ", out.text) if out.type_name.endswith("wire.Opaque") else None
         return (inner.group(1) if inner else out.type_name).rsplit(".", 1)[-1]
 
-    pairs, _ = bad_outputs(programs, input_keys(task))
+    pairs, _ = bad_outputs(programs, input_keys(task), str_pair_key)
     return Counter(kind(out) for _, _, out in pairs if isinstance(out, Opaque))
 
 
-def kill_cause(summary: Mapping[str, Any], runs_agree: bool, opaque: Mapping[str, int] | None = None) -> str:
+def kill_cause(summary: Mapping[str, Any], runs_agree: bool, opaque: Mapping[str, int] | None = None,
+               renamed: Sequence[int] = ()) -> str:
     if not summary["kill_rows"]:
         return ""
     if not runs_agree:
@@ -148,6 +149,10 @@ def kill_cause(summary: Mapping[str, Any], runs_agree: bool, opaque: Mapping[str
         return (f"objects the wire cannot carry: {n:,} bad outputs ({kinds}) reach the postcondition as "
                 f"placeholders, which it raises on (killed); upstream's ran on the objects: ours {n:+,} on every "
                 f"such row")
+    if renamed:
+        return (f"consistent with the buggy programs' own parameter names: program(s) {', '.join(map(str, renamed))} "
+                f"name theirs otherwise than the reference, and upstream's kill run bound their bad outputs to them "
+                f"(--nl2postcond-names=program; the default binds the task's)")
     direction = ("upstream above ours on every such row" if over and min(over) > 0 else
                  "upstream below ours on every such row" if over and max(over) < 0 else "both ways")
     return f"same corpus counts, kills differ ({direction}): not shown" + (f" ({n:,} opaque bad outputs)" if n else "")
@@ -195,7 +200,8 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
         # the opaque outputs are counted only where they can be the cause: kills differ on equal run columns
         opaque = opaque_outputs(built[task_id], task) if k and k["kill_rows"] and runs_agree and task_id in built \
             else None
-        kcause = "" if k is None else kill_cause(k, runs_agree, opaque)
+        renamed = [kept.program for kept in built[task_id] if kept.params is not None] if opaque is not None else []
+        kcause = "" if k is None else kill_cause(k, runs_agree, opaque, renamed)
         lines.append(f"| {task_id} | {run_text} | {cause} | {correct} | {kill_text} | {kcause} |")
     return lines
 

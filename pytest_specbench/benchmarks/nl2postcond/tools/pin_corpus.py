@@ -2,12 +2,16 @@
 build's parts folder: each task's part sha256, the folder's rules and the manifest digest
 (``data/corpus_pin.manifest_digest``; docs/nl2postcond.md, "The corpus pin").
 
-    python -m pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus PARTS_FOLDER [--out FILE] [--add]
+    python -m pytest_specbench.benchmarks.nl2postcond.tools.pin_corpus PARTS_FOLDER [--out FILE] [--add | --replace]
 
 Only parts of the default rules are pinned (base+plus inputs, the exact oracle, the flat
 1 s time rule, this code's stop rule and format): the family and the build compare against them.
 ``--add`` keeps the pin's parts and adds the folder's (the same rules; a task both hold must
 have the same part): a later build's new tasks join the pin without the earlier parts' bytes.
+``--replace`` does the same and takes the folder's part where a task has another in the pin: for
+a change of the code that changes some parts' bytes (session 29: an iterator a program returns is
+recorded with its items, which changed the parts of the seven tasks whose programs return one), each
+task it replaces named.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ def pin_of(parts: Path) -> CorpusPin:
     return CorpusPin(rules, manifest_digest(digests), digests)
 
 
-def added(pin: CorpusPin, new: CorpusPin) -> CorpusPin:
+def added(pin: CorpusPin, new: CorpusPin, replace: bool = False) -> CorpusPin:
     """``pin`` with ``new``'s parts added, in task order; refused (one line) when the rules
     differ (the candidates' digest included), or a task both hold has another part.  Added
     to a pin of no parts (no file yet), ``new`` is the pin."""
@@ -54,7 +58,7 @@ def added(pin: CorpusPin, new: CorpusPin) -> CorpusPin:
     if differ:
         raise SystemExit(f"pin_corpus --add: the folder's rules differ from the pin's ({', '.join(differ)}): nothing pinned")
     clash = [t for t, sha in new.parts.items() if pin.parts.get(t, sha) != sha]
-    if clash:
+    if clash and not replace:
         raise SystemExit(f"pin_corpus --add: {len(clash)} task(s) have another part in the pin ({', '.join(clash[:5])}): "
                          "nothing pinned (docs/nl2postcond.md 'Deterministic')")
     parts = dict(sorted({**pin.parts, **new.parts}.items(), key=lambda item: corpus.task_order(item[0])))
@@ -66,13 +70,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="pin_corpus", description=__doc__.split("\n\n")[0])
     p.add_argument("parts", type=Path)
     p.add_argument("--out", type=Path, default=PIN_FILE)
-    p.add_argument("--add", action="store_true", help="keep the pin's parts (--out) and add the folder's")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--add", action="store_true", help="keep the pin's parts (--out) and add the folder's")
+    how.add_argument("--replace", action="store_true",
+                     help="as --add, and the folder's part replaces the pin's where a task has another")
     args = p.parse_args(argv)
     pin = pin_of(args.parts)
-    if args.add:
+    if args.add or args.replace:
         before = read_pin(args.out)
-        pin = added(before, pin)
-        print(f"{args.out}: {len(pin.parts) - len(before.parts)} parts added")
+        replaced = [t for t, sha in pin.parts.items() if before.parts.get(t, sha) != sha]
+        pin = added(before, pin, replace=args.replace)
+        print(f"{args.out}: {len(pin.parts) - len(before.parts)} parts added"
+              + (f", {len(replaced)} replaced ({', '.join(replaced)})" if args.replace else ""))
     write_pin(pin, args.out)
     print(f"{args.out}: {len(pin.parts)} parts pinned, manifest digest {pin.manifest}")
     return 0
