@@ -296,19 +296,21 @@ def test_a_buggy_programs_own_parameter_names_are_recorded_and_bound_only_under_
             "canonical_solution": "    return len(dict)\n", "base_input": [[{}], [{"a": 1}]], "plus_input": []}
     cands = [corpus.Candidate("T/0", 1, "def f(dict):\n    return 7\n"),
              corpus.Candidate("T/0", 2, "def g(x):\n    return x\ndef f(d):\n    return -1\n"),
-             corpus.Candidate("T/0", 3, "def f(*args):\n    return 5\n")]
+             corpus.Candidate("T/0", 3, "def f(*args):\n    return 5\n"),
+             corpus.Candidate("T/0", 4, "def f(__builtins__):\n    return 4\n")]  # never bound over the builtins
     obs = {n: [Observation(i, "ok", ([{}] if i == 0 else [{"a": 1}],), out) for i in (0, 1)]
-           for n, out in ((1, 7), (2, -1), (3, 5))}
+           for n, out in ((1, 7), (2, -1), (3, 5), (4, 4))}
     kept = corpus.select(task, [0, 1], cands, obs, "exact")
-    assert [(k.program, k.params) for k in kept] == [(1, None), (2, ("d",)), (3, None)]  # *args: not bound by name
+    assert [(k.program, k.params) for k in kept] == [(1, None), (2, ("d",)), (3, None), (4, None)]  # *args: not by name
     line = kept[1].line()
     assert '"params": ["d"]' in line and '"params"' not in kept[0].line()
     (tmp_path / "c.jsonl").write_text("".join(k.line() + "\n" for k in kept))
-    assert [k.params for k in corpus.load(tmp_path / "c.jsonl")["T/0"]] == [None, ("d",), None]
-    (tmp_path / "bad.jsonl").write_text(line.replace('"params": ["d"]', '"params": "d"') + "\n")
+    assert [k.params for k in corpus.load(tmp_path / "c.jsonl")["T/0"]] == [None, ("d",), None, None]
     from pytest_specbench.errors import DataError
-    with pytest.raises(DataError, match=r"bad\.jsonl.*1"):
-        corpus.load(tmp_path / "bad.jsonl")["T/0"]
+    for bad in ('"params": "d"', '"params": ["__builtins__"]'):
+        (tmp_path / "bad.jsonl").write_text(line.replace('"params": ["d"]', bad) + "\n")
+        with pytest.raises(DataError, match=r"bad\.jsonl.*1"):
+            corpus.load(tmp_path / "bad.jsonl")["T/0"]
     seen = []
     monkeypatch.setattr(evaluation, "check_blocks", lambda executor, preamble, block, cases, **kw:
                         seen.append(cases) or [BlockOutcome("holds") for _ in cases])
@@ -316,7 +318,7 @@ def test_a_buggy_programs_own_parameter_names_are_recorded_and_bound_only_under_
         seen.clear()
         evaluation.evaluate(None, task, "assert True", "", [], kept, 30.0, 0.2, "str", None, names_by)
         bound = [tuple(c["inputs"]) for c in seen[0]]
-        assert set(bound) == want and len(bound) == 6, names_by
+        assert set(bound) == want and len(bound) == 8, names_by
         if names_by == "program":  # program 2's two pairs, and no other
             assert sorted(bound).count(("d",)) == 2
 

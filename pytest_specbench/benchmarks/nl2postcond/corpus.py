@@ -181,9 +181,16 @@ def own_parameters(code: str, task: Mapping[str, Any], reference: tuple[str, ...
     if reference is None:
         reference = reference_parameters(task)
     names = _positional_names(code, str(task.get("entry_point")))
-    if names is None or reference is None:
+    if names is None or reference is None or not all(_bindable(n) for n in names):
         return None
     return names if len(names) == len(reference) and names != reference else None
+
+
+def _bindable(name: Any) -> bool:
+    """A name a case's input may be bound to in the spec process's namespace: an identifier,
+    not a dunder (``__builtins__`` there would be the module's builtins, not a local as in the
+    program's own function) and not ``return_value``, which the case binds itself."""
+    return type(name) is str and name.isidentifier() and not name.startswith("__") and name != "return_value"
 
 
 def reference_parameters(task: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -1124,7 +1131,7 @@ class CorpusFile(Mapping[str, list[Kept]]):
                 bopi = tuple(Bopi(int(i), tuple(a), o) for i, a, o in wire.loads(obj["bopi"], {LONG_STRING: long_string,
                                                                                      LONG_VALUE: long_value}))
                 params = obj.get("params")
-                if params is not None and (type(params) is not list or not all(type(n) is str for n in params)):
+                if params is not None and (type(params) is not list or not all(_bindable(n) for n in params)):
                     raise ValueError("params is not a list of names")
                 programs.append(Kept(str(obj["task_id"]), int(obj["program"]), bool(obj["natural"]), bopi,
                                      None if params is None else tuple(params)))
