@@ -67,21 +67,28 @@ def test_an_opaque_bad_output_gives_the_same_bytes_in_every_run_and_is_its_own_p
 
 
 def test_a_program_that_draws_random_numbers_gives_the_same_outputs_in_every_build():
-    """11 of upstream's programs call ``random`` (HumanEval/14's 204: a prefix dropped at random);
-    a forked child's generator is seeded from the OS, so each build recorded other outputs.
-    The observed program seeds it before each call (run here in-process: our own text)."""
+    """10 of upstream's programs call ``random`` (HumanEval/14's 204: a prefix dropped at random);
+    a forked child's generator is seeded from the OS, so each build recorded other outputs.  The
+    observed program seeds it once, when loaded: its calls draw in sequence (as upstream's unseeded
+    run's did; seeded before each call, every call drew the same numbers), and every build draws
+    the same.  Run here in-process (our own text); the test's generator is restored after."""
     import random
 
     from pytest_specbench.benchmarks.nl2postcond.observe import OBSERVER, observed_program
 
-    namespace: dict = {}
-    exec(compile(observed_program("import random\ndef f(x):\n    return [random.random() for _ in range(x)]\n", "f"),
-                 "<observed>", "exec"), namespace)
-    outputs = []
-    for state in (1, 2):
-        random.seed(state)  # what the child's generator was before the call
-        outputs.append(namespace[OBSERVER](3))
-    assert outputs[0] == outputs[1]
+    text = observed_program("import random\ndef f(x):\n    return [random.random() for _ in range(x)]\n", "f")
+    saved = random.getstate()
+    try:
+        builds = []
+        for state in (1, 2):
+            random.seed(state)  # what the child's generator was before the program was loaded
+            namespace: dict = {}
+            exec(compile(text, "<observed>", "exec"), namespace)
+            builds.append([namespace[OBSERVER](3), namespace[OBSERVER](3)])
+    finally:
+        random.setstate(saved)
+    assert builds[0] == builds[1]
+    assert builds[0][0] != builds[0][1]  # the second call draws on, not the first call's numbers again
 
 
 class _Executor:
@@ -890,6 +897,13 @@ def test_kills_above_upstreams_by_the_opaque_bad_outputs_get_that_cause():
     assert kill_cause({"kill_rows": rows}, True, {"filter": 3}) == \
         "same corpus counts, kills differ (upstream below ours on every such row): not shown (3 opaque bad outputs)"
     assert kill_cause({"kill_rows": rows}, False, {"filter": 2}) == "kills follow the corpus (its run columns differ)"
+    # HumanEval/57: a kept program that draws random numbers (upstream's kill run drew again)
+    from pytest_specbench.benchmarks.nl2postcond.tools.causes import _imports_random
+    assert _imports_random("import random\ndef f(l):\n    return random.randint(1, 10) % 2 == 0\n")
+    assert _imports_random("def f(l):\n    from random import randint\n    return randint(1, 2)\n")
+    assert not _imports_random("def f(l):\n    return 'random'\n")
+    assert kill_cause({"kill_rows": [(1, "bopi_killed", 1030, 1028)]}, True, {}, [], [214]).startswith(
+        "consistent with a buggy program that draws random numbers (program(s) 214)")
     # HumanEval/95 r_num 2: programs naming their parameter otherwise (the corpus's params) are named
     assert kill_cause({"kill_rows": [(2, "bopi_killed", 1, 84)]}, True, {}, [13, 51]).startswith(
         "consistent with the buggy programs' own parameter names: program(s) 13, 51 name theirs otherwise")

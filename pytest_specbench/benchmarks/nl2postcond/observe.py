@@ -33,10 +33,14 @@ FORMAT = "2"  # 2: each case with the reference's CPU seconds
 def observed_program(code: str, entry_point: str, str_digest_over: int | None = None,
                      whole_calls: Sequence[int] = ()) -> str:
     """``code`` with an entry point that returns ``[arguments after the call, result]``.
-    ``random`` is seeded before each call: 11 of upstream's 49,200 programs draw random
-    numbers (HumanEval/14's program 204 drops a prefix when ``random.random() < 0.5``), and
-    a forked child's ``random`` is seeded afresh from the OS, so their outputs, and the
-    corpus's bytes, would differ from build to build.
+    ``random`` is seeded once, when the program is loaded (its job runs its calls in one
+    process, in input order): 10 of upstream's 49,200 programs draw random numbers
+    (HumanEval/14's program 204 drops a prefix when ``random.random() < 0.5``), and a forked
+    child's ``random`` is seeded afresh from the OS, so their outputs, and the corpus's bytes,
+    would differ from build to build.  Seeded once, the calls draw in sequence as an unseeded
+    run's do (upstream's); seeded before each call (sessions 17-28), every call drew the same
+    numbers, a draw no unseeded run makes: HumanEval/101's program 255 then gave the task
+    21,365 pairs where unseeded draws give 21,597-21,616 (upstream's sheet: 21,603).
 
     With ``str_digest_over``, a result that is a ``str`` longer than that comes back as
     ``[arguments after the call, None, [digest, length]]`` (:func:`.wire.string_digest`'s
@@ -63,10 +67,10 @@ def observed_program(code: str, entry_point: str, str_digest_over: int | None = 
     text = (f"{code}\n\n\nimport {imports}\n"
             f"from pytest_specbench.execution.wire import Iterated as {OBSERVER}_Iterated\n\n\n"
             + _ITERATED.replace("OBSERVER", OBSERVER) + "\n\n"
+            + f"{OBSERVER}_random.seed(0)\n\n\n"
             + (f"{OBSERVER}_calls = [0]\n\n\n" if count else "")
             + f"def {OBSERVER}(*args):\n" + count
-            + f"    {OBSERVER}_random.seed(0)\n"
-            f"    result = {entry_point}(*args)\n"
+            + f"    result = {entry_point}(*args)\n"
             f"    if {OBSERVER}_b.type(result) in {OBSERVER}_iterators:\n"
             f"        result = {OBSERVER}_iterated(result)\n")
     if str_digest_over is not None:
