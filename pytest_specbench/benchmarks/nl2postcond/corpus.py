@@ -140,18 +140,18 @@ class Kept:
             bopi = "[" + ",".join(f"[{_plain_text(b.index)},{stable_text(list(b.args_after))},"
                                   f"{stable_text(b.output) if b.text is None else b.text}]" for b in self.bopi) + "]"
             if len(bopi) <= DIGEST_STRINGS_OVER or store is None:
-                return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
-                                   **self._params(), "bopi": bopi})
+                return self._line(bopi)
         if store is None:
             raise ValueError("a corpus line with a long string known by its digest needs the store that holds it")
         bopi = _plain_text([[b.index, _sorted_sets(wire.to_plain(list(b.args_after))), _stored(b.output, store)]
                             for b in self.bopi])
-        return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural,
-                           **self._params(), "bopi": bopi})
+        return self._line(bopi)
 
-    def _params(self) -> dict:
-        # only where the names differ: every other line is the bytes it always was
-        return {} if self.params is None else {"params": list(self.params)}
+    def _line(self, bopi: str) -> str:
+        # "params" only where the names differ: every other line is the bytes it always was
+        params = {} if self.params is None else {"params": list(self.params)}
+        return json.dumps({"task_id": self.task_id, "program": self.program, "natural": self.natural, **params,
+                           "bopi": bopi})
 
 
 def _positional_names(code: str, entry_point: str) -> tuple[str, ...] | None:
@@ -168,8 +168,7 @@ def _positional_names(code: str, entry_point: str) -> tuple[str, ...] | None:
     return tuple(a.arg for a in (*defs[-1].args.posonlyargs, *defs[-1].args.args))
 
 
-def own_parameters(code: str, task: Mapping[str, Any], reference: tuple[str, ...] | None = None
-                   ) -> tuple[str, ...] | None:
+def own_parameters(code: str, task: Mapping[str, Any], reference: tuple[str, ...] | None) -> tuple[str, ...] | None:
     """A candidate's entry point's parameter names where they are not the reference's (the
     task prompt's), as many and plain positional ones; else None.  Read from its syntax tree,
     nothing run (the last top-level ``def`` of that name, the one Python binds).  Upstream's
@@ -177,9 +176,7 @@ def own_parameters(code: str, task: Mapping[str, Any], reference: tuple[str, ...
     programs naming their parameter ``d``, ``dic`` or ``dct`` leave ``dict`` the builtin, and
     ``len(dict) == 0`` raises there (``--nl2postcond-names=program``, docs/nl2postcond.md).
     Of the 5,899 programs the 164 tasks' parts keep, 8 name their parameters otherwise
-    (/5's 1, /95's 6, /115's 1)."""
-    if reference is None:
-        reference = reference_parameters(task)
+    (/5's 1, /95's 6, /115's 1).  ``reference``: :func:`reference_parameters` of the task."""
     names = _positional_names(code, str(task.get("entry_point")))
     if names is None or reference is None or not all(_bindable(n) for n in names):
         return None

@@ -108,8 +108,8 @@ def str_pair_key(program: int, index: Any, output: Any, position: int | None = N
 
 
 def python_text(value: Any) -> str | None:
-    """What ``str(value)`` prints, for decoded plain data, or None where ``value`` holds an
-    opaque value (:class:`.wire.Opaque`).  Two departures, so that equal values give one text
+    """What ``str(value)`` prints, for decoded plain data, or None where ``value`` holds a value
+    equal only to itself (:class:`.wire.Opaque`, :class:`.wire.Iterated`).  Two departures, so that equal values give one text
     in any process: a set's members are in the order of their own texts (Python's order
     follows the process's string hash seed), and an int too long for ``str`` (over 4,300
     digits: ``ValueError`` in Python 3.11) is written in hex behind a NUL, which no printed
@@ -145,7 +145,7 @@ def _printed(v: Any) -> str:
         if t is set:
             return inner if v else "set()"
         return f"frozenset({inner})" if v else "frozenset()"
-    raise _HoldsOpaque  # wire.Opaque: the only other type decoded data holds
+    raise _HoldsOpaque  # wire.Opaque or wire.Iterated: the only other types decoded data holds
 
 
 def pair_key_of(pairs: str):

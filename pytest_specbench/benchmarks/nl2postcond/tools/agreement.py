@@ -331,12 +331,12 @@ def main(argv: list[str] | None = None) -> int:
             p.error("--runs-only needs --corpus")
         from ...contract.evalplus import EvalPlusData
 
-        runs = corpus_runs(rows, args.corpus, EvalPlusData.load(args.data_root / "evalplus").tasks,
-                           "value" if args.pairs == "position" else args.pairs)
+        outputs_by = "value" if args.pairs == "position" else args.pairs  # the output's part of a pair's key
+        runs = corpus_runs(rows, args.corpus, EvalPlusData.load(args.data_root / "evalplus").tasks, outputs_by)
         for key, label in (("ours", "run columns per task, pairs by input position, outputs unequal in value or type "
                                     "(the corpus's own: --oracle exact)"),
                            ("by_value", f"  pairs by input value (a repeated input once), outputs keyed as --pairs "
-                                        f"{'value' if args.pairs == 'position' else args.pairs} keys them (--oracle exact)")):
+                                        f"{outputs_by} keys them (--oracle exact)")):
             table = Counter(f"{col} {'agree' if a == b else 'differ'}" for pair in runs.values()
                             for col, a, b in zip(RUN_COLUMNS, pair[key], pair["upstream"]))
             print(f"{label} ({len(runs)} tasks of the corpus with a correct row upstream): "

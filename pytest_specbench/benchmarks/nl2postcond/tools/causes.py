@@ -136,16 +136,20 @@ def opaque_outputs(programs: Sequence[Any], task: Mapping[str, Any]) -> Counter:
     return Counter(kind(out) for _, _, out in pairs if isinstance(out, Opaque))
 
 
-def random_programs(candidates: Path, task_id: str, programs: Sequence[int]) -> list[int]:
-    """Of ``programs`` (response numbers of the task's kept programs), those whose source imports
-    ``random`` (read from upstream's candidates file, parsed, nothing run).  The build seeds
-    ``random`` before each call, so its recorded bad outputs are one fixed draw; upstream's kill
-    run called each program again through its wrapper, a fresh draw, on which a program that
-    flips a coin gives the right output part of the time (HumanEval/57's program 214: ``False``
-    for a monotonic list of odd length when ``randint(1, 10)`` is odd)."""
-    if not programs or not candidates.is_file():
+def random_programs(candidates: Path, task_id: str) -> list[int]:
+    """The task's candidate programs whose source imports ``random`` (read from upstream's
+    candidates file, parsed, nothing run).  Upstream's counts are one unseeded draw of them, the
+    corpus's the build's seeded one (``observe.observed_program``), and upstream's kill run called
+    each program again through its wrapper, another draw, on which a program that flips a coin
+    gives the right output part of the time (HumanEval/57's program 214: ``False`` for a monotonic
+    list of odd length when ``randint(1, 10)`` is odd)."""
+    if not candidates.is_file():
         return []
-    return sorted(set(programs) & _random_importers(candidates).get(task_id, set()))
+    return sorted(_random_importers(candidates).get(task_id, ()))
+
+
+def _draws_text(programs: Sequence[int]) -> str:
+    return f"consistent with a buggy program that draws random numbers (program(s) {', '.join(map(str, programs))})"
 
 
 @functools.lru_cache(maxsize=2)
@@ -185,10 +189,9 @@ def kill_cause(summary: Mapping[str, Any], runs_agree: bool, opaque: Mapping[str
                 f"placeholders, which it raises on (killed); upstream's ran on the objects: ours {n:+,} on every "
                 f"such row")
     if random_draws and over and max(over) < 0:
-        return (f"consistent with a buggy program that draws random numbers (program(s) "
-                f"{', '.join(map(str, random_draws))}): the corpus holds the build's seeded draw, and upstream's kill "
-                f"run called the program again, a fresh draw that is sometimes the right output (ours above upstream "
-                f"on every such row)")
+        return (f"{_draws_text(random_draws)}: the corpus holds the build's seeded draw, and upstream's kill run "
+                f"called the program again, a fresh draw that is sometimes the right output (ours above upstream on "
+                f"every such row)")
     if renamed:
         return (f"consistent with the buggy programs' own parameter names: program(s) {', '.join(map(str, renamed))} "
                 f"name theirs otherwise than the reference, and upstream's kill run bound their bad outputs to them "
@@ -233,11 +236,9 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
             inputs = list(task["base_input"]) + list(task["plus_input"])
             run_text = f"{_t(pair['ours'])} / {_t(pair['upstream'])}"
             cause = run_cause(task_id, pair["ours"], pair["upstream"], pair["by_value"], inputs, bopi_by_row[task_id])
-            draws = sorted(_random_importers(candidates).get(task_id, ())) if candidates.is_file() else []
+            draws = random_programs(candidates, task_id)
             if cause.startswith("not shown") and draws:
-                cause = (f"consistent with a buggy program that draws random numbers (program(s) "
-                         f"{', '.join(map(str, draws))}): upstream's counts are one unseeded draw, the corpus's the "
-                         f"build's seeded one; " + cause)
+                cause = f"{_draws_text(draws)}: upstream's counts are one unseeded draw, the corpus's the build's seeded one; {cause}"
         if task_id not in built and not every_task and (k is None or not k["correct_causes"]):
             continue
         correct = "-" if k is None else k["correct"] + (f" ({'; '.join(k['correct_causes'])})" if k["correct_causes"] else "")
@@ -247,9 +248,9 @@ def table(data_root: Path, corpus: Path, reports: list[Path], tasks: set[str] | 
         opaque = opaque_outputs(built[task_id], task) if k and k["kill_rows"] and runs_agree and task_id in built \
             else None
         renamed = [kept.program for kept in built[task_id] if kept.params is not None] if opaque is not None else []
-        draws = random_programs(candidates, task_id, [kept.program for kept in built[task_id]]) \
+        kept_draws = sorted({kept.program for kept in built[task_id]} & set(random_programs(candidates, task_id))) \
             if opaque is not None else []
-        kcause = "" if k is None else kill_cause(k, runs_agree, opaque, renamed, draws)
+        kcause = "" if k is None else kill_cause(k, runs_agree, opaque, renamed, kept_draws)
         lines.append(f"| {task_id} | {run_text} | {cause} | {correct} | {kill_text} | {kcause} |")
     return lines
 
