@@ -65,7 +65,7 @@ def test_answers_without_a_postcondition_are_one_line_refusals(answer, why):
 # ------------------------------------------------------------------ corpus selection
 
 def test_distinct_selection_keeps_programs_that_add_a_bad_output_in_response_order():
-    task = {"task_id": "T/0", "entry_point": "f", "base_input": [[1], [2]], "plus_input": [[3]], "atol": 0}
+    task = {"task_id": "HumanEval-T/0", "entry_point": "f", "base_input": [[1], [2]], "plus_input": [[3]], "atol": 0}
     reference = [10, 20, 30]
     ok = lambda i, v: Observation(i, "ok", (i,), v)  # noqa: E731
     observations = {
@@ -75,7 +75,7 @@ def test_distinct_selection_keeps_programs_that_add_a_bad_output_in_response_ord
         3: [ok(0, 11), ok(1, 21), Observation(2, "timeout")],  # adds (1, 21): kept, with both bad outputs
         250: [ok(0, 12), ok(1, 20), ok(2, 30)],
     }
-    kept = select(task, reference, [Candidate("T/0", n, "") for n in (250, 3, 2, 1, 0)], observations)
+    kept = select(task, reference, [Candidate("HumanEval-T/0", n, "") for n in (250, 3, 2, 1, 0)], observations)
     assert [(k.program, k.natural, [b.index for b in k.bopi]) for k in kept] == \
         [(1, True, [0]), (3, True, [0, 1]), (250, False, [0])]
 
@@ -184,7 +184,7 @@ def test_the_reference_cases_decide_the_job_and_a_skipped_case_is_neither_a_fail
     monkeypatch.setattr(evaluation, "check_blocks", check_blocks)
     task = {"prompt": "def f(x):\n    pass\n", "entry_point": "f"}
     reference = [{"inputs": {"x": i}, "return_value": f"right {i}"} for i in range(3)]
-    programs = [Kept("T/0", 1, True, tuple(Bopi(i, (i,), f"wrong {i}") for i in range(3)))]
+    programs = [Kept("HumanEval-T/0", 1, True, tuple(Bopi(i, (i,), f"wrong {i}") for i in range(3)))]
     done = evaluation.evaluate(None, task, "assert True", "", reference, programs, 30.0, 0.2, "position")  # (no input list)
     assert sorted(seen["cases"][p]["return_value"] for p in seen["decisive"]) == ["right 0", "right 1", "right 2"]
     assert len(done.reference) == 3 and len(done.bad) == 3
@@ -232,9 +232,9 @@ def test_a_bad_output_on_an_input_listed_twice_is_one_pair_by_value_and_two_by_p
     monkeypatch.setattr(evaluation, "check_blocks", lambda executor, preamble, block, cases, **kw:
                         [BlockOutcome("violated" if c["return_value"] == 9 else "holds") for c in cases])
     task = {"prompt": "def f(x):\n    pass\n", "entry_point": "f", "base_input": [[1], [2]], "plus_input": [[1], [3]]}
-    programs = [Kept("T/0", 0, True, (Bopi(0, (1,), 9),)),  # input [1] (#0) -> 9
-                Kept("T/0", 1, True, (Bopi(2, (1,), 9),)),  # input [1] again (#2) -> 9: new by position only
-                Kept("T/0", 2, False, (Bopi(1, (2,), 5), Bopi(2, (1,), 9)))]
+    programs = [Kept("HumanEval-T/0", 0, True, (Bopi(0, (1,), 9),)),  # input [1] (#0) -> 9
+                Kept("HumanEval-T/0", 1, True, (Bopi(2, (1,), 9),)),  # input [1] again (#2) -> 9: new by position only
+                Kept("HumanEval-T/0", 2, False, (Bopi(1, (2,), 5), Bopi(2, (1,), 9)))]
     counts = {}
     for pairs in ("value", "position"):
         done = evaluation.evaluate(None, task, "assert True", "", [], programs, 30.0, 0.2, pairs)
@@ -264,9 +264,9 @@ def test_a_bad_output_equal_to_the_references_under_python_eq_does_not_count_by_
                                       else "holds") for c in cases])
     task = {"prompt": "def f(x):\n    pass\n", "entry_point": "f", "base_input": [[1], [2]], "plus_input": [[3]]}
     expected = [1, 2, [3]]
-    programs = [Kept("T/0", 0, True, (Bopi(0, (1,), 1.0), Bopi(1, (2,), True))),  # 1.0 == 1 goes; True != 2 stays
-                Kept("T/0", 1, True, (Bopi(2, (3,), [3.0]),)),  # [3.0] == [3]: nothing left, not run
-                Kept("T/0", 2, False, (Bopi(0, (1,), 9), Bopi(2, (3,), (3,))))]  # (3,) != [3]: both stay
+    programs = [Kept("HumanEval-T/0", 0, True, (Bopi(0, (1,), 1.0), Bopi(1, (2,), True))),  # 1.0 == 1 goes; True != 2 stays
+                Kept("HumanEval-T/0", 1, True, (Bopi(2, (3,), [3.0]),)),  # [3.0] == [3]: nothing left, not run
+                Kept("HumanEval-T/0", 2, False, (Bopi(0, (1,), 9), Bopi(2, (3,), (3,))))]  # (3,) != [3]: both stay
     counts = {}
     for oracle, given in (("eq", expected), ("exact", None)):
         done = evaluation.evaluate(None, task, "assert True", "", [], programs, 30.0, 0.2, "value", given)
@@ -292,12 +292,12 @@ def test_a_buggy_programs_own_parameter_names_are_recorded_and_bound_only_under_
     from pytest_specbench.benchmarks.nl2postcond import evaluate as evaluation
     from pytest_specbench.benchmarks.nl2postcond.observe import Observation
 
-    task = {"task_id": "T/0", "entry_point": "f", "prompt": "def f(dict):\n    \"\"\"doc\"\"\"\n",
+    task = {"task_id": "HumanEval-T/0", "entry_point": "f", "prompt": "def f(dict):\n    \"\"\"doc\"\"\"\n",
             "canonical_solution": "    return len(dict)\n", "base_input": [[{}], [{"a": 1}]], "plus_input": []}
-    cands = [corpus.Candidate("T/0", 1, "def f(dict):\n    return 7\n"),
-             corpus.Candidate("T/0", 2, "def g(x):\n    return x\ndef f(d):\n    return -1\n"),
-             corpus.Candidate("T/0", 3, "def f(*args):\n    return 5\n"),
-             corpus.Candidate("T/0", 4, "def f(__builtins__):\n    return 4\n")]  # never bound over the builtins
+    cands = [corpus.Candidate("HumanEval-T/0", 1, "def f(dict):\n    return 7\n"),
+             corpus.Candidate("HumanEval-T/0", 2, "def g(x):\n    return x\ndef f(d):\n    return -1\n"),
+             corpus.Candidate("HumanEval-T/0", 3, "def f(*args):\n    return 5\n"),
+             corpus.Candidate("HumanEval-T/0", 4, "def f(__builtins__):\n    return 4\n")]  # never bound over the builtins
     obs = {n: [Observation(i, "ok", ([{}] if i == 0 else [{"a": 1}],), out) for i in (0, 1)]
            for n, out in ((1, 7), (2, -1), (3, 5), (4, 4))}
     kept = corpus.select(task, [0, 1], cands, obs, "exact")
@@ -305,12 +305,12 @@ def test_a_buggy_programs_own_parameter_names_are_recorded_and_bound_only_under_
     line = kept[1].line()
     assert '"params": ["d"]' in line and '"params"' not in kept[0].line()
     (tmp_path / "c.jsonl").write_text("".join(k.line() + "\n" for k in kept))
-    assert [k.params for k in corpus.load(tmp_path / "c.jsonl")["T/0"]] == [None, ("d",), None, None]
+    assert [k.params for k in corpus.load(tmp_path / "c.jsonl")["HumanEval-T/0"]] == [None, ("d",), None, None]
     from pytest_specbench.errors import DataError
     for bad in ('"params": "d"', '"params": ["__builtins__"]'):
         (tmp_path / "bad.jsonl").write_text(line.replace('"params": ["d"]', bad) + "\n")
         with pytest.raises(DataError, match=r"bad\.jsonl.*1"):
-            corpus.load(tmp_path / "bad.jsonl")["T/0"]
+            corpus.load(tmp_path / "bad.jsonl")["HumanEval-T/0"]
     seen = []
     monkeypatch.setattr(evaluation, "check_blocks", lambda executor, preamble, block, cases, **kw:
                         seen.append(cases) or [BlockOutcome("holds") for _ in cases])
@@ -824,3 +824,81 @@ def test_a_corpus_line_the_scripts_cannot_read_is_one_line_naming_it_not_a_trace
         args = [str(SHARED_DATA), "--corpus", str(corpus), "--tasks", "HumanEval/0"]
         with pytest.raises(SystemExit, match=rf"^{name}: .*corpus\.jsonl:1: not a corpus line"):
             main(args + (["--runs-only"] if name == "agreement" else []))
+
+
+def test_a_program_recurses_as_deep_as_upstreams_evalplus_let_it():
+    """Upstream's candidates ran under EvalPlus 0.1.5, Python's default limit of 1000 frames, 29
+    of them the harness's: a probe that recursed until RecursionError reached 970 there.  The
+    sandbox's own limit is 3000, under which HumanEval/60's recursive ``sum_to_n`` programs return
+    on its inputs 990-1005 where upstream's raised (16 bad outputs upstream never had).  The
+    observer gives the entry point upstream's depth, whatever the sandbox's frames below it, on
+    every call (a program that changes the limit changes it for its own later calls only)."""
+    from pytest_specbench.benchmarks.nl2postcond.observe import CALL_DEPTH, observe
+    from pytest_specbench.execution.limits import Limits
+    from pytest_specbench.execution.python import PythonExecutor
+
+    code = ("import sys\n"
+            "def probe(k):\n"
+            "    try:\n        return probe(k + 1)\n"
+            "    except RecursionError:\n        return k\n"
+            "def sum_to_n(n):\n"
+            "    if n == -1:\n        sys.setrecursionlimit(100000)\n        return probe(1)\n"
+            "    if n < 0:\n        return probe(1)\n"
+            "    return n if n <= 1 else n + sum_to_n(n - 1)\n")
+    executor = PythonExecutor(Limits())
+    try:
+        seen = observe(executor, code, {"entry_point": "sum_to_n"}, "depth",
+                       [((n,), {}) for n in (-2, 970, 971, 972, -1, -2, 1000)], 1.0)
+    finally:
+        executor.close()
+    assert CALL_DEPTH == 970
+    assert [(o.status, o.result) for o in seen[:2]] == [("ok", 970), ("ok", sum(range(971)))]
+    # sum_to_n(n) needs n frames: its entry frame and the 970 above it that upstream's probe reached
+    assert (seen[2].status, seen[2].result) == ("ok", sum(range(972)))
+    assert (seen[3].status, seen[3].exc_type) == ("raise", "RecursionError")
+    assert seen[4].status == "ok" and seen[4].result > 10_000  # the program's own limit, within its call
+    assert [(o.status, o.result) for o in seen[5:6]] == [("ok", 970)]  # and the observer's again at the next
+    assert (seen[6].status, seen[6].exc_type) == ("raise", "RecursionError")
+
+
+def test_candidates_run_on_the_inputs_the_reference_left_only_on_request(tmp_path):
+    """Upstream's EvalPlus 0.1.5 called the reference on the task's own input lists, no copy, before
+    its candidates ran on them: HumanEval/20's reference sorts ``numbers`` in place, and on its 4
+    unsorted base inputs upstream's candidates saw the sorted lists (25 programs, 2 natural ones:
+    upstream's figures; 29 and 3 on the lists as stored).  ``--candidate-inputs after-reference``
+    builds so; the default, ``fresh``, gives each candidate the inputs as stored, and its rules are
+    those of every folder built before the option."""
+    from pytest_specbench.benchmarks.nl2postcond.corpus import build, build_rules, inputs_after_reference
+    from pytest_specbench.benchmarks.nl2postcond.observe import Observation
+    from pytest_specbench.execution.limits import Limits
+
+    calls = [(([3.0, 1.0, 2.0],), {}), (([1.0, 2.0],), {})]
+    ref = [Observation(0, "ok", ([1.0, 2.0, 3.0],), (1.0, 2.0)), Observation(1, "ok", ([1.0, 2.0],), (1.0, 2.0))]
+    after, key = inputs_after_reference(calls, ref, "k")
+    assert after == [(([1.0, 2.0, 3.0],), {}), (([1.0, 2.0],), {})] and key == "k:after-reference"
+    assert after[1] is calls[1]  # an input the reference left as it was stays the task's own
+    same = [Observation(0, "ok", ([3.0, 1.0, 2.0],), None), ref[1]]
+    assert inputs_after_reference(calls, same, "k") == (calls, "k")
+
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text(json.dumps({"task_id": "HumanEval-T/0", "response_num": 0, "solution":
+                                      "def first_two(xs):\n    return (xs[0], xs[1])\n"}) + "\n")
+    task = {"task_id": "HumanEval-T/0", "entry_point": "first_two", "prompt": "def first_two(xs):\n",
+            "canonical_solution": "    xs.sort()\n    return (xs[0], xs[1])\n",
+            "base_input": [[[3.0, 1.0, 2.0]], [[1.0, 2.0]]], "plus_input": [], "atol": 0}
+    limits = Limits()
+    from pytest_specbench.execution.python import PythonExecutor
+    kept = {}
+    for how in ("fresh", "after-reference"):
+        executor = PythonExecutor(limits)
+        try:
+            build({"HumanEval-T/0": task}, candidates, tmp_path / how / "corpus.jsonl", executor, limits, "base+plus",
+                  log=lambda _: None, oracle="exact", candidate_inputs=how)
+        finally:
+            executor.close()
+        kept[how] = (tmp_path / how / "corpus.jsonl").read_text()
+        rules = json.loads((tmp_path / how / "corpus.jsonl.parts" / "rules.json").read_text())
+        assert ("candidate_inputs" in rules) == (how != "fresh")
+    assert '"program": 0' in kept["fresh"]  # (3.0, 1.0) on the list as stored: a bad output
+    assert kept["after-reference"] == ""  # (1.0, 2.0) on the sorted list: right
+    assert "candidate_inputs" not in build_rules(candidates, limits, "base+plus", "exact")

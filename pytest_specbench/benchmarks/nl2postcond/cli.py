@@ -29,6 +29,11 @@ def register(subparsers) -> None:
     b.add_argument("--stop-after-timeouts", type=int, nargs=2, metavar=("IN_A_ROW", "IN_ALL"),
                    default=None, help="stop a candidate after this many time-outs in a row or in all (default "
                                       "10 30; the inputs after count as time-outs, never bad outputs)")
+    b.add_argument("--candidate-inputs", choices=("fresh", "after-reference"), default="fresh",
+                   help="the inputs each candidate runs on: the task's as stored (fresh, the default), or as the "
+                        "reference's call left them (after-reference: upstream's EvalPlus 0.1.5 ran the reference "
+                        "on the input lists themselves before the candidates; of HumanEval+ only HumanEval/20's "
+                        "reference changes its inputs)")
     b.add_argument("--tasks", nargs="*", default=(), help="only these task ids")
     b.add_argument("--jobs", type=int, default=2,
                    help="sandbox jobs at a time (one sandbox per job; default 2)")
@@ -56,7 +61,8 @@ def _build(args) -> int:
         from platformdirs import user_cache_dir
 
         out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / \
-            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle, args.time_rule)}.jsonl"
+            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle, args.time_rule,
+                                                   args.candidate_inputs)}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.jobs < 1:
         raise SpecbenchError(f"--jobs: must be at least 1, got {args.jobs}")
@@ -66,7 +72,8 @@ def _build(args) -> int:
     try:
         figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executors, limits,
                                args.inputs, only=args.tasks, oracle=args.oracle,
-                               time_rule=args.time_rule, stop_after=tuple(args.stop_after_timeouts or corpus.STOP_AFTER_TIMEOUTS))
+                               time_rule=args.time_rule, stop_after=tuple(args.stop_after_timeouts or corpus.STOP_AFTER_TIMEOUTS),
+                               candidate_inputs=args.candidate_inputs)
     finally:
         for executor in executors:
             executor.close()

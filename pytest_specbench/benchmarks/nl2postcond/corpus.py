@@ -460,9 +460,10 @@ def bad_output_test(task: Mapping[str, Any], reference: Sequence[Any], oracle: s
 
 
 def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus",
-               time_rule: str = "flat") -> str:
+               time_rule: str = "flat", candidate_inputs: str = "fresh") -> str:
     text = f"{FORMAT}|{file_digest(candidates)}|{file_digest(evalplus_file)}|{inputs}|{oracle}"
     text += "" if time_rule == "flat" else f"|{time_rule_stamp(time_rule, 0.0)}"  # flat: the key of session 17
+    text += "" if candidate_inputs == "fresh" else f"|candidates on {candidate_inputs} inputs"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -690,7 +691,8 @@ def _observed_and_journaled(executor, journal: TaskRunsJournal, key: str, *args)
 
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executors, limits, inputs: str,
           only: Sequence[str] = (), log=None, oracle: str = "evalplus", time_rule: str = "flat",
-          stop_after: tuple[int, int] = STOP_AFTER_TIMEOUTS, progress_every: float = PROGRESS_EVERY) -> dict[str, Any]:
+          stop_after: tuple[int, int] = STOP_AFTER_TIMEOUTS, progress_every: float = PROGRESS_EVERY,
+          candidate_inputs: str = "fresh") -> dict[str, Any]:
     """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures.
 
     ``executors``: one executor, or several run side by side (a bounded pool,
@@ -700,13 +702,15 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     copy adds no pair, so it is never kept): the counts are the same.  Each call's CPU limit
     follows ``time_rule`` (:func:`call_limits`); ``stop_after`` is the stop rule (time-outs in a
     row, in all: :data:`STOP_AFTER_TIMEOUTS`); while a task's programs run, a line every
-    ``progress_every`` seconds says how many are done."""
+    ``progress_every`` seconds says how many are done.  ``candidate_inputs``: ``fresh`` (each
+    candidate gets the task's inputs as stored) or ``after-reference`` (as the reference's call
+    left them, upstream's EvalPlus 0.1.5: :func:`inputs_after_reference`)."""
     log = log or (lambda line: print(line, flush=True))
     executors = list(executors) if isinstance(executors, (list, tuple)) else [executors]
     pool = ExecutorPool(executors)
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
-    rules = build_rules(candidates, limits, inputs, oracle, time_rule, stop_after)
+    rules = build_rules(candidates, limits, inputs, oracle, time_rule, stop_after, candidate_inputs)
     _check_rules(parts, rules, log)
     long_store = LongStore(parts / "long")
     by_task: dict[str, list[Candidate]] = {}
@@ -733,6 +737,8 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             reference = [o.result for o in ref]
             per_call = call_limits(time_rule, _reference_cpu(executors[0], task, key, calls, limits, ref, time_rule),
                                    limits.call_cpu)
+            if candidate_inputs == "after-reference":
+                calls, key = inputs_after_reference(calls, ref, key)
             groups = distinct_programs(by_task[task_id])
             journal = TaskRunsJournal(part.with_suffix(".runs"), [per_call, list(stop_after)])
             done = {k: obs for k, obs in journal.read().items() if k in groups}
@@ -830,6 +836,30 @@ def _results_with_progress(futures: Mapping[str, Any], task_id: str, t0: float, 
                 f"({time.monotonic() - t0:.0f} s)")
             next_line += every
     return {k: f.result() for k, f in futures.items()}
+
+
+def inputs_after_reference(calls: Sequence[tuple[tuple, dict]], ref: Sequence[Any], key: str) -> tuple[list, str]:
+    """The calls the candidates run under ``--candidate-inputs after-reference``: each input as the
+    reference's call left it, and the key of that list.  Upstream ran its candidates in EvalPlus 0.1.5 (its Dockerfile), whose ground truth
+    (``evalplus.gen.util.trusted_exec``) calls the reference on the task's own input lists, no
+    copy made, before the candidates run on the same lists: an input the reference changes in
+    place reaches the candidates changed.  Of HumanEval+'s 164 references one does, HumanEval/20's
+    (``numbers.sort()``), on 4 of its 1,005 inputs (its base inputs; EvalPlus's plus inputs are
+    stored sorted).  Run on the sorted lists, its candidates give upstream's 25 programs and 2
+    natural ones; on the inputs as stored, 29 and 3 (docs/nl2postcond.md, 'Session 30').
+    An input the reference left as it was (the same wire text) stays the object it was; the
+    key changes only if some input changed, so the sandbox's cached inputs of every other task
+    are the ones it had."""
+    out, changed = [], False
+    for call, obs in zip(calls, ref):
+        (args, kwargs), after = call, tuple(obs.args_after)
+        try:
+            same = len(after) != len(args) or wire.dumps(list(after)) == wire.dumps(list(args))
+        except Exception:  # noqa: BLE001 - a value the wire does not take: keep the input as it was
+            same = True
+        out.append(call if same else (after, kwargs))
+        changed = changed or not same
+    return (out, key + ":after-reference") if changed else (list(calls), key)
 
 
 def observe_bad(executor, code: str, task: Mapping[str, Any], key: str, calls, per_call, stop_after, wall_factor,
@@ -942,11 +972,16 @@ RULES_FILE = "rules.json"
 
 
 def build_rules(candidates: Path, limits, inputs: str, oracle: str, time_rule: str = "flat",
-                stop_after: Sequence[int] = STOP_AFTER_TIMEOUTS) -> dict[str, Any]:
+                stop_after: Sequence[int] = STOP_AFTER_TIMEOUTS, candidate_inputs: str = "fresh") -> dict[str, Any]:
     """Everything besides the task data that decides a part's bytes: the candidates,
-    the per-call CPU limit (:func:`time_rule_stamp`), the stop rule, the inputs and the oracle."""
-    return {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": time_rule_stamp(time_rule, limits.call_cpu),
-            "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle, "long_outputs": LONG_RULE}
+    the per-call CPU limit (:func:`time_rule_stamp`), the stop rule, the inputs and the oracle;
+    ``candidate_inputs`` only where it is not ``fresh`` (every folder built before it was, so their
+    rules stay as they were)."""
+    rules = {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": time_rule_stamp(time_rule, limits.call_cpu),
+             "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle, "long_outputs": LONG_RULE}
+    if candidate_inputs != "fresh":
+        rules["candidate_inputs"] = candidate_inputs
+    return rules
 
 
 def _check_rules(parts: Path, rules: Mapping[str, Any], log=None) -> None:

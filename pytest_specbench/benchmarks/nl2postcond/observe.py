@@ -24,6 +24,17 @@ from ..contract.evalplus import functional_calls
 from ..contract.evalplus_data import canonical_program
 
 OBSERVER = "__specbench_observe"
+# How deep a program may recurse: the frames its entry point may have above it (its own
+# recursion, its helpers) before RecursionError, as upstream's run gave them.  Upstream ran its
+# candidates in EvalPlus 0.1.5 (its Dockerfile): Python's default limit of 1000 frames, of which
+# ``python -m evalplus.evaluate`` (its process pool, ``untrusted_check``'s process,
+# ``unsafe_execute``) holds 29 below the entry point: a probe that recursed until
+# RecursionError, put in a HumanEval/60 sample, reached 970 there (measured on EvalPlus 0.1.5
+# under Python 3.11, session 30).  The sandbox's own limit (3000) would let HumanEval/60's
+# recursive ``sum_to_n`` programs return on its inputs 990-1005, where upstream's raised: 16
+# bad outputs upstream never had.  The observer sets the limit before each call from its own
+# depth, so the sandbox's frames below it do not count.
+CALL_DEPTH = 970
 # The reference may be slow on HumanEval+'s large inputs: its calls get this many
 # times the per-call CPU limit (as the ContractEval family's canonical runs do).
 REFERENCE_CPU_FACTOR = 20
@@ -56,7 +67,8 @@ def observed_program(code: str, entry_point: str, str_digest_over: int | None = 
     lives in the program's module, which the program could change: that too only changes its own
     outputs, and each fetched one must have the first run's digest and length."""
     # The builtins module's own names: the program's module may bind str, type, len or list.
-    imports = f"random as {OBSERVER}_random, builtins as {OBSERVER}_b, itertools as {OBSERVER}_itertools"
+    imports = (f"random as {OBSERVER}_random, builtins as {OBSERVER}_b, itertools as {OBSERVER}_itertools, "
+               f"sys as {OBSERVER}_sys")
     if str_digest_over is not None:
         imports += f", hashlib as {OBSERVER}_hashlib"
     count = fetch = ""
@@ -67,9 +79,11 @@ def observed_program(code: str, entry_point: str, str_digest_over: int | None = 
     text = (f"{code}\n\n\nimport {imports}\n"
             f"from pytest_specbench.execution.wire import Iterated as {OBSERVER}_Iterated\n\n\n"
             + _ITERATED.replace("OBSERVER", OBSERVER) + "\n\n"
+            + _DEPTH.replace("OBSERVER", OBSERVER) + "\n\n"
             + f"{OBSERVER}_random.seed(0)\n\n\n"
             + (f"{OBSERVER}_calls = [0]\n\n\n" if count else "")
             + f"def {OBSERVER}(*args):\n" + count
+            + f"    {OBSERVER}_sys.setrecursionlimit({OBSERVER}_limit())\n"
             + f"    result = {entry_point}(*args)\n"
             f"    if {OBSERVER}_b.type(result) in {OBSERVER}_iterators:\n"
             f"        result = {OBSERVER}_iterated(result)\n")
@@ -102,6 +116,28 @@ def OBSERVER_iterated(result):
     if OBSERVER_b.len(items) > {ITERATED_ITEMS}:
         return result
     return OBSERVER_Iterated(kind, items)
+"""
+
+
+# The recursion limit that leaves the entry point CALL_DEPTH frames above its own: worked out once
+# per program by a probe called where the entry point is (the sandbox's frames below, and the C
+# calls the interpreter counts with them, are whatever they are), then set before each call.
+_DEPTH = f"""
+OBSERVER_limits = []
+
+
+def OBSERVER_probe(k):
+    try:
+        return OBSERVER_probe(k + 1)
+    except RecursionError:
+        return k
+
+
+def OBSERVER_limit():
+    if not OBSERVER_limits:
+        OBSERVER_sys.setrecursionlimit(3000)
+        OBSERVER_limits.append(3000 - OBSERVER_probe(1) + {CALL_DEPTH})  # the probe starts a frame above
+    return OBSERVER_limits[0]
 """
 
 
