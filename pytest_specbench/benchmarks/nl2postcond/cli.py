@@ -60,9 +60,8 @@ def _build(args) -> int:
     if out is None:
         from platformdirs import user_cache_dir
 
-        out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / \
-            f"corpus-{corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle, args.time_rule,
-                                                   args.candidate_inputs)}.jsonl"
+        key = corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle, args.time_rule, args.candidate_inputs)
+        out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / f"corpus-{key}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.jobs < 1:
         raise SpecbenchError(f"--jobs: must be at least 1, got {args.jobs}")
