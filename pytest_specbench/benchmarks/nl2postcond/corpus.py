@@ -840,10 +840,10 @@ def _results_with_progress(futures: Mapping[str, Any], task_id: str, t0: float, 
 
 def inputs_after_reference(calls: Sequence[tuple[tuple, dict]], ref: Sequence[Any], key: str) -> tuple[list, str]:
     """The calls the candidates run under ``--candidate-inputs after-reference``: each input as the
-    reference's call left it, and the key of that list.  Upstream ran its candidates in EvalPlus 0.1.5 (its Dockerfile), whose ground truth
-    (``evalplus.gen.util.trusted_exec``) calls the reference on the task's own input lists, no
-    copy made, before the candidates run on the same lists: an input the reference changes in
-    place reaches the candidates changed.  Of HumanEval+'s 164 references one does, HumanEval/20's
+    reference's call left it, and the key of that list.  Upstream ran its candidates in EvalPlus
+    0.1.5 (its Dockerfile), whose ground truth (``evalplus.gen.util.trusted_exec``) calls the
+    reference on the task's own input lists, no copy made, before the candidates run on the same
+    lists: an input the reference changes in place reaches the candidates changed.  Of HumanEval+'s 164 references one does, HumanEval/20's
     (``numbers.sort()``), on 4 of its 1,005 inputs (its base inputs; EvalPlus's plus inputs are
     stored sorted).  Run on the sorted lists, its candidates give upstream's 25 programs and 2
     natural ones; on the inputs as stored, 29 and 3 (docs/nl2postcond.md, 'Session 30').

@@ -32,8 +32,8 @@ OBSERVER = "__specbench_observe"
 # RecursionError, put in a HumanEval/60 sample, reached 970 there (measured on EvalPlus 0.1.5
 # under Python 3.11, session 30).  The sandbox's own limit (3000) would let HumanEval/60's
 # recursive ``sum_to_n`` programs return on its inputs 990-1005, where upstream's raised: 16
-# bad outputs upstream never had.  The observer sets the limit before each call from its own
-# depth, so the sandbox's frames below it do not count.
+# bad outputs upstream never had.  The observer sets the limit before each call from a probe of
+# the frames left where it calls the entry point, so the sandbox's frames below do not count.
 CALL_DEPTH = 970
 # The reference may be slow on HumanEval+'s large inputs: its calls get this many
 # times the per-call CPU limit (as the ContractEval family's canonical runs do).
@@ -120,8 +120,9 @@ def OBSERVER_iterated(result):
 
 
 # The recursion limit that leaves the entry point CALL_DEPTH frames above its own: worked out once
-# per program by a probe called where the entry point is (the sandbox's frames below, and the C
-# calls the interpreter counts with them, are whatever they are), then set before each call.
+# per program by a probe that starts a frame above where the observer calls the entry point (the
+# sandbox's frames below, and the C calls the interpreter counts with them, are whatever they
+# are), then set before each call.
 _DEPTH = f"""
 OBSERVER_limits = []
 
