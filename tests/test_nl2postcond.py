@@ -902,3 +902,29 @@ def test_candidates_run_on_the_inputs_the_reference_left_only_on_request(tmp_pat
     assert '"program": 0' in kept["fresh"]  # (3.0, 1.0) on the list as stored: a bad output
     assert kept["after-reference"] == ""  # (1.0, 2.0) on the sorted list: right
     assert "candidate_inputs" not in build_rules(candidates, limits, "base+plus", "exact")
+
+
+def test_the_build_corpus_command_builds_the_bundled_suite_and_refuses_a_folder_of_other_candidate_inputs(tmp_path):
+    """The command as a user runs it (``specbench nl2postcond build-corpus``), without data: the
+    bundled suite's corpus, byte for byte; the same ``--out`` under ``--candidate-inputs
+    after-reference`` is a folder of other rules, refused in one line."""
+    import subprocess
+    import sys
+
+    from pytest_specbench.data.bundled import bundled_suite
+
+    out = tmp_path / "corpus.jsonl"
+    command = [sys.executable, "-m", "pytest_specbench.cli", "nl2postcond", "build-corpus", "--out", str(out),
+               "--jobs", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == (bundled_suite("nl2postcond") / "corpus.jsonl").read_text()
+    again = subprocess.run(command + ["--candidate-inputs", "after-reference"], capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode != 0 and "candidate_inputs" in again.stderr and "Traceback" not in again.stderr
+    other = tmp_path / "other" / "corpus.jsonl"  # and the other way round: a key only the folder has
+    assert subprocess.run(command[:-4] + ["--out", str(other), "--jobs", "1", "--candidate-inputs", "after-reference"],
+                          capture_output=True, text=True, timeout=300).returncode == 0
+    back = subprocess.run(command[:-4] + ["--out", str(other), "--jobs", "1"], capture_output=True, text=True,
+                          timeout=300)
+    assert back.returncode != 0 and "candidate_inputs differ" in back.stderr

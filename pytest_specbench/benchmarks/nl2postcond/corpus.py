@@ -1003,7 +1003,8 @@ def _check_rules(parts: Path, rules: Mapping[str, Any], log=None) -> None:
             (log or print)(f"{parts}: no part holds a long output: {RULES_FILE} now records where long outputs go")
             theirs = dict(rules)
         if theirs != dict(rules):
-            changed = sorted(k for k in rules if not isinstance(theirs, dict) or theirs.get(k) != rules[k])
+            changed = sorted(k for k in {*rules, *(theirs if isinstance(theirs, dict) else ())}
+                             if not isinstance(theirs, dict) or theirs.get(k) != rules.get(k))
             raise DataError(parts, None, f"its parts were built under other rules ({', '.join(changed) or 'unreadable'}"
                                          f" differ): use another --out, or remove the folder to build afresh")
     elif any(parts.glob("*.jsonl")):
