@@ -907,3 +907,16 @@ def test_kills_above_upstreams_by_the_opaque_bad_outputs_get_that_cause():
     # HumanEval/95 r_num 2: programs naming their parameter otherwise (the corpus's params) are named
     assert kill_cause({"kill_rows": [(2, "bopi_killed", 1, 84)]}, True, {}, [13, 51]).startswith(
         "consistent with the buggy programs' own parameter names: program(s) 13, 51 name theirs otherwise")
+
+
+def test_the_build_counts_the_programs_the_stop_rule_ended():
+    """The stop rule ends a program after 10 time-outs in a row or 30 in all; the inputs after are
+    time-outs it may not have had (HumanEval/94's programs 208 and 229: 420 bad outputs each).
+    ``stop_decided`` tells such a program from one whose last inputs simply timed out."""
+    from types import SimpleNamespace as O
+
+    ok, out = O(status="ok"), O(status="timeout")
+    assert corpus.stop_decided([ok] * 3 + [out] * 10 + [out] * 5, (10, 30))  # ended at its 10th in a row
+    assert not corpus.stop_decided([ok] * 3 + [out] * 10, (10, 30))  # its 10th was its last input
+    assert corpus.stop_decided(([out] * 9 + [ok]) * 4, (10, 30))  # 30 in all, then stopped
+    assert not corpus.stop_decided([out] * 9 + [ok] + [out] * 9, (10, 30))

@@ -84,6 +84,9 @@ def _build(args) -> int:
           f"({figures['runs']} distinct, run), {figures['kept']} kept, {figures['bopi']} bad outputs; "
           f"wall {figures['wall']} s, harness CPU {figures['harness_cpu']} s, sandbox CPU {sandbox_cpu:.1f} s, "
           f"{rate:.2f} programs/s; load average {os.getloadavg()[0]:.1f}")
+    if figures.get("stopped"):
+        print(f"  {figures['stopped']} programs were ended by the stop rule (--stop-after-timeouts): their later inputs "
+              f"count as time-outs, and a bad output one of them would have given there is not in the corpus")
     if figures["left_out"]:
         print(f"  left out (why: the lines above; a re-run tries them again): {', '.join(figures['left_out'])}")
     print(f"  use it with --nl2postcond-corpus={out}")
