@@ -45,7 +45,7 @@ from ...errors import DataError
 from ...execution import wire
 from ..contract.evalplus import DIGEST_STRINGS_OVER
 from ..contract.evalplus_data import canonical_program, equality_judged, outputs_match
-from .observe import LongStr, observe, test_inputs
+from .observe import LongStr, StopRule, observe, test_inputs
 
 FORMAT = "3"  # 2: no memory address in an opaque output's text; an opaque bad output is its program's own pair;
 # 3: random seeded before each call (observe.observed_program)
@@ -848,11 +848,9 @@ def stop_decided(observations: Sequence[Any], stop_after: Sequence[int]) -> bool
     programs 208 and 229, stopped at input 148, give 420 more bad outputs each when run on every
     input (docs/nl2postcond.md, "The stop rule drops bad outputs upstream had"), so the build
     says how many programs of a task the rule ended."""
-    in_a_row = in_all = 0
+    rule = StopRule(stop_after)
     for n, o in enumerate(observations):
-        timed_out = o.status == "timeout"
-        in_a_row, in_all = (in_a_row + 1 if timed_out else 0), in_all + timed_out
-        if in_a_row >= stop_after[0] or in_all >= stop_after[1]:
+        if not rule.go_on(o.status == "timeout"):
             return n < len(observations) - 1
     return False
 

@@ -182,6 +182,23 @@ def load_stop(outcome, cpu_limit: float, wall_factor: float) -> bool:
     return bool(outcome.wall_stop) and outcome.cpu >= SLEPT_SHARE * (cpu_limit * wall_factor + 0.5)
 
 
+class StopRule:
+    """The stop rule's count over a program's calls, in order: ``stop_after`` = (time-outs in a
+    row, in all), or None for no rule.  :func:`observe` asks it after each call whether the
+    program goes on; the corpus build asks it again over the observations, to say which
+    programs it ended (:func:`.corpus.stop_decided`)."""
+
+    def __init__(self, stop_after: Sequence[int] | None):
+        self.stop_after, self.in_a_row, self.in_all, self.stopped = stop_after, 0, 0, False
+
+    def go_on(self, timed_out: bool) -> bool:
+        self.in_a_row = self.in_a_row + 1 if timed_out else 0
+        self.in_all += timed_out
+        go_on = self.stop_after is None or (self.in_a_row < self.stop_after[0] and self.in_all < self.stop_after[1])
+        self.stopped = self.stopped or not go_on
+        return go_on
+
+
 def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls: Sequence[tuple[tuple, dict]],
             cpu: float | Sequence[float], stop_after_timeouts: tuple[int, int] | None = None,
             wall_factor: float | None = None, str_digest_over: int | None = None,
@@ -202,18 +219,8 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
     job = CallsJob(observed_program(code, task["entry_point"], str_digest_over, whole_calls), OBSERVER, calls_key,
                    lambda: calls,
                    indices, call_cpu=[limits[i] for i in indices], wall_factor=wall_factor)
-    in_a_row, in_all, stopped = [0], [0], [False]
-
-    def on_outcome(outcome) -> bool:
-        timed_out = outcome.status == "timeout"
-        in_a_row[0] = in_a_row[0] + 1 if timed_out else 0
-        in_all[0] += timed_out
-        go_on = stop_after_timeouts is None or (in_a_row[0] < stop_after_timeouts[0]
-                                                and in_all[0] < stop_after_timeouts[1])
-        stopped[0] = stopped[0] or not go_on
-        return go_on
-
-    result = executor.run(None, job, on_outcome)
+    rule = StopRule(stop_after_timeouts)
+    result = executor.run(None, job, lambda outcome: rule.go_on(outcome.status == "timeout"))
     factor = wall_factor if wall_factor is not None else getattr(executor, "limits", Limits).wall_factor
     if result.load_error:
         return [Observation(i, "raise", exc_type="load error") for i in indices]
@@ -221,7 +228,7 @@ def observe(executor, code: str, task: Mapping[str, Any], calls_key: str, calls:
     for i in indices:
         outcome = result.outcomes.get(i)
         if outcome is None:  # after the stop rule, the program's; else its job's wall clock ran out
-            out.append(Observation(i, "timeout", wall_stop=not stopped[0]))
+            out.append(Observation(i, "timeout", wall_stop=not rule.stopped))
         elif outcome.status == "timeout":
             out.append(Observation(i, "timeout", wall_stop=load_stop(outcome, limits[i], factor)))
         elif outcome.status != "ok":
