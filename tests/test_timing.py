@@ -99,7 +99,12 @@ def test_over_within_the_margin_fails_every_time_with_its_figures(competing_load
         assert not result.passed and result.details["failed_input"] == 2
         (entry,) = result.details["borderline"]
         assert entry["passed"] is False and len(entry["cpu"]) == 1 + REMEASURE_RUNS
-        assert all(LIMIT < t <= LIMIT * BORDERLINE_MARGIN for t in entry["cpu"])
+        # The first figure is the run being checked; a re-measurement may bring none (None:
+        # stopped, or no answer) when the machine is busier than the sample: CI's two cores
+        # once gave one such run under this test's load (stop 67).  It cannot turn the verdict.
+        first, *again = entry["cpu"]
+        assert first is not None and LIMIT < first <= LIMIT * BORDERLINE_MARGIN
+        assert all(LIMIT < t <= LIMIT * BORDERLINE_MARGIN for t in again if t is not None)
         assert f"least CPU time of {1 + REMEASURE_RUNS} runs" in result.message
         assert result.message.startswith("plus input #0: over its 0.05 s CPU limit")
 
