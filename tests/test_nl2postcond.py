@@ -928,3 +928,10 @@ def test_the_build_corpus_command_builds_the_bundled_suite_and_refuses_a_folder_
     back = subprocess.run(command[:-4] + ["--out", str(other), "--jobs", "1"], capture_output=True, text=True,
                           timeout=300)
     assert back.returncode != 0 and "candidate_inputs differ" in back.stderr
+    # a stop rule of 0 time-outs would end every program at its first call: refused in one line,
+    # before anything runs (it once built a corpus of 15 programs ended by the rule)
+    zero = subprocess.run(command[:-4] + ["--out", str(tmp_path / "zero.jsonl"), "--stop-after-timeouts", "0", "0"],
+                          capture_output=True, text=True, timeout=300)
+    assert zero.returncode != 0 and not (tmp_path / "zero.jsonl.parts").exists()
+    assert zero.stderr.strip().splitlines() == [
+        "specbench: error: --stop-after-timeouts: two positive counts (IN_A_ROW IN_ALL) or off, got '0 0'"], zero.stderr

@@ -920,3 +920,45 @@ def test_the_build_counts_the_programs_the_stop_rule_ended():
     assert not corpus.stop_decided([ok] * 3 + [out] * 10, (10, 30))  # its 10th was its last input
     assert corpus.stop_decided(([out] * 9 + [ok]) * 4, (10, 30))  # 30 in all, then stopped
     assert not corpus.stop_decided([out] * 9 + [ok] + [out] * 9, (10, 30))
+
+
+def test_with_the_stop_rule_off_a_program_that_hangs_on_many_inputs_keeps_its_later_bad_outputs(tmp_path):
+    """``--stop-after-timeouts off``: every program runs on every input, as upstream's EvalPlus
+    run did (HumanEval/44: upstream's 11,578 pairs exactly, against 11,329 under 10/30; session 31).
+    A program that hangs on twelve inputs in a row and then answers wrongly gives that bad
+    output only with the rule off; the rules record the choice, and a part of one is not resumed
+    under the other."""
+    from pytest_specbench.errors import DataError
+    from pytest_specbench.execution.limits import Limits
+
+    task = {"T/0": {**_tiny_task()["T/0"], "base_input": [[i] for i in range(14)]}}
+    candidates = tmp_path / "c.jsonl"
+    candidates.write_text(json.dumps({"task_id": "T/0", "response_num": 1, "solution": "def f(x):\n    return x + 1\n"})
+                          + "\n")
+
+    def plan(code, wall_factor, i):  # the reference (x) answers everywhere; the program hangs on 0-11
+        return ("ok", i) if "+ 1" not in code else ("cpu", None) if i < 12 else ("ok", i + 1)
+
+    def build(out, stop_after):
+        said = []
+        figures = corpus.build(task, candidates, out, [_Executor(plan)], Limits(), "base+plus", log=said.append,
+                               stop_after=stop_after)
+        return figures, out.with_name(out.name + ".parts")
+
+    figures, parts = build(tmp_path / "on.jsonl", corpus.STOP_AFTER_TIMEOUTS)
+    assert figures["stopped"] == 1 and figures["kept"] == 0 and not (parts / "T_0.jsonl").read_text()
+    figures, parts = build(tmp_path / "off.jsonl", None)
+    assert figures["stopped"] == 0 and figures["kept"] == 1
+    (line,) = (parts / "T_0.jsonl").read_text().splitlines()
+    assert [b[0] for b in json.loads(json.loads(line)["bopi"])] == [12, 13]
+    assert json.loads((parts / corpus.RULES_FILE).read_text())["stop_after_timeouts"] is None
+    with pytest.raises(DataError, match="other rules"):
+        build(tmp_path / "off.jsonl", corpus.STOP_AFTER_TIMEOUTS)
+    # how a user says it: two positive counts or off; 0 would end every program at its first call
+    assert corpus.parse_stop_rule(["off"]) is None and corpus.parse_stop_rule(["50", "150"]) == (50, 150)
+    for bad in (["0", "0"], ["10"], ["10", "x"], ["-1", "30"], ["10", "30", "5"]):
+        with pytest.raises(ValueError, match=r"^--stop-after-timeouts: two positive counts \(IN_A_ROW IN_ALL\) or off"):
+            corpus.parse_stop_rule(bad)
+    assert corpus.corpus_key(candidates, candidates, "base+plus") == corpus.corpus_key(
+        candidates, candidates, "base+plus", stop_after=(10, 30)) != corpus.corpus_key(
+        candidates, candidates, "base+plus", stop_after=None)

@@ -26,9 +26,12 @@ def register(subparsers) -> None:
                    help="each call's CPU limit: 1 s for every call (flat, the default: it agrees best with "
                         "upstream's counts), or max(0.2 s, 2x the reference's CPU time on that input), upstream's "
                         "script's rule (cheaper on tasks with slow candidates)")
-    b.add_argument("--stop-after-timeouts", type=int, nargs=2, metavar=("IN_A_ROW", "IN_ALL"),
+    b.add_argument("--stop-after-timeouts", nargs="+", metavar="IN_A_ROW IN_ALL | off",
                    default=None, help="stop a candidate after this many time-outs in a row or in all (default "
-                                      "10 30; the inputs after count as time-outs, never bad outputs)")
+                                      "10 30; the inputs after count as time-outs, never bad outputs), or off: "
+                                      "every candidate runs on every input, as upstream's EvalPlus run did "
+                                      "(closer to upstream's counts where a slow candidate hangs on many inputs; "
+                                      "costs each time-out's CPU limit)")
     b.add_argument("--candidate-inputs", choices=("fresh", "after-reference"), default="fresh",
                    help="the inputs each candidate runs on: the task's as stored (fresh, the default), or as the "
                         "reference's call left them (after-reference: upstream's EvalPlus 0.1.5 ran the reference "
@@ -48,6 +51,11 @@ def _build(args) -> int:
     from ..contract.evalplus import EvalPlusData
     from . import corpus
 
+    try:
+        stop_after = (corpus.parse_stop_rule(args.stop_after_timeouts) if args.stop_after_timeouts
+                      else corpus.STOP_AFTER_TIMEOUTS)
+    except ValueError as exc:
+        raise SpecbenchError(str(exc)) from None
     root = args.specbench_data
     folder = (root / "evalplus") if root else bundled_suite("nl2postcond")
     data = EvalPlusData.load(folder)
@@ -60,7 +68,8 @@ def _build(args) -> int:
     if out is None:
         from platformdirs import user_cache_dir
 
-        key = corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle, args.time_rule, args.candidate_inputs)
+        key = corpus.corpus_key(candidates, humaneval, args.inputs, args.oracle, args.time_rule, args.candidate_inputs,
+                                stop_after)
         out = Path(user_cache_dir("pytest-specbench")) / "nl2postcond" / f"corpus-{key}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.jobs < 1:
@@ -71,7 +80,7 @@ def _build(args) -> int:
     try:
         figures = corpus.build({t: dict(v) for t, v in data.tasks.items()}, candidates, out, executors, limits,
                                args.inputs, only=args.tasks, oracle=args.oracle,
-                               time_rule=args.time_rule, stop_after=tuple(args.stop_after_timeouts or corpus.STOP_AFTER_TIMEOUTS),
+                               time_rule=args.time_rule, stop_after=stop_after,
                                candidate_inputs=args.candidate_inputs)
     finally:
         for executor in executors:

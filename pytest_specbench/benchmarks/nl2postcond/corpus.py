@@ -56,6 +56,26 @@ NATURAL = 200  # upstream's first 200 programs per task come from the plain code
 # programs that count down to a divisor ran past 18 minutes each).  Upstream's run bounds each
 # program too (EvalPlus ends a program's process after the sum of its per-input limits).
 STOP_AFTER_TIMEOUTS = (10, 30)
+
+
+def stop_rule_text(stop_after: Sequence[int] | None) -> str:
+    """How the build and its rules name a stop rule: "10 30", or "off" (no rule)."""
+    return " ".join(map(str, stop_after)) if stop_after else "off"
+
+
+def parse_stop_rule(words: Sequence[str]) -> tuple[int, int] | None:
+    """``--stop-after-timeouts``: IN_A_ROW IN_ALL (positive counts), or ``off``: every program runs
+    on every input, as in upstream's EvalPlus run (docs/nl2postcond.md, "The stop rule").  A count
+    of 0 would end every program after its first call, so it is refused, as is anything else."""
+    if [w.lower() for w in words] == ["off"]:
+        return None
+    try:
+        counts = tuple(int(w) for w in words)
+    except ValueError:
+        counts = ()
+    if len(counts) != 2 or min(counts) < 1:
+        raise ValueError(f"--stop-after-timeouts: two positive counts (IN_A_ROW IN_ALL) or off, got {' '.join(words)!r}")
+    return counts  # type: ignore[return-value]
 # Each candidate's call may take this many times its CPU limit in wall time (the sandbox's default
 # is 3): a time-out is then its CPU limit's on a machine at load up to ~20 per core.  A program whose
 # time-outs include one the wall clock decided (its CPU limit not reached: the machine's load) runs
@@ -460,10 +480,13 @@ def bad_output_test(task: Mapping[str, Any], reference: Sequence[Any], oracle: s
 
 
 def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str = "evalplus",
-               time_rule: str = "flat", candidate_inputs: str = "fresh") -> str:
+               time_rule: str = "flat", candidate_inputs: str = "fresh",
+               stop_after: Sequence[int] | None = STOP_AFTER_TIMEOUTS) -> str:
     text = f"{FORMAT}|{file_digest(candidates)}|{file_digest(evalplus_file)}|{inputs}|{oracle}"
     text += "" if time_rule == "flat" else f"|{time_rule_stamp(time_rule, 0.0)}"  # flat: the key of session 17
     text += "" if candidate_inputs == "fresh" else f"|candidates on {candidate_inputs} inputs"
+    # the default rule: the key it always had; another (or none) is another corpus, not the default's file
+    text += "" if stop_after and tuple(stop_after) == STOP_AFTER_TIMEOUTS else f"|stop after {stop_rule_text(stop_after)}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -691,7 +714,7 @@ def _observed_and_journaled(executor, journal: TaskRunsJournal, key: str, *args)
 
 def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, executors, limits, inputs: str,
           only: Sequence[str] = (), log=None, oracle: str = "evalplus", time_rule: str = "flat",
-          stop_after: tuple[int, int] = STOP_AFTER_TIMEOUTS, progress_every: float = PROGRESS_EVERY,
+          stop_after: tuple[int, int] | None = STOP_AFTER_TIMEOUTS, progress_every: float = PROGRESS_EVERY,
           candidate_inputs: str = "fresh") -> dict[str, Any]:
     """Build the corpus into ``out`` (resuming from ``out``'s part folder); returns figures.
 
@@ -711,6 +734,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
     rules = build_rules(candidates, limits, inputs, oracle, time_rule, stop_after, candidate_inputs)
+    stop = tuple(stop_after) if stop_after else None  # None: no stop rule (--stop-after-timeouts off)
     _check_rules(parts, rules, log)
     long_store = LongStore(parts / "long")
     by_task: dict[str, list[Candidate]] = {}
@@ -740,20 +764,20 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             if candidate_inputs == "after-reference":
                 calls, key = inputs_after_reference(calls, ref, key)
             groups = distinct_programs(by_task[task_id])
-            journal = TaskRunsJournal(part.with_suffix(".runs"), [per_call, list(stop_after)])
+            journal = TaskRunsJournal(part.with_suffix(".runs"), [per_call, list(stop_after) if stop_after else None])
             done = {k: obs for k, obs in journal.read().items() if k in groups}
             if done:
                 log(f"{task_id}: {len(done)} of {len(groups)} distinct programs' runs taken from {journal.path.name} "
                     f"(a build stopped within the task)")
             futures = {k: pool.run(_observed_and_journaled, journal, k, group[0].code, task, key, calls, per_call,
-                                   tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle, long_store)
+                                   stop, RERUN_WALL_FACTOR, reference, oracle, long_store)
                        for k, group in groups.items() if k not in done}
             seen = {**done, **_results_with_progress(futures, task_id, t0, log, progress_every)}
             seen = {k: seen[k] for k in groups}  # the order of a build that was not stopped
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
             for k in loaded:  # the pool is idle now: one program at a time
                 seen[k] = _observed_and_journaled(executors[0], journal, k, groups[k][0].code, task, key, calls,
-                                                  per_call, tuple(stop_after), RERUN_WALL_FACTOR, reference, oracle,
+                                                  per_call, stop, RERUN_WALL_FACTOR, reference, oracle,
                                                   long_store)
             still = [k for k in loaded if any(o.wall_stop for o in seen[k])]
             if still:
@@ -781,7 +805,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 with tmp.open("w", encoding="utf-8") as fh:
                     for k in kept:
                         store_long_outputs(executors[0], k, code[k.program], task, key, calls,
-                                           limits.call_cpu * 20, long_store, per_call, tuple(stop_after), oracle)
+                                           limits.call_cpu * 20, long_store, per_call, stop, oracle)
                         fh.write(k.line(long_store) + "\n")
             except NotReproduced as exc:
                 tmp.unlink()
@@ -842,7 +866,7 @@ def _results_with_progress(futures: Mapping[str, Any], task_id: str, t0: float, 
     return {k: f.result() for k, f in futures.items()}
 
 
-def stop_decided(observations: Sequence[Any], stop_after: Sequence[int]) -> bool:
+def stop_decided(observations: Sequence[Any], stop_after: Sequence[int] | None) -> bool:
     """Did the stop rule end this program before its last input (``stop_after``: time-outs in a
     row, in all)?  Its inputs after the stop are time-outs it may not have had: HumanEval/94's
     programs 208 and 229, stopped at input 148, give 420 more bad outputs each when run on every
@@ -922,7 +946,7 @@ class StoreLost(NotReproduced):
 
 
 def store_long_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any], key: str, calls,
-                       cpu: float, store: "LongStore", per_call: Sequence[float], stop_after: tuple[int, int],
+                       cpu: float, store: "LongStore", per_call: Sequence[float], stop_after: tuple[int, int] | None,
                        oracle: str) -> None:
     """Put ``kept``'s long string bad outputs (:class:`.observe.LongStr`) that ``store`` does not
     hold yet into it: the program runs again, alone, and each output must have the digest and
@@ -989,13 +1013,13 @@ RULES_FILE = "rules.json"
 
 
 def build_rules(candidates: Path, limits, inputs: str, oracle: str, time_rule: str = "flat",
-                stop_after: Sequence[int] = STOP_AFTER_TIMEOUTS, candidate_inputs: str = "fresh") -> dict[str, Any]:
+                stop_after: Sequence[int] | None = STOP_AFTER_TIMEOUTS, candidate_inputs: str = "fresh") -> dict[str, Any]:
     """Everything besides the task data that decides a part's bytes: the candidates,
     the per-call CPU limit (:func:`time_rule_stamp`), the stop rule, the inputs and the oracle;
     ``candidate_inputs`` only where it is not ``fresh`` (every folder built before it was, so their
     rules stay as they were)."""
     rules = {"format": FORMAT, "candidates": file_digest(candidates), "call_cpu": time_rule_stamp(time_rule, limits.call_cpu),
-             "stop_after_timeouts": list(stop_after), "inputs": inputs, "oracle": oracle, "long_outputs": LONG_RULE}
+             "stop_after_timeouts": list(stop_after) if stop_after else None, "inputs": inputs, "oracle": oracle, "long_outputs": LONG_RULE}
     if candidate_inputs != "fresh":
         rules["candidate_inputs"] = candidate_inputs
     return rules
