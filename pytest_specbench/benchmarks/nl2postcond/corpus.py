@@ -53,29 +53,10 @@ NATURAL = 200  # upstream's first 200 programs per task come from the plain code
 # A candidate that times out on 10 inputs in a row, or on 30 in all, is stopped (the inputs after are
 # time-outs, never bad outputs): one that hangs everywhere costs 10 CPU seconds, not one per input
 # (HumanEval/11: a program ran 20 minutes on a loaded machine; HumanEval/13, 991 inputs up to 2.5e12:
-# programs that count down to a divisor ran past 18 minutes each).  Upstream's run bounds each
-# program too (EvalPlus ends a program's process after the sum of its per-input limits).
+# programs that count down to a divisor ran past 18 minutes each).  Upstream's run has no such rule
+# (its process deadline, the sum of a program's per-input limits, was never reached by HumanEval/49's
+# slowest programs in EvalPlus 0.1.5 itself, session 31): ``--stop-after-timeouts off`` runs as it did.
 STOP_AFTER_TIMEOUTS = (10, 30)
-
-
-def stop_rule_text(stop_after: Sequence[int] | None) -> str:
-    """How the build and its rules name a stop rule: "10 30", or "off" (no rule)."""
-    return " ".join(map(str, stop_after)) if stop_after else "off"
-
-
-def parse_stop_rule(words: Sequence[str]) -> tuple[int, int] | None:
-    """``--stop-after-timeouts``: IN_A_ROW IN_ALL (positive counts), or ``off``: every program runs
-    on every input, as in upstream's EvalPlus run (docs/nl2postcond.md, "The stop rule").  A count
-    of 0 would end every program after its first call, so it is refused, as is anything else."""
-    if [w.lower() for w in words] == ["off"]:
-        return None
-    try:
-        counts = tuple(int(w) for w in words)
-    except ValueError:
-        counts = ()
-    if len(counts) != 2 or min(counts) < 1:
-        raise ValueError(f"--stop-after-timeouts: two positive counts (IN_A_ROW IN_ALL) or off, got {' '.join(words)!r}")
-    return counts  # type: ignore[return-value]
 # Each candidate's call may take this many times its CPU limit in wall time (the sandbox's default
 # is 3): a time-out is then its CPU limit's on a machine at load up to ~20 per core.  A program whose
 # time-outs include one the wall clock decided (its CPU limit not reached: the machine's load) runs
@@ -486,7 +467,8 @@ def corpus_key(candidates: Path, evalplus_file: Path, inputs: str, oracle: str =
     text += "" if time_rule == "flat" else f"|{time_rule_stamp(time_rule, 0.0)}"  # flat: the key of session 17
     text += "" if candidate_inputs == "fresh" else f"|candidates on {candidate_inputs} inputs"
     # the default rule: the key it always had; another (or none) is another corpus, not the default's file
-    text += "" if stop_after and tuple(stop_after) == STOP_AFTER_TIMEOUTS else f"|stop after {stop_rule_text(stop_after)}"
+    if tuple(stop_after or ()) != STOP_AFTER_TIMEOUTS:
+        text += f"|stop after {' '.join(map(str, stop_after)) if stop_after else 'off'}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -733,8 +715,8 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
     pool = ExecutorPool(executors)
     parts = out.with_name(out.name + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
+    stop_after = tuple(stop_after) if stop_after else None  # None: no stop rule (--stop-after-timeouts off)
     rules = build_rules(candidates, limits, inputs, oracle, time_rule, stop_after, candidate_inputs)
-    stop = tuple(stop_after) if stop_after else None  # None: no stop rule (--stop-after-timeouts off)
     _check_rules(parts, rules, log)
     long_store = LongStore(parts / "long")
     by_task: dict[str, list[Candidate]] = {}
@@ -764,20 +746,20 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
             if candidate_inputs == "after-reference":
                 calls, key = inputs_after_reference(calls, ref, key)
             groups = distinct_programs(by_task[task_id])
-            journal = TaskRunsJournal(part.with_suffix(".runs"), [per_call, list(stop_after) if stop_after else None])
+            journal = TaskRunsJournal(part.with_suffix(".runs"), [per_call, stop_after])  # as JSON: the list it was
             done = {k: obs for k, obs in journal.read().items() if k in groups}
             if done:
                 log(f"{task_id}: {len(done)} of {len(groups)} distinct programs' runs taken from {journal.path.name} "
                     f"(a build stopped within the task)")
             futures = {k: pool.run(_observed_and_journaled, journal, k, group[0].code, task, key, calls, per_call,
-                                   stop, RERUN_WALL_FACTOR, reference, oracle, long_store)
+                                   stop_after, RERUN_WALL_FACTOR, reference, oracle, long_store)
                        for k, group in groups.items() if k not in done}
             seen = {**done, **_results_with_progress(futures, task_id, t0, log, progress_every)}
             seen = {k: seen[k] for k in groups}  # the order of a build that was not stopped
             loaded = [k for k, obs in seen.items() if any(o.wall_stop for o in obs)]
             for k in loaded:  # the pool is idle now: one program at a time
                 seen[k] = _observed_and_journaled(executors[0], journal, k, groups[k][0].code, task, key, calls,
-                                                  per_call, stop, RERUN_WALL_FACTOR, reference, oracle,
+                                                  per_call, stop_after, RERUN_WALL_FACTOR, reference, oracle,
                                                   long_store)
             still = [k for k in loaded if any(o.wall_stop for o in seen[k])]
             if still:
@@ -805,7 +787,7 @@ def build(tasks: Mapping[str, Mapping[str, Any]], candidates: Path, out: Path, e
                 with tmp.open("w", encoding="utf-8") as fh:
                     for k in kept:
                         store_long_outputs(executors[0], k, code[k.program], task, key, calls,
-                                           limits.call_cpu * 20, long_store, per_call, stop, oracle)
+                                           limits.call_cpu * 20, long_store, per_call, stop_after, oracle)
                         fh.write(k.line(long_store) + "\n")
             except NotReproduced as exc:
                 tmp.unlink()
@@ -864,6 +846,21 @@ def _results_with_progress(futures: Mapping[str, Any], task_id: str, t0: float, 
                 f"({time.monotonic() - t0:.0f} s)")
             next_line += every
     return {k: f.result() for k, f in futures.items()}
+
+
+def parse_stop_rule(words: Sequence[str]) -> tuple[int, int] | None:
+    """``--stop-after-timeouts``: IN_A_ROW IN_ALL (positive counts), or ``off``: every program runs
+    on every input, as in upstream's EvalPlus run (docs/nl2postcond.md, "The stop rule").  A count
+    of 0 would end every program after its first call, so it is refused, as is anything else."""
+    if [w.lower() for w in words] == ["off"]:
+        return None
+    try:
+        counts = tuple(int(w) for w in words)
+    except ValueError:
+        counts = ()
+    if len(counts) != 2 or min(counts) < 1:
+        raise ValueError(f"--stop-after-timeouts: two positive counts (IN_A_ROW IN_ALL) or off, got {' '.join(words)!r}")
+    return counts  # type: ignore[return-value]
 
 
 def stop_decided(observations: Sequence[Any], stop_after: Sequence[int] | None) -> bool:
