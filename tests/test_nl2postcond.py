@@ -826,6 +826,30 @@ def test_a_corpus_line_the_scripts_cannot_read_is_one_line_naming_it_not_a_trace
             main(args + (["--runs-only"] if name == "agreement" else []))
 
 
+@pytest.mark.skipif(not (SHARED_DATA / "evalplus").is_dir(),
+                    reason="EvalPlus data not found beside the checkout (../shared/datasets/evalplus)")
+def test_the_run_columns_straight_from_a_corpus_count_what_the_evaluation_counts(tmp_path, capsys):
+    """``agreement --runs-only`` is the researchers' quick look at a corpus's run columns. Under
+    ``--oracle eq`` (the evaluation's default) a recorded output that ``==`` takes for the
+    reference's (``1.0`` for ``sum_to_n(1) == 1``) is no bad output, and a program left with none
+    is not counted: it printed the corpus's ``exact`` counts before, which a user compared with
+    upstream's and read as a disagreement (HumanEval/60: 19 programs where the evaluation has 18)."""
+    from pytest_specbench.benchmarks.nl2postcond.tools import agreement
+
+    corpus_file = tmp_path / "corpus.jsonl"
+    lines = [{"task_id": "HumanEval/60", "program": 200, "natural": False, "bopi": "[[0,[1],1.0],[1,[6],21.0]]"},
+             {"task_id": "HumanEval/60", "program": 201, "natural": False, "bopi": "[[0,[1],0],[1,[6],6],[2,[11],66.5]]"}]
+    corpus_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    args = [str(SHARED_DATA), "--corpus", str(corpus_file), "--tasks", "HumanEval/60", "--runs-only",
+            "--corpus-pin", "off"]
+    counts = {}
+    for oracle in ("eq", "exact"):
+        assert agreement.main(args + ["--oracle", oracle]) == 0
+        line = next(x for x in capsys.readouterr().out.splitlines() if "HumanEval/60 runs" in x)
+        counts[oracle] = line.split("ours ")[1].split(", upstream")[0]
+    assert counts == {"eq": "(1, 3, 0)", "exact": "(2, 5, 0)"}
+
+
 def test_a_program_recurses_as_deep_as_upstreams_evalplus_let_it():
     """Upstream's candidates ran under EvalPlus 0.1.5, Python's default limit of 1000 frames, 29
     of them the harness's: a probe that recursed until RecursionError reached 970 there.  The

@@ -982,6 +982,20 @@ def store_long_outputs(executor, kept: Kept, code: str, task: Mapping[str, Any],
         store.put(o.result)
 
 
+def reference_outputs(executor, task: Mapping[str, Any], inputs: str, limits) -> list[Any]:
+    """The reference's output per test input (base then plus, ``inputs``), run in the sandbox
+    with the build's limits: what a recorded bad output is compared with under Python's ``==``
+    (``--nl2postcond-oracle=eq``) where no evaluation runs (``agreement --runs-only``)."""
+    calls = test_inputs(task, inputs)
+    ref = observe(executor, canonical_program(task), task, f"{task['task_id']}:nl2postcond-corpus-{inputs}", calls,
+                  limits.call_cpu * 20)
+    failed = next((o for o in ref if o.status != "ok"), None)
+    if failed is not None:
+        raise DataError(f"{task['task_id']}: the reference fails on test input #{failed.index} "
+                        f"({failed.status} {failed.exc_type})".rstrip())
+    return [o.result for o in ref]
+
+
 def _reference_cpu(executor, task, key, calls, limits, first, time_rule: str) -> list[float]:
     """The reference's CPU seconds per input: ``first``'s, or where one may lift a limit
     above the floor, the least of :data:`REFERENCE_TIMINGS` runs."""

@@ -26,6 +26,7 @@ default scores them (correct), each listed with that cause.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -251,25 +252,31 @@ def compare(rows: list[dict[str, Any]], bench: dict[str, Any]) -> dict[str, Any]
 
 
 def corpus_runs(rows: list[dict[str, Any]], corpus_path: Path, tasks: dict[str, Any] | None = None,
-                pairs_by: str = "str") -> dict[str, dict[str, tuple]]:
+                pairs_by: str = "str", expected=None) -> dict[str, dict[str, tuple]]:
     """The run columns per task straight from a corpus (no postcondition runs: they are
     the corpus's counts), beside upstream's (the same on every correct row of a task).
     With the tasks (HumanEval+), also ``by_value``: the same counts with an input that
     HumanEval+ 0.1.10 lists twice (a base input repeated among the plus inputs, 98 of
     164 tasks) counted once, the selection keyed by (input value, bad output) with the output
-    as ``pairs_by`` keys it (:func:`counts_by_input_value`)."""
+    as ``pairs_by`` keys it (:func:`counts_by_input_value`).  ``expected``: a callable giving a
+    task's reference outputs (``--oracle eq``, the evaluation's default: only the bad outputs
+    Python's ``==`` rejects count, and a program left with no new pair is not counted, as the
+    evaluation selects); None: the corpus's own outputs (``exact``)."""
     from ..corpus import load
-    from ..evaluate import bad_outputs
+    from ..evaluate import _pairs, unequal_only
 
     built = load(corpus_path)
     upstream: dict[str, tuple] = {}
     for r in rows:
         if r["task_id"] in built and r.get("num_codes_run") not in (None, "", "TBD"):
             upstream.setdefault(r["task_id"], tuple(r.get(f"num_{c}") for c in RUN_COLUMNS))
-    out = {t: {"ours": (len(built[t]), len(bad_outputs(built[t])[0]), sum(k.natural for k in built[t])),
-               "upstream": theirs} for t, theirs in upstream.items()}
-    for t in out if tasks else ():
-        out[t]["by_value"] = counts_by_input_value(built[t], tasks[t], pairs_by)
+    out = {}
+    for t, theirs in upstream.items():
+        programs = built[t] if expected is None else unequal_only(built[t], expected(t))
+        pairs, _, _, selected = _pairs(programs, select=expected is not None)
+        out[t] = {"ours": (len(selected), len(pairs), sum(k.natural for k in selected)), "upstream": theirs}
+        if tasks:
+            out[t]["by_value"] = counts_by_input_value(selected, tasks[t], pairs_by)
     return out
 
 
@@ -282,6 +289,27 @@ def counts_by_input_value(programs, task: dict[str, Any], pairs_by: str = "str")
 
     kept, pairs = by_input_value(programs, input_keys(task), pair_key_of(pairs_by))
     return len(kept), len(pairs), sum(k.natural for k in kept)
+
+
+@contextlib.contextmanager
+def _reference_outputs(tasks: dict[str, Any], inputs: str):
+    """A callable giving a task's reference outputs, each task's run once in the sandbox
+    (the reference is the benchmark's, but it runs where the build runs it)."""
+    from ....execution.limits import Limits
+    from ....execution.python import PythonExecutor
+    from ..corpus import reference_outputs
+
+    limits = Limits()
+    executor = PythonExecutor(limits)
+    try:
+        yield lambda task_id: reference_outputs(executor, dict(tasks[task_id]), inputs, limits)
+    finally:
+        executor.close()
+
+
+@contextlib.contextmanager
+def _no_outputs():
+    yield None
 
 
 def _share(counter: dict[str, int], col: str) -> str:
@@ -322,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="compare these runs' reports (no new run): several kept runs of other tasks (batches) "
                         "are read as one")
     p.add_argument("--runs-only", action="store_true",
-                   help="only the run columns per task, from --corpus (no postcondition runs)")
+                   help="only the run columns per task, from --corpus (no postcondition runs; under --oracle eq, the "
+                        "default, the reference runs in the sandbox for the outputs == takes)")
     p.add_argument("-v", dest="verbose", action="store_true", help="list each row whose kill columns differ")
     args = p.parse_args(argv)
     rows = sheet_rows(args.data_root, set(args.tasks) if args.tasks else None, args.sheet)
@@ -332,11 +361,14 @@ def main(argv: list[str] | None = None) -> int:
         from ...contract.evalplus import EvalPlusData
 
         outputs_by = "value" if args.pairs == "position" else args.pairs  # the output's part of a pair's key
-        runs = corpus_runs(rows, args.corpus, EvalPlusData.load(args.data_root / "evalplus").tasks, outputs_by)
-        for key, label in (("ours", "run columns per task, pairs by input position, outputs unequal in value or type "
-                                    "(the corpus's own: --oracle exact)"),
+        tasks = EvalPlusData.load(args.data_root / "evalplus").tasks
+        with _reference_outputs(tasks, args.inputs) if args.oracle == "eq" else _no_outputs() as expected:
+            runs = corpus_runs(rows, args.corpus, tasks, outputs_by, expected)
+        bad = ("outputs Python's == rejects (--oracle eq, the evaluation's)" if args.oracle == "eq" else
+               "outputs unequal in value or type (the corpus's own: --oracle exact)")
+        for key, label in (("ours", f"run columns per task, pairs by input position, {bad}"),
                            ("by_value", f"  pairs by input value (a repeated input once), outputs keyed as --pairs "
-                                        f"{outputs_by} keys them (--oracle exact)")):
+                                        f"{outputs_by} keys them (--oracle {args.oracle})")):
             table = Counter(f"{col} {'agree' if a == b else 'differ'}" for pair in runs.values()
                             for col, a, b in zip(RUN_COLUMNS, pair[key], pair["upstream"]))
             print(f"{label} ({len(runs)} tasks of the corpus with a correct row upstream): "
