@@ -21,9 +21,10 @@ OPTIONS = (
     Option("nl2postcond_pairs", "what makes a bad output distinct: str (an (input, bad output) pair by the "
                                 "input's value and the text str() prints for the output: True and 'True' are one, "
                                 "and an input HumanEval+ lists twice is one, as upstream's counts), value (by the "
-                                "output's value and type) or position (value, with inputs by their place in the "
-                                "list, as upstream's script names pairs)",
-           default="str", choices=("str", "value", "position")),
+                                "output's value and type), position (value, with inputs by their place in the "
+                                "list, as upstream's script names pairs) or json (str, of the output as a JSON file "
+                                "gives it back: a tuple is a list, as upstream's saved bad outputs)",
+           default="str", choices=("str", "value", "position", "json")),
     Option("nl2postcond_names", "the names a bad output's inputs are bound to: reference (the task's, as for "
                                 "the reference's outputs: a postcondition tells them apart by value alone) or "
                                 "program (the buggy program's own parameter names, where the corpus records them: "

@@ -4,7 +4,7 @@ HumanEval/0-109) through the plugin, and print the agreement row by row.
 
     python -m pytest_specbench.benchmarks.nl2postcond.tools.agreement DATA_ROOT [--tasks HumanEval/0 ...] [--sheet FILE]
         [--inputs base+plus|base] [--time paper|upstream] [--long-ints upstream|paper] [--corpus FILE] [-n 2]
-        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs str|value|position] [--oracle eq|exact] [--names reference|program]
+        [--spec-tiers corpus] [--corpus-pin check|warn|off] [--pairs str|value|position|json] [--oracle eq|exact] [--names reference|program]
         [--keep DIR] [--report FILE ...] [-v]
 
 Each row's ``postcondition`` text is replayed (``sample_index`` = its ``r_num``);
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus-pin", choices=("check", "warn", "off"), default=None,
                    help="--nl2postcond-corpus-pin of the run (default: the family's, check; warn takes a part "
                         "built otherwise on this machine, named in a warning)")
-    p.add_argument("--pairs", choices=("str", "value", "position"), default="str",
+    p.add_argument("--pairs", choices=("str", "value", "position", "json"), default="str",
                    help="--nl2postcond-pairs of the run (default str: an output by the text str() prints, an "
                         "input listed twice is one input)")
     p.add_argument("--oracle", choices=("eq", "exact"), default="eq",
