@@ -111,12 +111,12 @@ def str_pair_key(program: int, index: Any, output: Any, position: int | None = N
 def json_pair_key(program: int, index: Any, output: Any, position: int | None = None) -> tuple:
     """What makes a bad output distinct under ``--nl2postcond-pairs=json``: its input and the text
     ``str()`` prints for the output **as a JSON file gives it back** (:func:`as_json_gave_it_back`:
-    a tuple is a list, a dict's keys are strings), else as :func:`str_pair_key`.  Upstream's
-    distinct pairs were selected from its run's saved bad outputs (the kill run read
-    ``unique_bopi`` back from its files): on HumanEval/20, whose reference returns a tuple, a
-    program returning ``[4.0, 3.9]`` adds nothing after one returning ``(4.0, 3.9)``, and the
-    json key gives 14,726 pairs (inputs as stored; 14,717 on the inputs the reference sorted)
-    against upstream's 14,719, where ``str`` gives 15,014 (docs/nl2postcond.md, session 32)."""
+    a tuple is a list, a dict's keys are strings), else as :func:`str_pair_key`.  The hypothesis
+    that upstream selected its distinct programs from saved JSON files: on HumanEval/20, whose
+    reference returns a tuple, a program returning ``[4.0, 3.9]`` adds nothing after one returning
+    ``(4.0, 3.9)``, and this key gives 14,726 pairs against upstream's 14,719, where ``str`` gives
+    15,014.  Refuted as upstream's key by the sheet: it moves /35 and /68 off upstream's figures,
+    which ``str`` gives (docs/nl2postcond.md, session 32); an option, not the default."""
     if isinstance(output, (LongStr, StoredValue)) or type(output) is str:
         return str_pair_key(program, index, output, position)
     try:
