@@ -315,7 +315,7 @@ def test_a_bad_output_is_keyed_by_the_text_str_prints_for_it_by_default():
 
 def test_under_the_json_key_a_tuple_and_a_list_of_the_same_items_are_one_bad_output():
     """``--nl2postcond-pairs=json`` keys a bad output by the text of what a JSON file gives back for
-    it (a hypothesis about upstream's saved files the sheet refutes on /35 and /68): HumanEval/20's program 297 returns
+    it (a hypothesis about upstream's saved files the sheet refutes on /35, /68, /106): HumanEval/20's program 297 returns
     ``[4.0, 3.9]`` where program 201 returned ``(4.0, 3.9)``, one pair there and not a program of
     the count (str: 15,014 pairs; json: 14,726; upstream 14,719).  What ``str`` merges stays merged
     (``True`` and ``"True"``); a dict's keys are JSON's strings; a set, which JSON cannot hold, and an

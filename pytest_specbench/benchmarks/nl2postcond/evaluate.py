@@ -115,7 +115,7 @@ def json_pair_key(program: int, index: Any, output: Any, position: int | None = 
     that upstream selected its distinct programs from saved JSON files: on HumanEval/20, whose
     reference returns a tuple, a program returning ``[4.0, 3.9]`` adds nothing after one returning
     ``(4.0, 3.9)``, and this key gives 14,726 pairs against upstream's 14,719, where ``str`` gives
-    15,014.  Refuted as upstream's key by the sheet: it moves /35 and /68 off upstream's figures,
+    15,014.  Refuted as upstream's key by the sheet: it moves /35, /68 and /106 off upstream's figures,
     which ``str`` gives (docs/nl2postcond.md, session 32); an option, not the default."""
     if isinstance(output, (LongStr, StoredValue)) or type(output) is str:
         return str_pair_key(program, index, output, position)

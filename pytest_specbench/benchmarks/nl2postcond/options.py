@@ -23,7 +23,7 @@ OPTIONS = (
                                 "and an input HumanEval+ lists twice is one, as upstream's counts), value (by the "
                                 "output's value and type), position (value, with inputs by their place in the "
                                 "list, as upstream's script names pairs) or json (str, of the output as a JSON file "
-                                "gives it back: a tuple is a list; nearer upstream on HumanEval/20, off it on /35 and /68)",
+                                "gives it back: a tuple is a list; nearer upstream on HumanEval/20, off it on /35, /68, /106)",
            default="str", choices=("str", "value", "position", "json")),
     Option("nl2postcond_names", "the names a bad output's inputs are bound to: reference (the task's, as for "
                                 "the reference's outputs: a postcondition tells them apart by value alone) or "
